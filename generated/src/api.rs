@@ -13,6 +13,10 @@
 
  Names whose entry is the same in both modes are one function, re-exported by all three.
 
+ # Older ABIs by their exported names
+
+ Every other ABI that returns a `CUresult` has a function by the name the driver exports it under (`api::cuCtxCreate_v2`: the 3-argument `cuCtxCreate` of older cuda.h; `api::cuMemcpy_ptds`), the same in every mode. A program written against an older cuda.h calls the ABI its `cuX` meant by that name. Where an exported name is also a C name of the newest cuda.h (`cuMemAlloc`, now `cuMemAlloc_v2`), the function keeps the C name's meaning, and the older ABI is reached through [`Driver::get`](crate::Driver::get) with its marker.
+
  # Errors
 
  Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics. Where a function has nothing to call, it returns a code whose meaning in cuda.h is what happened ([`code_of`]): [`NO_DRIVER`] (`CUDA_ERROR_NOT_INITIALIZED`: no driver could be loaded), [`NEEDS_NEWER_DRIVER`] (`CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER`: the driver is older than the ABI) or [`NOT_IN_THIS_DRIVER`] (`CUDA_ERROR_NOT_SUPPORTED`: the driver lacks it, another platform's function, say); [`check`], `cu!` and [`error_of`] give the full [`Error`](crate::Error): which library, which lookup, why.
@@ -16481,6 +16485,7743 @@ mod both {
             None => crate::api_shim::unavailable(),
         }
     }
+    /** Creates a 3D CUDA array
+
+ Creates a CUDA array according to the [`CUDA_ARRAY3D_DESCRIPTOR`](crate::types::CUDA_ARRAY3D_DESCRIPTOR) structure `pAllocateArray` and returns a handle to the new CUDA array in  \*pHandle. The [`CUDA_ARRAY3D_DESCRIPTOR`](crate::types::CUDA_ARRAY3D_DESCRIPTOR) is defined as:
+
+ ```c
+ typedef struct {
+ unsigned int Width;
+ unsigned int Height;
+ unsigned int Depth;
+ CUarray_format Format;
+ unsigned int NumChannels;
+ unsigned int Flags;
+ } CUDA_ARRAY3D_DESCRIPTOR;
+ ```
+
+ where:
+
+ - `Width`, `Height`, and `Depth` are the width, height, and depth of the CUDA array (in elements); the following types of CUDA arrays can be allocated:
+   - A 1D array is allocated if `Height` and `Depth` extents are both zero.
+   - A 2D array is allocated if only `Depth` extent is zero.
+   - A 3D array is allocated if all three extents are non-zero.
+   - A 1D layered CUDA array is allocated if only `Height` is zero and the [`CUDA_ARRAY3D_LAYERED`](crate::types::CUDA_ARRAY3D_LAYERED) flag is set. Each layer is a 1D array. The number of layers is determined by the depth extent.
+   - A 2D layered CUDA array is allocated if all three extents are non-zero and the [`CUDA_ARRAY3D_LAYERED`](crate::types::CUDA_ARRAY3D_LAYERED) flag is set. Each layer is a 2D array. The number of layers is determined by the depth extent.
+   - A cubemap CUDA array is allocated if all three extents are non-zero and the [`CUDA_ARRAY3D_CUBEMAP`](crate::types::CUDA_ARRAY3D_CUBEMAP) flag is set. `Width` must be equal to `Height`, and `Depth` must be six. A cubemap is a special type of 2D layered CUDA array, where the six layers represent the six faces of a cube. The order of the six layers in memory is the same as that listed in `CUarray_cubemap_face`.
+   - A cubemap layered CUDA array is allocated if all three extents are non-zero, and both, [`CUDA_ARRAY3D_CUBEMAP`](crate::types::CUDA_ARRAY3D_CUBEMAP) and [`CUDA_ARRAY3D_LAYERED`](crate::types::CUDA_ARRAY3D_LAYERED) flags are set. `Width` must be equal to `Height`, and `Depth` must be a multiple of six. A cubemap layered CUDA array is a special type of 2D layered CUDA array that consists of a collection of cubemaps. The first six layers represent the first cubemap, the next six layers form the second cubemap, and so on.
+ - `Format` specifies the format of the elements; `CUarray_format` is defined as:
+
+ ```c
+ typedef enum CUarray_format_enum {
+ CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+ CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+ CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+ CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+ CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+ CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+ CU_AD_FORMAT_HALF = 0x10,
+ CU_AD_FORMAT_FLOAT = 0x20,
+ CU_AD_FORMAT_NV12 = 0xb0,
+ CU_AD_FORMAT_UNORM_INT8X1 = 0xc0,
+ CU_AD_FORMAT_UNORM_INT8X2 = 0xc1,
+ CU_AD_FORMAT_UNORM_INT8X4 = 0xc2,
+ CU_AD_FORMAT_UNORM_INT16X1 = 0xc3,
+ CU_AD_FORMAT_UNORM_INT16X2 = 0xc4,
+ CU_AD_FORMAT_UNORM_INT16X4 = 0xc5,
+ CU_AD_FORMAT_SNORM_INT8X1 = 0xc6,
+ CU_AD_FORMAT_SNORM_INT8X2 = 0xc7,
+ CU_AD_FORMAT_SNORM_INT8X4 = 0xc8,
+ CU_AD_FORMAT_SNORM_INT16X1 = 0xc9,
+ CU_AD_FORMAT_SNORM_INT16X2 = 0xca,
+ CU_AD_FORMAT_SNORM_INT16X4 = 0xcb,
+ CU_AD_FORMAT_BC1_UNORM = 0x91,
+ CU_AD_FORMAT_BC1_UNORM_SRGB = 0x92,
+ CU_AD_FORMAT_BC2_UNORM = 0x93,
+ CU_AD_FORMAT_BC2_UNORM_SRGB = 0x94,
+ CU_AD_FORMAT_BC3_UNORM = 0x95,
+ CU_AD_FORMAT_BC3_UNORM_SRGB = 0x96,
+ CU_AD_FORMAT_BC4_UNORM = 0x97,
+ CU_AD_FORMAT_BC4_SNORM = 0x98,
+ CU_AD_FORMAT_BC5_UNORM = 0x99,
+ CU_AD_FORMAT_BC5_SNORM = 0x9a,
+ CU_AD_FORMAT_BC6H_UF16 = 0x9b,
+ CU_AD_FORMAT_BC6H_SF16 = 0x9c,
+ CU_AD_FORMAT_BC7_UNORM = 0x9d,
+ CU_AD_FORMAT_BC7_UNORM_SRGB = 0x9e,
+ CU_AD_FORMAT_P010 = 0x9f,
+ CU_AD_FORMAT_P016 = 0xa1,
+ CU_AD_FORMAT_NV16 = 0xa2,
+ CU_AD_FORMAT_P210 = 0xa3,
+ CU_AD_FORMAT_P216 = 0xa4,
+ CU_AD_FORMAT_YUY2 = 0xa5,
+ CU_AD_FORMAT_Y210 = 0xa6,
+ CU_AD_FORMAT_Y216 = 0xa7,
+ CU_AD_FORMAT_AYUV = 0xa8,
+ CU_AD_FORMAT_Y410 = 0xa9,
+ CU_AD_FORMAT_Y416 = 0xb1,
+ CU_AD_FORMAT_Y444_PLANAR8 = 0xb2,
+ CU_AD_FORMAT_Y444_PLANAR10 = 0xb3,
+ CU_AD_FORMAT_YUV444_8bit_SemiPlanar = 0xb4,
+ CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 0xb5,
+ CU_AD_FORMAT_UNORM_INT_101010_2 = 0x50,
+ } CUarray_format;
+ ```
+
+ - `NumChannels` specifies the number of packed components per CUDA array element; it may be 1, 2, or 4;
+ - `Flags` may be set to
+   - [`CUDA_ARRAY3D_LAYERED`](crate::types::CUDA_ARRAY3D_LAYERED) to enable creation of layered CUDA arrays. If this flag is set, `Depth` specifies the number of layers, not the depth of a 3D array.
+   - [`CUDA_ARRAY3D_SURFACE_LDST`](crate::types::CUDA_ARRAY3D_SURFACE_LDST) to enable surface references to be bound to the CUDA array. If this flag is not set, [`cuSurfRefSetArray`](crate::api::legacy::cuSurfRefSetArray) will fail when attempting to bind the CUDA array to a surface reference.
+   - [`CUDA_ARRAY3D_CUBEMAP`](crate::types::CUDA_ARRAY3D_CUBEMAP) to enable creation of cubemaps. If this flag is set, `Width` must be equal to `Height`, and `Depth` must be six. If the [`CUDA_ARRAY3D_LAYERED`](crate::types::CUDA_ARRAY3D_LAYERED) flag is also set, then `Depth` must be a multiple of six.
+   - [`CUDA_ARRAY3D_TEXTURE_GATHER`](crate::types::CUDA_ARRAY3D_TEXTURE_GATHER) to indicate that the CUDA array will be used for texture gather. Texture gather can only be performed on 2D CUDA arrays.
+
+ `Width`, `Height` and `Depth` must meet certain size requirements as listed in the following table. All values are specified in elements. Note that for brevity's sake, the full name of the device attribute is not specified. For ex., TEXTURE1D\_WIDTH refers to the device attribute [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH).
+
+ Note that 2D CUDA arrays have different size requirements if the [`CUDA_ARRAY3D_TEXTURE_GATHER`](crate::types::CUDA_ARRAY3D_TEXTURE_GATHER) flag is set. `Width` and `Height` must not be greater than [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH) and [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT) respectively, in that case.
+
+ &lt;table&gt; &lt;tr&gt;&lt;td&gt;&lt;b&gt;CUDA array type&lt;/b&gt;&lt;/td&gt; &lt;td&gt;&lt;b&gt;Valid extents that must always be met&lt;br&gt;{(width range in elements), (height range), (depth range)}&lt;/b&gt;&lt;/td&gt; &lt;td&gt;&lt;b&gt;Valid extents with CUDA\_ARRAY3D\_SURFACE\_LDST set&lt;br&gt; {(width range in elements), (height range), (depth range)}&lt;/b&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;1D&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURE1D\_WIDTH), 0, 0 }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACE1D\_WIDTH), 0, 0 }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;2D&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURE2D\_WIDTH), (1,TEXTURE2D\_HEIGHT), 0 }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACE2D\_WIDTH), (1,SURFACE2D\_HEIGHT), 0 }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;3D&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURE3D\_WIDTH), (1,TEXTURE3D\_HEIGHT), (1,TEXTURE3D\_DEPTH) } &lt;br&gt;OR&lt;br&gt;{ (1,TEXTURE3D\_WIDTH\_ALTERNATE), (1,TEXTURE3D\_HEIGHT\_ALTERNATE), (1,TEXTURE3D\_DEPTH\_ALTERNATE) }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACE3D\_WIDTH), (1,SURFACE3D\_HEIGHT), (1,SURFACE3D\_DEPTH) }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;1D Layered&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURE1D\_LAYERED\_WIDTH), 0, (1,TEXTURE1D\_LAYERED\_LAYERS) }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACE1D\_LAYERED\_WIDTH), 0, (1,SURFACE1D\_LAYERED\_LAYERS) }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;2D Layered&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURE2D\_LAYERED\_WIDTH), (1,TEXTURE2D\_LAYERED\_HEIGHT), (1,TEXTURE2D\_LAYERED\_LAYERS) }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACE2D\_LAYERED\_WIDTH), (1,SURFACE2D\_LAYERED\_HEIGHT), (1,SURFACE2D\_LAYERED\_LAYERS) }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;Cubemap&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURECUBEMAP\_WIDTH), (1,TEXTURECUBEMAP\_WIDTH), 6 }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACECUBEMAP\_WIDTH), (1,SURFACECUBEMAP\_WIDTH), 6 }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;tr&gt;&lt;td&gt;Cubemap Layered&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,TEXTURECUBEMAP\_LAYERED\_WIDTH), (1,TEXTURECUBEMAP\_LAYERED\_WIDTH), (1,TEXTURECUBEMAP\_LAYERED\_LAYERS) }&lt;/small&gt;&lt;/td&gt; &lt;td&gt;&lt;small&gt;{ (1,SURFACECUBEMAP\_LAYERED\_WIDTH), (1,SURFACECUBEMAP\_LAYERED\_WIDTH), (1,SURFACECUBEMAP\_LAYERED\_LAYERS) }&lt;/small&gt;&lt;/td&gt;&lt;/tr&gt; &lt;/table&gt;
+
+ Here are examples of CUDA array descriptions:
+
+ Description for a CUDA array of 2048 floats:
+
+ ```c
+ CUDA_ARRAY3D_DESCRIPTOR desc;
+ desc.Format = CU_AD_FORMAT_FLOAT;
+ desc.NumChannels = 1;
+ desc.Width = 2048;
+ desc.Height = 0;
+ desc.Depth = 0;
+ ```
+
+ Description for a 64 x 64 CUDA array of floats:
+
+ ```c
+ CUDA_ARRAY3D_DESCRIPTOR desc;
+ desc.Format = CU_AD_FORMAT_FLOAT;
+ desc.NumChannels = 1;
+ desc.Width = 64;
+ desc.Height = 64;
+ desc.Depth = 0;
+ ```
+
+ Description for a `width` x `height` x `depth` CUDA array of 64-bit, 4x16-bit float16's:
+
+ ```c
+ CUDA_ARRAY3D_DESCRIPTOR desc;
+ desc.Format = CU_AD_FORMAT_HALF;
+ desc.NumChannels = 4;
+ desc.Width = width;
+ desc.Height = height;
+ desc.Depth = depth;
+ ```
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pHandle`: Returned array
+ - `pAllocateArray`: 3D array descriptor
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMalloc3DArray`
+
+ `cuArray3DCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuArray3DCreate_v3020`](crate::entries::cuArray3DCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuArray3DCreate_v2(
+        pHandle: *mut CUarray,
+        pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuArray3DCreate_v3020>() {
+            Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Get a 3D CUDA array descriptor
+
+ Returns in  \*pArrayDescriptor a descriptor containing information on the format and dimensions of the CUDA array `hArray`. It is useful for subroutines that have been passed a CUDA array, but need to know the CUDA array parameters for validation or other purposes.
+
+ This function may be called on 1D and 2D arrays, in which case the `Height` and/or `Depth` members of the descriptor struct will be set to 0.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pArrayDescriptor`: Returned 3D array descriptor
+ - `hArray`: 3D array to get descriptor of
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_CONTEXT_IS_DESTROYED`](crate::types::cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaArrayGetInfo`
+
+ `cuArray3DGetDescriptor_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuArray3DGetDescriptor_v3020`](crate::entries::cuArray3DGetDescriptor_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuArray3DGetDescriptor_v2(
+        pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2,
+        hArray: CUarray,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuArray3DGetDescriptor_v3020,
+        >() {
+            Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Creates a 1D or 2D CUDA array
+
+ Creates a CUDA array according to the [`CUDA_ARRAY_DESCRIPTOR`](crate::types::CUDA_ARRAY_DESCRIPTOR) structure `pAllocateArray` and returns a handle to the new CUDA array in  \*pHandle. The [`CUDA_ARRAY_DESCRIPTOR`](crate::types::CUDA_ARRAY_DESCRIPTOR) is defined as:
+
+ ```c
+ typedef struct {
+ unsigned int Width;
+ unsigned int Height;
+ CUarray_format Format;
+ unsigned int NumChannels;
+ } CUDA_ARRAY_DESCRIPTOR;
+ ```
+
+ where:
+
+ - `Width`, and `Height` are the width, and height of the CUDA array (in elements); the CUDA array is one-dimensional if height is 0, two-dimensional otherwise;
+ - `Format` specifies the format of the elements; `CUarray_format` is defined as:
+
+ ```c
+ typedef enum CUarray_format_enum {
+ CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+ CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+ CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+ CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+ CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+ CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+ CU_AD_FORMAT_HALF = 0x10,
+ CU_AD_FORMAT_FLOAT = 0x20,
+ CU_AD_FORMAT_NV12 = 0xb0,
+ CU_AD_FORMAT_UNORM_INT8X1 = 0xc0,
+ CU_AD_FORMAT_UNORM_INT8X2 = 0xc1,
+ CU_AD_FORMAT_UNORM_INT8X4 = 0xc2,
+ CU_AD_FORMAT_UNORM_INT16X1 = 0xc3,
+ CU_AD_FORMAT_UNORM_INT16X2 = 0xc4,
+ CU_AD_FORMAT_UNORM_INT16X4 = 0xc5,
+ CU_AD_FORMAT_SNORM_INT8X1 = 0xc6,
+ CU_AD_FORMAT_SNORM_INT8X2 = 0xc7,
+ CU_AD_FORMAT_SNORM_INT8X4 = 0xc8,
+ CU_AD_FORMAT_SNORM_INT16X1 = 0xc9,
+ CU_AD_FORMAT_SNORM_INT16X2 = 0xca,
+ CU_AD_FORMAT_SNORM_INT16X4 = 0xcb,
+ CU_AD_FORMAT_BC1_UNORM = 0x91,
+ CU_AD_FORMAT_BC1_UNORM_SRGB = 0x92,
+ CU_AD_FORMAT_BC2_UNORM = 0x93,
+ CU_AD_FORMAT_BC2_UNORM_SRGB = 0x94,
+ CU_AD_FORMAT_BC3_UNORM = 0x95,
+ CU_AD_FORMAT_BC3_UNORM_SRGB = 0x96,
+ CU_AD_FORMAT_BC4_UNORM = 0x97,
+ CU_AD_FORMAT_BC4_SNORM = 0x98,
+ CU_AD_FORMAT_BC5_UNORM = 0x99,
+ CU_AD_FORMAT_BC5_SNORM = 0x9a,
+ CU_AD_FORMAT_BC6H_UF16 = 0x9b,
+ CU_AD_FORMAT_BC6H_SF16 = 0x9c,
+ CU_AD_FORMAT_BC7_UNORM = 0x9d,
+ CU_AD_FORMAT_BC7_UNORM_SRGB = 0x9e,
+ CU_AD_FORMAT_P010 = 0x9f,
+ CU_AD_FORMAT_P016 = 0xa1,
+ CU_AD_FORMAT_NV16 = 0xa2,
+ CU_AD_FORMAT_P210 = 0xa3,
+ CU_AD_FORMAT_P216 = 0xa4,
+ CU_AD_FORMAT_YUY2 = 0xa5,
+ CU_AD_FORMAT_Y210 = 0xa6,
+ CU_AD_FORMAT_Y216 = 0xa7,
+ CU_AD_FORMAT_AYUV = 0xa8,
+ CU_AD_FORMAT_Y410 = 0xa9,
+ CU_AD_FORMAT_Y416 = 0xb1,
+ CU_AD_FORMAT_Y444_PLANAR8 = 0xb2,
+ CU_AD_FORMAT_Y444_PLANAR10 = 0xb3,
+ CU_AD_FORMAT_YUV444_8bit_SemiPlanar = 0xb4,
+ CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 0xb5,
+ CU_AD_FORMAT_UNORM_INT_101010_2 = 0x50,
+ CU_AD_FORMAT_UINT8_PACKED_422 = 0x51,
+ CU_AD_FORMAT_UINT8_PACKED_444 = 0x52,
+ CU_AD_FORMAT_UINT8_SEMIPLANAR_420 = 0x53,
+ CU_AD_FORMAT_UINT16_SEMIPLANAR_420 = 0x54,
+ CU_AD_FORMAT_UINT8_SEMIPLANAR_422 = 0x55,
+ CU_AD_FORMAT_UINT16_SEMIPLANAR_422 = 0x56,
+ CU_AD_FORMAT_UINT8_SEMIPLANAR_444 = 0x57,
+ CU_AD_FORMAT_UINT16_SEMIPLANAR_444 = 0x58,
+ CU_AD_FORMAT_UINT8_PLANAR_420 = 0x59,
+ CU_AD_FORMAT_UINT16_PLANAR_420 = 0x5a,
+ CU_AD_FORMAT_UINT8_PLANAR_422 = 0x5b,
+ CU_AD_FORMAT_UINT16_PLANAR_422 = 0x5c,
+ CU_AD_FORMAT_UINT8_PLANAR_444 = 0x5d,
+ CU_AD_FORMAT_UINT16_PLANAR_444 = 0x5e,
+ } CUarray_format;
+ ```
+
+ - `NumChannels` specifies the number of packed components per CUDA array element; it may be 1, 2, or 4;
+
+ Here are examples of CUDA array descriptions:
+
+ Description for a CUDA array of 2048 floats:
+
+ ```c
+ CUDA_ARRAY_DESCRIPTOR desc;
+ desc.Format = CU_AD_FORMAT_FLOAT;
+ desc.NumChannels = 1;
+ desc.Width = 2048;
+ desc.Height = 1;
+ ```
+
+ Description for a 64 x 64 CUDA array of floats:
+
+ ```c
+ CUDA_ARRAY_DESCRIPTOR desc;
+ desc.Format = CU_AD_FORMAT_FLOAT;
+ desc.NumChannels = 1;
+ desc.Width = 64;
+ desc.Height = 64;
+ ```
+
+ Description for a `width` x `height` CUDA array of 64-bit, 4x16-bit float16's:
+
+ ```c
+ CUDA_ARRAY_DESCRIPTOR desc;
+ desc.Format = CU_AD_FORMAT_HALF;
+ desc.NumChannels = 4;
+ desc.Width = width;
+ desc.Height = height;
+ ```
+
+ Description for a `width` x `height` CUDA array of 16-bit elements, each of which is two 8-bit unsigned chars:
+
+ ```c
+ CUDA_ARRAY_DESCRIPTOR arrayDesc;
+ desc.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+ desc.NumChannels = 2;
+ desc.Width = width;
+ desc.Height = height;
+ ```
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pHandle`: Returned array
+ - `pAllocateArray`: Array descriptor
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMallocArray`
+
+ `cuArrayCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuArrayCreate_v3020`](crate::entries::cuArrayCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuArrayCreate_v2(
+        pHandle: *mut CUarray,
+        pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuArrayCreate_v3020>() {
+            Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Get a 1D or 2D CUDA array descriptor
+
+ Returns in  \*pArrayDescriptor a descriptor containing information on the format and dimensions of the CUDA array `hArray`. It is useful for subroutines that have been passed a CUDA array, but need to know the CUDA array parameters for validation or other purposes.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pArrayDescriptor`: Returned array descriptor
+ - `hArray`: Array to get descriptor of
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaArrayGetInfo`
+
+ `cuArrayGetDescriptor_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuArrayGetDescriptor_v3020`](crate::entries::cuArrayGetDescriptor_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuArrayGetDescriptor_v2(
+        pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2,
+        hArray: CUarray,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuArrayGetDescriptor_v3020>() {
+            Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Create a CUDA context
+
+ **Note:** In most cases it is recommended to use [`cuDevicePrimaryCtxRetain`](crate::api::legacy::cuDevicePrimaryCtxRetain).
+
+ Creates a new CUDA context and associates it with the calling thread. The `flags` parameter is described below. The context is created with a usage count of 1 and the caller of [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) must call [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) when done using the context. If a context is already current to the thread, it is supplanted by the newly created context and may be restored by a subsequent call to [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent).
+
+ The three LSBs of the `flags` parameter can be used to control how the OS thread, which owns the CUDA context at the time of an API call, interacts with the OS scheduler when waiting for results from the GPU. Only one of the scheduling flags can be set when creating a context.
+
+ - [`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN): Instruct CUDA to actively spin when waiting for results from the GPU. This can decrease latency when waiting for the GPU, but may lower the performance of CPU threads if they are performing work in parallel with the CUDA thread.
+ - [`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD): Instruct CUDA to yield its thread when waiting for results from the GPU. This can increase latency when waiting for the GPU, but can increase the performance of CPU threads performing work in parallel with the GPU.
+ - [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work.
+ - [`CU_CTX_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).
+ - [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO): The default value if the `flags` parameter is zero, uses a heuristic based on the number of active CUDA contexts in the process *C* and the number of logical processors in the system *P*. If *C* &gt; *P*, then CUDA will yield to other OS threads when waiting for the GPU ([`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD)), otherwise CUDA will not yield while waiting for results and actively spin on the processor ([`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN)). Additionally, on Tegra devices, [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO) uses a heuristic based on the power profile of the platform and may choose [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC) for low-powered devices.
+ - [`CU_CTX_MAP_HOST`](crate::types::CUctx_flags_enum::CU_CTX_MAP_HOST): Instruct CUDA to support mapped pinned allocations. This flag must be set in order to allocate pinned host memory that is accessible to the GPU.
+ - [`CU_CTX_LMEM_RESIZE_TO_MAX`](crate::types::CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX): Instruct CUDA to not reduce local memory after resizing local memory for a kernel. This can prevent thrashing by local memory allocations when launching many kernels with high local memory usage at the cost of potentially increased memory usage. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag is deprecated and the behavior enabled by this flag is now the default and cannot be disabled. Instead, the per-thread stack size can be controlled with [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit).
+ - [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE): If GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if this context raises an exception during execution. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. The initial attributes will be taken from the global attributes at the time of context creation. The other attributes that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current.
+ - [`CU_CTX_USER_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE): If user-triggered GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if data is written to a certain pipe that is present in the OS space. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. It is important to note that the pipe name \*must\* be set with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) before creating the context if this flag is used. Setting this flag implies that [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE) is set. The initial attributes will be taken from the global attributes at the time of context creation. The other attributes that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current. Setting this flag on any context creation is equivalent to setting the [`CU_COREDUMP_ENABLE_USER_TRIGGER`](crate::types::CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER) attribute to `true` globally.
+ - [`CU_CTX_SYNC_MEMOPS`](crate::types::CUctx_flags_enum::CU_CTX_SYNC_MEMOPS): Ensures that synchronous memory operations initiated on this context will always synchronize. See further documentation in the section titled "API Synchronization behavior" to learn more about cases when synchronous memory operations can exhibit asynchronous behavior.
+
+ Context creation will fail with [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN) if the compute mode of the device is [`CU_COMPUTEMODE_PROHIBITED`](crate::types::CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED). The function [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) can be used with [`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) to determine the compute mode of the device. The &lt;i&gt;nvidia-smi&lt;/i&gt; tool can be used to set the compute mode for \* devices. Documentation for &lt;i&gt;nvidia-smi&lt;/i&gt; can be obtained by passing a -h option to it.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pctx`: Returned context handle of the new context
+ - `flags`: Context creation flags
+ - `dev`: Device to create context on
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal), [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize)
+
+ `cuCtxCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuCtxCreate_v3020`](crate::entries::cuCtxCreate_v3020). The newest cuda.h's `cuCtxCreate` means another ABI, `cuCtxCreate_v4` ([`api::cuCtxCreate`](crate::api::legacy::cuCtxCreate)): a program written against an older cuda.h, whose `cuCtxCreate` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuCtxCreate_v2(
+        pctx: *mut CUcontext,
+        flags: c_uint,
+        dev: CUdevice_v1,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuCtxCreate_v3020>() {
+            Some(__entry_point) => __entry_point(pctx, flags, dev),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Create a CUDA context with execution affinity
+
+ Creates a new CUDA context with execution affinity and associates it with the calling thread. The `paramsArray` and `flags` parameter are described below. The context is created with a usage count of 1 and the caller of [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) must call [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) when done using the context. If a context is already current to the thread, it is supplanted by the newly created context and may be restored by a subsequent call to [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent).
+
+ The type and the amount of execution resource the context can use is limited by `paramsArray` and `numParams`. The `paramsArray` is an array of `CUexecAffinityParam` and the `numParams` describes the size of the array. If two `CUexecAffinityParam` in the array have the same type, the latter execution affinity parameter overrides the former execution affinity parameter. The supported execution affinity types are:
+
+ - [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT) limits the portion of SMs that the context can use. The portion of SMs is specified as the number of SMs via `CUexecAffinitySmCount`. This limit will be internally rounded up to the next hardware-supported amount. Hence, it is imperative to query the actual execution affinity of the context via `cuCtxGetExecAffinity` after context creation. Currently, this attribute is only supported under Volta+ MPS.
+
+ The three LSBs of the `flags` parameter can be used to control how the OS thread, which owns the CUDA context at the time of an API call, interacts with the OS scheduler when waiting for results from the GPU. Only one of the scheduling flags can be set when creating a context.
+
+ - [`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN): Instruct CUDA to actively spin when waiting for results from the GPU. This can decrease latency when waiting for the GPU, but may lower the performance of CPU threads if they are performing work in parallel with the CUDA thread.
+ - [`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD): Instruct CUDA to yield its thread when waiting for results from the GPU. This can increase latency when waiting for the GPU, but can increase the performance of CPU threads performing work in parallel with the GPU.
+ - [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work.
+ - [`CU_CTX_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).
+ - [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO): The default value if the `flags` parameter is zero, uses a heuristic based on the number of active CUDA contexts in the process *C* and the number of logical processors in the system *P*. If *C* &gt; *P*, then CUDA will yield to other OS threads when waiting for the GPU ([`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD)), otherwise CUDA will not yield while waiting for results and actively spin on the processor ([`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN)). Additionally, on Tegra devices, [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO) uses a heuristic based on the power profile of the platform and may choose [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC) for low-powered devices.
+ - [`CU_CTX_MAP_HOST`](crate::types::CUctx_flags_enum::CU_CTX_MAP_HOST): Instruct CUDA to support mapped pinned allocations. This flag must be set in order to allocate pinned host memory that is accessible to the GPU.
+ - [`CU_CTX_LMEM_RESIZE_TO_MAX`](crate::types::CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX): Instruct CUDA to not reduce local memory after resizing local memory for a kernel. This can prevent thrashing by local memory allocations when launching many kernels with high local memory usage at the cost of potentially increased memory usage. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag is deprecated and the behavior enabled by this flag is now the default and cannot be disabled. Instead, the per-thread stack size can be controlled with [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit).
+ - [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE): If GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if this context raises an exception during execution. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. The initial attributes will be taken from the global attributes at the time of context creation. The other attributes that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current.
+ - [`CU_CTX_USER_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE): If user-triggered GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if data is written to a certain pipe that is present in the OS space. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. It is important to note that the pipe name \*must\* be set with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) before creating the context if this flag is used. Setting this flag implies that [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE) is set. The initial attributes will be taken from the global attributes at the time of context creation. The other attributes that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current. Setting this flag on any context creation is equivalent to setting the [`CU_COREDUMP_ENABLE_USER_TRIGGER`](crate::types::CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER) attribute to `true` globally.
+
+ Context creation will fail with [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN) if the compute mode of the device is [`CU_COMPUTEMODE_PROHIBITED`](crate::types::CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED). The function [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) can be used with [`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) to determine the compute mode of the device. The &lt;i&gt;nvidia-smi&lt;/i&gt; tool can be used to set the compute mode for \* devices. Documentation for &lt;i&gt;nvidia-smi&lt;/i&gt; can be obtained by passing a -h option to it.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pctx`: Returned context handle of the new context
+ - `paramsArray`: Execution affinity parameters
+ - `numParams`: Number of execution affinity parameters
+ - `flags`: Context creation flags
+ - `dev`: Device to create context on
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY`](crate::types::cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize), [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal), [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute), [`CUexecAffinityParam`](crate::types::CUexecAffinityParam)
+
+ `cuCtxCreate_v3`, the name the driver exports the ABI of version 11040 (CUDA 11.4) under: [`entries::cuCtxCreate_v11040`](crate::entries::cuCtxCreate_v11040). The newest cuda.h's `cuCtxCreate` means another ABI, `cuCtxCreate_v4` ([`api::cuCtxCreate`](crate::api::legacy::cuCtxCreate)): a program written against an older cuda.h, whose `cuCtxCreate` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuCtxCreate_v3(
+        pctx: *mut CUcontext,
+        paramsArray: *mut CUexecAffinityParam,
+        numParams: c_int,
+        flags: c_uint,
+        dev: CUdevice_v1,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuCtxCreate_v11040>() {
+            Some(__entry_point) => {
+                __entry_point(pctx, paramsArray, numParams, flags, dev)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Create a CUDA context
+
+ Creates a new CUDA context and associates it with the calling thread. The `flags` parameter is described below. The context is created with a usage count of 1 and the caller of [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) must call [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) when done using the context. If a context is already current to the thread, it is supplanted by the newly created context and may be restored by a subsequent call to [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent).
+
+ A regular CUDA context can be created by setting `ctxCreateParams` to NULL.
+
+ A CUDA context can be created with execution affinity. The type and the amount of execution resource the context can use is limited by `paramsArray` and `numExecAffinityParams` in `execAffinity`. The `paramsArray` is an array of `CUexecAffinityParam` and the `numExecAffinityParams` describes the size of the paramsArray. If two `CUexecAffinityParam` in the array have the same type, the latter execution affinity parameter overrides the former execution affinity parameter. The supported execution affinity types are:
+
+ - [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT) limits the portion of SMs that the context can use. The portion of SMs is specified as the number of SMs via `CUexecAffinitySmCount`. This limit will be internally rounded up to the next hardware-supported amount. Hence, it is imperative to query the actual execution affinity of the context via [`cuCtxGetExecAffinity`](crate::api::legacy::cuCtxGetExecAffinity) after context creation. Currently, this attribute is only supported under Volta+ MPS.
+
+ A CUDA context can be created in CIG(CUDA in Graphics) mode by setting `cigParams`. Data from graphics client is shared with CUDA via the `sharedData` in `cigParams`. Support for D3D12 graphics client can be determined using [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) with [`CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED). `sharedData` is a ID3D12CommandQueue handle. Support for Vulkan graphics client can be determined using [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) with [`CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED). `sharedData` is a Nvidia specific data blob populated by calling vkGetExternalComputeQueueDataNV(). `execAffinityParams` and `cigParams` are mutually exclusive and cannot both be non-NULL. Setting both to non-NULL values will result in undefined behavior. If both `execAffinityParams` and `cigParams` are NULL, the context will be created as a regular CUDA context.
+
+ The three LSBs of the `flags` parameter can be used to control how the OS thread, which owns the CUDA context at the time of an API call, interacts with the OS scheduler when waiting for results from the GPU. Only one of the scheduling flags can be set when creating a context.
+
+ - [`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN): Instruct CUDA to actively spin when waiting for results from the GPU. This can decrease latency when waiting for the GPU, but may lower the performance of CPU threads if they are performing work in parallel with the CUDA thread.
+ - [`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD): Instruct CUDA to yield its thread when waiting for results from the GPU. This can increase latency when waiting for the GPU, but can increase the performance of CPU threads performing work in parallel with the GPU.
+ - [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work.
+ - [`CU_CTX_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).
+ - [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO): The default value if the `flags` parameter is zero, uses a heuristic based on the number of active CUDA contexts in the process *C* and the number of logical processors in the system *P*. If *C* &gt; *P*, then CUDA will yield to other OS threads when waiting for the GPU ([`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD)), otherwise CUDA will not yield while waiting for results and actively spin on the processor ([`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN)). Additionally, on Tegra devices, [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO) uses a heuristic based on the power profile of the platform and may choose [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC) for low-powered devices.
+ - [`CU_CTX_MAP_HOST`](crate::types::CUctx_flags_enum::CU_CTX_MAP_HOST): Instruct CUDA to support mapped pinned allocations. This flag must be set in order to allocate pinned host memory that is accessible to the GPU.
+ - [`CU_CTX_LMEM_RESIZE_TO_MAX`](crate::types::CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX): Instruct CUDA to not reduce local memory after resizing local memory for a kernel. This can prevent thrashing by local memory allocations when launching many kernels with high local memory usage at the cost of potentially increased memory usage. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag is deprecated and the behavior enabled by this flag is now the default and cannot be disabled. Instead, the per-thread stack size can be controlled with [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit).
+ - [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE): If GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if this context raises an exception during execution. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. The initial attributes will be taken from the global attributes at the time of context creation. The other attributes that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current. This flag is not supported when CUDA context is created in CIG(CUDA in Graphics) mode.
+ - [`CU_CTX_USER_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE): If user-triggered GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if data is written to a certain pipe that is present in the OS space. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. It is important to note that the pipe name \*must\* be set with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) before creating the context if this flag is used. Setting this flag implies that [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE) is set. The initial attributes will be taken from the global attributes at the time of context creation. The other attributes that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current. Setting this flag on any context creation is equivalent to setting the [`CU_COREDUMP_ENABLE_USER_TRIGGER`](crate::types::CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER) attribute to `true` globally. This flag is not supported when CUDA context is created in CIG(CUDA in Graphics) mode.
+ - [`CU_CTX_SYNC_MEMOPS`](crate::types::CUctx_flags_enum::CU_CTX_SYNC_MEMOPS): Ensures that synchronous memory operations initiated on this context will always synchronize. See further documentation in the section titled "API Synchronization behavior" to learn more about cases when synchronous memory operations can exhibit asynchronous behavior.
+
+ Context creation will fail with [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN) if the compute mode of the device is [`CU_COMPUTEMODE_PROHIBITED`](crate::types::CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED). The function [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) can be used with [`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) to determine the compute mode of the device. The &lt;i&gt;nvidia-smi&lt;/i&gt; tool can be used to set the compute mode for \* devices. Documentation for &lt;i&gt;nvidia-smi&lt;/i&gt; can be obtained by passing a -h option to it.
+
+ Context creation will fail with [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) if invalid parameter was passed by client to create the CUDA context.
+
+ Context creation in CIG mode will fail with [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED) if CIG is not supported by the device or the driver.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pctx`: Returned context handle of the new context
+ - `ctxCreateParams`: Context creation parameters. Can be NULL to create a regular CUDA context. See [`CUctxCreateParams`](crate::types::CUctxCreateParams) for details.
+ - `flags`: Context creation flags
+ - `dev`: Device to create context on
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal), [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize) [`cuCtxGetExecAffinity`](crate::api::legacy::cuCtxGetExecAffinity),
+
+ `cuCtxCreate_v4`, the name the driver exports the ABI of version 12050 (CUDA 12.5) under: [`entries::cuCtxCreate_v12050`](crate::entries::cuCtxCreate_v12050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuCtxCreate_v4(
+        pctx: *mut CUcontext,
+        ctxCreateParams: *mut CUctxCreateParams,
+        flags: c_uint,
+        dev: CUdevice,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuCtxCreate_v12050>() {
+            Some(__entry_point) => __entry_point(pctx, ctxCreateParams, flags, dev),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Destroy a CUDA context
+
+ Destroys the CUDA context specified by `ctx`.  The context `ctx` will be destroyed regardless of how many threads it is current to. It is the responsibility of the calling function to ensure that no API call issues using `ctx` while [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) is executing.
+
+ Destroys and cleans up all resources associated with the context. It is the caller's responsibility to ensure that the context or its resources are not accessed or passed in subsequent API calls and doing so will result in undefined behavior. These resources include CUDA types [`CUmodule`](crate::types::CUmodule), [`CUfunction`](crate::types::CUfunction), [`CUstream`](crate::types::CUstream), [`CUevent`](crate::types::CUevent), [`CUarray`](crate::types::CUarray), [`CUmipmappedArray`](crate::types::CUmipmappedArray), [`CUtexObject`](crate::types::CUtexObject), [`CUsurfObject`](crate::types::CUsurfObject), [`CUtexref`](crate::types::CUtexref), [`CUsurfref`](crate::types::CUsurfref), [`CUgraphicsResource`](crate::types::CUgraphicsResource), [`CUlinkState`](crate::types::CUlinkState), [`CUexternalMemory`](crate::types::CUexternalMemory) and [`CUexternalSemaphore`](crate::types::CUexternalSemaphore). These resources also include memory allocations by [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) and [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ If `ctx` is current to the calling thread then `ctx` will also be popped from the current thread's context stack (as though [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent) were called).  If `ctx` is current to other threads, then `ctx` will remain current to those threads, and attempting to access `ctx` from those threads will result in the error [`CUDA_ERROR_CONTEXT_IS_DESTROYED`](crate::types::cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED).
+
+ **Note:** [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) will not destroy memory allocations by [`cuMemCreate`](crate::api::legacy::cuMemCreate), [`cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync) and [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync). These memory allocations are not associated with any CUDA context and need to be destroyed explicitly.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `ctx`: Context to destroy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuCtxCreate`](crate::api::legacy::cuCtxCreate), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize)
+
+ `cuCtxDestroy_v2`, the name the driver exports the ABI of version 4000 (CUDA 4.0) under: [`entries::cuCtxDestroy_v4000`](crate::entries::cuCtxDestroy_v4000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuCtxDestroy_v4000>() {
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Pops the current CUDA context from the current CPU thread.
+
+ Pops the current CUDA context from the CPU thread and passes back the old context handle in  \*pctx. That context may then be made current to a different CPU thread by calling [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent).
+
+ If a context was current to the CPU thread before [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) or [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent) was called, this function makes that context current to the CPU thread again.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pctx`: Returned popped context handle
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT)
+
+ # See also
+
+ [`cuCtxCreate`](crate::api::legacy::cuCtxCreate), [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize)
+
+ `cuCtxPopCurrent_v2`, the name the driver exports the ABI of version 4000 (CUDA 4.0) under: [`entries::cuCtxPopCurrent_v4000`](crate::entries::cuCtxPopCurrent_v4000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuCtxPopCurrent_v4000>() {
+            Some(__entry_point) => __entry_point(pctx),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Pushes a context on the current CPU thread
+
+ Pushes the given context `ctx` onto the CPU thread's stack of current contexts. The specified context becomes the CPU thread's current context, so all CUDA functions that operate on the current context are affected.
+
+ The previous current context may be made current again by calling [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) or [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `ctx`: Context to push
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuCtxCreate`](crate::api::legacy::cuCtxCreate), [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize)
+
+ `cuCtxPushCurrent_v2`, the name the driver exports the ABI of version 4000 (CUDA 4.0) under: [`entries::cuCtxPushCurrent_v4000`](crate::entries::cuCtxPushCurrent_v4000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuCtxPushCurrent_v4000>() {
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Return an UUID for the device
+
+ Returns 16-octets identifying the device `dev` in the structure pointed by the `uuid`. If the device is in MIG mode, returns its MIG UUID which uniquely identifies the subscribed MIG compute instance.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `uuid`: Returned UUID
+ - `dev`: Device to get identifier string for
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE)
+
+ # See also
+
+ [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute), [`cuDeviceGetCount`](crate::api::legacy::cuDeviceGetCount), [`cuDeviceGetName`](crate::api::legacy::cuDeviceGetName), [`cuDeviceGetLuid`](crate::api::legacy::cuDeviceGetLuid), [`cuDeviceGet`](crate::api::legacy::cuDeviceGet), [`cuDeviceTotalMem`](crate::api::legacy::cuDeviceTotalMem), `cudaGetDeviceProperties`
+
+ `cuDeviceGetUuid_v2`, the name the driver exports the ABI of version 11040 (CUDA 11.4) under: [`entries::cuDeviceGetUuid_v11040`](crate::entries::cuDeviceGetUuid_v11040).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
+            Some(__entry_point) => __entry_point(uuid, dev),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Release the primary context on the GPU
+
+ Releases the primary context interop on the device. A retained context should always be released once the user is done using it. The context is automatically reset once the last reference to it is released. This behavior is different when the primary context was retained by the CUDA runtime from CUDA 4.0 and earlier. In this case, the primary context remains always active.
+
+ Releasing a primary context that has not been previously retained will fail with [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT).
+
+ Please note that unlike [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) this method does not pop the context from stack in any circumstances.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dev`: Device which primary context is released
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT)
+
+ # See also
+
+ [`cuDevicePrimaryCtxRetain`](crate::api::legacy::cuDevicePrimaryCtxRetain), [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize)
+
+ `cuDevicePrimaryCtxRelease_v2`, the name the driver exports the ABI of version 11000 (CUDA 11.0) under: [`entries::cuDevicePrimaryCtxRelease_v11000`](crate::entries::cuDevicePrimaryCtxRelease_v11000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice_v1) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuDevicePrimaryCtxRelease_v11000,
+        >() {
+            Some(__entry_point) => __entry_point(dev),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Destroy all allocations and reset all state on the primary context
+
+ Explicitly destroys and cleans up all resources associated with the current device in the current process.
+
+ Note that it is responsibility of the calling function to ensure that no other module in the process is using the device any more. For that reason it is recommended to use [`cuDevicePrimaryCtxRelease`](crate::api::legacy::cuDevicePrimaryCtxRelease) in most cases. However it is safe for other modules to call [`cuDevicePrimaryCtxRelease`](crate::api::legacy::cuDevicePrimaryCtxRelease) even after resetting the device. Resetting the primary context does not release it, an application that has retained the primary context should explicitly release its usage.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dev`: Device for which primary context is destroyed
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE`](crate::types::cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE)
+
+ # See also
+
+ [`cuDevicePrimaryCtxRetain`](crate::api::legacy::cuDevicePrimaryCtxRetain), [`cuDevicePrimaryCtxRelease`](crate::api::legacy::cuDevicePrimaryCtxRelease), [`cuCtxGetApiVersion`](crate::api::legacy::cuCtxGetApiVersion), [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxGetDevice`](crate::api::legacy::cuCtxGetDevice), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxGetLimit`](crate::api::legacy::cuCtxGetLimit), [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent), [`cuCtxPushCurrent`](crate::api::legacy::cuCtxPushCurrent), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuCtxSetLimit`](crate::api::legacy::cuCtxSetLimit), [`cuCtxSynchronize`](crate::api::legacy::cuCtxSynchronize), `cudaDeviceReset`
+
+ `cuDevicePrimaryCtxReset_v2`, the name the driver exports the ABI of version 11000 (CUDA 11.0) under: [`entries::cuDevicePrimaryCtxReset_v11000`](crate::entries::cuDevicePrimaryCtxReset_v11000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice_v1) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuDevicePrimaryCtxReset_v11000,
+        >() {
+            Some(__entry_point) => __entry_point(dev),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Set flags for the primary context
+
+ Sets the flags for the primary context on the device overwriting perviously set ones.
+
+ The three LSBs of the `flags` parameter can be used to control how the OS thread, which owns the CUDA context at the time of an API call, interacts with the OS scheduler when waiting for results from the GPU. Only one of the scheduling flags can be set when creating a context.
+
+ - [`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN): Instruct CUDA to actively spin when waiting for results from the GPU. This can decrease latency when waiting for the GPU, but may lower the performance of CPU threads if they are performing work in parallel with the CUDA thread.
+ - [`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD): Instruct CUDA to yield its thread when waiting for results from the GPU. This can increase latency when waiting for the GPU, but can increase the performance of CPU threads performing work in parallel with the GPU.
+ - [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work.
+ - [`CU_CTX_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_BLOCKING_SYNC): Instruct CUDA to block the CPU thread on a synchronization primitive when waiting for the GPU to finish work. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).
+ - [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO): The default value if the `flags` parameter is zero, uses a heuristic based on the number of active CUDA contexts in the process *C* and the number of logical processors in the system *P*. If *C* &gt; *P*, then CUDA will yield to other OS threads when waiting for the GPU ([`CU_CTX_SCHED_YIELD`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_YIELD)), otherwise CUDA will not yield while waiting for results and actively spin on the processor ([`CU_CTX_SCHED_SPIN`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_SPIN)). Additionally, on Tegra devices, [`CU_CTX_SCHED_AUTO`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_AUTO) uses a heuristic based on the power profile of the platform and may choose [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC) for low-powered devices.
+ - [`CU_CTX_LMEM_RESIZE_TO_MAX`](crate::types::CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX): Instruct CUDA to not reduce local memory after resizing local memory for a kernel. This can prevent thrashing by local memory allocations when launching many kernels with high local memory usage at the cost of potentially increased memory usage. &lt;br&gt; &lt;b&gt;Deprecated:&lt;/b&gt; This flag is deprecated and the behavior enabled by this flag is now the default and cannot be disabled.
+ - [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE): If GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if this context raises an exception during execution. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. The initial settings will be taken from the global settings at the time of context creation. The other settings that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current.
+ - [`CU_CTX_USER_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE): If user-triggered GPU coredumps have not been enabled globally with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) or environment variables, this flag can be set during context creation to instruct CUDA to create a coredump if data is written to a certain pipe that is present in the OS space. These environment variables are described in the CUDA-GDB user guide under the "GPU core dump support" section. It is important to note that the pipe name \*must\* be set with [`cuCoredumpSetAttributeGlobal`](crate::api::legacy::cuCoredumpSetAttributeGlobal) before creating the context if this flag is used. Setting this flag implies that [`CU_CTX_COREDUMP_ENABLE`](crate::types::CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE) is set. The initial settings will be taken from the global settings at the time of context creation. The other settings that control coredump output can be modified by calling [`cuCoredumpSetAttribute`](crate::api::legacy::cuCoredumpSetAttribute) from the created context after it becomes current.
+ - [`CU_CTX_SYNC_MEMOPS`](crate::types::CUctx_flags_enum::CU_CTX_SYNC_MEMOPS): Ensures that synchronous memory operations initiated on this context will always synchronize. See further documentation in the section titled "API Synchronization behavior" to learn more about cases when synchronous memory operations can exhibit asynchronous behavior.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dev`: Device for which the primary context flags are set
+ - `flags`: New flags for the device
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
+
+ # See also
+
+ [`cuDevicePrimaryCtxRetain`](crate::api::legacy::cuDevicePrimaryCtxRetain), [`cuDevicePrimaryCtxGetState`](crate::api::legacy::cuDevicePrimaryCtxGetState), [`cuCtxCreate`](crate::api::legacy::cuCtxCreate), [`cuCtxGetFlags`](crate::api::legacy::cuCtxGetFlags), [`cuCtxSetFlags`](crate::api::legacy::cuCtxSetFlags), `cudaSetDeviceFlags`
+
+ `cuDevicePrimaryCtxSetFlags_v2`, the name the driver exports the ABI of version 11000 (CUDA 11.0) under: [`entries::cuDevicePrimaryCtxSetFlags_v11000`](crate::entries::cuDevicePrimaryCtxSetFlags_v11000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxSetFlags_v2(
+        dev: CUdevice_v1,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuDevicePrimaryCtxSetFlags_v11000,
+        >() {
+            Some(__entry_point) => __entry_point(dev, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns the total amount of memory on the device
+
+ Returns in  \*bytes the total amount of memory available on the device `dev` in bytes.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `bytes`: Returned memory available on device in bytes
+ - `dev`: Device handle
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE)
+
+ # See also
+
+ [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute), [`cuDeviceGetCount`](crate::api::legacy::cuDeviceGetCount), [`cuDeviceGetName`](crate::api::legacy::cuDeviceGetName), [`cuDeviceGetUuid`](crate::api::legacy::cuDeviceGetUuid), [`cuDeviceGet`](crate::api::legacy::cuDeviceGet), [`cuDeviceGetExecAffinitySupport`](crate::api::legacy::cuDeviceGetExecAffinitySupport), `cudaMemGetInfo`
+
+ `cuDeviceTotalMem_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuDeviceTotalMem_v3020`](crate::entries::cuDeviceTotalMem_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuDeviceTotalMem_v3020>() {
+            Some(__entry_point) => __entry_point(bytes, dev),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Destroys an event
+
+ Destroys the event specified by `hEvent`.
+
+ An event may be destroyed before it is complete (i.e., while [`cuEventQuery`](crate::api::legacy::cuEventQuery) would return [`CUDA_ERROR_NOT_READY`](crate::types::cudaError_enum::CUDA_ERROR_NOT_READY)). In this case, the call does not block on completion of the event, and any associated resources will automatically be released asynchronously at completion.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hEvent`: Event to destroy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuEventCreate`](crate::api::legacy::cuEventCreate), [`cuEventRecord`](crate::api::legacy::cuEventRecord), [`cuEventQuery`](crate::api::legacy::cuEventQuery), [`cuEventSynchronize`](crate::api::legacy::cuEventSynchronize), [`cuEventElapsedTime`](crate::api::legacy::cuEventElapsedTime), `cudaEventDestroy`
+
+ `cuEventDestroy_v2`, the name the driver exports the ABI of version 4000 (CUDA 4.0) under: [`entries::cuEventDestroy_v4000`](crate::entries::cuEventDestroy_v4000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuEventDestroy_v4000>() {
+            Some(__entry_point) => __entry_point(hEvent),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Computes the elapsed time between two events
+
+ Computes the elapsed time between two events (in milliseconds with a resolution of around 0.5 microseconds). Note this API is not guaranteed to return the latest errors for pending work. As such this API is intended to serve as an elapsed time calculation only and any polling for completion on the events to be compared should be done with [`cuEventQuery`](crate::api::legacy::cuEventQuery) instead.
+
+ If either event was last recorded in a non-NULL stream, the resulting time may be greater than expected (even if both used the same stream handle). This happens because the [`cuEventRecord`](crate::api::legacy::cuEventRecord) operation takes place asynchronously and there is no guarantee that the measured latency is actually just between the two events. Any number of other different stream operations could execute in between the two measured events, thus altering the timing in a significant way.
+
+ If [`cuEventRecord`](crate::api::legacy::cuEventRecord) has not been called on either event then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If [`cuEventRecord`](crate::api::legacy::cuEventRecord) has been called on both events but one or both of them has not yet been completed (that is, [`cuEventQuery`](crate::api::legacy::cuEventQuery) would return [`CUDA_ERROR_NOT_READY`](crate::types::cudaError_enum::CUDA_ERROR_NOT_READY) on at least one of the events), [`CUDA_ERROR_NOT_READY`](crate::types::cudaError_enum::CUDA_ERROR_NOT_READY) is returned. If either event was created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag, then this function will return [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pMilliseconds`: Time between `hStart` and `hEnd` in ms
+ - `hStart`: Starting event
+ - `hEnd`: Ending event
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_READY`](crate::types::cudaError_enum::CUDA_ERROR_NOT_READY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuEventCreate`](crate::api::legacy::cuEventCreate), [`cuEventRecord`](crate::api::legacy::cuEventRecord), [`cuEventQuery`](crate::api::legacy::cuEventQuery), [`cuEventSynchronize`](crate::api::legacy::cuEventSynchronize), [`cuEventDestroy`](crate::api::legacy::cuEventDestroy), `cudaEventElapsedTime`
+
+ `cuEventElapsedTime_v2`, the name the driver exports the ABI of version 12080 (CUDA 12.8) under: [`entries::cuEventElapsedTime_v12080`](crate::entries::cuEventElapsedTime_v12080).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuEventElapsedTime_v2(
+        pMilliseconds: *mut f32,
+        hStart: CUevent,
+        hEnd: CUevent,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuEventElapsedTime_v12080>() {
+            Some(__entry_point) => __entry_point(pMilliseconds, hStart, hEnd),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Records an event
+
+ Captures in `hEvent` the contents of `hStream` at the time of this call. `hEvent` and `hStream` must be from the same context otherwise [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. Calls such as [`cuEventQuery`](crate::api::legacy::cuEventQuery) or [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent) will then examine or wait for completion of the work that was captured. Uses of `hStream` after this call do not modify `hEvent`. See note on default stream behavior for what is captured in the default case.
+
+ [`cuEventRecordWithFlags`](crate::api::legacy::cuEventRecordWithFlags) can be called multiple times on the same event and will overwrite the previously captured state. Other APIs such as [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent) use the most recently captured state at the time of the API call, and are not affected by later calls to [`cuEventRecordWithFlags`](crate::api::legacy::cuEventRecordWithFlags). Before the first call to [`cuEventRecordWithFlags`](crate::api::legacy::cuEventRecordWithFlags), an event represents an empty set of work, so for example [`cuEventQuery`](crate::api::legacy::cuEventQuery) would return [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS).
+
+ flags include:
+
+ - [`CU_EVENT_RECORD_DEFAULT`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT): Default event creation flag.
+ - [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL): Event is captured in the graph as an external event node when performing stream capture. This flag is invalid outside of stream capture.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hEvent`: Event to record
+ - `hStream`: Stream to record event for
+ - `flags`: See `CUevent_capture_flags`
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuEventCreate`](crate::api::legacy::cuEventCreate), [`cuEventQuery`](crate::api::legacy::cuEventQuery), [`cuEventSynchronize`](crate::api::legacy::cuEventSynchronize), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuEventDestroy`](crate::api::legacy::cuEventDestroy), [`cuEventElapsedTime`](crate::api::legacy::cuEventElapsedTime), [`cuEventRecord`](crate::api::legacy::cuEventRecord), `cudaEventRecord`
+
+ `cuEventRecordWithFlags_ptsz`, the name the driver exports the ABI of version 11010 (CUDA 11.1) of the per-thread default stream under: [`entries::cuEventRecordWithFlags_v11010_ptsz`](crate::entries::cuEventRecordWithFlags_v11010_ptsz). The newest cuda.h's `cuEventRecordWithFlags` means another ABI, `cuEventRecordWithFlags` ([`api::cuEventRecordWithFlags`](crate::api::legacy::cuEventRecordWithFlags)): a program written against an older cuda.h, whose `cuEventRecordWithFlags` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuEventRecordWithFlags_ptsz(
+        hEvent: CUevent,
+        hStream: CUstream,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuEventRecordWithFlags_v11010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hEvent, hStream, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Records an event
+
+ Captures in `hEvent` the contents of `hStream` at the time of this call. `hEvent` and `hStream` must be from the same context otherwise [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. Calls such as [`cuEventQuery`](crate::api::legacy::cuEventQuery) or [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent) will then examine or wait for completion of the work that was captured. Uses of `hStream` after this call do not modify `hEvent`. See note on default stream behavior for what is captured in the default case.
+
+ [`cuEventRecord`](crate::api::legacy::cuEventRecord) can be called multiple times on the same event and will overwrite the previously captured state. Other APIs such as [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent) use the most recently captured state at the time of the API call, and are not affected by later calls to [`cuEventRecord`](crate::api::legacy::cuEventRecord). Before the first call to [`cuEventRecord`](crate::api::legacy::cuEventRecord), an event represents an empty set of work, so for example [`cuEventQuery`](crate::api::legacy::cuEventQuery) would return [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS).
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hEvent`: Event to record
+ - `hStream`: Stream to record event for
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuEventCreate`](crate::api::legacy::cuEventCreate), [`cuEventQuery`](crate::api::legacy::cuEventQuery), [`cuEventSynchronize`](crate::api::legacy::cuEventSynchronize), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuEventDestroy`](crate::api::legacy::cuEventDestroy), [`cuEventElapsedTime`](crate::api::legacy::cuEventElapsedTime), `cudaEventRecord`, [`cuEventRecordWithFlags`](crate::api::legacy::cuEventRecordWithFlags)
+
+ `cuEventRecord_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuEventRecord_v7000_ptsz`](crate::entries::cuEventRecord_v7000_ptsz). The newest cuda.h's `cuEventRecord` means another ABI, `cuEventRecord` ([`api::cuEventRecord`](crate::api::legacy::cuEventRecord)): a program written against an older cuda.h, whose `cuEventRecord` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuEventRecord_ptsz(hEvent: CUevent, hStream: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuEventRecord_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(hEvent, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of copies over a fabric asynchronously.
+
+ The batch as a whole executes in stream order but copies within a batch are not guaranteed to execute in any specific order. Specifying dependent copies within a single batch results in undefined behavior.
+
+ Performs copies as specified in the `opList` array. The length of this array is specified in `numOps`. Each entry describes a copy operation including source and destination operands ([`CUDA_FABRIC_COPY_BATCH_OP`](crate::types::CUDA_FABRIC_COPY_BATCH_OP)`src` and [`CUDA_FABRIC_COPY_BATCH_OP`](crate::types::CUDA_FABRIC_COPY_BATCH_OP)`dst`) and the size in bytes ([`CUDA_FABRIC_COPY_BATCH_OP`](crate::types::CUDA_FABRIC_COPY_BATCH_OP)`size`). A size of zero makes that operation a no-op while preserving its position in the batch. Its operands are still validated.
+
+ The following operand type combinations are supported:
+
+ - [`CU_FABRIC_COPY_OPERAND_TYPE_POINTER`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER) to [`CU_FABRIC_COPY_OPERAND_TYPE_POINTER`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER): Copy between two device-accessible pointers. At least one operand must be local to the stream's device.
+ - [`CU_FABRIC_COPY_OPERAND_TYPE_POINTER`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER) to [`CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT): -- copy from a local pointer to a remote UNICAST or MULTICAST logical endpoint at the specified offset.
+ - [`CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT) to [`CU_FABRIC_COPY_OPERAND_TYPE_POINTER`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER): -- copy from a remote UNICAST logical endpoint at the specified offset to a local pointer.
+
+ A single batch may contain a heterogeneous mix of operation types.
+
+ For a POINTER operand, [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`op``ptr``ptr` must contain the pointer where the copy begins. For managed memory or pageable memory on supported devices, [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`op``ptr``locHint` may hint the location of the operand.
+
+ For a LOGICAL\_ENDPOINT operand, [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`op``le``id` specifies the logical endpoint and [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`op``le``offset` specifies the byte offset into that endpoint.
+
+ **Note:** 1. Source and destination are always accessed in stream order. So care must be taken to ensure that neither operand is deallocated before the copy has completed. In particular, if the source is ephemeral, e.g., a stack variable, then the stream must be synchronized before the variable goes out of scope. 2. For pointer-to-pointer copies, at least one operand must be local. For copies involving a pointer and a logical endpoint, the pointer must be local. Being "local" means it resides either on the stream's device, or in the host memory. 3. All operands must be accessible from the stream's device. 4. This API is only available on platforms that support logical endpoints. It returns [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED) on all other configurations.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `numOps`: Total number of copy operations.
+ - `opList`: Array of size `numOps` containing the copy operations.
+ - `flags`: Flags for future use, must be zero.
+ - `hStream`: Stream to enqueue the operations in. Must not be the legacy NULL stream.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuLogicalEndpointCreate`](crate::api::legacy::cuLogicalEndpointCreate), [`cuLogicalEndpointBindAddr`](crate::api::legacy::cuLogicalEndpointBindAddr), [`cuLogicalEndpointBindMem`](crate::api::legacy::cuLogicalEndpointBindMem)
+
+ `cuFabricCpyBatchAsync_ptsz`, the name the driver exports the ABI of version 13050 (CUDA 13.5) of the per-thread default stream under: [`entries::cuFabricCpyBatchAsync_v13050_ptsz`](crate::entries::cuFabricCpyBatchAsync_v13050_ptsz). The newest cuda.h's `cuFabricCpyBatchAsync` means another ABI, `cuFabricCpyBatchAsync` ([`api::cuFabricCpyBatchAsync`](crate::api::legacy::cuFabricCpyBatchAsync)): a program written against an older cuda.h, whose `cuFabricCpyBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuFabricCpyBatchAsync_ptsz(
+        numOps: usize,
+        opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuFabricCpyBatchAsync_v13050_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Adds dependency edges to a graph
+
+ The number of dependencies to be added is defined by `numDependencies` Elements in `from` and `to` at corresponding indices define a dependency. Each node in `from` and `to` must belong to `hGraph`.
+
+ If `numDependencies` is 0, elements in `from` and `to` will be ignored. Specifying an existing dependency will return an error.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraph`: Graph to which dependencies are added
+ - `from`: Array of nodes that provide the dependencies
+ - `to`: Array of dependent nodes
+ - `edgeData`: Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
+ - `numDependencies`: Number of dependencies to be added
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphRemoveDependencies`](crate::api::legacy::cuGraphRemoveDependencies), [`cuGraphGetEdges`](crate::api::legacy::cuGraphGetEdges), [`cuGraphNodeGetDependencies`](crate::api::legacy::cuGraphNodeGetDependencies), [`cuGraphNodeGetDependentNodes`](crate::api::legacy::cuGraphNodeGetDependentNodes)
+
+ `cuGraphAddDependencies_v2`, the name the driver exports the ABI of version 12030 (CUDA 12.3) under: [`entries::cuGraphAddDependencies_v12030`](crate::entries::cuGraphAddDependencies_v12030).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphAddDependencies_v2(
+        hGraph: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        edgeData: *const CUgraphEdgeData,
+        numDependencies: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphAddDependencies_v12030,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(hGraph, from, to, edgeData, numDependencies)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Creates a kernel execution node and adds it to a graph
+
+ **Warning:** This function will be deprecated in a future CUDA release. Please migrate to [`cuGraphAddNode`](crate::api::legacy::cuGraphAddNode).
+
+ Creates a new kernel execution node and adds it to `hGraph` with `numDependencies` dependencies specified via `dependencies` and arguments specified in `nodeParams`. It is possible for `numDependencies` to be 0, in which case the node will be placed at the root of the graph. `dependencies` may not have any duplicate entries. A handle to the new node will be returned in `phGraphNode`.
+
+ The CUDA\_KERNEL\_NODE\_PARAMS structure is defined as:
+
+ ```c
+ typedef struct CUDA_KERNEL_NODE_PARAMS_st {
+     CUfunction func;
+     unsigned int gridDimX;
+     unsigned int gridDimY;
+     unsigned int gridDimZ;
+     unsigned int blockDimX;
+     unsigned int blockDimY;
+     unsigned int blockDimZ;
+     unsigned int sharedMemBytes;
+     void **kernelParams;
+     void **extra;
+     CUkernel kern;
+     CUcontext ctx;
+ } CUDA_KERNEL_NODE_PARAMS;
+ ```
+
+ When the graph is launched, the node will invoke kernel `func` on a (`gridDimX` x `gridDimY` x `gridDimZ`) grid of blocks. Each block contains (`blockDimX` x `blockDimY` x `blockDimZ`) threads.
+
+ `sharedMemBytes` sets the amount of dynamic shared memory that will be available to each thread block.
+
+ Kernel parameters to `func` can be specified in one of two ways:
+
+ 1) Kernel parameters can be specified via `kernelParams`. If the kernel has N parameters, then `kernelParams` needs to be an array of N pointers. Each pointer, from `kernelParams[0]` to `kernelParams[N-1]`, points to the region of memory from which the actual parameter will be copied. The number of kernel parameters and their offsets and sizes do not need to be specified as that information is retrieved directly from the kernel's image.
+
+ 2) Kernel parameters for non-cooperative kernels can also be packaged by the application into a single buffer that is passed in via `extra`. This places the burden on the application of knowing each kernel parameter's size and alignment/padding within the buffer. The `extra` parameter exists to allow this function to take additional less commonly used arguments. `extra` specifies a list of names of extra settings and their corresponding values. Each extra setting name is immediately followed by the corresponding value. The list must be terminated with either NULL or CU\_LAUNCH\_PARAM\_END.
+
+ - `CU_LAUNCH_PARAM_END`, which indicates the end of the `extra` array;
+ - `CU_LAUNCH_PARAM_BUFFER_POINTER`, which specifies that the next value in `extra` will be a pointer to a buffer containing all the kernel parameters for launching kernel `func`;
+ - `CU_LAUNCH_PARAM_BUFFER_SIZE`, which specifies that the next value in `extra` will be a pointer to a size\_t containing the size of the buffer specified with `CU_LAUNCH_PARAM_BUFFER_POINTER`;
+
+ The error [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) will be returned if kernel parameters are specified with both `kernelParams` and `extra` (i.e. both `kernelParams` and `extra` are non-NULL). [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) will be returned if `extra` is used for a cooperative kernel.
+
+ The `kernelParams` or `extra` array, as well as the argument values it points to, are copied during this call.
+
+ **Note:** Kernels launched using graphs must not use texture and surface references. Reading or writing through any texture or surface reference is undefined behavior. This restriction does not apply to texture and surface objects.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `phGraphNode`: Returns newly created node
+ - `hGraph`: Graph to which to add the node
+ - `dependencies`: Dependencies of the node
+ - `numDependencies`: Number of dependencies
+ - `nodeParams`: Parameters for the GPU execution node
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphAddNode`](crate::api::legacy::cuGraphAddNode), [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel), [`cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel), [`cuGraphKernelNodeGetParams`](crate::api::legacy::cuGraphKernelNodeGetParams), [`cuGraphKernelNodeSetParams`](crate::api::legacy::cuGraphKernelNodeSetParams), [`cuGraphCreate`](crate::api::legacy::cuGraphCreate), [`cuGraphDestroyNode`](crate::api::legacy::cuGraphDestroyNode), [`cuGraphAddChildGraphNode`](crate::api::legacy::cuGraphAddChildGraphNode), [`cuGraphAddEmptyNode`](crate::api::legacy::cuGraphAddEmptyNode), [`cuGraphAddHostNode`](crate::api::legacy::cuGraphAddHostNode), [`cuGraphAddMemcpyNode`](crate::api::legacy::cuGraphAddMemcpyNode), [`cuGraphAddMemsetNode`](crate::api::legacy::cuGraphAddMemsetNode)
+
+ `cuGraphAddKernelNode_v2`, the name the driver exports the ABI of version 12000 (CUDA 12.0) under: [`entries::cuGraphAddKernelNode_v12000`](crate::entries::cuGraphAddKernelNode_v12000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphAddKernelNode_v2(
+        phGraphNode: *mut CUgraphNode,
+        hGraph: CUgraph,
+        dependencies: *const CUgraphNode,
+        numDependencies: usize,
+        nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphAddKernelNode_v12000>() {
+            Some(__entry_point) => {
+                __entry_point(
+                    phGraphNode,
+                    hGraph,
+                    dependencies,
+                    numDependencies,
+                    nodeParams,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Adds a node of arbitrary type to a graph
+
+ Creates a new node in `hGraph` described by `nodeParams` with `numDependencies` dependencies specified via `dependencies`. `numDependencies` may be 0. `dependencies` may be null if `numDependencies` is 0. `dependencies` may not have any duplicate entries.
+
+ `nodeParams` is a tagged union. The node type should be specified in the `type` field, and type-specific parameters in the corresponding union member. All unused bytes - that is, `reserved0` and all bytes past the utilized union member - must be set to zero. It is recommended to use brace initialization or memset to ensure all bytes are initialized.
+
+ Note that for some node types, `nodeParams` may contain "out parameters" which are modified during the call, such as `nodeParams->alloc.dptr`.
+
+ A handle to the new node will be returned in `phGraphNode`.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `phGraphNode`: Returns newly created node
+ - `hGraph`: Graph to which to add the node
+ - `dependencies`: Dependencies of the node
+ - `dependencyData`: Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
+ - `numDependencies`: Number of dependencies
+ - `nodeParams`: Specification of the node
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuGraphCreate`](crate::api::legacy::cuGraphCreate), [`cuGraphNodeSetParams`](crate::api::legacy::cuGraphNodeSetParams), [`cuGraphExecNodeSetParams`](crate::api::legacy::cuGraphExecNodeSetParams)
+
+ `cuGraphAddNode_v2`, the name the driver exports the ABI of version 12030 (CUDA 12.3) under: [`entries::cuGraphAddNode_v12030`](crate::entries::cuGraphAddNode_v12030). The newest cuda.h's `cuGraphAddNode_v3` means another ABI, `cuGraphAddNode_v3` ([`api::cuGraphAddNode_v3`](crate::api::legacy::cuGraphAddNode_v3)): a program written against an older cuda.h, whose `cuGraphAddNode_v3` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphAddNode_v2(
+        phGraphNode: *mut CUgraphNode,
+        hGraph: CUgraph,
+        dependencies: *const CUgraphNode,
+        dependencyData: *const CUgraphEdgeData,
+        numDependencies: usize,
+        nodeParams: *mut CUgraphNodeParams,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v12030>() {
+            Some(__entry_point) => {
+                __entry_point(
+                    phGraphNode,
+                    hGraph,
+                    dependencies,
+                    dependencyData,
+                    numDependencies,
+                    nodeParams,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets the parameters for a kernel node in the given graphExec
+
+ **Warning:** This function will be deprecated in a future CUDA release. Please migrate to [`cuGraphExecNodeSetParams`](crate::api::legacy::cuGraphExecNodeSetParams).
+
+ Sets the parameters of a kernel node in an executable graph `hGraphExec`. The node is identified by the corresponding node `hNode` in the non-executable graph, from which the executable graph was instantiated.
+
+ `hNode` must not have been removed from the original graph. All `nodeParams` fields may change, but the following restrictions apply to `func` updates:
+
+ - The owning context of the function cannot change.
+ - A node whose function originally did not use CUDA dynamic parallelism cannot be updated to a function which uses CDP
+ - A node whose function originally did not make device-side update calls cannot be updated to a function which makes device-side update calls.
+ - If `hGraphExec` was not instantiated for device launch, a node whose function originally did not use device-side cudaGraphLaunch() cannot be updated to a function which uses device-side cudaGraphLaunch() unless the node resides on the same context as nodes which contained such calls at instantiate-time. If no such calls were present at instantiation, these updates cannot be performed at all.
+
+ The modifications only affect future launches of `hGraphExec`. Already enqueued or running launches of `hGraphExec` are not affected by this call. `hNode` is also not modified by this call.
+
+ If `hNode` is a device-updatable kernel node, the next upload/launch of `hGraphExec` will overwrite any previous device-side updates. Additionally, applying host updates to a device-updatable kernel node while it is being updated from the device will result in undefined behavior.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraphExec`: The executable graph in which to set the specified node
+ - `hNode`: kernel node from the graph from which graphExec was instantiated
+ - `nodeParams`: Updated Parameters to set
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
+
+ # See also
+
+ [`cuGraphExecNodeSetParams`](crate::api::legacy::cuGraphExecNodeSetParams), [`cuGraphAddKernelNode`](crate::api::legacy::cuGraphAddKernelNode), [`cuGraphKernelNodeSetParams`](crate::api::legacy::cuGraphKernelNodeSetParams), [`cuGraphExecMemcpyNodeSetParams`](crate::api::legacy::cuGraphExecMemcpyNodeSetParams), [`cuGraphExecMemsetNodeSetParams`](crate::api::legacy::cuGraphExecMemsetNodeSetParams), [`cuGraphExecHostNodeSetParams`](crate::api::legacy::cuGraphExecHostNodeSetParams), [`cuGraphExecChildGraphNodeSetParams`](crate::api::legacy::cuGraphExecChildGraphNodeSetParams), [`cuGraphExecEventRecordNodeSetEvent`](crate::api::legacy::cuGraphExecEventRecordNodeSetEvent), [`cuGraphExecEventWaitNodeSetEvent`](crate::api::legacy::cuGraphExecEventWaitNodeSetEvent), [`cuGraphExecExternalSemaphoresSignalNodeSetParams`](crate::api::legacy::cuGraphExecExternalSemaphoresSignalNodeSetParams), [`cuGraphExecExternalSemaphoresWaitNodeSetParams`](crate::api::legacy::cuGraphExecExternalSemaphoresWaitNodeSetParams), [`cuGraphExecUpdate`](crate::api::legacy::cuGraphExecUpdate), [`cuGraphInstantiate`](crate::api::legacy::cuGraphInstantiate)
+
+ `cuGraphExecKernelNodeSetParams_v2`, the name the driver exports the ABI of version 12000 (CUDA 12.0) under: [`entries::cuGraphExecKernelNodeSetParams_v12000`](crate::entries::cuGraphExecKernelNodeSetParams_v12000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphExecKernelNodeSetParams_v2(
+        hGraphExec: CUgraphExec,
+        hNode: CUgraphNode,
+        nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphExecKernelNodeSetParams_v12000,
+        >() {
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Check whether an executable graph can be updated with a graph and perform the update if possible
+
+ Updates the node parameters in the instantiated graph specified by `hGraphExec` with the node parameters in a topologically identical graph specified by `hGraph`.
+
+ Limitations:
+
+ - Kernel nodes:
+   - The owning context of the function cannot change.
+   - A node whose function originally did not use CUDA dynamic parallelism cannot be updated to a function which uses CDP.
+   - A node whose function originally did not make device-side update calls cannot be updated to a function which makes device-side update calls.
+   - A cooperative node cannot be updated to a non-cooperative node, and vice-versa.
+   - If the graph was instantiated with CUDA\_GRAPH\_INSTANTIATE\_FLAG\_USE\_NODE\_PRIORITY, the priority attribute cannot change. Equality is checked on the originally requested priority values, before they are clamped to the device's supported range.
+   - If `hGraphExec` was not instantiated for device launch, a node whose function originally did not use device-side cudaGraphLaunch() cannot be updated to a function which uses device-side cudaGraphLaunch() unless the node resides on the same context as nodes which contained such calls at instantiate-time. If no such calls were present at instantiation, these updates cannot be performed at all.
+   - Neither `hGraph` nor `hGraphExec` may contain device-updatable kernel nodes.
+ - Memset and memcpy nodes:
+   - The CUDA device(s) to which the operand(s) was allocated/mapped cannot change.
+   - The source/destination memory must be allocated from the same contexts as the original source/destination memory.
+   - For 2d memsets, only address and assigned value may be updated.
+   - For 1d memsets, updating dimensions is also allowed, but may fail if the resulting operation doesn't map onto the work resources already allocated for the node.
+ - Additional memcpy node restrictions:
+   - Changing either the source or destination memory type(i.e. CU\_MEMORYTYPE\_DEVICE, CU\_MEMORYTYPE\_ARRAY, etc.) is not supported.
+ - External semaphore wait nodes and record nodes:
+   - Changing the number of semaphores is not supported.
+ - Conditional nodes:
+   - Changing node parameters is not supported.
+   - Changing parameters of nodes within the conditional body graph is subject to the rules above.
+   - Conditional handle flags and default values are updated as part of the graph update.
+
+ Note:  The API may add further restrictions in future releases.  The return code should always be checked.
+
+ cuGraphExecUpdate sets the result member of `resultInfo` to CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_TOPOLOGY\_CHANGED under the following conditions:
+
+ - The count of nodes directly in `hGraphExec` and `hGraph` differ, in which case resultInfo-&gt;errorNode is set to NULL.
+ - `hGraph` has more exit nodes than `hGraph`, in which case resultInfo-&gt;errorNode is set to one of the exit nodes in hGraph.
+ - A node in `hGraph` has a different number of dependencies than the node from `hGraphExec` it is paired with, in which case resultInfo-&gt;errorNode is set to the node from `hGraph`.
+ - A node in `hGraph` has a dependency that does not match with the corresponding dependency of the paired node from `hGraphExec`. resultInfo-&gt;errorNode will be set to the node from `hGraph`. resultInfo-&gt;errorFromNode will be set to the mismatched dependency. The dependencies are paired based on edge order and a dependency does not match when the nodes are already paired based on other edges examined in the graph.
+
+ cuGraphExecUpdate sets the result member of `resultInfo` to:
+
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR if passed an invalid value.
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_TOPOLOGY\_CHANGED if the graph topology changed
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_NODE\_TYPE\_CHANGED if the type of a node changed, in which case `hErrorNode_out` is set to the node from `hGraph`.
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_UNSUPPORTED\_FUNCTION\_CHANGE if the function changed in an unsupported way(see note above), in which case `hErrorNode_out` is set to the node from `hGraph`
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_PARAMETERS\_CHANGED if any parameters to a node changed in a way that is not supported, in which case `hErrorNode_out` is set to the node from `hGraph`.
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_ATTRIBUTES\_CHANGED if any attributes of a node changed in a way that is not supported, in which case `hErrorNode_out` is set to the node from `hGraph`.
+ - CU\_GRAPH\_EXEC\_UPDATE\_ERROR\_NOT\_SUPPORTED if something about a node is unsupported, like the node's type or configuration, in which case `hErrorNode_out` is set to the node from `hGraph`
+
+ If the update fails for a reason not listed above, the result member of `resultInfo` will be set to CU\_GRAPH\_EXEC\_UPDATE\_ERROR. If the update succeeds, the result member will be set to CU\_GRAPH\_EXEC\_UPDATE\_SUCCESS.
+
+ cuGraphExecUpdate returns CUDA\_SUCCESS when the updated was performed successfully.  It returns CUDA\_ERROR\_GRAPH\_EXEC\_UPDATE\_FAILURE if the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraphExec`: The instantiated graph to be updated
+ - `hGraph`: The graph containing the updated parameters
+ - `resultInfo`: the error info structure
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE`](crate::types::cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE),
+
+ # See also
+
+ [`cuGraphInstantiate`](crate::api::legacy::cuGraphInstantiate)
+
+ `cuGraphExecUpdate_v2`, the name the driver exports the ABI of version 12000 (CUDA 12.0) under: [`entries::cuGraphExecUpdate_v12000`](crate::entries::cuGraphExecUpdate_v12000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphExecUpdate_v2(
+        hGraphExec: CUgraphExec,
+        hGraph: CUgraph,
+        resultInfo: *mut CUgraphExecUpdateResultInfo,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphExecUpdate_v12000>() {
+            Some(__entry_point) => __entry_point(hGraphExec, hGraph, resultInfo),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns a graph's dependency edges
+
+ Returns a list of `hGraph`'s dependency edges. Edges are returned via corresponding indices in `from`, `to` and `edgeData`; that is, the node in `to[i]` has a dependency on the node in `from[i]` with data `edgeData[i]`. `from` and `to` may both be NULL, in which case this function only returns the number of edges in `numEdges`. Otherwise, `numEdges` entries will be filled in. If `numEdges` is higher than the actual number of edges, the remaining entries in `from` and `to` will be set to NULL, and the number of edges actually returned will be written to `numEdges`. `edgeData` may alone be NULL, in which case the edges must all have default (zeroed) edge data. Attempting a lossy query via NULL `edgeData` will result in [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY). If `edgeData` is non-NULL then `from` and `to` must be as well.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraph`: Graph to get the edges from
+ - `from`: Location to return edge endpoints
+ - `to`: Location to return edge endpoints
+ - `edgeData`: Optional location to return edge data
+ - `numEdges`: See description
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphGetNodes`](crate::api::legacy::cuGraphGetNodes), [`cuGraphGetRootNodes`](crate::api::legacy::cuGraphGetRootNodes), [`cuGraphAddDependencies`](crate::api::legacy::cuGraphAddDependencies), [`cuGraphRemoveDependencies`](crate::api::legacy::cuGraphRemoveDependencies), [`cuGraphNodeGetDependencies`](crate::api::legacy::cuGraphNodeGetDependencies), [`cuGraphNodeGetDependentNodes`](crate::api::legacy::cuGraphNodeGetDependentNodes)
+
+ `cuGraphGetEdges_v2`, the name the driver exports the ABI of version 12030 (CUDA 12.3) under: [`entries::cuGraphGetEdges_v12030`](crate::entries::cuGraphGetEdges_v12030).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphGetEdges_v2(
+        hGraph: CUgraph,
+        from: *mut CUgraphNode,
+        to: *mut CUgraphNode,
+        edgeData: *mut CUgraphEdgeData,
+        numEdges: *mut usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphGetEdges_v12030>() {
+            Some(__entry_point) => __entry_point(hGraph, from, to, edgeData, numEdges),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Creates an executable graph from a graph
+
+ Instantiates `hGraph` as an executable graph. The graph is validated for any structural constraints or intra-node constraints which were not previously validated. If instantiation is successful, a handle to the instantiated graph is returned in `phGraphExec`.
+
+ The `flags` parameter controls the behavior of instantiation and subsequent graph launches.  Valid flags are:
+
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), which configures a graph containing memory allocation nodes to automatically free any unfreed memory allocations before the graph is relaunched.
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH), which configures the graph for launch from the device. If this flag is passed, the executable graph handle returned can be used to launch the graph from both the host and device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH).
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY), which causes the graph to use the priorities from the per-node attributes rather than the priority of the launch stream during execution. Note that priorities are only available on kernel nodes, and are copied from stream priority during stream capture.
+
+ If `hGraph` contains any allocation or free nodes, there can be at most one executable graph in existence for that graph at a time. An attempt to instantiate a second executable graph before destroying the first with [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy) will result in an error. The same also applies if `hGraph` contains any device-updatable kernel nodes.
+
+ If `hGraph` contains kernels which call device-side cudaGraphLaunch() from multiple contexts, this will result in an error.
+
+ Graphs instantiated for launch on the device have additional restrictions which do not apply to host graphs:
+
+ - The graph's nodes must reside on a single context.
+ - The graph can only contain kernel nodes, memcpy nodes, memset nodes, and child graph nodes.
+ - The graph cannot be empty and must contain at least one kernel, memcpy, or memset node. Operation-specific restrictions are outlined below.
+ - Kernel nodes:
+   - Use of CUDA Dynamic Parallelism is not permitted.
+   - Cooperative launches are permitted as long as MPS is not in use.
+ - Memcpy nodes:
+   - Only copies involving device memory and/or pinned device-mapped host memory are permitted.
+   - Copies involving CUDA arrays are not permitted.
+   - Both operands must be accessible from the current context, and the current context must match the context of other nodes in the graph.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `phGraphExec`: Returns instantiated graph
+ - `hGraph`: Graph to instantiate
+ - `flags`: Flags to control instantiation.  See `CUgraphInstantiate_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphInstantiate`](crate::api::legacy::cuGraphInstantiate), [`cuGraphCreate`](crate::api::legacy::cuGraphCreate), [`cuGraphUpload`](crate::api::legacy::cuGraphUpload), [`cuGraphLaunch`](crate::api::legacy::cuGraphLaunch), [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy)
+
+ `cuGraphInstantiateWithFlags`, the name the driver exports the ABI of version 11040 (CUDA 11.4) under: [`entries::cuGraphInstantiateWithFlags_v11040`](crate::entries::cuGraphInstantiateWithFlags_v11040).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphInstantiateWithFlags(
+        phGraphExec: *mut CUgraphExec,
+        hGraph: CUgraph,
+        flags: c_ulonglong,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphInstantiateWithFlags_v11040,
+        >() {
+            Some(__entry_point) => __entry_point(phGraphExec, hGraph, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Creates an executable graph from a graph
+
+ Instantiates `hGraph` as an executable graph according to the `instantiateParams` structure. The graph is validated for any structural constraints or intra-node constraints which were not previously validated. If instantiation is successful, a handle to the instantiated graph is returned in `phGraphExec`.
+
+ `instantiateParams` controls the behavior of instantiation and subsequent graph launches, as well as returning more detailed information in the event of an error. [`CUDA_GRAPH_INSTANTIATE_PARAMS`](crate::types::CUDA_GRAPH_INSTANTIATE_PARAMS) is defined as:
+
+ ```c
+ typedef struct {
+ cuuint64_t flags;
+ CUstream hUploadStream;
+ CUgraphNode hErrNode_out;
+ CUgraphInstantiateResult result_out;
+ } CUDA_GRAPH_INSTANTIATE_PARAMS;
+ ```
+
+ The `flags` field controls the behavior of instantiation and subsequent graph launches. Valid flags are:
+
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), which configures a graph containing memory allocation nodes to automatically free any unfreed memory allocations before the graph is relaunched.
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD), which will perform an upload of the graph into `hUploadStream` once the graph has been instantiated.
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH), which configures the graph for launch from the device. If this flag is passed, the executable graph handle returned can be used to launch the graph from both the host and device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH).
+ - [`CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY), which causes the graph to use the priorities from the per-node attributes rather than the priority of the launch stream during execution. Note that priorities are only available on kernel nodes, and are copied from stream priority during stream capture.
+
+ If `hGraph` contains any allocation or free nodes, there can be at most one executable graph in existence for that graph at a time. An attempt to instantiate a second executable graph before destroying the first with [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy) will result in an error. The same also applies if `hGraph` contains any device-updatable kernel nodes.
+
+ If `hGraph` contains kernels which call device-side cudaGraphLaunch() from multiple contexts, this will result in an error.
+
+ Graphs instantiated for launch on the device have additional restrictions which do not apply to host graphs:
+
+ - The graph's nodes must reside on a single context.
+ - The graph can only contain kernel nodes, memcpy nodes, memset nodes, and child graph nodes.
+ - The graph cannot be empty and must contain at least one kernel, memcpy, or memset node. Operation-specific restrictions are outlined below.
+ - Kernel nodes:
+   - Use of CUDA Dynamic Parallelism is not permitted.
+   - Cooperative launches are permitted as long as MPS is not in use.
+ - Memcpy nodes:
+   - Only copies involving device memory and/or pinned device-mapped host memory are permitted.
+   - Copies involving CUDA arrays are not permitted.
+   - Both operands must be accessible from the current context, and the current context must match the context of other nodes in the graph.
+
+ In the event of an error, the `result_out` and `hErrNode_out` fields will contain more information about the nature of the error. Possible error reporting includes:
+
+ - [`CUDA_GRAPH_INSTANTIATE_ERROR`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR), if passed an invalid value or if an unexpected error occurred which is described by the return value of the function. `hErrNode_out` will be set to NULL.
+ - [`CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE), if the graph structure is invalid. `hErrNode_out` will be set to one of the offending nodes.
+ - [`CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED), if the graph is instantiated for device launch but contains a node of an unsupported node type, or a node which performs unsupported operations, such as use of CUDA dynamic parallelism within a kernel node. `hErrNode_out` will be set to this node.
+ - [`CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED), if the graph is instantiated for device launch but a node’s context differs from that of another node. This error can also be returned if a graph is not instantiated for device launch and it contains kernels which call device-side cudaGraphLaunch() from multiple contexts. `hErrNode_out` will be set to this node.
+
+ If instantiation is successful, `result_out` will be set to [`CUDA_GRAPH_INSTANTIATE_SUCCESS`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS), and `hErrNode_out` will be set to NULL.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `phGraphExec`: Returns instantiated graph
+ - `hGraph`: Graph to instantiate
+ - `instantiateParams`: Instantiation parameters
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
+
+ # See also
+
+ [`cuGraphCreate`](crate::api::legacy::cuGraphCreate), [`cuGraphInstantiate`](crate::api::legacy::cuGraphInstantiate), [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy)
+
+ `cuGraphInstantiateWithParams_ptsz`, the name the driver exports the ABI of version 12000 (CUDA 12.0) of the per-thread default stream under: [`entries::cuGraphInstantiateWithParams_v12000_ptsz`](crate::entries::cuGraphInstantiateWithParams_v12000_ptsz). The newest cuda.h's `cuGraphInstantiateWithParams` means another ABI, `cuGraphInstantiateWithParams` ([`api::cuGraphInstantiateWithParams`](crate::api::legacy::cuGraphInstantiateWithParams)): a program written against an older cuda.h, whose `cuGraphInstantiateWithParams` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphInstantiateWithParams_ptsz(
+        phGraphExec: *mut CUgraphExec,
+        hGraph: CUgraph,
+        instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphInstantiateWithParams_v12000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Creates an executable graph from a graph
+
+ Instantiates `hGraph` as an executable graph. The graph is validated for any structural constraints or intra-node constraints which were not previously validated. If instantiation is successful, a handle to the instantiated graph is returned in `phGraphExec`.
+
+ If there are any errors, diagnostic information may be returned in `errorNode` and `logBuffer`. This is the primary way to inspect instantiation errors. The output will be null terminated unless the diagnostics overflow the buffer. In this case, they will be truncated, and the last byte can be inspected to determine if truncation occurred.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `phGraphExec`: Returns instantiated graph
+ - `hGraph`: Graph to instantiate
+ - `phErrorNode`: In case of an instantiation error, this may be modified to indicate a node contributing to the error
+ - `logBuffer`: A character buffer to store diagnostic messages
+ - `bufferSize`: Size of the log buffer in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphInstantiateWithFlags`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040), [`cuGraphCreate`](crate::api::legacy::cuGraphCreate), [`cuGraphUpload`](crate::api::legacy::cuGraphUpload), [`cuGraphLaunch`](crate::api::legacy::cuGraphLaunch), [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy)
+
+ `cuGraphInstantiate_v2`, the name the driver exports the ABI of version 11000 (CUDA 11.0) under: [`entries::cuGraphInstantiate_v11000`](crate::entries::cuGraphInstantiate_v11000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphInstantiate_v2(
+        phGraphExec: *mut CUgraphExec,
+        hGraph: CUgraph,
+        phErrorNode: *mut CUgraphNode,
+        logBuffer: *mut c_char,
+        bufferSize: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphInstantiate_v11000>() {
+            Some(__entry_point) => {
+                __entry_point(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns a kernel node's parameters
+
+ **Warning:** This function will be deprecated in a future CUDA release. Please migrate to [`cuGraphNodeGetParams`](crate::api::legacy::cuGraphNodeGetParams).
+
+ Returns the parameters of kernel node `hNode` in `nodeParams`. The `kernelParams` or `extra` array returned in `nodeParams`, as well as the argument values it points to, are owned by the node. This memory remains valid until the node is destroyed or its parameters are modified, and should not be modified directly. Use [`cuGraphKernelNodeSetParams`](crate::api::legacy::cuGraphKernelNodeSetParams) to update the parameters of this node.
+
+ The params will contain either `kernelParams` or `extra`, according to which of these was most recently set on the node.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hNode`: Node to get the parameters for
+ - `nodeParams`: Pointer to return the parameters
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphNodeGetParams`](crate::api::legacy::cuGraphNodeGetParams), [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel), [`cuGraphAddKernelNode`](crate::api::legacy::cuGraphAddKernelNode), [`cuGraphKernelNodeSetParams`](crate::api::legacy::cuGraphKernelNodeSetParams)
+
+ `cuGraphKernelNodeGetParams_v2`, the name the driver exports the ABI of version 12000 (CUDA 12.0) under: [`entries::cuGraphKernelNodeGetParams_v12000`](crate::entries::cuGraphKernelNodeGetParams_v12000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphKernelNodeGetParams_v2(
+        hNode: CUgraphNode,
+        nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphKernelNodeGetParams_v12000,
+        >() {
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets a kernel node's parameters
+
+ **Warning:** This function will be deprecated in a future CUDA release. Please migrate to [`cuGraphNodeSetParams`](crate::api::legacy::cuGraphNodeSetParams).
+
+ Sets the parameters of kernel node `hNode` to `nodeParams`.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hNode`: Node to set the parameters for
+ - `nodeParams`: Parameters to copy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuGraphNodeSetParams`](crate::api::legacy::cuGraphNodeSetParams), [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel), [`cuGraphAddKernelNode`](crate::api::legacy::cuGraphAddKernelNode), [`cuGraphKernelNodeGetParams`](crate::api::legacy::cuGraphKernelNodeGetParams)
+
+ `cuGraphKernelNodeSetParams_v2`, the name the driver exports the ABI of version 12000 (CUDA 12.0) under: [`entries::cuGraphKernelNodeSetParams_v12000`](crate::entries::cuGraphKernelNodeSetParams_v12000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphKernelNodeSetParams_v2(
+        hNode: CUgraphNode,
+        nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphKernelNodeSetParams_v12000,
+        >() {
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Launches an executable graph in a stream
+
+ Executes `hGraphExec` in `hStream`. Only one instance of `hGraphExec` may be executing at a time. Each launch is ordered behind both any previous work in `hStream` and any previous launches of `hGraphExec`. To execute a graph concurrently, it must be instantiated multiple times into multiple executable graphs.
+
+ If any allocations created by `hGraphExec` remain unfreed (from a previous launch) and `hGraphExec` was not instantiated with [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), the launch will fail with [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraphExec`: Executable graph to launch
+ - `hStream`: Stream in which to launch the graph
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphInstantiate`](crate::api::legacy::cuGraphInstantiate), [`cuGraphUpload`](crate::api::legacy::cuGraphUpload), [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy)
+
+ `cuGraphLaunch_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuGraphLaunch_v10000_ptsz`](crate::entries::cuGraphLaunch_v10000_ptsz). The newest cuda.h's `cuGraphLaunch` means another ABI, `cuGraphLaunch` ([`api::cuGraphLaunch`](crate::api::legacy::cuGraphLaunch)): a program written against an older cuda.h, whose `cuGraphLaunch` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphLaunch_ptsz(
+        hGraphExec: CUgraphExec,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000_ptsz>() {
+            Some(__entry_point) => __entry_point(hGraphExec, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns a node's dependencies
+
+ Returns a list of `node`'s dependencies. `dependencies` may be NULL, in which case this function will return the number of dependencies in `numDependencies`. Otherwise, `numDependencies` entries will be filled in. If `numDependencies` is higher than the actual number of dependencies, the remaining entries in `dependencies` will be set to NULL, and the number of nodes actually obtained will be returned in `numDependencies`.
+
+ Note that if an edge has non-zero (non-default) edge data and `edgeData` is NULL, this API will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY). If `edgeData` is non-NULL, then `dependencies` must be as well.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hNode`: Node to query
+ - `dependencies`: Pointer to return the dependencies
+ - `edgeData`: Optional array to return edge data for each dependency
+ - `numDependencies`: See description
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphNodeGetDependentNodes`](crate::api::legacy::cuGraphNodeGetDependentNodes), [`cuGraphGetNodes`](crate::api::legacy::cuGraphGetNodes), [`cuGraphGetRootNodes`](crate::api::legacy::cuGraphGetRootNodes), [`cuGraphGetEdges`](crate::api::legacy::cuGraphGetEdges), [`cuGraphAddDependencies`](crate::api::legacy::cuGraphAddDependencies), [`cuGraphRemoveDependencies`](crate::api::legacy::cuGraphRemoveDependencies)
+
+ `cuGraphNodeGetDependencies_v2`, the name the driver exports the ABI of version 12030 (CUDA 12.3) under: [`entries::cuGraphNodeGetDependencies_v12030`](crate::entries::cuGraphNodeGetDependencies_v12030).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphNodeGetDependencies_v2(
+        hNode: CUgraphNode,
+        dependencies: *mut CUgraphNode,
+        edgeData: *mut CUgraphEdgeData,
+        numDependencies: *mut usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphNodeGetDependencies_v12030,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(hNode, dependencies, edgeData, numDependencies)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns a node's dependent nodes
+
+ Returns a list of `node`'s dependent nodes. `dependentNodes` may be NULL, in which case this function will return the number of dependent nodes in `numDependentNodes`. Otherwise, `numDependentNodes` entries will be filled in. If `numDependentNodes` is higher than the actual number of dependent nodes, the remaining entries in `dependentNodes` will be set to NULL, and the number of nodes actually obtained will be returned in `numDependentNodes`.
+
+ Note that if an edge has non-zero (non-default) edge data and `edgeData` is NULL, this API will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY).  If `edgeData` is non-NULL, then `dependentNodes` must be as well.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hNode`: Node to query
+ - `dependentNodes`: Pointer to return the dependent nodes
+ - `edgeData`: Optional pointer to return edge data for dependent nodes
+ - `numDependentNodes`: See description
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphNodeGetDependencies`](crate::api::legacy::cuGraphNodeGetDependencies), [`cuGraphGetNodes`](crate::api::legacy::cuGraphGetNodes), [`cuGraphGetRootNodes`](crate::api::legacy::cuGraphGetRootNodes), [`cuGraphGetEdges`](crate::api::legacy::cuGraphGetEdges), [`cuGraphAddDependencies`](crate::api::legacy::cuGraphAddDependencies), [`cuGraphRemoveDependencies`](crate::api::legacy::cuGraphRemoveDependencies)
+
+ `cuGraphNodeGetDependentNodes_v2`, the name the driver exports the ABI of version 12030 (CUDA 12.3) under: [`entries::cuGraphNodeGetDependentNodes_v12030`](crate::entries::cuGraphNodeGetDependentNodes_v12030).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphNodeGetDependentNodes_v2(
+        hNode: CUgraphNode,
+        dependentNodes: *mut CUgraphNode,
+        edgeData: *mut CUgraphEdgeData,
+        numDependentNodes: *mut usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphNodeGetDependentNodes_v12030,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(hNode, dependentNodes, edgeData, numDependentNodes)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Removes dependency edges from a graph
+
+ The number of `dependencies` to be removed is defined by `numDependencies`. Elements in `from` and `to` at corresponding indices define a dependency. Each node in `from` and `to` must belong to `hGraph`.
+
+ If `numDependencies` is 0, elements in `from` and `to` will be ignored. Specifying an edge that does not exist in the graph, with data matching `edgeData`, results in an error. `edgeData` is nullable, which is equivalent to passing default (zeroed) data for each edge.
+
+ Dependencies cannot be removed from graphs which contain allocation or free nodes. Any attempt to do so will return an error.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraph`: Graph from which to remove dependencies
+ - `from`: Array of nodes that provide the dependencies
+ - `to`: Array of dependent nodes
+ - `edgeData`: Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
+ - `numDependencies`: Number of dependencies to be removed
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphAddDependencies`](crate::api::legacy::cuGraphAddDependencies), [`cuGraphGetEdges`](crate::api::legacy::cuGraphGetEdges), [`cuGraphNodeGetDependencies`](crate::api::legacy::cuGraphNodeGetDependencies), [`cuGraphNodeGetDependentNodes`](crate::api::legacy::cuGraphNodeGetDependentNodes)
+
+ `cuGraphRemoveDependencies_v2`, the name the driver exports the ABI of version 12030 (CUDA 12.3) under: [`entries::cuGraphRemoveDependencies_v12030`](crate::entries::cuGraphRemoveDependencies_v12030).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphRemoveDependencies_v2(
+        hGraph: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        edgeData: *const CUgraphEdgeData,
+        numDependencies: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphRemoveDependencies_v12030,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(hGraph, from, to, edgeData, numDependencies)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Uploads an executable graph in a stream
+
+ Uploads `hGraphExec` to the device in `hStream` without executing it. Uploads of the same `hGraphExec` will be serialized. Each upload is ordered behind both any previous work in `hStream` and any previous launches of `hGraphExec`. Uses memory cached by `stream` to back the allocations owned by `hGraphExec`.
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hGraphExec`: Executable graph to upload
+ - `hStream`: Stream in which to upload the graph
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuGraphInstantiate`](crate::api::legacy::cuGraphInstantiate), [`cuGraphLaunch`](crate::api::legacy::cuGraphLaunch), [`cuGraphExecDestroy`](crate::api::legacy::cuGraphExecDestroy)
+
+ `cuGraphUpload_ptsz`, the name the driver exports the ABI of version 11010 (CUDA 11.1) of the per-thread default stream under: [`entries::cuGraphUpload_v11010_ptsz`](crate::entries::cuGraphUpload_v11010_ptsz). The newest cuda.h's `cuGraphUpload` means another ABI, `cuGraphUpload` ([`api::cuGraphUpload`](crate::api::legacy::cuGraphUpload)): a program written against an older cuda.h, whose `cuGraphUpload` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphUpload_ptsz(
+        hGraphExec: CUgraphExec,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010_ptsz>() {
+            Some(__entry_point) => __entry_point(hGraphExec, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Map graphics resources for access by CUDA
+
+ Maps the `count` graphics resources in `resources` for access by CUDA.
+
+ The resources in `resources` may be accessed by CUDA until they are unmapped. The graphics API from which `resources` were registered should not access any resources while they are mapped by CUDA. If an application does so, the results are undefined.
+
+ This function provides the synchronization guarantee that any graphics calls issued before [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources) will complete before any subsequent CUDA work issued in `stream` begins.
+
+ If `resources` includes any duplicate entries then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If any of `resources` are presently mapped for access by CUDA then [`CUDA_ERROR_ALREADY_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_ALREADY_MAPPED) is returned.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `count`: Number of resources to map
+ - `resources`: Resources to map for CUDA usage
+ - `hStream`: Stream with which to synchronize
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_ALREADY_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_ALREADY_MAPPED), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuGraphicsResourceGetMappedPointer`](crate::api::legacy::cuGraphicsResourceGetMappedPointer), [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray), [`cuGraphicsUnmapResources`](crate::api::legacy::cuGraphicsUnmapResources), `cudaGraphicsMapResources`
+
+ `cuGraphicsMapResources_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuGraphicsMapResources_v7000_ptsz`](crate::entries::cuGraphicsMapResources_v7000_ptsz). The newest cuda.h's `cuGraphicsMapResources` means another ABI, `cuGraphicsMapResources` ([`api::cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources)): a program written against an older cuda.h, whose `cuGraphicsMapResources` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphicsMapResources_ptsz(
+        count: c_uint,
+        resources: *mut CUgraphicsResource,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsMapResources_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(count, resources, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Get a device pointer through which to access a mapped graphics resource.
+
+ Returns in  \*pDevPtr a pointer through which the mapped graphics resource `resource` may be accessed. Returns in `pSize` the size of the memory in bytes which may be accessed from that pointer. The value set in `pPointer` may change every time that `resource` is mapped.
+
+ If `resource` is not a buffer then it cannot be accessed via a pointer and [`CUDA_ERROR_NOT_MAPPED_AS_POINTER`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER) is returned. If `resource` is not mapped then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned. \*
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pDevPtr`: Returned pointer through which `resource` may be accessed
+ - `pSize`: Returned size of the buffer accessible starting at  \*pPointer
+ - `resource`: Mapped resource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED), [`CUDA_ERROR_NOT_MAPPED_AS_POINTER`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER)
+
+ # See also
+
+ [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources), [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray), `cudaGraphicsResourceGetMappedPointer`
+
+ `cuGraphicsResourceGetMappedPointer_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuGraphicsResourceGetMappedPointer_v3020`](crate::entries::cuGraphicsResourceGetMappedPointer_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphicsResourceGetMappedPointer_v2(
+        pDevPtr: *mut CUdeviceptr_v2,
+        pSize: *mut usize,
+        resource: CUgraphicsResource,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsResourceGetMappedPointer_v3020,
+        >() {
+            Some(__entry_point) => __entry_point(pDevPtr, pSize, resource),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Set usage flags for mapping a graphics resource
+
+ Set `flags` for mapping the graphics resource `resource`.
+
+ Changes to `flags` will take effect the next time `resource` is mapped. The `flags` argument may be any of the following:
+
+ - [`CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE`](crate::types::CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE): Specifies no hints about how this resource will be used. It is therefore assumed that this resource will be read from and written to by CUDA kernels.  This is the default value.
+ - `CU_GRAPHICS_MAP_RESOURCE_FLAGS_READONLY`: Specifies that CUDA kernels which access this resource will not write to this resource.
+ - `CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITEDISCARD`: Specifies that CUDA kernels which access this resource will not read from this resource and will write over the entire contents of the resource, so none of the data previously stored in the resource will be preserved.
+
+ If `resource` is presently mapped for access by CUDA then [`CUDA_ERROR_ALREADY_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_ALREADY_MAPPED) is returned. If `flags` is not one of the above values then [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) is returned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `resource`: Registered resource to set flags for
+ - `flags`: Parameters for resource mapping
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_ALREADY_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_ALREADY_MAPPED)
+
+ # See also
+
+ [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources), `cudaGraphicsResourceSetMapFlags`
+
+ `cuGraphicsResourceSetMapFlags_v2`, the name the driver exports the ABI of version 6050 (CUDA 6.5) under: [`entries::cuGraphicsResourceSetMapFlags_v6050`](crate::entries::cuGraphicsResourceSetMapFlags_v6050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphicsResourceSetMapFlags_v2(
+        resource: CUgraphicsResource,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsResourceSetMapFlags_v6050,
+        >() {
+            Some(__entry_point) => __entry_point(resource, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Unmap graphics resources.
+
+ Unmaps the `count` graphics resources in `resources`.
+
+ Once unmapped, the resources in `resources` may not be accessed by CUDA until they are mapped again.
+
+ This function provides the synchronization guarantee that any CUDA work issued in `stream` before [`cuGraphicsUnmapResources`](crate::api::legacy::cuGraphicsUnmapResources) will complete before any subsequently issued graphics work begins.
+
+ If `resources` includes any duplicate entries then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If any of `resources` are not presently mapped for access by CUDA then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `count`: Number of resources to unmap
+ - `resources`: Resources to unmap
+ - `hStream`: Stream with which to synchronize
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources), `cudaGraphicsUnmapResources`
+
+ `cuGraphicsUnmapResources_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuGraphicsUnmapResources_v7000_ptsz`](crate::entries::cuGraphicsUnmapResources_v7000_ptsz). The newest cuda.h's `cuGraphicsUnmapResources` means another ABI, `cuGraphicsUnmapResources` ([`api::cuGraphicsUnmapResources`](crate::api::legacy::cuGraphicsUnmapResources)): a program written against an older cuda.h, whose `cuGraphicsUnmapResources` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuGraphicsUnmapResources_ptsz(
+        count: c_uint,
+        resources: *mut CUgraphicsResource,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsUnmapResources_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(count, resources, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+
+ Maps memory exported from another process with [`cuIpcGetMemHandle`](crate::api::legacy::cuIpcGetMemHandle) into the current device address space. For contexts on different devices [`cuIpcOpenMemHandle`](crate::api::legacy::cuIpcOpenMemHandle) can attempt to enable peer access between the devices as if the user called [`cuCtxEnablePeerAccess`](crate::api::legacy::cuCtxEnablePeerAccess). This behavior is controlled by the [`CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`](crate::types::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) flag. [`cuDeviceCanAccessPeer`](crate::api::legacy::cuDeviceCanAccessPeer) can determine if a mapping is possible.
+
+ Contexts that may open `CUipcMemHandles` are restricted in the following way. `CUipcMemHandles` from each [`CUdevice`](crate::types::CUdevice) in a given process may only be opened by one [`CUcontext`](crate::types::CUcontext) per [`CUdevice`](crate::types::CUdevice) per other process.
+
+ If the memory handle has already been opened by the current context, the reference count on the handle is incremented by 1 and the existing device pointer is returned.
+
+ Memory returned from [`cuIpcOpenMemHandle`](crate::api::legacy::cuIpcOpenMemHandle) must be freed with [`cuIpcCloseMemHandle`](crate::api::legacy::cuIpcCloseMemHandle).
+
+ Calling [`cuMemFree`](crate::api::legacy::cuMemFree) on an exported memory region before calling [`cuIpcCloseMemHandle`](crate::api::legacy::cuIpcCloseMemHandle) in the importing context will result in undefined behavior.
+
+ IPC functionality is restricted to devices with support for unified addressing on Linux and Windows operating systems. IPC functionality on Windows is supported for compatibility purposes but not recommended as it comes with performance cost. Users can test their device for IPC functionality by calling `cuapiDeviceGetAttribute` with [`CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED)
+
+ **Note:** No guarantees are made about the address returned in  \*pdptr. In particular, multiple processes may not receive the same address for the same `handle`.
+
+ # Parameters
+
+ - `pdptr`: Returned device pointer
+ - `handle`: [`CUipcMemHandle`](crate::types::CUipcMemHandle) to open
+ - `Flags`: Flags for this operation. Must be specified as [`CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`](crate::types::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_MAP_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_MAP_FAILED), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_TOO_MANY_PEERS`](crate::types::cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuIpcGetEventHandle`](crate::api::legacy::cuIpcGetEventHandle), [`cuIpcOpenEventHandle`](crate::api::legacy::cuIpcOpenEventHandle), [`cuIpcGetMemHandle`](crate::api::legacy::cuIpcGetMemHandle), [`cuIpcCloseMemHandle`](crate::api::legacy::cuIpcCloseMemHandle), [`cuCtxEnablePeerAccess`](crate::api::legacy::cuCtxEnablePeerAccess), [`cuDeviceCanAccessPeer`](crate::api::legacy::cuDeviceCanAccessPeer), `cudaIpcOpenMemHandle`
+
+ `cuIpcOpenMemHandle_v2`, the name the driver exports the ABI of version 11000 (CUDA 11.0) under: [`entries::cuIpcOpenMemHandle_v11000`](crate::entries::cuIpcOpenMemHandle_v11000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuIpcOpenMemHandle_v2(
+        pdptr: *mut CUdeviceptr_v2,
+        handle: CUipcMemHandle_v1,
+        Flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuIpcOpenMemHandle_v11000>() {
+            Some(__entry_point) => __entry_point(pdptr, handle, Flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
+
+ Invokes the function [`CUfunction`](crate::types::CUfunction) or the kernel [`CUkernel`](crate::types::CUkernel) `f` on a `gridDimX` x `gridDimY` x `gridDimZ` grid of blocks. Each block contains `blockDimX` x `blockDimY` x `blockDimZ` threads.
+
+ `sharedMemBytes` sets the amount of dynamic shared memory that will be available to each thread block.
+
+ The device on which this kernel is invoked must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH).
+
+ The total number of blocks launched cannot exceed the maximum number of blocks per multiprocessor as returned by [`cuOccupancyMaxActiveBlocksPerMultiprocessor`](crate::api::legacy::cuOccupancyMaxActiveBlocksPerMultiprocessor) (or [`cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`](crate::api::legacy::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)) times the number of multiprocessors as specified by the device attribute [`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).
+
+ The kernel cannot make use of CUDA dynamic parallelism.
+
+ Kernel parameters must be specified via `kernelParams`.  If `f` has N parameters, then `kernelParams` needs to be an array of N pointers.  Each of `kernelParams[0]` through `kernelParams[N-1]` must point to a region of memory from which the actual kernel parameter will be copied.  The number of kernel parameters and their offsets and sizes do not need to be specified as that information is retrieved directly from the kernel's image.
+
+ Calling [`cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel) sets persistent function state that is the same as function state set through [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel) API
+
+ When the kernel `f` is launched via [`cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel), the previous block shape, shared size and parameter info associated with `f` is overwritten.
+
+ Note that to use [`cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel), the kernel `f` must either have been compiled with toolchain version 3.2 or later so that it will contain kernel parameter information, or have no kernel parameters. If either of these conditions is not met, then [`cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel) will return [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE).
+
+ Note that the API can also be used to launch context-less kernel [`CUkernel`](crate::types::CUkernel) by querying the handle using [`cuLibraryGetKernel`](crate::api::legacy::cuLibraryGetKernel) and then passing it to the API by casting to [`CUfunction`](crate::types::CUfunction). Here, the context to launch the kernel on will either be taken from the specified stream `hStream` or the current context in case of NULL stream.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `f`: Function [`CUfunction`](crate::types::CUfunction) or Kernel [`CUkernel`](crate::types::CUkernel) to launch
+ - `gridDimX`: Width of grid in blocks
+ - `gridDimY`: Height of grid in blocks
+ - `gridDimZ`: Depth of grid in blocks
+ - `blockDimX`: X dimension of each thread block
+ - `blockDimY`: Y dimension of each thread block
+ - `blockDimZ`: Z dimension of each thread block
+ - `sharedMemBytes`: Dynamic shared-memory size per thread block in bytes
+ - `hStream`: Stream identifier
+ - `kernelParams`: Array of pointers to kernel parameters
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_LAUNCH_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_FAILED), [`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), [`CUDA_ERROR_LAUNCH_TIMEOUT`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT), [`CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING), [`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`](crate::types::cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), [`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED), [`CUDA_ERROR_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_NOT_FOUND)
+
+ # See also
+
+ [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuFuncSetCacheConfig`](crate::api::legacy::cuFuncSetCacheConfig), [`cuFuncGetAttribute`](crate::api::legacy::cuFuncGetAttribute), [`cuLaunchCooperativeKernelMultiDevice`](crate::api::legacy::cuLaunchCooperativeKernelMultiDevice), `cudaLaunchCooperativeKernel`, [`cuLibraryGetKernel`](crate::api::legacy::cuLibraryGetKernel), [`cuKernelSetCacheConfig`](crate::api::legacy::cuKernelSetCacheConfig), [`cuKernelGetAttribute`](crate::api::legacy::cuKernelGetAttribute), [`cuKernelSetAttribute`](crate::api::legacy::cuKernelSetAttribute)
+
+ `cuLaunchCooperativeKernel_ptsz`, the name the driver exports the ABI of version 9000 (CUDA 9.0) of the per-thread default stream under: [`entries::cuLaunchCooperativeKernel_v9000_ptsz`](crate::entries::cuLaunchCooperativeKernel_v9000_ptsz). The newest cuda.h's `cuLaunchCooperativeKernel` means another ABI, `cuLaunchCooperativeKernel` ([`api::cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel)): a program written against an older cuda.h, whose `cuLaunchCooperativeKernel` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLaunchCooperativeKernel_ptsz(
+        f: CUfunction,
+        gridDimX: c_uint,
+        gridDimY: c_uint,
+        gridDimZ: c_uint,
+        blockDimX: c_uint,
+        blockDimY: c_uint,
+        blockDimZ: c_uint,
+        sharedMemBytes: c_uint,
+        hStream: CUstream,
+        kernelParams: *mut *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuLaunchCooperativeKernel_v9000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    f,
+                    gridDimX,
+                    gridDimY,
+                    gridDimZ,
+                    blockDimX,
+                    blockDimY,
+                    blockDimZ,
+                    sharedMemBytes,
+                    hStream,
+                    kernelParams,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Enqueues a host function call in a stream
+
+ Enqueues a host function to run in a stream.  The function will be called after currently enqueued work and will block work added after it.
+
+ The host function must not make any CUDA API calls.  Attempting to use a CUDA API may result in [`CUDA_ERROR_NOT_PERMITTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_PERMITTED), but this is not required. The host function must not perform any synchronization that may depend on outstanding CUDA work not mandated to run earlier.  Host functions without a mandated order (such as in independent streams) execute in undefined order and may be serialized.
+
+ For the purposes of Unified Memory, execution makes a number of guarantees:
+
+ - The stream is considered idle for the duration of the function's execution.  Thus, for example, the function may always use memory attached to the stream it was enqueued in.
+ - The start of execution of the function has the same effect as synchronizing an event recorded in the same stream immediately prior to the function.  It thus synchronizes streams which have been "joined" prior to the function.
+ - Adding device work to any stream does not have the effect of making the stream active until all preceding host functions and stream callbacks have executed.  Thus, for example, a function might use global attached memory even if work has been added to another stream, if the work has been ordered behind the function call with an event.
+ - Completion of the function does not cause a stream to become active except as described above.  The stream will remain idle if no device work follows the function, and will remain idle across consecutive host functions or stream callbacks without device work in between.  Thus, for example, stream synchronization can be done by signaling from a host function at the end of the stream.
+
+ Note that, in contrast to [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), the function will not be called in the event of an error in the CUDA context.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to enqueue function call in
+ - `fn`: The function to call once preceding stream operations are complete
+ - `userData`: User-specified data to be passed to the function
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), [`cuStreamAttachMemAsync`](crate::api::legacy::cuStreamAttachMemAsync), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback)
+
+ `cuLaunchHostFunc_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuLaunchHostFunc_v10000_ptsz`](crate::entries::cuLaunchHostFunc_v10000_ptsz). The newest cuda.h's `cuLaunchHostFunc` means another ABI, `cuLaunchHostFunc` ([`api::cuLaunchHostFunc`](crate::api::legacy::cuLaunchHostFunc)): a program written against an older cuda.h, whose `cuLaunchHostFunc` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLaunchHostFunc_ptsz(
+        hStream: CUstream,
+        fn_: CUhostFn,
+        userData: *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuLaunchHostFunc_v10000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, fn_, userData),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Enqueues a host function call in a stream
+
+ Enqueues a host function to run in a stream.  The function will be called after currently enqueued work and will block work added after it.
+
+ The host function must not make any CUDA API calls.  Attempting to use a CUDA API may result in [`CUDA_ERROR_NOT_PERMITTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_PERMITTED), but this is not required. The host function must not perform any synchronization that may depend on outstanding CUDA work not mandated to run earlier.  Host functions without a mandated order (such as in independent streams) execute in undefined order and may be serialized.
+
+ For the purposes of Unified Memory, execution makes a number of guarantees:
+
+ - The stream is considered idle for the duration of the function's execution.  Thus, for example, the function may always use memory attached to the stream it was enqueued in.
+ - The start of execution of the function has the same effect as synchronizing an event recorded in the same stream immediately prior to the function.  It thus synchronizes streams which have been "joined" prior to the function.
+ - Adding device work to any stream does not have the effect of making the stream active until all preceding host functions and stream callbacks have executed.  Thus, for example, a function might use global attached memory even if work has been added to another stream, if the work has been ordered behind the function call with an event.
+ - Completion of the function does not cause a stream to become active except as described above.  The stream will remain idle if no device work follows the function, and will remain idle across consecutive host functions or stream callbacks without device work in between.  Thus, for example, stream synchronization can be done by signaling from a host function at the end of the stream.
+
+ Note that, in contrast to [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), the function will not be called in the event of an error in the CUDA context.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to enqueue function call in
+ - `fn`: The function to call once preceding stream operations are complete
+ - `userData`: User-specified data to be passed to the function
+ - `syncMode`: Synchronization mode for the host function
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), [`cuStreamAttachMemAsync`](crate::api::legacy::cuStreamAttachMemAsync), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback)
+
+ `cuLaunchHostFunc_v2_ptsz`, the name the driver exports the ABI of version 13010 (CUDA 13.1) of the per-thread default stream under: [`entries::cuLaunchHostFunc_v13010_ptsz`](crate::entries::cuLaunchHostFunc_v13010_ptsz). The newest cuda.h's `cuLaunchHostFunc` means another ABI, `cuLaunchHostFunc` ([`api::cuLaunchHostFunc`](crate::api::legacy::cuLaunchHostFunc)): a program written against an older cuda.h, whose `cuLaunchHostFunc` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLaunchHostFunc_v2_ptsz(
+        hStream: CUstream,
+        fn_: CUhostFn,
+        userData: *mut c_void,
+        syncMode: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuLaunchHostFunc_v13010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
+
+ Invokes the function [`CUfunction`](crate::types::CUfunction) or the kernel [`CUkernel`](crate::types::CUkernel) `f` with the specified launch-time configuration `config`.
+
+ The [`CUlaunchConfig`](crate::types::CUlaunchConfig) structure is defined as:
+
+ ```c
+       typedef struct CUlaunchConfig_st {
+     unsigned int gridDimX;
+     unsigned int gridDimY;
+     unsigned int gridDimZ;
+     unsigned int blockDimX;
+     unsigned int blockDimY;
+     unsigned int blockDimZ;
+     unsigned int sharedMemBytes;
+     CUstream hStream;
+     CUlaunchAttribute *attrs;
+     unsigned int numAttrs;
+ } CUlaunchConfig;
+ ```
+
+ where:
+
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`gridDimX` is the width of the grid in blocks.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`gridDimY` is the height of the grid in blocks.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`gridDimZ` is the depth of the grid in blocks.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`blockDimX` is the X dimension of each thread block.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`blockDimX` is the Y dimension of each thread block.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`blockDimZ` is the Z dimension of each thread block.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`sharedMemBytes` is the dynamic shared-memory size per thread block in bytes.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`hStream` is the handle to the stream to perform the launch in. The CUDA context associated with this stream must match that associated with function f.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`attrs` is an array of [`CUlaunchConfig`](crate::types::CUlaunchConfig)`numAttrs` continguous [`CUlaunchAttribute`](crate::types::CUlaunchAttribute) elements. The value of this pointer is not considered if [`CUlaunchConfig`](crate::types::CUlaunchConfig)`numAttrs` is zero. However, in that case, it is recommended to set the pointer to NULL.
+ - [`CUlaunchConfig`](crate::types::CUlaunchConfig)`numAttrs` is the number of attributes populating the first [`CUlaunchConfig`](crate::types::CUlaunchConfig)`numAttrs` positions of the [`CUlaunchConfig`](crate::types::CUlaunchConfig)`attrs` array.
+
+ Launch-time configuration is specified by adding entries to [`CUlaunchConfig`](crate::types::CUlaunchConfig)`attrs`. Each entry is an attribute ID and a corresponding attribute value.
+
+ The [`CUlaunchAttribute`](crate::types::CUlaunchAttribute) structure is defined as:
+
+ ```c
+       typedef struct CUlaunchAttribute_st {
+     CUlaunchAttributeID id;
+     CUlaunchAttributeValue value;
+ } CUlaunchAttribute;
+ ```
+
+ where:
+
+ - [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)`id` is a unique enum identifying the attribute.
+ - [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)`value` is a union that hold the attribute value.
+
+ An example of using the `config` parameter:
+
+ ```c
+       CUlaunchAttribute coopAttr = {.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                               .value = 1};
+ CUlaunchConfig config = {... // set block and grid dimensions
+                        .attrs = &coopAttr,
+                        .numAttrs = 1};
+
+ cuLaunchKernelEx(&config, kernel, NULL, NULL);
+ ```
+
+ The `CUlaunchAttributeID` enum is defined as:
+
+ ```c
+       typedef enum CUlaunchAttributeID_enum {
+     CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+     CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW   = 1,
+     CU_LAUNCH_ATTRIBUTE_COOPERATIVE            = 2,
+     CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3,
+     CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION                    = 4,
+     CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
+     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION    = 6,
+     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT                   = 7,
+     CU_LAUNCH_ATTRIBUTE_PRIORITY               = 8,
+     CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP    = 9,
+     CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN        = 10,
+     CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11,
+     CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12,
+     CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13,
+ } CUlaunchAttributeID;
+ ```
+
+ and the corresponding [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue) union as :
+
+ ```c
+       typedef union CUlaunchAttributeValue_union {
+     CUaccessPolicyWindow accessPolicyWindow;
+     int cooperative;
+     CUsynchronizationPolicy syncPolicy;
+     struct {
+         unsigned int x;
+         unsigned int y;
+         unsigned int z;
+     } clusterDim;
+     CUclusterSchedulingPolicy clusterSchedulingPolicyPreference;
+     int programmaticStreamSerializationAllowed;
+     struct {
+         CUevent event;
+         int flags;
+         int triggerAtBlockStart;
+     } programmaticEvent;
+     int priority;
+     CUlaunchMemSyncDomainMap memSyncDomainMap;
+     CUlaunchMemSyncDomain memSyncDomain;
+     struct {
+         unsigned int x;
+         unsigned int y;
+         unsigned int z;
+     } preferredClusterDim;
+     struct {
+         CUevent event;
+         int flags;
+     } launchCompletionEvent;
+     struct {
+         int deviceUpdatable;
+         CUgraphDeviceNode devNode;
+     } deviceUpdatableKernelNode;
+ } CUlaunchAttributeValue;
+ ```
+
+ Setting [`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE) to a non-zero value causes the kernel launch to be a cooperative launch, with exactly the same usage and semantics of [`cuLaunchCooperativeKernel`](crate::api::legacy::cuLaunchCooperativeKernel).
+
+ Setting [`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) to a non-zero values causes the kernel to use programmatic means to resolve its stream dependency -- enabling the CUDA runtime to opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap.
+
+ [`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) records an event along with the kernel launch. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. created with [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
+
+ [`CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) records an event along with the kernel launch. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example:
+
+ - If B can claim execution resources unavailable to A, for example if they run on different GPUs.
+ - If B is a higher priority than A.
+
+ Exercise caution if such an ordering inversion could lead to deadlock. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
+
+ Setting [`CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE) to 1 on a captured launch causes the resulting kernel node to be device-updatable. This attribute is specific to graphs, and passing it to a launch in a non-capturing stream results in an error. Passing a value other than 0 or 1 is not allowed.
+
+ On success, a handle will be returned via [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``devNode` which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see `cudaGraphKernelNodeUpdatesApply`.
+
+ Kernel nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via [`cuGraphDestroyNode`](crate::api::legacy::cuGraphDestroyNode). Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the attribute to 0 will result in an error. Graphs containing one or more device-updatable node also do not allow multiple instantiation.
+
+ [`CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION) allows the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible.
+
+ Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks.
+
+ This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than \`maxBlocksPerCluster\`, if it is set in the kernel's \`\_\_launch\_bounds\_\_\`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted.
+
+ The effect of other attributes is consistent with their effect when set via persistent APIs.
+
+ See [`cuStreamSetAttribute`](crate::api::legacy::cuStreamSetAttribute) for
+
+ - [`CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW)
+ - [`CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY)
+
+ See [`cuFuncSetAttribute`](crate::api::legacy::cuFuncSetAttribute) for
+
+ - [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+ - [`CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
+
+ Kernel parameters to `f` can be specified in the same ways that they can be using [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel).
+
+ Note that the API can also be used to launch context-less kernel [`CUkernel`](crate::types::CUkernel) by querying the handle using [`cuLibraryGetKernel`](crate::api::legacy::cuLibraryGetKernel) and then passing it to the API by casting to [`CUfunction`](crate::types::CUfunction). Here, the context to launch the kernel on will either be taken from the specified stream [`CUlaunchConfig`](crate::types::CUlaunchConfig)`hStream` or the current context in case of NULL stream.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `config`: Config to launch
+ - `f`: Function [`CUfunction`](crate::types::CUfunction) or Kernel [`CUkernel`](crate::types::CUkernel) to launch
+ - `kernelParams`: Array of pointers to kernel parameters
+ - `extra`: Extra options
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_LAUNCH_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_FAILED), [`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), [`CUDA_ERROR_LAUNCH_TIMEOUT`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT), [`CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING), [`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`](crate::types::cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), [`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED), [`CUDA_ERROR_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_NOT_FOUND)
+
+ # See also
+
+ [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuFuncSetCacheConfig`](crate::api::legacy::cuFuncSetCacheConfig), [`cuFuncGetAttribute`](crate::api::legacy::cuFuncGetAttribute), `cudaLaunchKernel`, `cudaLaunchKernelEx`, [`cuLibraryGetKernel`](crate::api::legacy::cuLibraryGetKernel), [`cuKernelSetCacheConfig`](crate::api::legacy::cuKernelSetCacheConfig), [`cuKernelGetAttribute`](crate::api::legacy::cuKernelGetAttribute), [`cuKernelSetAttribute`](crate::api::legacy::cuKernelSetAttribute)
+
+ `cuLaunchKernelEx_ptsz`, the name the driver exports the ABI of version 11060 (CUDA 11.6) of the per-thread default stream under: [`entries::cuLaunchKernelEx_v11060_ptsz`](crate::entries::cuLaunchKernelEx_v11060_ptsz). The newest cuda.h's `cuLaunchKernelEx` means another ABI, `cuLaunchKernelEx` ([`api::cuLaunchKernelEx`](crate::api::legacy::cuLaunchKernelEx)): a program written against an older cuda.h, whose `cuLaunchKernelEx` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLaunchKernelEx_ptsz(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernelParams: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuLaunchKernelEx_v11060_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
+
+ Invokes the function [`CUfunction`](crate::types::CUfunction) or the kernel [`CUkernel`](crate::types::CUkernel) `f` on a `gridDimX` x `gridDimY` x `gridDimZ` grid of blocks. Each block contains `blockDimX` x `blockDimY` x `blockDimZ` threads.
+
+ `sharedMemBytes` sets the amount of dynamic shared memory that will be available to each thread block.
+
+ Kernel parameters to `f` can be specified in one of two ways:
+
+ 1) Kernel parameters can be specified via `kernelParams`.  If `f` has N parameters, then `kernelParams` needs to be an array of N pointers.  Each of `kernelParams[0]` through `kernelParams[N-1]` must point to a region of memory from which the actual kernel parameter will be copied.  The number of kernel parameters and their offsets and sizes do not need to be specified as that information is retrieved directly from the kernel's image.
+
+ 2) Kernel parameters can also be packaged by the application into a single buffer that is passed in via the `extra` parameter. This places the burden on the application of knowing each kernel parameter's size and alignment/padding within the buffer.  Here is an example of using the `extra` parameter in this manner:
+
+ ```c
+ size_t argBufferSize;
+ char argBuffer[256];
+
+ // populate argBuffer and argBufferSize
+
+ void *config[] = {
+ CU_LAUNCH_PARAM_BUFFER_POINTER, argBuffer,
+ CU_LAUNCH_PARAM_BUFFER_SIZE,    &argBufferSize,
+ CU_LAUNCH_PARAM_END
+ };
+ status = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, sh, s, NULL, config);
+ ```
+
+ The `extra` parameter exists to allow [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel) to take additional less commonly used arguments.  `extra` specifies a list of names of extra settings and their corresponding values.  Each extra setting name is immediately followed by the corresponding value.  The list must be terminated with either NULL or `CU_LAUNCH_PARAM_END`.
+
+ - `CU_LAUNCH_PARAM_END`, which indicates the end of the `extra` array;
+ - `CU_LAUNCH_PARAM_BUFFER_POINTER`, which specifies that the next value in `extra` will be a pointer to a buffer containing all the kernel parameters for launching kernel `f`;
+ - `CU_LAUNCH_PARAM_BUFFER_SIZE`, which specifies that the next value in `extra` will be a pointer to a size\_t containing the size of the buffer specified with `CU_LAUNCH_PARAM_BUFFER_POINTER`;
+
+ The error [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) will be returned if kernel parameters are specified with both `kernelParams` and `extra` (i.e. both `kernelParams` and `extra` are non-NULL).
+
+ Calling [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel) invalidates the persistent function state set through the following deprecated APIs: [`cuFuncSetBlockShape`](crate::api::legacy::cuFuncSetBlockShape), [`cuFuncSetSharedSize`](crate::api::legacy::cuFuncSetSharedSize), [`cuParamSetSize`](crate::api::legacy::cuParamSetSize), [`cuParamSeti`](crate::api::legacy::cuParamSeti), [`cuParamSetf`](crate::api::legacy::cuParamSetf), [`cuParamSetv`](crate::api::legacy::cuParamSetv).
+
+ Note that to use [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel), the kernel `f` must either have been compiled with toolchain version 3.2 or later so that it will contain kernel parameter information, or have no kernel parameters. If either of these conditions is not met, then [`cuLaunchKernel`](crate::api::legacy::cuLaunchKernel) will return [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE).
+
+ Note that the API can also be used to launch context-less kernel [`CUkernel`](crate::types::CUkernel) by querying the handle using [`cuLibraryGetKernel`](crate::api::legacy::cuLibraryGetKernel) and then passing it to the API by casting to [`CUfunction`](crate::types::CUfunction). Here, the context to launch the kernel on will either be taken from the specified stream `hStream` or the current context in case of NULL stream.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `f`: Function [`CUfunction`](crate::types::CUfunction) or Kernel [`CUkernel`](crate::types::CUkernel) to launch
+ - `gridDimX`: Width of grid in blocks
+ - `gridDimY`: Height of grid in blocks
+ - `gridDimZ`: Depth of grid in blocks
+ - `blockDimX`: X dimension of each thread block
+ - `blockDimY`: Y dimension of each thread block
+ - `blockDimZ`: Z dimension of each thread block
+ - `sharedMemBytes`: Dynamic shared-memory size per thread block in bytes
+ - `hStream`: Stream identifier
+ - `kernelParams`: Array of pointers to kernel parameters
+ - `extra`: Extra options
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_LAUNCH_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_FAILED), [`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), [`CUDA_ERROR_LAUNCH_TIMEOUT`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT), [`CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING`](crate::types::cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING), [`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED), [`CUDA_ERROR_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_NOT_FOUND)
+
+ # See also
+
+ [`cuCtxGetCacheConfig`](crate::api::legacy::cuCtxGetCacheConfig), [`cuCtxSetCacheConfig`](crate::api::legacy::cuCtxSetCacheConfig), [`cuFuncSetCacheConfig`](crate::api::legacy::cuFuncSetCacheConfig), [`cuFuncGetAttribute`](crate::api::legacy::cuFuncGetAttribute), `cudaLaunchKernel`, [`cuLibraryGetKernel`](crate::api::legacy::cuLibraryGetKernel), [`cuKernelSetCacheConfig`](crate::api::legacy::cuKernelSetCacheConfig), [`cuKernelGetAttribute`](crate::api::legacy::cuKernelGetAttribute), [`cuKernelSetAttribute`](crate::api::legacy::cuKernelSetAttribute)
+
+ `cuLaunchKernel_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuLaunchKernel_v7000_ptsz`](crate::entries::cuLaunchKernel_v7000_ptsz). The newest cuda.h's `cuLaunchKernel` means another ABI, `cuLaunchKernel` ([`api::cuLaunchKernel`](crate::api::legacy::cuLaunchKernel)): a program written against an older cuda.h, whose `cuLaunchKernel` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLaunchKernel_ptsz(
+        f: CUfunction,
+        gridDimX: c_uint,
+        gridDimY: c_uint,
+        gridDimZ: c_uint,
+        blockDimX: c_uint,
+        blockDimY: c_uint,
+        blockDimZ: c_uint,
+        sharedMemBytes: c_uint,
+        hStream: CUstream,
+        kernelParams: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v7000_ptsz>() {
+            Some(__entry_point) => {
+                __entry_point(
+                    f,
+                    gridDimX,
+                    gridDimY,
+                    gridDimZ,
+                    blockDimX,
+                    blockDimY,
+                    blockDimZ,
+                    sharedMemBytes,
+                    hStream,
+                    kernelParams,
+                    extra,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Add an input to a pending linker invocation
+
+ Ownership of `data` is retained by the caller.  No reference is retained to any inputs after this call returns.
+
+ This method accepts only compiler options, which are used if the data must be compiled from PTX, and does not accept any of [`CU_JIT_WALL_TIME`](crate::types::CUjit_option_enum::CU_JIT_WALL_TIME), [`CU_JIT_INFO_LOG_BUFFER`](crate::types::CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER), [`CU_JIT_ERROR_LOG_BUFFER`](crate::types::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER), [`CU_JIT_TARGET_FROM_CUCONTEXT`](crate::types::CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT), or [`CU_JIT_TARGET`](crate::types::CUjit_option_enum::CU_JIT_TARGET).
+
+ **Note:** For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted
+
+ # Parameters
+
+ - `state`: A pending linker action.
+ - `type`: The type of the input data.
+ - `data`: The input data.  PTX must be NULL-terminated.
+ - `size`: The length of the input data.
+ - `name`: An optional name for this input in log messages.
+ - `numOptions`: Size of options.
+ - `options`: Options to be applied only for this input (overrides options from [`cuLinkCreate`](crate::api::legacy::cuLinkCreate)).
+ - `optionValues`: Array of option values, each cast to void \*.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE), [`CUDA_ERROR_INVALID_PTX`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_PTX), [`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`](crate::types::cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_NO_BINARY_FOR_GPU`](crate::types::cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU)
+
+ # See also
+
+ [`cuLinkCreate`](crate::api::legacy::cuLinkCreate), [`cuLinkAddFile`](crate::api::legacy::cuLinkAddFile), [`cuLinkComplete`](crate::api::legacy::cuLinkComplete), [`cuLinkDestroy`](crate::api::legacy::cuLinkDestroy)
+
+ `cuLinkAddData_v2`, the name the driver exports the ABI of version 6050 (CUDA 6.5) under: [`entries::cuLinkAddData_v6050`](crate::entries::cuLinkAddData_v6050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLinkAddData_v2(
+        state: CUlinkState,
+        type_: CUjitInputType,
+        data: *mut c_void,
+        size: usize,
+        name: *const c_char,
+        numOptions: c_uint,
+        options: *mut CUjit_option,
+        optionValues: *mut *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuLinkAddData_v6050>() {
+            Some(__entry_point) => {
+                __entry_point(
+                    state,
+                    type_,
+                    data,
+                    size,
+                    name,
+                    numOptions,
+                    options,
+                    optionValues,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Add a file input to a pending linker invocation
+
+ No reference is retained to any inputs after this call returns.
+
+ This method accepts only compiler options, which are used if the input must be compiled from PTX, and does not accept any of [`CU_JIT_WALL_TIME`](crate::types::CUjit_option_enum::CU_JIT_WALL_TIME), [`CU_JIT_INFO_LOG_BUFFER`](crate::types::CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER), [`CU_JIT_ERROR_LOG_BUFFER`](crate::types::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER), [`CU_JIT_TARGET_FROM_CUCONTEXT`](crate::types::CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT), or [`CU_JIT_TARGET`](crate::types::CUjit_option_enum::CU_JIT_TARGET).
+
+ This method is equivalent to invoking [`cuLinkAddData`](crate::api::legacy::cuLinkAddData) on the contents of the file.
+
+ **Note:** For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted
+
+ # Parameters
+
+ - `state`: A pending linker action
+ - `type`: The type of the input data
+ - `path`: Path to the input file
+ - `numOptions`: Size of options
+ - `options`: Options to be applied only for this input (overrides options from [`cuLinkCreate`](crate::api::legacy::cuLinkCreate))
+ - `optionValues`: Array of option values, each cast to void \*
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_FILE_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND) [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_IMAGE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_IMAGE), [`CUDA_ERROR_INVALID_PTX`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_PTX), [`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`](crate::types::cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_NO_BINARY_FOR_GPU`](crate::types::cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU)
+
+ # See also
+
+ [`cuLinkCreate`](crate::api::legacy::cuLinkCreate), [`cuLinkAddData`](crate::api::legacy::cuLinkAddData), [`cuLinkComplete`](crate::api::legacy::cuLinkComplete), [`cuLinkDestroy`](crate::api::legacy::cuLinkDestroy)
+
+ `cuLinkAddFile_v2`, the name the driver exports the ABI of version 6050 (CUDA 6.5) under: [`entries::cuLinkAddFile_v6050`](crate::entries::cuLinkAddFile_v6050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLinkAddFile_v2(
+        state: CUlinkState,
+        type_: CUjitInputType,
+        path: *const c_char,
+        numOptions: c_uint,
+        options: *mut CUjit_option,
+        optionValues: *mut *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuLinkAddFile_v6050>() {
+            Some(__entry_point) => {
+                __entry_point(state, type_, path, numOptions, options, optionValues)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Creates a pending JIT linker invocation.
+
+ If the call is successful, the caller owns the returned CUlinkState, which should eventually be destroyed with [`cuLinkDestroy`](crate::api::legacy::cuLinkDestroy).  The device code machine size (32 or 64 bit) will match the calling application.
+
+ Both linker and compiler options may be specified.  Compiler options will be applied to inputs to this linker action which must be compiled from PTX. The options [`CU_JIT_WALL_TIME`](crate::types::CUjit_option_enum::CU_JIT_WALL_TIME), [`CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES), and [`CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) will accumulate data until the CUlinkState is destroyed.
+
+ The data passed in via [`cuLinkAddData`](crate::api::legacy::cuLinkAddData) and [`cuLinkAddFile`](crate::api::legacy::cuLinkAddFile) will be treated as relocatable (-rdc=true to nvcc) when linking the final cubin during [`cuLinkComplete`](crate::api::legacy::cuLinkComplete) and will have similar consequences as offline relocatable device code linking.
+
+ `optionValues` must remain valid for the life of the CUlinkState if output options are used.  No other references to inputs are maintained after this call returns.
+
+ **Note:** For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `numOptions`: Size of options arrays
+ - `options`: Array of linker and compiler options
+ - `optionValues`: Array of option values, each cast to void \*
+ - `stateOut`: On success, this will contain a CUlinkState to specify and complete this action
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_JIT_COMPILER_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND)
+
+ # See also
+
+ [`cuLinkAddData`](crate::api::legacy::cuLinkAddData), [`cuLinkAddFile`](crate::api::legacy::cuLinkAddFile), [`cuLinkComplete`](crate::api::legacy::cuLinkComplete), [`cuLinkDestroy`](crate::api::legacy::cuLinkDestroy)
+
+ `cuLinkCreate_v2`, the name the driver exports the ABI of version 6050 (CUDA 6.5) under: [`entries::cuLinkCreate_v6050`](crate::entries::cuLinkCreate_v6050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuLinkCreate_v2(
+        numOptions: c_uint,
+        options: *mut CUjit_option,
+        optionValues: *mut *mut c_void,
+        stateOut: *mut CUlinkState,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuLinkCreate_v6050>() {
+            Some(__entry_point) => {
+                __entry_point(numOptions, options, optionValues, stateOut)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Advise about the usage of a given memory range
+
+ Advise the Unified Memory subsystem about the usage pattern for the memory range starting at `devPtr` with a size of `count` bytes. The start address and end address of the memory range will be rounded down and rounded up respectively to be aligned to CPU page size before the advice is applied. The memory range must refer to managed memory allocated via [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) or declared via \_\_managed\_\_ variables. The memory range could also refer to system-allocated pageable memory provided it represents a valid, host-accessible region of memory and all additional constraints imposed by `advice` as outlined below are also satisfied. Specifying an invalid system-allocated pageable memory range results in an error being returned.
+
+ The `advice` parameter can take the following values:
+
+ - [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY): This implies that the data is mostly going to be read from and only occasionally written to. Any read accesses from any processor to this region will create a read-only copy of at least the accessed pages in that processor's memory. Additionally, if [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync) is called on this region, it will create a read-only copy of the data on the destination processor. If the target location for [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync) is a host NUMA node and a read-only copy already exists on another host NUMA node, that copy will be migrated to the targeted host NUMA node. If any processor writes to this region, all copies of the corresponding page will be invalidated except for the one where the write occurred. If the writing processor is the CPU and the preferred location of the page is a host NUMA node, then the page will also be migrated to that host NUMA node. The `location` argument is ignored for this advice. Note that for a page to be read-duplicated, the accessing processor must either be the CPU or a GPU that has a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS). Also, if a context is created on a device that does not have the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) set, then read-duplication will not occur until all such contexts are destroyed. If the memory region refers to valid system-allocated pageable memory, then the accessing device must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) for a read-only copy to be created on that device. Note however that if the accessing device also has a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES), then setting this advice will not create a read-only copy when that device accesses this memory region.
+ - [`CU_MEM_ADVISE_UNSET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY):  Undoes the effect of [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY) and also prevents the Unified Memory driver from attempting heuristic read-duplication on the memory range. Any read-duplicated copies of the data will be collapsed into a single copy. The location for the collapsed copy will be the preferred location if the page has a preferred location and one of the read-duplicated copies was resident at that location. Otherwise, the location chosen is arbitrary. Note: The `location` argument is ignored for this advice.
+ - [`CU_MEM_ADVISE_SET_PREFERRED_LOCATION`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION): This advice sets the preferred location for the data to be the memory belonging to `location`. When [`CUmemLocation`](crate::types::CUmemLocation)`type` is [`CU_MEM_LOCATION_TYPE_HOST`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST), [`CUmemLocation`](crate::types::CUmemLocation)`id` is ignored and the preferred location is set to be host memory. To set the preferred location to a specific host NUMA node, applications must set [`CUmemLocation`](crate::types::CUmemLocation)`type` to [`CU_MEM_LOCATION_TYPE_HOST_NUMA`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA) and [`CUmemLocation`](crate::types::CUmemLocation)`id` must specify the NUMA ID of the host NUMA node. If [`CUmemLocation`](crate::types::CUmemLocation)`type` is set to [`CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT), [`CUmemLocation`](crate::types::CUmemLocation)`id` will be ignored and the the host NUMA node closest to the calling thread's CPU will be used as the preferred location. If [`CUmemLocation`](crate::types::CUmemLocation)`type` is a [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE), then [`CUmemLocation`](crate::types::CUmemLocation)`id` must be a valid device ordinal and the device must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS). A [`CUmemLocation`](crate::types::CUmemLocation)`type` of [`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN) is unsupported. Setting the preferred location does not cause data to migrate to that location immediately. Instead, it guides the migration policy when a fault occurs on that memory region. If the data is already in its preferred location and the faulting processor can establish a mapping without requiring the data to be migrated, then data migration will be avoided. On the other hand, if the data is not in its preferred location or if a direct mapping cannot be established, then it will be migrated to the processor accessing it. It is important to note that setting the preferred location does not prevent data prefetching done using [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync). Having a preferred location can override the page thrash detection and resolution logic in the Unified Memory driver. Normally, if a page is detected to be constantly thrashing between for example host and device memory, the page may eventually be pinned to host memory by the Unified Memory driver. But if the preferred location is set as device memory, then the page will continue to thrash indefinitely. If [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY) is also set on this memory region or any subset of it, then the policies associated with that advice will override the policies of this advice, unless read accesses from `location` will not result in a read-only copy being created on that procesor as outlined in description for the advice [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY). If the memory region refers to valid system-allocated pageable memory, and [`CUmemLocation`](crate::types::CUmemLocation)`type` is CU\_MEM\_LOCATION\_TYPE\_DEVICE then [`CUmemLocation`](crate::types::CUmemLocation)`id` must be a valid device that has a non-zero alue for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS).
+ - [`CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION): Undoes the effect of [`CU_MEM_ADVISE_SET_PREFERRED_LOCATION`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION) and changes the preferred location to none. The `location` argument is ignored for this advice.
+ - [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY): This advice implies that the data will be accessed by processor `location`. The [`CUmemLocation`](crate::types::CUmemLocation)`type` must be either [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE) with [`CUmemLocation`](crate::types::CUmemLocation)`id` representing a valid device ordinal or [`CU_MEM_LOCATION_TYPE_HOST`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST) and [`CUmemLocation`](crate::types::CUmemLocation)`id` will be ignored. All other location types are invalid. If [`CUmemLocation`](crate::types::CUmemLocation)`id` is a GPU, then the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) must be non-zero. This advice does not cause data migration and has no impact on the location of the data per se. Instead, it causes the data to always be mapped in the specified processor's page tables, as long as the location of the data permits a mapping to be established. If the data gets migrated for any reason, the mappings are updated accordingly. This advice is recommended in scenarios where data locality is not important, but avoiding faults is. Consider for example a system containing multiple GPUs with peer-to-peer access enabled, where the data located on one GPU is occasionally accessed by peer GPUs. In such scenarios, migrating data over to the other GPUs is not as important because the accesses are infrequent and the overhead of migration may be too high. But preventing faults can still help improve performance, and so having a mapping set up in advance is useful. Note that on CPU access of this data, the data may be migrated to host memory because the CPU typically cannot access device memory directly. Any GPU that had the [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY) flag set for this data will now have its mapping updated to point to the page in host memory. If [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY) is also set on this memory region or any subset of it, then the policies associated with that advice will override the policies of this advice. Additionally, if the preferred location of this memory region or any subset of it is also `location`, then the policies associated with [`CU_MEM_ADVISE_SET_PREFERRED_LOCATION`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION) will override the policies of this advice. If the memory region refers to valid system-allocated pageable memory, and [`CUmemLocation`](crate::types::CUmemLocation)`type` is [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE) then device in [`CUmemLocation`](crate::types::CUmemLocation)`id` must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS). Additionally, if [`CUmemLocation`](crate::types::CUmemLocation)`id` has a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES), then this call has no effect.
+ - [`CU_MEM_ADVISE_UNSET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY): Undoes the effect of [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY). Any mappings to the data from `location` may be removed at any time causing accesses to result in non-fatal page faults. If the memory region refers to valid system-allocated pageable memory, and [`CUmemLocation`](crate::types::CUmemLocation)`type` is [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE) then device in [`CUmemLocation`](crate::types::CUmemLocation)`id` must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS). Additionally, if [`CUmemLocation`](crate::types::CUmemLocation)`id` has a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES), then this call has no effect.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `devPtr`: Pointer to memory to set the advice for
+ - `count`: Size in bytes of the memory range
+ - `advice`: Advice to be applied for the specified memory range
+ - `location`: location to apply the advice for
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuMemcpy`](crate::api::legacy::cuMemcpy), [`cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer), [`cuMemcpyAsync`](crate::api::legacy::cuMemcpyAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync), `cudaMemAdvise`
+
+ `cuMemAdvise_v2`, the name the driver exports the ABI of version 12020 (CUDA 12.2) under: [`entries::cuMemAdvise_v12020`](crate::entries::cuMemAdvise_v12020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemAdvise_v2(
+        devPtr: CUdeviceptr_v2,
+        count: usize,
+        advice: CUmem_advise,
+        location: CUmemLocation_v1,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemAdvise_v12020>() {
+            Some(__entry_point) => __entry_point(devPtr, count, advice, location),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Allocates memory with stream ordered semantics
+
+ Inserts an allocation operation into `hStream`. A pointer to the allocated memory is returned immediately in \*dptr. The allocation must not be accessed until the the allocation operation completes. The allocation comes from the memory pool current to the stream's device.
+
+ **Note:** The default memory pool of a device contains device memory from that device.
+
+ **Note:** Basic stream ordering allows future work submitted into the same stream to use the allocation. Stream query, stream synchronize, and CUDA events can be used to guarantee that the allocation operation completes before work submitted in a separate stream runs.
+
+ **Note:** During stream capture, this function results in the creation of an allocation node.  In this case, the allocation is owned by the graph instead of the memory pool. The memory pool's properties are used to set the node's creation parameters.
+
+ # Parameters
+
+ - `dptr`: Returned device pointer
+ - `bytesize`: Number of bytes to allocate
+ - `hStream`: The stream establishing the stream ordering contract and the memory pool to allocate from
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT) (default stream specified with no current context), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync), [`cuMemFreeAsync`](crate::api::legacy::cuMemFreeAsync), [`cuDeviceSetMemPool`](crate::api::legacy::cuDeviceSetMemPool), [`cuDeviceGetDefaultMemPool`](crate::api::legacy::cuDeviceGetDefaultMemPool), [`cuDeviceGetMemPool`](crate::api::legacy::cuDeviceGetMemPool), [`cuMemPoolCreate`](crate::api::legacy::cuMemPoolCreate), [`cuMemPoolSetAccess`](crate::api::legacy::cuMemPoolSetAccess), [`cuMemPoolSetAttribute`](crate::api::legacy::cuMemPoolSetAttribute)
+
+ `cuMemAllocAsync_ptsz`, the name the driver exports the ABI of version 11020 (CUDA 11.2) of the per-thread default stream under: [`entries::cuMemAllocAsync_v11020_ptsz`](crate::entries::cuMemAllocAsync_v11020_ptsz). The newest cuda.h's `cuMemAllocAsync` means another ABI, `cuMemAllocAsync` ([`api::cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync)): a program written against an older cuda.h, whose `cuMemAllocAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemAllocAsync_ptsz(
+        dptr: *mut CUdeviceptr_v2,
+        bytesize: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020_ptsz>() {
+            Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Allocates memory from a specified pool with stream ordered semantics.
+
+ Inserts an allocation operation into `hStream`. A pointer to the allocated memory is returned immediately in \*dptr. The allocation must not be accessed until the the allocation operation completes. The allocation comes from the specified memory pool.
+
+ **Note:** The specified memory pool may be from a device different than that of the specified `hStream`.
+
+ **Note:** Basic stream ordering allows future work submitted into the same stream to use the allocation. Stream query, stream synchronize, and CUDA events can be used to guarantee that the allocation operation completes before work submitted in a separate stream runs.
+
+ **Note:** During stream capture, this function results in the creation of an allocation node.  In this case, the allocation is owned by the graph instead of the memory pool. The memory pool's properties are used to set the node's creation parameters.
+
+ # Parameters
+
+ - `dptr`: Returned device pointer
+ - `bytesize`: Number of bytes to allocate
+ - `pool`: The pool to allocate from
+ - `hStream`: The stream establishing the stream ordering semantic
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT) (default stream specified with no current context), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync), [`cuMemFreeAsync`](crate::api::legacy::cuMemFreeAsync), [`cuDeviceGetDefaultMemPool`](crate::api::legacy::cuDeviceGetDefaultMemPool), [`cuDeviceGetMemPool`](crate::api::legacy::cuDeviceGetMemPool), [`cuMemPoolCreate`](crate::api::legacy::cuMemPoolCreate), [`cuMemPoolSetAccess`](crate::api::legacy::cuMemPoolSetAccess), [`cuMemPoolSetAttribute`](crate::api::legacy::cuMemPoolSetAttribute)
+
+ `cuMemAllocFromPoolAsync_ptsz`, the name the driver exports the ABI of version 11020 (CUDA 11.2) of the per-thread default stream under: [`entries::cuMemAllocFromPoolAsync_v11020_ptsz`](crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz). The newest cuda.h's `cuMemAllocFromPoolAsync` means another ABI, `cuMemAllocFromPoolAsync` ([`api::cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync)): a program written against an older cuda.h, whose `cuMemAllocFromPoolAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemAllocFromPoolAsync_ptsz(
+        dptr: *mut CUdeviceptr_v2,
+        bytesize: usize,
+        pool: CUmemoryPool,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Allocates page-locked host memory
+
+ Allocates `bytesize` bytes of host memory that is page-locked and accessible to the device. The driver tracks the virtual memory ranges allocated with this function and automatically accelerates calls to functions such as [`cuMemcpy`](crate::api::legacy::cuMemcpy). Since the memory can be accessed directly by the device, it can be read or written with much higher bandwidth than pageable memory obtained with functions such as `malloc`.
+
+ On systems where [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES) is true, [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost) may not page-lock the allocated memory.
+
+ Page-locking excessive amounts of memory with [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost) may degrade system performance, since it reduces the amount of memory available to the system for paging. As a result, this function is best used sparingly to allocate staging areas for data exchange between host and device.
+
+ Note all host memory allocated using [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost) will automatically be immediately accessible to all contexts on all devices which support unified addressing (as may be queried using [`CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)). The device pointer that may be used to access this host memory from those contexts is always equal to the returned host pointer  \*pp. See `CUDA_UNIFIED` for additional details.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pp`: Returned pointer to host memory
+ - `bytesize`: Requested allocation size in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY) [`CUDA_ERROR_EXTERNAL_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMallocHost`
+
+ `cuMemAllocHost_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemAllocHost_v3020`](crate::entries::cuMemAllocHost_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemAllocHost_v3020>() {
+            Some(__entry_point) => __entry_point(pp, bytesize),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Allocates pitched device memory
+
+ Allocates at least `WidthInBytes` \* `Height` bytes of linear memory on the device and returns in  \*dptr a pointer to the allocated memory. The function may pad the allocation to ensure that corresponding pointers in any given row will continue to meet the alignment requirements for coalescing as the address is updated from row to row. `ElementSizeBytes` specifies the size of the largest reads and writes that will be performed on the memory range. `ElementSizeBytes` may be 4, 8 or 16 (since coalesced memory transactions are not possible on other data sizes). If `ElementSizeBytes` is smaller than the actual read/write size of a kernel, the kernel will run correctly, but possibly at reduced speed. The pitch returned in  \*pPitch by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch) is the width in bytes of the allocation. The intended usage of pitch is as a separate parameter of the allocation, used to compute addresses within the 2D array. Given the row and column of an array element of type **T**, the address is computed as:
+
+ ```c
+ T* pElement = (T*)((char*)BaseAddress + Row * Pitch) + Column;
+ ```
+
+ The pitch returned by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch) is guaranteed to work with [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) under all circumstances. For allocations of 2D arrays, it is recommended that programmers consider performing pitch allocations using [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch). Due to alignment restrictions in the hardware, this is especially true if the application will be performing 2D memory copies between different regions of device memory (whether linear memory or CUDA arrays).
+
+ The byte alignment of the pitch returned by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch) is guaranteed to match or exceed the alignment requirement for texture binding with [`cuTexRefSetAddress2D`](crate::api::legacy::cuTexRefSetAddress2D).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dptr`: Returned device pointer
+ - `pPitch`: Returned pitch of allocation in bytes
+ - `WidthInBytes`: Requested allocation width in bytes
+ - `Height`: Requested allocation height in rows
+ - `ElementSizeBytes`: Size of largest reads/writes for range
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMallocPitch`
+
+ `cuMemAllocPitch_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemAllocPitch_v3020`](crate::entries::cuMemAllocPitch_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemAllocPitch_v2(
+        dptr: *mut CUdeviceptr_v2,
+        pPitch: *mut usize,
+        WidthInBytes: usize,
+        Height: usize,
+        ElementSizeBytes: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemAllocPitch_v3020>() {
+            Some(__entry_point) => {
+                __entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Allocates device memory
+
+ Allocates `bytesize` bytes of linear memory on the device and returns in  \*dptr a pointer to the allocated memory. The allocated memory is suitably aligned for any kind of variable. The memory is not cleared. If `bytesize` is 0, [`cuMemAlloc`](crate::api::legacy::cuMemAlloc) returns [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dptr`: Returned device pointer
+ - `bytesize`: Requested allocation size in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY) [`CUDA_ERROR_EXTERNAL_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMalloc`
+
+ `cuMemAlloc_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemAlloc_v3020`](crate::entries::cuMemAlloc_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemAlloc_v2(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemAlloc_v3020>() {
+            Some(__entry_point) => __entry_point(dptr, bytesize),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Submit a batch of `count` independent decompression operations.
+
+ Each of the `count` decompression operations is described by a single entry in the `paramsArray` array. Once the batch has been submitted, the function will return, and decompression will happen asynchronously w.r.t. the CPU. To the work completion tracking mechanisms in the CUDA driver, the batch will be considered a single unit of work and processed according to stream semantics, i.e., it is not possible to query the completion of individual decompression operations within a batch.
+
+ The memory pointed to by each of `CUmemDecompressParams.src`, `CUmemDecompressParams.dst`, and `CUmemDecompressParams.dstActBytes`, must be capable of usage with the hardware decompress feature. That is, for each of said pointers, the pointer attribute [`CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE`](crate::types::CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE) should give a non-zero value. To ensure this, the memory backing the pointers should have been allocated using one of the following CUDA memory allocators:
+
+ - [`cuMemAlloc`](crate::api::legacy::cuMemAlloc)
+ - [`cuMemCreate`](crate::api::legacy::cuMemCreate) with the usage flag [`CU_MEM_CREATE_USAGE_HW_DECOMPRESS`](crate::types::CU_MEM_CREATE_USAGE_HW_DECOMPRESS)
+ - [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync) from a pool that was created with the usage flag [`CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS`](crate::types::CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS) Additionally, `CUmemDecompressParams.src`, `CUmemDecompressParams.dst`, and `CUmemDecompressParams.dstActBytes`, must all be accessible from the device associated with the context where `stream` was created. For information on how to ensure this, see the documentation for the allocator of interest.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `paramsArray`: The array of structures describing the independent decompression operations.
+ - `count`: The number of entries in `paramsArray` array.
+ - `flags`: Must be 0.
+ - `errorIndex`: The index into `paramsArray` of the decompression operation for which the error returned by this function pertains to. If `index` is SIZE\_MAX and the value returned is not [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), then the error returned by this function should be considered a general error that does not pertain to a particular decompression operation. May be `NULL`, in which case, no index will be recorded in the event of error.
+ - `stream`: The stream where the work will be enqueued.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemPoolCreate`](crate::api::legacy::cuMemPoolCreate), [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync)
+
+ `cuMemBatchDecompressAsync_ptsz`, the name the driver exports the ABI of version 12060 (CUDA 12.6) of the per-thread default stream under: [`entries::cuMemBatchDecompressAsync_v12060_ptsz`](crate::entries::cuMemBatchDecompressAsync_v12060_ptsz). The newest cuda.h's `cuMemBatchDecompressAsync` means another ABI, `cuMemBatchDecompressAsync` ([`api::cuMemBatchDecompressAsync`](crate::api::legacy::cuMemBatchDecompressAsync)): a program written against an older cuda.h, whose `cuMemBatchDecompressAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemBatchDecompressAsync_ptsz(
+        paramsArray: *mut CUmemDecompressParams,
+        count: usize,
+        flags: c_uint,
+        errorIndex: *mut usize,
+        stream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemBatchDecompressAsync_v12060_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(paramsArray, count, flags, errorIndex, stream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of memory discards and prefetches asynchronously
+
+ Performs a batch of memory discards followed by prefetches. The batch as a whole executes in stream order but operations within a batch are not guaranteed to execute in any specific order. All devices in the system must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) otherwise the API will return an error.
+
+ Calling [`cuMemDiscardAndPrefetchBatchAsync`](crate::api::legacy::cuMemDiscardAndPrefetchBatchAsync) is semantically equivalent to calling [`cuMemDiscardBatchAsync`](crate::api::legacy::cuMemDiscardBatchAsync) followed by [`cuMemPrefetchBatchAsync`](crate::api::legacy::cuMemPrefetchBatchAsync), but is more optimal. For more details on what discarding and prefetching imply, please refer to [`cuMemDiscardBatchAsync`](crate::api::legacy::cuMemDiscardBatchAsync) and [`cuMemPrefetchBatchAsync`](crate::api::legacy::cuMemPrefetchBatchAsync) respectively. Note that any reads, writes or prefetches to any part of the memory range that occur simultaneously with this combined discard+prefetch operation result in undefined behavior.
+
+ Performs memory discard and prefetch on address ranges specified in `dptrs` and `sizes`. Both arrays must be of the same length as specified by `count`. Each memory range specified must refer to managed memory allocated via [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) or declared via \_\_managed\_\_ variables or it may also refer to system-allocated memory when all devices have a non-zero value for [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS). Every operation in the batch has to be associated with a valid location to prefetch the address range to and specified in the `prefetchLocs` array. Each entry in this array can apply to more than one operation. This can be done by specifying in the `prefetchLocIdxs` array, the index of the first operation that the corresponding entry in the `prefetchLocs` array applies to. Both `prefetchLocs` and `prefetchLocIdxs` must be of the same length as specified by `numPrefetchLocs`. For example, if a batch has 10 operations listed in dptrs/sizes, the first 6 of which are to be prefetched to one location and the remaining 4 are to be prefetched to another, then `numPrefetchLocs` will be 2, `prefetchLocIdxs` will be {0, 6} and `prefetchLocs` will contain the two set of locations. Note the first entry in `prefetchLocIdxs` must always be 0. Also, each entry must be greater than the previous entry and the last entry should be less than `count`. Furthermore, `numPrefetchLocs` must be lesser than or equal to `count`.
+
+ # Parameters
+
+ - `dptrs`: Array of pointers to be discarded
+ - `sizes`: Array of sizes for memory discard operations.
+ - `count`: Size of `dptrs` and `sizes` arrays.
+ - `prefetchLocs`: Array of locations to prefetch to.
+ - `prefetchLocIdxs`: Array of indices to specify which operands each entry in the `prefetchLocs` array applies to. The locations specified in prefetchLocs\[k\] will be applied to operations starting from  prefetchLocIdxs\[k\] through prefetchLocIdxs\[k+1\] - 1. Also prefetchLocs\[numPrefetchLocs - 1\] will apply to copies starting from prefetchLocIdxs\[numPrefetchLocs - 1\] through count - 1.
+ - `numPrefetchLocs`: Size of `prefetchLocs` and `prefetchLocIdxs` arrays.
+ - `flags`: Flags reserved for future use. Must be zero.
+ - `hStream`: The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+ `cuMemDiscardAndPrefetchBatchAsync_ptsz`, the name the driver exports the ABI of version 13000 (CUDA 13.0) of the per-thread default stream under: [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz). The newest cuda.h's `cuMemDiscardAndPrefetchBatchAsync` means another ABI, `cuMemDiscardAndPrefetchBatchAsync` ([`api::cuMemDiscardAndPrefetchBatchAsync`](crate::api::legacy::cuMemDiscardAndPrefetchBatchAsync)): a program written against an older cuda.h, whose `cuMemDiscardAndPrefetchBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemDiscardAndPrefetchBatchAsync_ptsz(
+        dptrs: *mut CUdeviceptr_v2,
+        sizes: *mut usize,
+        count: usize,
+        prefetchLocs: *mut CUmemLocation_v1,
+        prefetchLocIdxs: *mut usize,
+        numPrefetchLocs: usize,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    dptrs,
+                    sizes,
+                    count,
+                    prefetchLocs,
+                    prefetchLocIdxs,
+                    numPrefetchLocs,
+                    flags,
+                    hStream,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of memory discards asynchronously
+
+ Performs a batch of memory discards. The batch as a whole executes in stream order but operations within a batch are not guaranteed to execute in any specific order. All devices in the system must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) otherwise the API will return an error.
+
+ Discarding a memory range informs the driver that the contents of that range are no longer useful. Discarding memory ranges allows the driver to optimize certain data migrations and can also help reduce memory pressure. This operation can be undone on any part of the range by either writing to it or prefetching it via [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync) or [`cuMemPrefetchBatchAsync`](crate::api::legacy::cuMemPrefetchBatchAsync). Reading from a discarded range, without a subsequent write or prefetch to that part of the range, will return an indeterminate value. Note that any reads, writes or prefetches to any part of the memory range that occur simultaneously with the discard operation result in undefined behavior.
+
+ Performs memory discard on address ranges specified in `dptrs` and `sizes`. Both arrays must be of the same length as specified by `count`. Each memory range specified must refer to managed memory allocated via [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) or declared via \_\_managed\_\_ variables or it may also refer to system-allocated memory when all devices have a non-zero value for [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS).
+
+ # Parameters
+
+ - `dptrs`: Array of pointers to be discarded
+ - `sizes`: Array of sizes for memory discard operations.
+ - `count`: Size of `dptrs` and `sizes` arrays.
+ - `flags`: Flags reserved for future use. Must be zero.
+ - `hStream`: The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+ `cuMemDiscardBatchAsync_ptsz`, the name the driver exports the ABI of version 13000 (CUDA 13.0) of the per-thread default stream under: [`entries::cuMemDiscardBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardBatchAsync_v13000_ptsz). The newest cuda.h's `cuMemDiscardBatchAsync` means another ABI, `cuMemDiscardBatchAsync` ([`api::cuMemDiscardBatchAsync`](crate::api::legacy::cuMemDiscardBatchAsync)): a program written against an older cuda.h, whose `cuMemDiscardBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemDiscardBatchAsync_ptsz(
+        dptrs: *mut CUdeviceptr_v2,
+        sizes: *mut usize,
+        count: usize,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemDiscardBatchAsync_v13000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Frees memory with stream ordered semantics
+
+ Inserts a free operation into `hStream`. The allocation must not be accessed after stream execution reaches the free. After this API returns, accessing the memory from any subsequent work launched on the GPU or querying its pointer attributes results in undefined behavior.
+
+ **Note:** During stream capture, this function results in the creation of a free node and must therefore be passed the address of a graph allocation.
+
+ # Parameters
+
+ - `dptr`: memory to free
+ - `hStream`: The stream establishing the stream ordering contract.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT) (default stream specified with no current context), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ `cuMemFreeAsync_ptsz`, the name the driver exports the ABI of version 11020 (CUDA 11.2) of the per-thread default stream under: [`entries::cuMemFreeAsync_v11020_ptsz`](crate::entries::cuMemFreeAsync_v11020_ptsz). The newest cuda.h's `cuMemFreeAsync` means another ABI, `cuMemFreeAsync` ([`api::cuMemFreeAsync`](crate::api::legacy::cuMemFreeAsync)): a program written against an older cuda.h, whose `cuMemFreeAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemFreeAsync_ptsz(
+        dptr: CUdeviceptr_v2,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020_ptsz>() {
+            Some(__entry_point) => __entry_point(dptr, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Frees device memory
+
+ Frees the memory space pointed to by `dptr`, which must have been returned by a previous call to one of the following memory allocation APIs - [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), [`cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync), [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync)
+
+ Note - This API will not perform any implict synchronization when the pointer was allocated with [`cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync) or [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync). Callers must ensure that all accesses to these pointer have completed before invoking [`cuMemFree`](crate::api::legacy::cuMemFree). For best performance and memory reuse, users should use [`cuMemFreeAsync`](crate::api::legacy::cuMemFreeAsync) to free memory allocated via the stream ordered memory allocator. For all other pointers, this API may perform implicit synchronization.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dptr`: Pointer to memory to free
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), [`cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync), [`cuMemAllocFromPoolAsync`](crate::api::legacy::cuMemAllocFromPoolAsync), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemFreeAsync`](crate::api::legacy::cuMemFreeAsync), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaFree`
+
+ `cuMemFree_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemFree_v3020`](crate::entries::cuMemFree_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemFree_v2(dptr: CUdeviceptr_v2) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemFree_v3020>() {
+            Some(__entry_point) => __entry_point(dptr),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Get information on memory allocations
+
+ Returns the base address in  \*pbase and size in  \*psize of the allocation that contains the input pointer `dptr`. Both parameters `pbase` and `psize` are optional. If one of them is NULL, it is ignored.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pbase`: Returned base address
+ - `psize`: Returned size of device memory allocation
+ - `dptr`: Device pointer to query
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_NOT_FOUND), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32)
+
+ `cuMemGetAddressRange_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemGetAddressRange_v3020`](crate::entries::cuMemGetAddressRange_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemGetAddressRange_v2(
+        pbase: *mut CUdeviceptr_v2,
+        psize: *mut usize,
+        dptr: CUdeviceptr_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemGetAddressRange_v3020>() {
+            Some(__entry_point) => __entry_point(pbase, psize, dptr),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Gets free and total memory
+
+ Returns in  \*total the total amount of memory available to the the current context. Returns in  \*free the amount of memory on the device that is free according to the OS. CUDA is not guaranteed to be able to allocate all of the memory that the OS reports as free. In a multi-tenet situation, free estimate returned is prone to race condition where a new allocation/free done by a different process or a different thread in the same process between the time when free memory was estimated and reported, will result in deviation in free value reported and actual free memory.
+
+ The integrated GPU on Tegra shares memory with CPU and other component of the SoC. The free and total values returned by the API excludes the SWAP memory space maintained by the OS on some platforms. The OS may move some of the memory pages into swap area as the GPU or CPU allocate or access memory. See Tegra app note on how to calculate total and free memory on Tegra.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `free`: Returned free memory in bytes
+ - `total`: Returned total memory in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemGetInfo`
+
+ `cuMemGetInfo_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemGetInfo_v3020`](crate::entries::cuMemGetInfo_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemGetInfo_v3020>() {
+            Some(__entry_point) => __entry_point(free, total),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Passes back device pointer of mapped pinned memory
+
+ Passes back the device pointer `pdptr` corresponding to the mapped, pinned host buffer `p` allocated by [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc).
+
+ [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) will fail if the [`CU_MEMHOSTALLOC_DEVICEMAP`](crate::types::CU_MEMHOSTALLOC_DEVICEMAP) flag was not specified at the time the memory was allocated, or if the function is called on a GPU that does not support mapped pinned memory.
+
+ For devices that have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM), the memory can also be accessed from the device using the host pointer `p`. The device pointer returned by [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) may or may not match the original host pointer `p` and depends on the devices visible to the application. If all devices visible to the application have a non-zero value for the device attribute, the device pointer returned by [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) will match the original pointer `p`. If any device visible to the application has a zero value for the device attribute, the device pointer returned by [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) will not match the original host pointer `p`, but it will be suitable for use on all devices provided Unified Virtual Addressing is enabled. In such systems, it is valid to access the memory using either pointer on devices that have a non-zero value for the device attribute. Note however that such devices should access the memory using only one of the two pointers and not both.
+
+ `Flags` provides for future releases. For now, it must be set to 0.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pdptr`: Returned device pointer
+ - `p`: Host pointer
+ - `Flags`: Options (must be 0)
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaHostGetDevicePointer`
+
+ `cuMemHostGetDevicePointer_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuMemHostGetDevicePointer_v3020`](crate::entries::cuMemHostGetDevicePointer_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemHostGetDevicePointer_v2(
+        pdptr: *mut CUdeviceptr_v2,
+        p: *mut c_void,
+        Flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemHostGetDevicePointer_v3020,
+        >() {
+            Some(__entry_point) => __entry_point(pdptr, p, Flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Registers an existing host memory range for use by CUDA
+
+ Page-locks the memory range specified by `p` and `bytesize` and maps it for the device(s) as specified by `Flags`. This memory range also is added to the same tracking mechanism as [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc) to automatically accelerate calls to functions such as [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD). Since the memory can be accessed directly by the device, it can be read or written with much higher bandwidth than pageable memory that has not been registered.  Page-locking excessive amounts of memory may degrade system performance, since it reduces the amount of memory available to the system for paging. As a result, this function is best used sparingly to register staging areas for data exchange between host and device.
+
+ On systems where [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES) is true, [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister) might not page-lock the memory range specified by `ptr`. On such systems with discrete GPUs, the memory range is not page-locked and only unpopulated pages are populated. On systems with an SoC-integrated GPU (e.g. NVIDIA Tegra), the memory range is page-locked. Since the GPU on these systems can access pageable memory directly, applications that want to avoid the page-locking cost can skip [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister) and access the memory directly from the GPU. See Tegra app note for registered memory behavior on Tegra platforms.
+
+ The `Flags` parameter enables different options to be specified that affect the allocation, as follows.
+
+ - [`CU_MEMHOSTREGISTER_PORTABLE`](crate::types::CU_MEMHOSTREGISTER_PORTABLE): The memory returned by this call will be considered as pinned memory by all CUDA contexts, not just the one that performed the allocation.
+ - [`CU_MEMHOSTREGISTER_DEVICEMAP`](crate::types::CU_MEMHOSTREGISTER_DEVICEMAP): Maps the allocation into the CUDA address space. The device pointer to the memory may be obtained by calling [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer).
+ - [`CU_MEMHOSTREGISTER_IOMEMORY`](crate::types::CU_MEMHOSTREGISTER_IOMEMORY): The pointer is treated as pointing to some I/O memory space, e.g. the PCI Express resource of a 3rd party device.
+ - [`CU_MEMHOSTREGISTER_READ_ONLY`](crate::types::CU_MEMHOSTREGISTER_READ_ONLY): The pointer is treated as pointing to memory that is considered read-only by the device.  On platforms without [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES), this flag is required in order to register memory mapped to the CPU as read-only.  Support for the use of this flag can be queried from the device attribute [`CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED).  Using this flag with a current context associated with a device that does not have this attribute set will cause [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister) to error with CUDA\_ERROR\_NOT\_SUPPORTED.
+
+ All of these flags are orthogonal to one another: a developer may page-lock memory that is portable or mapped with no restrictions.
+
+ The [`CU_MEMHOSTREGISTER_DEVICEMAP`](crate::types::CU_MEMHOSTREGISTER_DEVICEMAP) flag may be specified on CUDA contexts for devices that do not support mapped pinned memory. The failure is deferred to [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) because the memory may be mapped into other CUDA contexts via the [`CU_MEMHOSTREGISTER_PORTABLE`](crate::types::CU_MEMHOSTREGISTER_PORTABLE) flag.
+
+ For devices that have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM), the memory can also be accessed from the device using the host pointer `p`. The device pointer returned by [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) may or may not match the original host pointer `ptr` and depends on the devices visible to the application. If all devices visible to the application have a non-zero value for the device attribute, the device pointer returned by [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) will match the original pointer `ptr`. If any device visible to the application has a zero value for the device attribute, the device pointer returned by [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer) will not match the original host pointer `ptr`, but it will be suitable for use on all devices provided Unified Virtual Addressing is enabled. In such systems, it is valid to access the memory using either pointer on devices that have a non-zero value for the device attribute. Note however that such devices should access the memory using only of the two pointers and not both.
+
+ The memory page-locked by this function must be unregistered with [`cuMemHostUnregister`](crate::api::legacy::cuMemHostUnregister).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `p`: Host pointer to memory to page-lock
+ - `bytesize`: Size in bytes of the address range to page-lock
+ - `Flags`: Flags for allocation request
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`](crate::types::cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED), [`CUDA_ERROR_NOT_PERMITTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_PERMITTED), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED) [`CUDA_ERROR_EXTERNAL_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE)
+
+ # See also
+
+ [`cuMemHostUnregister`](crate::api::legacy::cuMemHostUnregister), [`cuMemHostGetFlags`](crate::api::legacy::cuMemHostGetFlags), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), `cudaHostRegister`
+
+ `cuMemHostRegister_v2`, the name the driver exports the ABI of version 6050 (CUDA 6.5) under: [`entries::cuMemHostRegister_v6050`](crate::entries::cuMemHostRegister_v6050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemHostRegister_v2(
+        p: *mut c_void,
+        bytesize: usize,
+        Flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemHostRegister_v6050>() {
+            Some(__entry_point) => __entry_point(p, bytesize, Flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+
+ Performs map or unmap operations on subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays. Each operation is specified by a [`CUarrayMapInfo`](crate::types::CUarrayMapInfo) entry in the `mapInfoList` array of size `count`. The structure [`CUarrayMapInfo`](crate::types::CUarrayMapInfo) is defined as follow:
+
+ ```c
+ typedef struct CUarrayMapInfo_st {
+ CUresourcetype resourceType;
+ union {
+ CUmipmappedArray mipmap;
+ CUarray array;
+ } resource;
+
+ CUarraySparseSubresourceType subresourceType;
+ union {
+ struct {
+ unsigned int level;
+ unsigned int layer;
+ unsigned int offsetX;
+ unsigned int offsetY;
+ unsigned int offsetZ;
+ unsigned int extentWidth;
+ unsigned int extentHeight;
+ unsigned int extentDepth;
+ } sparseLevel;
+ struct {
+ unsigned int layer;
+ unsigned long long offset;
+ unsigned long long size;
+ } miptail;
+ } subresource;
+
+ CUmemOperationType memOperationType;
+
+ CUmemHandleType memHandleType;
+ union {
+ CUmemGenericAllocationHandle memHandle;
+ } memHandle;
+
+ unsigned long long offset;
+ unsigned int deviceBitMask;
+ unsigned int flags;
+ unsigned int reserved[2];
+ } CUarrayMapInfo;
+ ```
+
+ where [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resourceType` specifies the type of resource to be operated on. If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resourceType` is set to `CUresourcetype`[`CU_RESOURCE_TYPE_ARRAY`](crate::types::CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY) then [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resource``array` must be set to a valid sparse CUDA array handle. The CUDA array must be either a 2D, 2D layered or 3D CUDA array and must have been allocated using [`cuArrayCreate`](crate::api::legacy::cuArrayCreate) or [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate) with the flag [`CUDA_ARRAY3D_SPARSE`](crate::types::CUDA_ARRAY3D_SPARSE) or [`CUDA_ARRAY3D_DEFERRED_MAPPING`](crate::types::CUDA_ARRAY3D_DEFERRED_MAPPING). For CUDA arrays obtained using [`cuMipmappedArrayGetLevel`](crate::api::legacy::cuMipmappedArrayGetLevel), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) will be returned. If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resourceType` is set to `CUresourcetype`[`CU_RESOURCE_TYPE_MIPMAPPED_ARRAY`](crate::types::CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) then [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resource``mipmap` must be set to a valid sparse CUDA mipmapped array handle. The CUDA mipmapped array must be either a 2D, 2D layered or 3D CUDA mipmapped array and must have been allocated using [`cuMipmappedArrayCreate`](crate::api::legacy::cuMipmappedArrayCreate) with the flag [`CUDA_ARRAY3D_SPARSE`](crate::types::CUDA_ARRAY3D_SPARSE) or [`CUDA_ARRAY3D_DEFERRED_MAPPING`](crate::types::CUDA_ARRAY3D_DEFERRED_MAPPING).
+
+ [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresourceType` specifies the type of subresource within the resource. [`CUarraySparseSubresourceType_enum`](crate::types::CUarraySparseSubresourceType_enum) is defined as:
+
+ ```c
+ typedef enum CUarraySparseSubresourceType_enum {
+ CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0,
+ CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1
+ } CUarraySparseSubresourceType;
+ ```
+
+ where `CUarraySparseSubresourceType`[`CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL`](crate::types::CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL) indicates a sparse-miplevel which spans at least one tile in every dimension. The remaining miplevels which are too small to span at least one tile in any dimension constitute the mip tail region as indicated by `CUarraySparseSubresourceType`[`CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL`](crate::types::CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL) subresource type.
+
+ If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresourceType` is set to `CUarraySparseSubresourceType`[`CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL`](crate::types::CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL) then [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel` struct must contain valid array subregion offsets and extents. The [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``offsetX`, [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``offsetY` and [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``offsetZ` must specify valid X, Y and Z offsets respectively. The [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``extentWidth`, [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``extentHeight` and [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``extentDepth` must specify valid width, height and depth extents respectively. These offsets and extents must be aligned to the corresponding tile dimension. For CUDA mipmapped arrays [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``level` must specify a valid mip level index. Otherwise, must be zero. For layered CUDA arrays and layered CUDA mipmapped arrays [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``layer` must specify a valid layer index. Otherwise, must be zero. [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``offsetZ` must be zero and [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``sparseLevel``extentDepth` must be set to 1 for 2D and 2D layered CUDA arrays and CUDA mipmapped arrays. Tile extents can be obtained by calling [`cuArrayGetSparseProperties`](crate::api::legacy::cuArrayGetSparseProperties) and [`cuMipmappedArrayGetSparseProperties`](crate::api::legacy::cuMipmappedArrayGetSparseProperties)
+
+ If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresourceType` is set to `CUarraySparseSubresourceType`[`CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL`](crate::types::CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL) then [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``miptail` struct must contain valid mip tail offset in [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``miptail``offset` and size in [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``miptail``size`. Both, mip tail offset and mip tail size must be aligned to the tile size. For layered CUDA mipmapped arrays which don't have the flag [`CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL`](crate::types::CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL) set in [`CUDA_ARRAY_SPARSE_PROPERTIES`](crate::types::CUDA_ARRAY_SPARSE_PROPERTIES)`flags` as returned by [`cuMipmappedArrayGetSparseProperties`](crate::api::legacy::cuMipmappedArrayGetSparseProperties), [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource``miptail``layer` must specify a valid layer index. Otherwise, must be zero.
+
+ If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resource``array` or [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`resource``mipmap` was created with [`CUDA_ARRAY3D_DEFERRED_MAPPING`](crate::types::CUDA_ARRAY3D_DEFERRED_MAPPING) flag set the [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresourceType` and the contents of [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`subresource` will be ignored.
+
+ [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memOperationType` specifies the type of operation. `CUmemOperationType` is defined as:
+
+ ```c
+ typedef enum CUmemOperationType_enum {
+ CU_MEM_OPERATION_TYPE_MAP = 1,
+ CU_MEM_OPERATION_TYPE_UNMAP = 2
+ } CUmemOperationType;
+ ```
+
+ If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memOperationType` is set to `CUmemOperationType`[`CU_MEM_OPERATION_TYPE_MAP`](crate::types::CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_MAP) then the subresource will be mapped onto the tile pool memory specified by [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memHandle` at offset [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`offset`. The tile pool allocation has to be created by specifying the [`CU_MEM_CREATE_USAGE_TILE_POOL`](crate::types::CU_MEM_CREATE_USAGE_TILE_POOL) flag when calling [`cuMemCreate`](crate::api::legacy::cuMemCreate). Also, [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memHandleType` must be set to `CUmemHandleType`[`CU_MEM_HANDLE_TYPE_GENERIC`](crate::types::CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC).
+
+ If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memOperationType` is set to `CUmemOperationType`[`CU_MEM_OPERATION_TYPE_UNMAP`](crate::types::CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_UNMAP) then an unmapping operation is performed. [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memHandle` must be NULL.
+
+ [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`deviceBitMask` specifies the list of devices that must map or unmap physical memory. Currently, this mask must have exactly one bit set, and the corresponding device must match the device associated with the stream. If [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memOperationType` is set to `CUmemOperationType`[`CU_MEM_OPERATION_TYPE_MAP`](crate::types::CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_MAP), the device must also match the device associated with the tile pool memory allocation as specified by [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`memHandle`.
+
+ [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`flags` and [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)`reserved[]` are unused and must be set to zero.
+
+ # Parameters
+
+ - `mapInfoList`: List of [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)
+ - `count`: Count of [`CUarrayMapInfo`](crate::types::CUarrayMapInfo)  in `mapInfoList`
+ - `hStream`: Stream identifier for the stream to use for map or unmap operations
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuMipmappedArrayCreate`](crate::api::legacy::cuMipmappedArrayCreate), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuMemCreate`](crate::api::legacy::cuMemCreate), [`cuArrayGetSparseProperties`](crate::api::legacy::cuArrayGetSparseProperties), [`cuMipmappedArrayGetSparseProperties`](crate::api::legacy::cuMipmappedArrayGetSparseProperties)
+
+ `cuMemMapArrayAsync_ptsz`, the name the driver exports the ABI of version 11010 (CUDA 11.1) of the per-thread default stream under: [`entries::cuMemMapArrayAsync_v11010_ptsz`](crate::entries::cuMemMapArrayAsync_v11010_ptsz). The newest cuda.h's `cuMemMapArrayAsync` means another ABI, `cuMemMapArrayAsync` ([`api::cuMemMapArrayAsync`](crate::api::legacy::cuMemMapArrayAsync)): a program written against an older cuda.h, whose `cuMemMapArrayAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemMapArrayAsync_ptsz(
+        mapInfoList: *mut CUarrayMapInfo_v1,
+        count: c_uint,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemMapArrayAsync_v11010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Prefetches memory to the specified destination device
+
+ Note there is a later version of this API, [`cuMemPrefetchAsync_v2`](crate::api::legacy::cuMemPrefetchAsync_v2). It will supplant this version in 13.0, which is retained for minor version compatibility.
+
+ Prefetches memory to the specified destination device.  `devPtr` is the base device pointer of the memory to be prefetched and `dstDevice` is the destination device. `count` specifies the number of bytes to copy. `hStream` is the stream in which the operation is enqueued. The memory range must refer to managed memory allocated via [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) or declared via \_\_managed\_\_ variables or it may also refer to system-allocated memory on systems with non-zero CU\_DEVICE\_ATTRIBUTE\_PAGEABLE\_MEMORY\_ACCESS.
+
+ Passing in CU\_DEVICE\_CPU for `dstDevice` will prefetch the data to host memory. If `dstDevice` is a GPU, then the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) must be non-zero. Additionally, `hStream` must be associated with a device that has a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS).
+
+ The start address and end address of the memory range will be rounded down and rounded up respectively to be aligned to CPU page size before the prefetch operation is enqueued in the stream.
+
+ If no physical memory has been allocated for this region, then this memory region will be populated and mapped on the destination device. If there's insufficient memory to prefetch the desired region, the Unified Memory driver may evict pages from other [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) allocations to host memory in order to make room. Device memory allocated using [`cuMemAlloc`](crate::api::legacy::cuMemAlloc) or [`cuArrayCreate`](crate::api::legacy::cuArrayCreate) will not be evicted.
+
+ By default, any mappings to the previous location of the migrated pages are removed and mappings for the new location are only setup on `dstDevice`. The exact behavior however also depends on the settings applied to this memory range via [`cuMemAdvise`](crate::api::legacy::cuMemAdvise) as described below:
+
+ If [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY) was set on any subset of this memory range, then that subset will create a read-only copy of the pages on `dstDevice`.
+
+ If [`CU_MEM_ADVISE_SET_PREFERRED_LOCATION`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION) was called on any subset of this memory range, then the pages will be migrated to `dstDevice` even if `dstDevice` is not the preferred location of any pages in the memory range.
+
+ If [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY) was called on any subset of this memory range, then mappings to those pages from all the appropriate processors are updated to refer to the new location if establishing such a mapping is possible. Otherwise, those mappings are cleared.
+
+ Note that this API is not required for functionality and only serves to improve performance by allowing the application to migrate data to a suitable location before it is accessed. Memory accesses to this range are always coherent and are allowed even when the data is actively being migrated.
+
+ Note that this function is asynchronous with respect to the host and all work on other devices.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `devPtr`: Pointer to be prefetched
+ - `count`: Size in bytes
+ - `dstDevice`: Destination device to prefetch to
+ - `hStream`: Stream to enqueue prefetch operation
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE)
+
+ # See also
+
+ [`cuMemcpy`](crate::api::legacy::cuMemcpy), [`cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer), [`cuMemcpyAsync`](crate::api::legacy::cuMemcpyAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), [`cuMemAdvise`](crate::api::legacy::cuMemAdvise), [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync) `cudaMemPrefetchAsync_v2`
+
+ `cuMemPrefetchAsync_ptsz`, the name the driver exports the ABI of version 8000 (CUDA 8.0) of the per-thread default stream under: [`entries::cuMemPrefetchAsync_v8000_ptsz`](crate::entries::cuMemPrefetchAsync_v8000_ptsz). The newest cuda.h's `cuMemPrefetchAsync` means another ABI, `cuMemPrefetchAsync_v2` ([`api::cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync)): a program written against an older cuda.h, whose `cuMemPrefetchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemPrefetchAsync_ptsz(
+        devPtr: CUdeviceptr_v2,
+        count: usize,
+        dstDevice: CUdevice_v1,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemPrefetchAsync_v8000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(devPtr, count, dstDevice, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Prefetches memory to the specified destination location
+
+ Prefetches memory to the specified destination location.  `devPtr` is the base device pointer of the memory to be prefetched and `location` specifies the destination location. `count` specifies the number of bytes to copy. `hStream` is the stream in which the operation is enqueued. The memory range must refer to managed memory allocated via [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), via `cuMemAllocFromPool` from a managed memory pool or declared via \_\_managed\_\_ variables.
+
+ Specifying [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE) for [`CUmemLocation`](crate::types::CUmemLocation)`type` will prefetch memory to GPU specified by device ordinal [`CUmemLocation`](crate::types::CUmemLocation)`id` which must have non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS). Additionally, `hStream` must be associated with a device that has a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS). Specifying [`CU_MEM_LOCATION_TYPE_HOST`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST) as [`CUmemLocation`](crate::types::CUmemLocation)`type` will prefetch data to host memory. Applications can request prefetching memory to a specific host NUMA node by specifying [`CU_MEM_LOCATION_TYPE_HOST_NUMA`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA) for [`CUmemLocation`](crate::types::CUmemLocation)`type` and a valid host NUMA node id in [`CUmemLocation`](crate::types::CUmemLocation)`id` Users can also request prefetching memory to the host NUMA node closest to the current thread's CPU by specifying [`CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT) for [`CUmemLocation`](crate::types::CUmemLocation)`type`. Note when [`CUmemLocation`](crate::types::CUmemLocation)`type` is etiher [`CU_MEM_LOCATION_TYPE_HOST`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST) OR [`CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT), [`CUmemLocation`](crate::types::CUmemLocation)`id` will be ignored. Prefetching to [`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN) locations is not supported.
+
+ The start address and end address of the memory range will be rounded down and rounded up respectively to be aligned to CPU page size before the prefetch operation is enqueued in the stream.
+
+ If no physical memory has been allocated for this region, then this memory region will be populated and mapped on the destination device. If there's insufficient memory to prefetch the desired region, the Unified Memory driver may evict pages from other [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) allocations to host memory in order to make room. Device memory allocated using [`cuMemAlloc`](crate::api::legacy::cuMemAlloc) or [`cuArrayCreate`](crate::api::legacy::cuArrayCreate) will not be evicted.
+
+ By default, any mappings to the previous location of the migrated pages are removed and mappings for the new location are only setup on the destination location. The exact behavior however also depends on the settings applied to this memory range via [`cuMemAdvise`](crate::api::legacy::cuMemAdvise) as described below:
+
+ If [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY) was set on any subset of this memory range, then that subset will create a read-only copy of the pages on destination location. If however the destination location is a host NUMA node, then any pages of that subset that are already in another host NUMA node will be transferred to the destination.
+
+ If [`CU_MEM_ADVISE_SET_PREFERRED_LOCATION`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION) was called on any subset of this memory range, then the pages will be migrated to `location` even if `location` is not the preferred location of any pages in the memory range.
+
+ If [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY) was called on any subset of this memory range, then mappings to those pages from all the appropriate processors are updated to refer to the new location if establishing such a mapping is possible. Otherwise, those mappings are cleared.
+
+ Note that this API is not required for functionality and only serves to improve performance by allowing the application to migrate data to a suitable location before it is accessed. Memory accesses to this range are always coherent and are allowed even when the data is actively being migrated.
+
+ Note that this function is asynchronous with respect to the host and all work on other devices.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `devPtr`: Pointer to be prefetched
+ - `count`: Size in bytes
+ - `location`: Location to prefetch to
+ - `flags`: flags for future use, must be zero now.
+ - `hStream`: Stream to enqueue prefetch operation
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_DEVICE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED),
+
+ # See also
+
+ [`cuMemcpy`](crate::api::legacy::cuMemcpy), [`cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer), [`cuMemcpyAsync`](crate::api::legacy::cuMemcpyAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), [`cuMemAdvise`](crate::api::legacy::cuMemAdvise), `cudaMemPrefetchAsync`
+
+ `cuMemPrefetchAsync_v2_ptsz`, the name the driver exports the ABI of version 12020 (CUDA 12.2) of the per-thread default stream under: [`entries::cuMemPrefetchAsync_v12020_ptsz`](crate::entries::cuMemPrefetchAsync_v12020_ptsz). The newest cuda.h's `cuMemPrefetchAsync` means another ABI, `cuMemPrefetchAsync_v2` ([`api::cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync)): a program written against an older cuda.h, whose `cuMemPrefetchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemPrefetchAsync_v2_ptsz(
+        devPtr: CUdeviceptr_v2,
+        count: usize,
+        location: CUmemLocation_v1,
+        flags: c_uint,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemPrefetchAsync_v12020_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of memory prefetches asynchronously
+
+ Performs a batch of memory prefetches. The batch as a whole executes in stream order but operations within a batch are not guaranteed to execute in any specific order. All devices in the system must have a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) otherwise the API will return an error.
+
+ The semantics of the individual prefetch operations are as described in [`cuMemPrefetchAsync`](crate::api::legacy::cuMemPrefetchAsync).
+
+ Performs memory prefetch on address ranges specified in `dptrs` and `sizes`. Both arrays must be of the same length as specified by `count`. Each memory range specified must refer to managed memory allocated via [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged) or declared via \_\_managed\_\_ variables or it may also refer to system-allocated memory when all devices have a non-zero value for [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS). The prefetch location for every operation in the batch is specified in the `prefetchLocs` array. Each entry in this array can apply to more than one operation. This can be done by specifying in the `prefetchLocIdxs` array, the index of the first prefetch operation that the corresponding entry in the `prefetchLocs` array applies to. Both `prefetchLocs` and `prefetchLocIdxs` must be of the same length as specified by `numPrefetchLocs`. For example, if a batch has 10 prefetches listed in dptrs/sizes, the first 4 of which are to be prefetched to one location and the remaining 6 are to be prefetched to another, then `numPrefetchLocs` will be 2, `prefetchLocIdxs` will be {0, 4} and `prefetchLocs` will contain the two locations. Note the first entry in `prefetchLocIdxs` must always be 0. Also, each entry must be greater than the previous entry and the last entry should be less than `count`. Furthermore, `numPrefetchLocs` must be lesser than or equal to `count`.
+
+ # Parameters
+
+ - `dptrs`: Array of pointers to be prefetched
+ - `sizes`: Array of sizes for memory prefetch operations.
+ - `count`: Size of `dptrs` and `sizes` arrays.
+ - `prefetchLocs`: Array of locations to prefetch to.
+ - `prefetchLocIdxs`: Array of indices to specify which operands each entry in the `prefetchLocs` array applies to. The locations specified in prefetchLocs\[k\] will be applied to copies starting from  prefetchLocIdxs\[k\] through  prefetchLocIdxs\[k+1\] - 1. Also prefetchLocs\[numPrefetchLocs - 1\] will apply to prefetches starting from prefetchLocIdxs\[numPrefetchLocs - 1\] through count - 1.
+ - `numPrefetchLocs`: Size of `prefetchLocs` and `prefetchLocIdxs` arrays.
+ - `flags`: Flags reserved for future use. Must be zero.
+ - `hStream`: The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+ `cuMemPrefetchBatchAsync_ptsz`, the name the driver exports the ABI of version 13000 (CUDA 13.0) of the per-thread default stream under: [`entries::cuMemPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz). The newest cuda.h's `cuMemPrefetchBatchAsync` means another ABI, `cuMemPrefetchBatchAsync` ([`api::cuMemPrefetchBatchAsync`](crate::api::legacy::cuMemPrefetchBatchAsync)): a program written against an older cuda.h, whose `cuMemPrefetchBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemPrefetchBatchAsync_ptsz(
+        dptrs: *mut CUdeviceptr_v2,
+        sizes: *mut usize,
+        count: usize,
+        prefetchLocs: *mut CUmemLocation_v1,
+        prefetchLocIdxs: *mut usize,
+        numPrefetchLocs: usize,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    dptrs,
+                    sizes,
+                    count,
+                    prefetchLocs,
+                    prefetchLocIdxs,
+                    numPrefetchLocs,
+                    flags,
+                    hStream,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory for 2D arrays
+
+ Perform a 2D memory copy according to the parameters specified in `pCopy`. The [`CUDA_MEMCPY2D`](crate::types::CUDA_MEMCPY2D) structure is defined as:
+
+ ```c
+ typedef struct CUDA_MEMCPY2D_st {
+ unsigned int srcXInBytes, srcY;
+ CUmemorytype srcMemoryType;
+ const void *srcHost;
+ CUdeviceptr srcDevice;
+ CUarray srcArray;
+ unsigned int srcPitch;
+ unsigned int dstXInBytes, dstY;
+ CUmemorytype dstMemoryType;
+ void *dstHost;
+ CUdeviceptr dstDevice;
+ CUarray dstArray;
+ unsigned int dstPitch;
+ unsigned int WidthInBytes;
+ unsigned int Height;
+ } CUDA_MEMCPY2D;
+ ```
+
+ where:
+
+ - `srcMemoryType` and `dstMemoryType` specify the type of memory of the source and destination, respectively; [`CUmemorytype_enum`](crate::types::CUmemorytype_enum) is defined as:
+
+ ```c
+ typedef enum CUmemorytype_enum {
+ CU_MEMORYTYPE_HOST = 0x01,
+ CU_MEMORYTYPE_DEVICE = 0x02,
+ CU_MEMORYTYPE_ARRAY = 0x03,
+ CU_MEMORYTYPE_UNIFIED = 0x04
+ } CUmemorytype;
+ ```
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `srcHost` and `srcPitch` specify the (host) base address of the source data and the bytes per row to apply. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `srcDevice` and `srcPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `srcArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `srcDevice` and `srcPitch` specify the (device) base address of the source data and the bytes per row to apply. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `srcArray` specifies the handle of the source data. `srcHost`, `srcDevice` and `srcPitch` are ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `dstDevice` and `dstPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `dstArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `dstHost` and `dstPitch` specify the (host) base address of the destination data and the bytes per row to apply. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `dstDevice` and `dstPitch` specify the (device) base address of the destination data and the bytes per row to apply. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `dstArray` specifies the handle of the destination data. `dstHost`, `dstDevice` and `dstPitch` are ignored.
+
+ - `srcXInBytes` and `srcY` specify the base address of the source data for the copy.
+
+ For host pointers, the starting address is
+
+ ```c
+ void* Start = (void*)((char*)srcHost+srcY*srcPitch + srcXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr Start = srcDevice+srcY*srcPitch+srcXInBytes;
+ ```
+
+ For CUDA arrays, `srcXInBytes` must be evenly divisible by the array element size.
+
+ - `dstXInBytes` and `dstY` specify the base address of the destination data for the copy.
+
+ For host pointers, the base address is
+
+ ```c
+ void* dstStart = (void*)((char*)dstHost+dstY*dstPitch + dstXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr dstStart = dstDevice+dstY*dstPitch+dstXInBytes;
+ ```
+
+ For CUDA arrays, `dstXInBytes` must be evenly divisible by the array element size.
+
+ - `WidthInBytes` and `Height` specify the width (in bytes) and height of the 2D copy being performed.
+ - If specified, `srcPitch` must be greater than or equal to `WidthInBytes` + `srcXInBytes`, and `dstPitch` must be greater than or equal to `WidthInBytes` + dstXInBytes.
+ - If specified, `srcPitch` must be greater than or equal to `WidthInBytes` + `srcXInBytes`, and `dstPitch` must be greater than or equal to `WidthInBytes` + dstXInBytes.
+ - If specified, `srcHeight` must be greater than or equal to `Height` + `srcY`, and `dstHeight` must be greater than or equal to `Height` + `dstY`.
+
+ [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync) returns an error if any pitch is greater than the maximum allowed ([`CU_DEVICE_ATTRIBUTE_MAX_PITCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH)). [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch) passes back pitches that always work with [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D). On intra-device memory copies (device to device, CUDA array to device, CUDA array to CUDA array), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync) may fail for pitches not computed by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpy2DAsync`, `cudaMemcpy2DToArrayAsync`, `cudaMemcpy2DFromArrayAsync`
+
+ `cuMemcpy2DAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy2DAsync_v7000_ptsz`](crate::entries::cuMemcpy2DAsync_v7000_ptsz). The newest cuda.h's `cuMemcpy2DAsync` means another ABI, `cuMemcpy2DAsync_v2` ([`api::cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync)): a program written against an older cuda.h, whose `cuMemcpy2DAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy2DAsync_v2_ptsz(
+        pCopy: *const CUDA_MEMCPY2D_v2,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory for 2D arrays
+
+ Perform a 2D memory copy according to the parameters specified in `pCopy`. The [`CUDA_MEMCPY2D`](crate::types::CUDA_MEMCPY2D) structure is defined as:
+
+ ```c
+ typedef struct CUDA_MEMCPY2D_st {
+ unsigned int srcXInBytes, srcY;
+ CUmemorytype srcMemoryType;
+ const void *srcHost;
+ CUdeviceptr srcDevice;
+ CUarray srcArray;
+ unsigned int srcPitch;
+ unsigned int dstXInBytes, dstY;
+ CUmemorytype dstMemoryType;
+ void *dstHost;
+ CUdeviceptr dstDevice;
+ CUarray dstArray;
+ unsigned int dstPitch;
+ unsigned int WidthInBytes;
+ unsigned int Height;
+ } CUDA_MEMCPY2D;
+ ```
+
+ where:
+
+ - `srcMemoryType` and `dstMemoryType` specify the type of memory of the source and destination, respectively; [`CUmemorytype_enum`](crate::types::CUmemorytype_enum) is defined as:
+
+ ```c
+ typedef enum CUmemorytype_enum {
+ CU_MEMORYTYPE_HOST = 0x01,
+ CU_MEMORYTYPE_DEVICE = 0x02,
+ CU_MEMORYTYPE_ARRAY = 0x03,
+ CU_MEMORYTYPE_UNIFIED = 0x04
+ } CUmemorytype;
+ ```
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `srcDevice` and `srcPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `srcArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `srcHost` and `srcPitch` specify the (host) base address of the source data and the bytes per row to apply. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `srcDevice` and `srcPitch` specify the (device) base address of the source data and the bytes per row to apply. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `srcArray` specifies the handle of the source data. `srcHost`, `srcDevice` and `srcPitch` are ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `dstDevice` and `dstPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `dstArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `dstHost` and `dstPitch` specify the (host) base address of the destination data and the bytes per row to apply. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `dstDevice` and `dstPitch` specify the (device) base address of the destination data and the bytes per row to apply. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `dstArray` specifies the handle of the destination data. `dstHost`, `dstDevice` and `dstPitch` are ignored.
+
+ - `srcXInBytes` and `srcY` specify the base address of the source data for the copy.
+
+ For host pointers, the starting address is
+
+ ```c
+ void* Start = (void*)((char*)srcHost+srcY*srcPitch + srcXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr Start = srcDevice+srcY*srcPitch+srcXInBytes;
+ ```
+
+ For CUDA arrays, `srcXInBytes` must be evenly divisible by the array element size.
+
+ - `dstXInBytes` and `dstY` specify the base address of the destination data for the copy.
+
+ For host pointers, the base address is
+
+ ```c
+ void* dstStart = (void*)((char*)dstHost+dstY*dstPitch + dstXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr dstStart = dstDevice+dstY*dstPitch+dstXInBytes;
+ ```
+
+ For CUDA arrays, `dstXInBytes` must be evenly divisible by the array element size.
+
+ - `WidthInBytes` and `Height` specify the width (in bytes) and height of the 2D copy being performed.
+ - If specified, `srcPitch` must be greater than or equal to `WidthInBytes` + `srcXInBytes`, and `dstPitch` must be greater than or equal to `WidthInBytes` + dstXInBytes.
+
+ [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) returns an error if any pitch is greater than the maximum allowed ([`CU_DEVICE_ATTRIBUTE_MAX_PITCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH)). [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch) passes back pitches that always work with [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D). On intra-device memory copies (device to device, CUDA array to device, CUDA array to CUDA array), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) may fail for pitches not computed by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch). [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned) does not have this restriction, but may run significantly slower in the cases where [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) would have returned an error code.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy2D`, `cudaMemcpy2DToArray`, `cudaMemcpy2DFromArray`
+
+ `cuMemcpy2DUnaligned_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy2DUnaligned_v7000_ptds`](crate::entries::cuMemcpy2DUnaligned_v7000_ptds). The newest cuda.h's `cuMemcpy2DUnaligned` means another ABI, `cuMemcpy2DUnaligned_v2` ([`api::cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned)): a program written against an older cuda.h, whose `cuMemcpy2DUnaligned` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy2DUnaligned_v2_ptds(
+        pCopy: *const CUDA_MEMCPY2D_v2,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpy2DUnaligned_v7000_ptds,
+        >() {
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory for 2D arrays
+
+ Perform a 2D memory copy according to the parameters specified in `pCopy`. The [`CUDA_MEMCPY2D`](crate::types::CUDA_MEMCPY2D) structure is defined as:
+
+ ```c
+ typedef struct CUDA_MEMCPY2D_st {
+ unsigned int srcXInBytes, srcY;
+ CUmemorytype srcMemoryType;
+ const void *srcHost;
+ CUdeviceptr srcDevice;
+ CUarray srcArray;
+ unsigned int srcPitch;
+
+ unsigned int dstXInBytes, dstY;
+ CUmemorytype dstMemoryType;
+ void *dstHost;
+ CUdeviceptr dstDevice;
+ CUarray dstArray;
+ unsigned int dstPitch;
+
+ unsigned int WidthInBytes;
+ unsigned int Height;
+ } CUDA_MEMCPY2D;
+ ```
+
+ where:
+
+ - `srcMemoryType` and `dstMemoryType` specify the type of memory of the source and destination, respectively; [`CUmemorytype_enum`](crate::types::CUmemorytype_enum) is defined as:
+
+ ```c
+ typedef enum CUmemorytype_enum {
+ CU_MEMORYTYPE_HOST = 0x01,
+ CU_MEMORYTYPE_DEVICE = 0x02,
+ CU_MEMORYTYPE_ARRAY = 0x03,
+ CU_MEMORYTYPE_UNIFIED = 0x04
+ } CUmemorytype;
+ ```
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `srcDevice` and `srcPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `srcArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `srcHost` and `srcPitch` specify the (host) base address of the source data and the bytes per row to apply. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `srcDevice` and `srcPitch` specify the (device) base address of the source data and the bytes per row to apply. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `srcArray` specifies the handle of the source data. `srcHost`, `srcDevice` and `srcPitch` are ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `dstHost` and `dstPitch` specify the (host) base address of the destination data and the bytes per row to apply. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `dstDevice` and `dstPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `dstArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `dstDevice` and `dstPitch` specify the (device) base address of the destination data and the bytes per row to apply. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `dstArray` specifies the handle of the destination data. `dstHost`, `dstDevice` and `dstPitch` are ignored.
+
+ - `srcXInBytes` and `srcY` specify the base address of the source data for the copy.
+
+ For host pointers, the starting address is
+
+ ```c
+ void* Start = (void*)((char*)srcHost+srcY*srcPitch + srcXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr Start = srcDevice+srcY*srcPitch+srcXInBytes;
+ ```
+
+ For CUDA arrays, `srcXInBytes` must be evenly divisible by the array element size.
+
+ - `dstXInBytes` and `dstY` specify the base address of the destination data for the copy.
+
+ For host pointers, the base address is
+
+ ```c
+ void* dstStart = (void*)((char*)dstHost+dstY*dstPitch + dstXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr dstStart = dstDevice+dstY*dstPitch+dstXInBytes;
+ ```
+
+ For CUDA arrays, `dstXInBytes` must be evenly divisible by the array element size.
+
+ - `WidthInBytes` and `Height` specify the width (in bytes) and height of the 2D copy being performed.
+ - If specified, `srcPitch` must be greater than or equal to `WidthInBytes` + `srcXInBytes`, and `dstPitch` must be greater than or equal to `WidthInBytes` + dstXInBytes.
+
+ [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) returns an error if any pitch is greater than the maximum allowed ([`CU_DEVICE_ATTRIBUTE_MAX_PITCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH)). [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch) passes back pitches that always work with [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D). On intra-device memory copies (device to device, CUDA array to device, CUDA array to CUDA array), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) may fail for pitches not computed by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch). [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned) does not have this restriction, but may run significantly slower in the cases where [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D) would have returned an error code.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy2D`, `cudaMemcpy2DToArray`, `cudaMemcpy2DFromArray`
+
+ `cuMemcpy2D_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy2D_v7000_ptds`](crate::entries::cuMemcpy2D_v7000_ptds). The newest cuda.h's `cuMemcpy2D` means another ABI, `cuMemcpy2D_v2` ([`api::cuMemcpy2D`](crate::api::legacy::cuMemcpy2D)): a program written against an older cuda.h, whose `cuMemcpy2D` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy2D_v2_ptds(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory for 3D arrays
+
+ Perform a 3D memory copy according to the parameters specified in `pCopy`. The [`CUDA_MEMCPY3D`](crate::types::CUDA_MEMCPY3D) structure is defined as:
+
+ ```c
+ typedef struct CUDA_MEMCPY3D_st {
+
+ unsigned int srcXInBytes, srcY, srcZ;
+ unsigned int srcLOD;
+ CUmemorytype srcMemoryType;
+ const void *srcHost;
+ CUdeviceptr srcDevice;
+ CUarray srcArray;
+ unsigned int srcPitch;  // ignored when src is array
+ unsigned int srcHeight; // ignored when src is array; may be 0 if Depth==1
+
+ unsigned int dstXInBytes, dstY, dstZ;
+ unsigned int dstLOD;
+ CUmemorytype dstMemoryType;
+ void *dstHost;
+ CUdeviceptr dstDevice;
+ CUarray dstArray;
+ unsigned int dstPitch;  // ignored when dst is array
+ unsigned int dstHeight; // ignored when dst is array; may be 0 if Depth==1
+
+ unsigned int WidthInBytes;
+ unsigned int Height;
+ unsigned int Depth;
+ } CUDA_MEMCPY3D;
+ ```
+
+ where:
+
+ - `srcMemoryType` and `dstMemoryType` specify the type of memory of the source and destination, respectively; [`CUmemorytype_enum`](crate::types::CUmemorytype_enum) is defined as:
+
+ ```c
+ typedef enum CUmemorytype_enum {
+ CU_MEMORYTYPE_HOST = 0x01,
+ CU_MEMORYTYPE_DEVICE = 0x02,
+ CU_MEMORYTYPE_ARRAY = 0x03,
+ CU_MEMORYTYPE_UNIFIED = 0x04
+ } CUmemorytype;
+ ```
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `srcDevice` and `srcPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `srcArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `srcHost`, `srcPitch` and `srcHeight` specify the (host) base address of the source data, the bytes per row, and the height of each 2D slice of the 3D array. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `srcDevice`, `srcPitch` and `srcHeight` specify the (device) base address of the source data, the bytes per row, and the height of each 2D slice of the 3D array. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `srcArray` specifies the handle of the source data. `srcHost`, `srcDevice`, `srcPitch` and `srcHeight` are ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `dstDevice` and `dstPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `dstArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `dstHost` and `dstPitch` specify the (host) base address of the destination data, the bytes per row, and the height of each 2D slice of the 3D array. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `dstDevice` and `dstPitch` specify the (device) base address of the destination data, the bytes per row, and the height of each 2D slice of the 3D array. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `dstArray` specifies the handle of the destination data. `dstHost`, `dstDevice`, `dstPitch` and `dstHeight` are ignored.
+
+ - `srcXInBytes`, `srcY` and `srcZ` specify the base address of the source data for the copy.
+
+ For host pointers, the starting address is
+
+ ```c
+ void* Start = (void*)((char*)srcHost+(srcZ*srcHeight+srcY)*srcPitch + srcXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr Start = srcDevice+(srcZ*srcHeight+srcY)*srcPitch+srcXInBytes;
+ ```
+
+ For CUDA arrays, `srcXInBytes` must be evenly divisible by the array element size.
+
+ - dstXInBytes, `dstY` and `dstZ` specify the base address of the destination data for the copy.
+
+ For host pointers, the base address is
+
+ ```c
+ void* dstStart = (void*)((char*)dstHost+(dstZ*dstHeight+dstY)*dstPitch + dstXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr dstStart = dstDevice+(dstZ*dstHeight+dstY)*dstPitch+dstXInBytes;
+ ```
+
+ For CUDA arrays, `dstXInBytes` must be evenly divisible by the array element size.
+
+ - `WidthInBytes`, `Height` and `Depth` specify the width (in bytes), height and depth of the 3D copy being performed.
+ - If specified, `srcPitch` must be greater than or equal to `WidthInBytes` + `srcXInBytes`, and `dstPitch` must be greater than or equal to `WidthInBytes` + dstXInBytes.
+ - If specified, `srcHeight` must be greater than or equal to `Height` + `srcY`, and `dstHeight` must be greater than or equal to `Height` + `dstY`.
+
+ [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync) returns an error if any pitch is greater than the maximum allowed ([`CU_DEVICE_ATTRIBUTE_MAX_PITCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH)).
+
+ The `srcLOD` and `dstLOD` members of the [`CUDA_MEMCPY3D`](crate::types::CUDA_MEMCPY3D) structure must be set to 0.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpy3DAsync`
+
+ `cuMemcpy3DAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy3DAsync_v7000_ptsz`](crate::entries::cuMemcpy3DAsync_v7000_ptsz). The newest cuda.h's `cuMemcpy3DAsync` means another ABI, `cuMemcpy3DAsync_v2` ([`api::cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync)): a program written against an older cuda.h, whose `cuMemcpy3DAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3DAsync_v2_ptsz(
+        pCopy: *const CUDA_MEMCPY3D_v2,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of 3D memory copies asynchronously.
+
+ Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent copies within a batch will result in undefined behavior.
+
+ Performs memory copies as specified in the `opList` array. The length of this array is specified in `numOps`. Each entry in this array describes a copy operation. This includes among other things, the source and destination operands for the copy as specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`src` and [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`dst` respectively. The source and destination operands of a copy can either be a pointer or a CUDA array. The width, height and depth of a copy is specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`extent`. The width, height and depth of a copy are specified in elements and must not be zero. For pointer-to-pointer copies, the element size is considered to be 1. For pointer to CUDA array or vice versa copies, the element size is determined by the CUDA array. For CUDA array to CUDA array copies, the element size of the two CUDA arrays must match.
+
+ For a given operand, if [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`type` is specified as [`CU_MEMCPY_OPERAND_TYPE_POINTER`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER), then [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr` will be used. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``ptr` field must contain the pointer where the copy should begin. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``rowLength` field specifies the length of each row in elements and must either be zero or be greater than or equal to the width of the copy specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`extent``width`. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``layerHeight` field specifies the height of each layer and must either be zero or be greater than or equal to the height of the copy specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`extent``height`. When either of these values is zero, that aspect of the operand is considered to be tightly packed according to the copy extent. For managed memory pointers on devices where [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) is true or system-allocated pageable memory on devices where [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) is true, the [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``locHint` field can be used to hint the location of the operand.
+
+ If an operand's type is specified as [`CU_MEMCPY_OPERAND_TYPE_ARRAY`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY), then [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``array` will be used. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``array``array` field specifies the CUDA array and [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``array``offset` specifies the 3D offset into that array where the copy begins.
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`srcAccessOrder` indicates the source access ordering to be observed for copies associated with the attribute. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM), then the source will be accessed in stream order. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) then it indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_ANY`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY) then it indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. Each memcopy operation in `opList` must have a valid srcAccessOrder setting, otherwise this API will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`flags` field can be used to specify certain flags for copies. Setting the [`CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`](crate::types::CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) flag indicates that the associated copies should preferably overlap with any compute work. Note that this flag is a hint and can be ignored depending on the platform and other parameters of the copy.
+
+ If any error is encountered while parsing the batch, the index within the batch where the error was encountered will be returned in `failIdx`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `numOps`: Total number of memcpy operations.
+ - `opList`: Array of size `numOps` containing the actual memcpy operations.
+ - `failIdx`: Pointer to a location to return the index of the copy where a failure was encountered. The value will be SIZE\_MAX if the error doesn't pertain to any specific copy.
+ - `flags`: Flags for future use, must be zero now.
+ - `hStream`: The stream to enqueue the operations in. Must not be default NULL stream.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ `cuMemcpy3DBatchAsync_ptsz`, the name the driver exports the ABI of version 12080 (CUDA 12.8) of the per-thread default stream under: [`entries::cuMemcpy3DBatchAsync_v12080_ptsz`](crate::entries::cuMemcpy3DBatchAsync_v12080_ptsz). The newest cuda.h's `cuMemcpy3DBatchAsync` means another ABI, `cuMemcpy3DBatchAsync_v2` ([`api::cuMemcpy3DBatchAsync`](crate::api::legacy::cuMemcpy3DBatchAsync)): a program written against an older cuda.h, whose `cuMemcpy3DBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3DBatchAsync_ptsz(
+        numParams: usize,
+        opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1,
+        failIdx: *mut usize,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpy3DBatchAsync_v12080_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(numParams, opList, failIdx, flags, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of 3D memory copies asynchronously.
+
+ Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent copies within a batch will result in undefined behavior.
+
+ Performs memory copies as specified in the `opList` array. The length of this array is specified in `numOps`. Each entry in this array describes a copy operation. This includes among other things, the source and destination operands for the copy as specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`src` and [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`dst` respectively. The source and destination operands of a copy can either be a pointer or a CUDA array. The width, height and depth of a copy is specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`extent`. The width, height and depth of a copy are specified in elements and must not be zero. For pointer-to-pointer copies, the element size is considered to be 1. For pointer to CUDA array or vice versa copies, the element size is determined by the CUDA array. For CUDA array to CUDA array copies, the element size of the two CUDA arrays must match.
+
+ For a given operand, if [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`type` is specified as [`CU_MEMCPY_OPERAND_TYPE_POINTER`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER), then [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr` will be used. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``ptr` field must contain the pointer where the copy should begin. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``rowLength` field specifies the length of each row in elements and must either be zero or be greater than or equal to the width of the copy specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`extent``width`. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``layerHeight` field specifies the height of each layer and must either be zero or be greater than or equal to the height of the copy specified in [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP)`extent``height`. When either of these values is zero, that aspect of the operand is considered to be tightly packed according to the copy extent. For managed memory pointers on devices where [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) is true or system-allocated pageable memory on devices where [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) is true, the [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``ptr``locHint` field can be used to hint the location of the operand.
+
+ If an operand's type is specified as [`CU_MEMCPY_OPERAND_TYPE_ARRAY`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY), then [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``array` will be used. The [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``array``array` field specifies the CUDA array and [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`op``array``offset` specifies the 3D offset into that array where the copy begins.
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`srcAccessOrder` indicates the source access ordering to be observed for copies associated with the attribute. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM), then the source will be accessed in stream order. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) then it indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_ANY`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY) then it indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. Each memcopy operation in `opList` must have a valid srcAccessOrder setting, otherwise this API will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`flags` field can be used to specify certain flags for copies. Setting the [`CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`](crate::types::CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) flag indicates that the associated copies should preferably overlap with any compute work. Note that this flag is a hint and can be ignored depending on the platform and other parameters of the copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `numOps`: Total number of memcpy operations.
+ - `opList`: Array of size `numOps` containing the actual memcpy operations.
+ - `flags`: Flags for future use, must be zero now.
+ - `hStream`: The stream to enqueue the operations in. Must not be default NULL stream.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ `cuMemcpy3DBatchAsync_v2_ptsz`, the name the driver exports the ABI of version 13000 (CUDA 13.0) of the per-thread default stream under: [`entries::cuMemcpy3DBatchAsync_v13000_ptsz`](crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz). The newest cuda.h's `cuMemcpy3DBatchAsync` means another ABI, `cuMemcpy3DBatchAsync_v2` ([`api::cuMemcpy3DBatchAsync`](crate::api::legacy::cuMemcpy3DBatchAsync)): a program written against an older cuda.h, whose `cuMemcpy3DBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3DBatchAsync_v2_ptsz(
+        numParams: usize,
+        opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory between contexts asynchronously.
+
+ Perform a 3D memory copy according to the parameters specified in `pCopy`.  See the definition of the [`CUDA_MEMCPY3D_PEER`](crate::types::CUDA_MEMCPY3D_PEER) structure for documentation of its parameters.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyPeerAsync`](crate::api::legacy::cuMemcpyPeerAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), `cudaMemcpy3DPeerAsync`
+
+ `cuMemcpy3DPeerAsync_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy3DPeerAsync_v7000_ptsz`](crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz). The newest cuda.h's `cuMemcpy3DPeerAsync` means another ABI, `cuMemcpy3DPeerAsync` ([`api::cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync)): a program written against an older cuda.h, whose `cuMemcpy3DPeerAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3DPeerAsync_ptsz(
+        pCopy: *const CUDA_MEMCPY3D_PEER_v1,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory between contexts
+
+ Perform a 3D memory copy according to the parameters specified in `pCopy`.  See the definition of the [`CUDA_MEMCPY3D_PEER`](crate::types::CUDA_MEMCPY3D_PEER) structure for documentation of its parameters.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyPeerAsync`](crate::api::legacy::cuMemcpyPeerAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), `cudaMemcpy3DPeer`
+
+ `cuMemcpy3DPeer_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy3DPeer_v7000_ptds`](crate::entries::cuMemcpy3DPeer_v7000_ptds). The newest cuda.h's `cuMemcpy3DPeer` means another ABI, `cuMemcpy3DPeer` ([`api::cuMemcpy3DPeer`](crate::api::legacy::cuMemcpy3DPeer)): a program written against an older cuda.h, whose `cuMemcpy3DPeer` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3DPeer_ptds(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs 3D memory copy with attributes asynchronously
+
+ Performs the copy operation specified in `op`. `flags` specifies the flags for the copy and `hStream` specifies the stream to enqueue the operation in.
+
+ For more information regarding the operation, please refer to [`CUDA_MEMCPY3D_BATCH_OP`](crate::types::CUDA_MEMCPY3D_BATCH_OP) and it's usage desciption in[`cuMemcpy3DBatchAsync`](crate::api::legacy::cuMemcpy3DBatchAsync)
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `op`: Operation to perform
+ - `flags`: Flags for the copy, must be zero now.
+ - `hStream`: Stream to enqueue the operation in
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuMemcpy3DBatchAsync`](crate::api::legacy::cuMemcpy3DBatchAsync)
+
+ `cuMemcpy3DWithAttributesAsync_ptsz`, the name the driver exports the ABI of version 13020 (CUDA 13.2) of the per-thread default stream under: [`entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz). The newest cuda.h's `cuMemcpy3DWithAttributesAsync` means another ABI, `cuMemcpy3DWithAttributesAsync` ([`api::cuMemcpy3DWithAttributesAsync`](crate::api::legacy::cuMemcpy3DWithAttributesAsync)): a program written against an older cuda.h, whose `cuMemcpy3DWithAttributesAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3DWithAttributesAsync_ptsz(
+        op: *mut CUDA_MEMCPY3D_BATCH_OP_v1,
+        flags: c_ulonglong,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(op, flags, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory for 3D arrays
+
+ Perform a 3D memory copy according to the parameters specified in `pCopy`. The [`CUDA_MEMCPY3D`](crate::types::CUDA_MEMCPY3D) structure is defined as:
+
+ ```c
+ typedef struct CUDA_MEMCPY3D_st {
+
+ unsigned int srcXInBytes, srcY, srcZ;
+ unsigned int srcLOD;
+ CUmemorytype srcMemoryType;
+ const void *srcHost;
+ CUdeviceptr srcDevice;
+ CUarray srcArray;
+ unsigned int srcPitch;  // ignored when src is array
+ unsigned int srcHeight; // ignored when src is array; may be 0 if Depth==1
+
+ unsigned int dstXInBytes, dstY, dstZ;
+ unsigned int dstLOD;
+ CUmemorytype dstMemoryType;
+ void *dstHost;
+ CUdeviceptr dstDevice;
+ CUarray dstArray;
+ unsigned int dstPitch;  // ignored when dst is array
+ unsigned int dstHeight; // ignored when dst is array; may be 0 if Depth==1
+
+ unsigned int WidthInBytes;
+ unsigned int Height;
+ unsigned int Depth;
+ } CUDA_MEMCPY3D;
+ ```
+
+ where:
+
+ - `srcMemoryType` and `dstMemoryType` specify the type of memory of the source and destination, respectively; [`CUmemorytype_enum`](crate::types::CUmemorytype_enum) is defined as:
+
+ ```c
+ typedef enum CUmemorytype_enum {
+ CU_MEMORYTYPE_HOST = 0x01,
+ CU_MEMORYTYPE_DEVICE = 0x02,
+ CU_MEMORYTYPE_ARRAY = 0x03,
+ CU_MEMORYTYPE_UNIFIED = 0x04
+ } CUmemorytype;
+ ```
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `srcDevice` and `srcPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `srcArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `srcHost`, `srcPitch` and `srcHeight` specify the (host) base address of the source data, the bytes per row, and the height of each 2D slice of the 3D array. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `srcDevice`, `srcPitch` and `srcHeight` specify the (device) base address of the source data, the bytes per row, and the height of each 2D slice of the 3D array. `srcArray` is ignored.
+
+ If `srcMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `srcArray` specifies the handle of the source data. `srcHost`, `srcDevice`, `srcPitch` and `srcHeight` are ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED), `dstDevice` and `dstPitch` specify the (unified virtual address space) base address of the source data and the bytes per row to apply.  `dstArray` is ignored. This value may be used only if unified addressing is supported in the calling context.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_HOST`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_HOST), `dstHost` and `dstPitch` specify the (host) base address of the destination data, the bytes per row, and the height of each 2D slice of the 3D array. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_DEVICE`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_DEVICE), `dstDevice` and `dstPitch` specify the (device) base address of the destination data, the bytes per row, and the height of each 2D slice of the 3D array. `dstArray` is ignored.
+
+ If `dstMemoryType` is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY), `dstArray` specifies the handle of the destination data. `dstHost`, `dstDevice`, `dstPitch` and `dstHeight` are ignored.
+
+ - `srcXInBytes`, `srcY` and `srcZ` specify the base address of the source data for the copy.
+
+ For host pointers, the starting address is
+
+ ```c
+ void* Start = (void*)((char*)srcHost+(srcZ*srcHeight+srcY)*srcPitch + srcXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr Start = srcDevice+(srcZ*srcHeight+srcY)*srcPitch+srcXInBytes;
+ ```
+
+ For CUDA arrays, `srcXInBytes` must be evenly divisible by the array element size.
+
+ - dstXInBytes, `dstY` and `dstZ` specify the base address of the destination data for the copy.
+
+ For host pointers, the base address is
+
+ ```c
+ void* dstStart = (void*)((char*)dstHost+(dstZ*dstHeight+dstY)*dstPitch + dstXInBytes);
+ ```
+
+ For device pointers, the starting address is
+
+ ```c
+ CUdeviceptr dstStart = dstDevice+(dstZ*dstHeight+dstY)*dstPitch+dstXInBytes;
+ ```
+
+ For CUDA arrays, `dstXInBytes` must be evenly divisible by the array element size.
+
+ - `WidthInBytes`, `Height` and `Depth` specify the width (in bytes), height and depth of the 3D copy being performed.
+ - If specified, `srcPitch` must be greater than or equal to `WidthInBytes` + `srcXInBytes`, and `dstPitch` must be greater than or equal to `WidthInBytes` + dstXInBytes.
+ - If specified, `srcHeight` must be greater than or equal to `Height` + `srcY`, and `dstHeight` must be greater than or equal to `Height` + `dstY`.
+
+ [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D) returns an error if any pitch is greater than the maximum allowed ([`CU_DEVICE_ATTRIBUTE_MAX_PITCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH)).
+
+ The `srcLOD` and `dstLOD` members of the [`CUDA_MEMCPY3D`](crate::types::CUDA_MEMCPY3D) structure must be set to 0.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `pCopy`: Parameters for the memory copy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy3D`
+
+ `cuMemcpy3D_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy3D_v7000_ptds`](crate::entries::cuMemcpy3D_v7000_ptds). The newest cuda.h's `cuMemcpy3D` means another ABI, `cuMemcpy3D_v2` ([`api::cuMemcpy3D`](crate::api::legacy::cuMemcpy3D)): a program written against an older cuda.h, whose `cuMemcpy3D` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy3D_v2_ptds(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory asynchronously
+
+ Copies data between two pointers. `dst` and `src` are base pointers of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy. Note that this function infers the type of the transfer (host to host, host to device, device to device, or device to host) from the pointer values.  This function is only allowed in contexts which support unified addressing.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dst`: Destination unified virtual address space pointer
+ - `src`: Source unified virtual address space pointer
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpyAsync`, `cudaMemcpyToSymbolAsync`, `cudaMemcpyFromSymbolAsync`
+
+ `cuMemcpyAsync_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyAsync_v7000_ptsz`](crate::entries::cuMemcpyAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyAsync` means another ABI, `cuMemcpyAsync` ([`api::cuMemcpyAsync`](crate::api::legacy::cuMemcpyAsync)): a program written against an older cuda.h, whose `cuMemcpyAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyAsync_ptsz(
+        dst: CUdeviceptr_v2,
+        src: CUdeviceptr_v2,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Array to Array
+
+ Copies from one 1D CUDA array to another. `dstArray` and `srcArray` specify the handles of the destination and source CUDA arrays for the copy, respectively. `dstOffset` and `srcOffset` specify the destination and source offsets in bytes into the CUDA arrays. `ByteCount` is the number of bytes to be copied. The size of the elements in the CUDA arrays need not be the same format, but the elements must be the same size; and count must be evenly divisible by that size.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstArray`: Destination array
+ - `dstOffset`: Offset in bytes of destination array
+ - `srcArray`: Source array
+ - `srcOffset`: Offset in bytes of source array
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpyArrayToArray`
+
+ `cuMemcpyAtoA_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyAtoA_v7000_ptds`](crate::entries::cuMemcpyAtoA_v7000_ptds). The newest cuda.h's `cuMemcpyAtoA` means another ABI, `cuMemcpyAtoA_v2` ([`api::cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA)): a program written against an older cuda.h, whose `cuMemcpyAtoA` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyAtoA_v2_ptds(
+        dstArray: CUarray,
+        dstOffset: usize,
+        srcArray: CUarray,
+        srcOffset: usize,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v7000_ptds>() {
+            Some(__entry_point) => {
+                __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Array to Device
+
+ Copies from one 1D CUDA array to device memory. `dstDevice` specifies the base pointer of the destination and must be naturally aligned with the CUDA array elements. `srcArray` and `srcOffset` specify the CUDA array handle and the offset in bytes into the array where the copy is to begin. `ByteCount` specifies the number of bytes to copy and must be evenly divisible by the array element size.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `srcArray`: Source array
+ - `srcOffset`: Offset in bytes of source array
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpyFromArray`
+
+ `cuMemcpyAtoD_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyAtoD_v7000_ptds`](crate::entries::cuMemcpyAtoD_v7000_ptds). The newest cuda.h's `cuMemcpyAtoD` means another ABI, `cuMemcpyAtoD_v2` ([`api::cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD)): a program written against an older cuda.h, whose `cuMemcpyAtoD` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyAtoD_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        srcArray: CUarray,
+        srcOffset: usize,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v7000_ptds>() {
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Array to Host
+
+ Copies from one 1D CUDA array to host memory. `dstHost` specifies the base pointer of the destination. `srcArray` and `srcOffset` specify the CUDA array handle and starting offset in bytes of the source data. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstHost`: Destination pointer
+ - `srcArray`: Source array
+ - `srcOffset`: Offset in bytes of source array
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpyFromArrayAsync`
+
+ `cuMemcpyAtoHAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyAtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyAtoHAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyAtoHAsync` means another ABI, `cuMemcpyAtoHAsync_v2` ([`api::cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync)): a program written against an older cuda.h, whose `cuMemcpyAtoHAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyAtoHAsync_v2_ptsz(
+        dstHost: *mut c_void,
+        srcArray: CUarray,
+        srcOffset: usize,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyAtoHAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Array to Host
+
+ Copies from one 1D CUDA array to host memory. `dstHost` specifies the base pointer of the destination. `srcArray` and `srcOffset` specify the CUDA array handle and starting offset in bytes of the source data. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstHost`: Destination device pointer
+ - `srcArray`: Source array
+ - `srcOffset`: Offset in bytes of source array
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpyFromArray`
+
+ `cuMemcpyAtoH_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyAtoH_v7000_ptds`](crate::entries::cuMemcpyAtoH_v7000_ptds). The newest cuda.h's `cuMemcpyAtoH` means another ABI, `cuMemcpyAtoH_v2` ([`api::cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH)): a program written against an older cuda.h, whose `cuMemcpyAtoH` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyAtoH_v2_ptds(
+        dstHost: *mut c_void,
+        srcArray: CUarray,
+        srcOffset: usize,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of memory copies asynchronously.
+
+ Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies. For copies involving CUDA arrays, please see [`cuMemcpy3DBatchAsync`](crate::api::legacy::cuMemcpy3DBatchAsync).
+
+ Performs memory copies from source buffers specified in `srcs` to destination buffers specified in `dsts`. The size of each copy is specified in `sizes`. All three arrays must be of the same length as specified by `count`. Since there are no ordering guarantees for copies within a batch, specifying any dependent copies within a batch will result in undefined behavior.
+
+ Every copy in the batch has to be associated with a set of attributes specified in the `attrs` array. Each entry in this array can apply to more than one copy. This can be done by specifying in the `attrsIdxs` array, the index of the first copy that the corresponding entry in the `attrs` array applies to. Both `attrs` and `attrsIdxs` must be of the same length as specified by `numAttrs`. For example, if a batch has 10 copies listed in dst/src/sizes, the first 6 of which have one set of attributes and the remaining 4 another, then `numAttrs` will be 2, `attrsIdxs` will be {0, 6} and `attrs` will contains the two sets of attributes. Note that the first entry in `attrsIdxs` must always be 0. Also, each entry must be greater than the previous entry and the last entry should be less than `count`. Furthermore, `numAttrs` must be lesser than or equal to `count`.
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`srcAccessOrder` indicates the source access ordering to be observed for copies associated with the attribute. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM), then the source will be accessed in stream order. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) then it indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_ANY`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY) then it indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. Each memcpy operation in the batch must have a valid [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes) corresponding to it including the appropriate srcAccessOrder setting, otherwise the API will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`srcLocHint` and [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`dstLocHint` allows applications to specify hint locations for operands of a copy when the operand doesn't have a fixed location. That is, these hints are only applicable for managed memory pointers on devices where [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) is true or system-allocated pageable memory on devices where [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) is true. For other cases, these hints are ignored.
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`flags` field can be used to specify certain flags for copies. Setting the [`CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`](crate::types::CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) flag indicates that the associated copies should preferably overlap with any compute work. Note that this flag is a hint and can be ignored depending on the platform and other parameters of the copy.
+
+ If any error is encountered while parsing the batch, the index within the batch where the error was encountered will be returned in `failIdx`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dsts`: Array of destination pointers.
+ - `srcs`: Array of memcpy source pointers.
+ - `sizes`: Array of sizes for memcpy operations.
+ - `count`: Size of `dsts`, `srcs` and `sizes` arrays
+ - `attrs`: Array of memcpy attributes.
+ - `attrsIdxs`: Array of indices to specify which copies each entry in the `attrs` array applies to. The attributes specified in attrs\[k\] will be applied to copies starting from attrsIdxs\[k\] through attrsIdxs\[k+1\] - 1. Also attrs\[numAttrs-1\] will apply to copies starting from attrsIdxs\[numAttrs-1\] through count - 1.
+ - `numAttrs`: Size of `attrs` and `attrsIdxs` arrays.
+ - `failIdx`: Pointer to a location to return the index of the copy where a failure was encountered. The value will be SIZE\_MAX if the error doesn't pertain to any specific copy.
+ - `hStream`: The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ `cuMemcpyBatchAsync_ptsz`, the name the driver exports the ABI of version 12080 (CUDA 12.8) of the per-thread default stream under: [`entries::cuMemcpyBatchAsync_v12080_ptsz`](crate::entries::cuMemcpyBatchAsync_v12080_ptsz). The newest cuda.h's `cuMemcpyBatchAsync` means another ABI, `cuMemcpyBatchAsync_v2` ([`api::cuMemcpyBatchAsync`](crate::api::legacy::cuMemcpyBatchAsync)): a program written against an older cuda.h, whose `cuMemcpyBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyBatchAsync_ptsz(
+        dsts: *mut CUdeviceptr_v2,
+        srcs: *mut CUdeviceptr_v2,
+        sizes: *mut usize,
+        count: usize,
+        attrs: *mut CUmemcpyAttributes_v1,
+        attrIdxs: *mut usize,
+        numAttrs: usize,
+        failIdx: *mut usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyBatchAsync_v12080_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    dsts,
+                    srcs,
+                    sizes,
+                    count,
+                    attrs,
+                    attrIdxs,
+                    numAttrs,
+                    failIdx,
+                    hStream,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs a batch of memory copies asynchronously.
+
+ Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies. For copies involving CUDA arrays, please see [`cuMemcpy3DBatchAsync`](crate::api::legacy::cuMemcpy3DBatchAsync).
+
+ Performs memory copies from source buffers specified in `srcs` to destination buffers specified in `dsts`. The size of each copy is specified in `sizes`. All three arrays must be of the same length as specified by `count`. Since there are no ordering guarantees for copies within a batch, specifying any dependent copies within a batch will result in undefined behavior.
+
+ Every copy in the batch has to be associated with a set of attributes specified in the `attrs` array. Each entry in this array can apply to more than one copy. This can be done by specifying in the `attrsIdxs` array, the index of the first copy that the corresponding entry in the `attrs` array applies to. Both `attrs` and `attrsIdxs` must be of the same length as specified by `numAttrs`. For example, if a batch has 10 copies listed in dst/src/sizes, the first 6 of which have one set of attributes and the remaining 4 another, then `numAttrs` will be 2, `attrsIdxs` will be {0, 6} and `attrs` will contains the two sets of attributes. Note that the first entry in `attrsIdxs` must always be 0. Also, each entry must be greater than the previous entry and the last entry should be less than `count`. Furthermore, `numAttrs` must be lesser than or equal to `count`.
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`srcAccessOrder` indicates the source access ordering to be observed for copies associated with the attribute. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM), then the source will be accessed in stream order. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) then it indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call. If the source access order is set to [`CU_MEMCPY_SRC_ACCESS_ORDER_ANY`](crate::types::CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY) then it indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. Each memcpy operation in the batch must have a valid [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes) corresponding to it including the appropriate srcAccessOrder setting, otherwise the API will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`srcLocHint` and [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`dstLocHint` allows applications to specify hint locations for operands of a copy when the operand doesn't have a fixed location. That is, these hints are only applicable for managed memory pointers on devices where [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) is true or system-allocated pageable memory on devices where [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) is true. For other cases, these hints are ignored.
+
+ The [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes)`flags` field can be used to specify certain flags for copies. Setting the [`CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`](crate::types::CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) flag indicates that the associated copies should preferably overlap with any compute work. Note that this flag is a hint and can be ignored depending on the platform and other parameters of the copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dsts`: Array of destination pointers.
+ - `srcs`: Array of memcpy source pointers.
+ - `sizes`: Array of sizes for memcpy operations.
+ - `count`: Size of `dsts`, `srcs` and `sizes` arrays
+ - `attrs`: Array of memcpy attributes.
+ - `attrsIdxs`: Array of indices to specify which copies each entry in the `attrs` array applies to. The attributes specified in attrs\[k\] will be applied to copies starting from attrsIdxs\[k\] through attrsIdxs\[k+1\] - 1. Also attrs\[numAttrs-1\] will apply to copies starting from attrsIdxs\[numAttrs-1\] through count - 1.
+ - `numAttrs`: Size of `attrs` and `attrsIdxs` arrays.
+ - `hStream`: The stream to enqueue the operations in. Must not be legacy NULL stream.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ `cuMemcpyBatchAsync_v2_ptsz`, the name the driver exports the ABI of version 13000 (CUDA 13.0) of the per-thread default stream under: [`entries::cuMemcpyBatchAsync_v13000_ptsz`](crate::entries::cuMemcpyBatchAsync_v13000_ptsz). The newest cuda.h's `cuMemcpyBatchAsync` means another ABI, `cuMemcpyBatchAsync_v2` ([`api::cuMemcpyBatchAsync`](crate::api::legacy::cuMemcpyBatchAsync)): a program written against an older cuda.h, whose `cuMemcpyBatchAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyBatchAsync_v2_ptsz(
+        dsts: *mut CUdeviceptr_v2,
+        srcs: *mut CUdeviceptr_v2,
+        sizes: *mut usize,
+        count: usize,
+        attrs: *mut CUmemcpyAttributes_v1,
+        attrIdxs: *mut usize,
+        numAttrs: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyBatchAsync_v13000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    dsts,
+                    srcs,
+                    sizes,
+                    count,
+                    attrs,
+                    attrIdxs,
+                    numAttrs,
+                    hStream,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Device to Array
+
+ Copies from device memory to a 1D CUDA array. `dstArray` and `dstOffset` specify the CUDA array handle and starting index of the destination data. `srcDevice` specifies the base pointer of the source. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstArray`: Destination array
+ - `dstOffset`: Offset in bytes of destination array
+ - `srcDevice`: Source device pointer
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpyToArray`
+
+ `cuMemcpyDtoA_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyDtoA_v7000_ptds`](crate::entries::cuMemcpyDtoA_v7000_ptds). The newest cuda.h's `cuMemcpyDtoA` means another ABI, `cuMemcpyDtoA_v2` ([`api::cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA)): a program written against an older cuda.h, whose `cuMemcpyDtoA` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyDtoA_v2_ptds(
+        dstArray: CUarray,
+        dstOffset: usize,
+        srcDevice: CUdeviceptr_v2,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v7000_ptds>() {
+            Some(__entry_point) => {
+                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Device to Device
+
+ Copies from device memory to device memory. `dstDevice` and `srcDevice` are the base pointers of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `srcDevice`: Source device pointer
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpyAsync`, `cudaMemcpyToSymbolAsync`, `cudaMemcpyFromSymbolAsync`
+
+ `cuMemcpyDtoDAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyDtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoDAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyDtoDAsync` means another ABI, `cuMemcpyDtoDAsync_v2` ([`api::cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync)): a program written against an older cuda.h, whose `cuMemcpyDtoDAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyDtoDAsync_v2_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        srcDevice: CUdeviceptr_v2,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyDtoDAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Device to Device
+
+ Copies from device memory to device memory. `dstDevice` and `srcDevice` are the base pointers of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `srcDevice`: Source device pointer
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy`, `cudaMemcpyToSymbol`, `cudaMemcpyFromSymbol`
+
+ `cuMemcpyDtoD_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyDtoD_v7000_ptds`](crate::entries::cuMemcpyDtoD_v7000_ptds). The newest cuda.h's `cuMemcpyDtoD` means another ABI, `cuMemcpyDtoD_v2` ([`api::cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD)): a program written against an older cuda.h, whose `cuMemcpyDtoD` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyDtoD_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        srcDevice: CUdeviceptr_v2,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Device to Host
+
+ Copies from device to host memory. `dstHost` and `srcDevice` specify the base pointers of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstHost`: Destination host pointer
+ - `srcDevice`: Source device pointer
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpyAsync`, `cudaMemcpyFromSymbolAsync`
+
+ `cuMemcpyDtoHAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyDtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoHAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyDtoHAsync` means another ABI, `cuMemcpyDtoHAsync_v2` ([`api::cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync)): a program written against an older cuda.h, whose `cuMemcpyDtoHAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyDtoHAsync_v2_ptsz(
+        dstHost: *mut c_void,
+        srcDevice: CUdeviceptr_v2,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyDtoHAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Device to Host
+
+ Copies from device to host memory. `dstHost` and `srcDevice` specify the base pointers of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstHost`: Destination host pointer
+ - `srcDevice`: Source device pointer
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy`, `cudaMemcpyFromSymbol`
+
+ `cuMemcpyDtoH_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyDtoH_v7000_ptds`](crate::entries::cuMemcpyDtoH_v7000_ptds). The newest cuda.h's `cuMemcpyDtoH` means another ABI, `cuMemcpyDtoH_v2` ([`api::cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH)): a program written against an older cuda.h, whose `cuMemcpyDtoH` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyDtoH_v2_ptds(
+        dstHost: *mut c_void,
+        srcDevice: CUdeviceptr_v2,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Host to Array
+
+ Copies from host memory to a 1D CUDA array. `dstArray` and `dstOffset` specify the CUDA array handle and starting offset in bytes of the destination data. `srcHost` specifies the base address of the source. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstArray`: Destination array
+ - `dstOffset`: Offset in bytes of destination array
+ - `srcHost`: Source host pointer
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpyToArrayAsync`
+
+ `cuMemcpyHtoAAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyHtoAAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoAAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyHtoAAsync` means another ABI, `cuMemcpyHtoAAsync_v2` ([`api::cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync)): a program written against an older cuda.h, whose `cuMemcpyHtoAAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyHtoAAsync_v2_ptsz(
+        dstArray: CUarray,
+        dstOffset: usize,
+        srcHost: *const c_void,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyHtoAAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Host to Array
+
+ Copies from host memory to a 1D CUDA array. `dstArray` and `dstOffset` specify the CUDA array handle and starting offset in bytes of the destination data.  `pSrc` specifies the base address of the source. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstArray`: Destination array
+ - `dstOffset`: Offset in bytes of destination array
+ - `srcHost`: Source host pointer
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpyToArray`
+
+ `cuMemcpyHtoA_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyHtoA_v7000_ptds`](crate::entries::cuMemcpyHtoA_v7000_ptds). The newest cuda.h's `cuMemcpyHtoA` means another ABI, `cuMemcpyHtoA_v2` ([`api::cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA)): a program written against an older cuda.h, whose `cuMemcpyHtoA` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyHtoA_v2_ptds(
+        dstArray: CUarray,
+        dstOffset: usize,
+        srcHost: *const c_void,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Host to Device
+
+ Copies from host memory to device memory. `dstDevice` and `srcHost` are the base addresses of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `srcHost`: Source host pointer
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemcpyAsync`, `cudaMemcpyToSymbolAsync`
+
+ `cuMemcpyHtoDAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyHtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoDAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyHtoDAsync` means another ABI, `cuMemcpyHtoDAsync_v2` ([`api::cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync)): a program written against an older cuda.h, whose `cuMemcpyHtoDAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyHtoDAsync_v2_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        srcHost: *const c_void,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyHtoDAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory from Host to Device
+
+ Copies from host memory to device memory. `dstDevice` and `srcHost` are the base addresses of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `srcHost`: Source host pointer
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy`, `cudaMemcpyToSymbol`
+
+ `cuMemcpyHtoD_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyHtoD_v7000_ptds`](crate::entries::cuMemcpyHtoD_v7000_ptds). The newest cuda.h's `cuMemcpyHtoD` means another ABI, `cuMemcpyHtoD_v2` ([`api::cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD)): a program written against an older cuda.h, whose `cuMemcpyHtoD` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyHtoD_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        srcHost: *const c_void,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies device memory between two contexts asynchronously.
+
+ Copies from device memory in one context to device memory in another context. `dstDevice` is the base device pointer of the destination memory and `dstContext` is the destination context.  `srcDevice` is the base device pointer of the source memory and `srcContext` is the source pointer. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstContext`: Destination context
+ - `srcDevice`: Source device pointer
+ - `srcContext`: Source context
+ - `ByteCount`: Size of memory copy in bytes
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer), [`cuMemcpy3DPeer`](crate::api::legacy::cuMemcpy3DPeer), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), `cudaMemcpyPeerAsync`
+
+ `cuMemcpyPeerAsync_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyPeerAsync_v7000_ptsz`](crate::entries::cuMemcpyPeerAsync_v7000_ptsz). The newest cuda.h's `cuMemcpyPeerAsync` means another ABI, `cuMemcpyPeerAsync` ([`api::cuMemcpyPeerAsync`](crate::api::legacy::cuMemcpyPeerAsync)): a program written against an older cuda.h, whose `cuMemcpyPeerAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyPeerAsync_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        dstContext: CUcontext,
+        srcDevice: CUdeviceptr_v2,
+        srcContext: CUcontext,
+        ByteCount: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyPeerAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    dstDevice,
+                    dstContext,
+                    srcDevice,
+                    srcContext,
+                    ByteCount,
+                    hStream,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies device memory between two contexts
+
+ Copies from device memory in one context to device memory in another context. `dstDevice` is the base device pointer of the destination memory and `dstContext` is the destination context.  `srcDevice` is the base device pointer of the source memory and `srcContext` is the source pointer. `ByteCount` specifies the number of bytes to copy.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstContext`: Destination context
+ - `srcDevice`: Source device pointer
+ - `srcContext`: Source context
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpy3DPeer`](crate::api::legacy::cuMemcpy3DPeer), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyPeerAsync`](crate::api::legacy::cuMemcpyPeerAsync), [`cuMemcpy3DPeerAsync`](crate::api::legacy::cuMemcpy3DPeerAsync), `cudaMemcpyPeer`
+
+ `cuMemcpyPeer_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpyPeer_v7000_ptds`](crate::entries::cuMemcpyPeer_v7000_ptds). The newest cuda.h's `cuMemcpyPeer` means another ABI, `cuMemcpyPeer` ([`api::cuMemcpyPeer`](crate::api::legacy::cuMemcpyPeer)): a program written against an older cuda.h, whose `cuMemcpyPeer` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyPeer_ptds(
+        dstDevice: CUdeviceptr_v2,
+        dstContext: CUcontext,
+        srcDevice: CUdeviceptr_v2,
+        srcContext: CUcontext,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v7000_ptds>() {
+            Some(__entry_point) => {
+                __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Performs asynchronous memory copy operation with the specified attributes.
+
+ Performs asynchronous memory copy operation where `dst` and `src` are the destination and source pointers respectively. `size` specifies the number of bytes to copy. `attr` specifies the attributes for the copy and `hStream` specifies the stream to enqueue the operation in.
+
+ For more information regarding the attributes, please refer to [`CUmemcpyAttributes`](crate::types::CUmemcpyAttributes) and it's usage desciption in[`cuMemcpyBatchAsync`](crate::api::legacy::cuMemcpyBatchAsync)
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dst`: Destination device pointer
+ - `src`: Source device pointer
+ - `size`: Number of bytes to copy
+ - `attr`: Attributes for the copy
+ - `hStream`: Stream to enqueue the operation in
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuMemcpyBatchAsync`](crate::api::legacy::cuMemcpyBatchAsync)
+
+ `cuMemcpyWithAttributesAsync_ptsz`, the name the driver exports the ABI of version 13020 (CUDA 13.2) of the per-thread default stream under: [`entries::cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz). The newest cuda.h's `cuMemcpyWithAttributesAsync` means another ABI, `cuMemcpyWithAttributesAsync` ([`api::cuMemcpyWithAttributesAsync`](crate::api::legacy::cuMemcpyWithAttributesAsync)): a program written against an older cuda.h, whose `cuMemcpyWithAttributesAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpyWithAttributesAsync_ptsz(
+        dst: CUdeviceptr_v2,
+        src: CUdeviceptr_v2,
+        size: usize,
+        attr: *mut CUmemcpyAttributes_v1,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies memory
+
+ Copies data between two pointers. `dst` and `src` are base pointers of the destination and source, respectively. `ByteCount` specifies the number of bytes to copy. Note that this function infers the type of the transfer (host to host, host to device, device to device, or device to host) from the pointer values.  This function is only allowed in contexts which support unified addressing.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dst`: Destination unified virtual address space pointer
+ - `src`: Source unified virtual address space pointer
+ - `ByteCount`: Size of memory copy in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemcpy`, `cudaMemcpyToSymbol`, `cudaMemcpyFromSymbol`
+
+ `cuMemcpy_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemcpy_v7000_ptds`](crate::entries::cuMemcpy_v7000_ptds). The newest cuda.h's `cuMemcpy` means another ABI, `cuMemcpy` ([`api::cuMemcpy`](crate::api::legacy::cuMemcpy)): a program written against an older cuda.h, whose `cuMemcpy` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemcpy_ptds(
+        dst: CUdeviceptr_v2,
+        src: CUdeviceptr_v2,
+        ByteCount: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemcpy_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dst, src, ByteCount),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets device memory
+
+ Sets the memory range of `N` 16-bit values to the specified value `us`. The `dstDevice` pointer must be two byte aligned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `us`: Value to set
+ - `N`: Number of elements
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemsetAsync`
+
+ `cuMemsetD16Async_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD16Async_v7000_ptsz`](crate::entries::cuMemsetD16Async_v7000_ptsz). The newest cuda.h's `cuMemsetD16Async` means another ABI, `cuMemsetD16Async` ([`api::cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async)): a program written against an older cuda.h, whose `cuMemsetD16Async` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD16Async_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        us: c_ushort,
+        arg2: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Initializes device memory
+
+ Sets the memory range of `N` 16-bit values to the specified value `us`. The `dstDevice` pointer must be two byte aligned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `us`: Value to set
+ - `N`: Number of elements
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset`
+
+ `cuMemsetD16_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD16_v7000_ptds`](crate::entries::cuMemsetD16_v7000_ptds). The newest cuda.h's `cuMemsetD16` means another ABI, `cuMemsetD16_v2` ([`api::cuMemsetD16`](crate::api::legacy::cuMemsetD16)): a program written against an older cuda.h, whose `cuMemsetD16` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD16_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        us: c_ushort,
+        arg2: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets device memory
+
+ Sets the 2D memory range of `Width` 16-bit values to the specified value `us`. `Height` specifies the number of rows to set, and `dstPitch` specifies the number of bytes between each row. The `dstDevice` pointer and `dstPitch` offset must be two byte aligned. This function performs fastest when the pitch is one that has been passed back by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstPitch`: Pitch of destination device pointer(Unused if `Height` is 1)
+ - `us`: Value to set
+ - `Width`: Width of row
+ - `Height`: Number of rows
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset2DAsync`
+
+ `cuMemsetD2D16Async_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD2D16Async_v7000_ptsz`](crate::entries::cuMemsetD2D16Async_v7000_ptsz). The newest cuda.h's `cuMemsetD2D16Async` means another ABI, `cuMemsetD2D16Async` ([`api::cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async)): a program written against an older cuda.h, whose `cuMemsetD2D16Async` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD2D16Async_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        dstPitch: usize,
+        us: c_ushort,
+        Width: usize,
+        Height: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemsetD2D16Async_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Initializes device memory
+
+ Sets the 2D memory range of `Width` 16-bit values to the specified value `us`. `Height` specifies the number of rows to set, and `dstPitch` specifies the number of bytes between each row. The `dstDevice` pointer and `dstPitch` offset must be two byte aligned. This function performs fastest when the pitch is one that has been passed back by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstPitch`: Pitch of destination device pointer(Unused if `Height` is 1)
+ - `us`: Value to set
+ - `Width`: Width of row
+ - `Height`: Number of rows
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset2D`
+
+ `cuMemsetD2D16_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD2D16_v7000_ptds`](crate::entries::cuMemsetD2D16_v7000_ptds). The newest cuda.h's `cuMemsetD2D16` means another ABI, `cuMemsetD2D16_v2` ([`api::cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16)): a program written against an older cuda.h, whose `cuMemsetD2D16` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD2D16_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        dstPitch: usize,
+        us: c_ushort,
+        Width: usize,
+        Height: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets device memory
+
+ Sets the 2D memory range of `Width` 32-bit values to the specified value `ui`. `Height` specifies the number of rows to set, and `dstPitch` specifies the number of bytes between each row. The `dstDevice` pointer and `dstPitch` offset must be four byte aligned. This function performs fastest when the pitch is one that has been passed back by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstPitch`: Pitch of destination device pointer(Unused if `Height` is 1)
+ - `ui`: Value to set
+ - `Width`: Width of row
+ - `Height`: Number of rows
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset2DAsync`
+
+ `cuMemsetD2D32Async_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD2D32Async_v7000_ptsz`](crate::entries::cuMemsetD2D32Async_v7000_ptsz). The newest cuda.h's `cuMemsetD2D32Async` means another ABI, `cuMemsetD2D32Async` ([`api::cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async)): a program written against an older cuda.h, whose `cuMemsetD2D32Async` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD2D32Async_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        dstPitch: usize,
+        ui: c_uint,
+        Width: usize,
+        Height: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemsetD2D32Async_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Initializes device memory
+
+ Sets the 2D memory range of `Width` 32-bit values to the specified value `ui`. `Height` specifies the number of rows to set, and `dstPitch` specifies the number of bytes between each row. The `dstDevice` pointer and `dstPitch` offset must be four byte aligned. This function performs fastest when the pitch is one that has been passed back by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstPitch`: Pitch of destination device pointer(Unused if `Height` is 1)
+ - `ui`: Value to set
+ - `Width`: Width of row
+ - `Height`: Number of rows
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset2D`
+
+ `cuMemsetD2D32_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD2D32_v7000_ptds`](crate::entries::cuMemsetD2D32_v7000_ptds). The newest cuda.h's `cuMemsetD2D32` means another ABI, `cuMemsetD2D32_v2` ([`api::cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32)): a program written against an older cuda.h, whose `cuMemsetD2D32` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD2D32_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        dstPitch: usize,
+        ui: c_uint,
+        Width: usize,
+        Height: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets device memory
+
+ Sets the 2D memory range of `Width` 8-bit values to the specified value `uc`. `Height` specifies the number of rows to set, and `dstPitch` specifies the number of bytes between each row. This function performs fastest when the pitch is one that has been passed back by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstPitch`: Pitch of destination device pointer(Unused if `Height` is 1)
+ - `uc`: Value to set
+ - `Width`: Width of row
+ - `Height`: Number of rows
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset2DAsync`
+
+ `cuMemsetD2D8Async_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD2D8Async_v7000_ptsz`](crate::entries::cuMemsetD2D8Async_v7000_ptsz). The newest cuda.h's `cuMemsetD2D8Async` means another ABI, `cuMemsetD2D8Async` ([`api::cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async)): a program written against an older cuda.h, whose `cuMemsetD2D8Async` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD2D8Async_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        dstPitch: usize,
+        uc: c_uchar,
+        Width: usize,
+        Height: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuMemsetD2D8Async_v7000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Initializes device memory
+
+ Sets the 2D memory range of `Width` 8-bit values to the specified value `uc`. `Height` specifies the number of rows to set, and `dstPitch` specifies the number of bytes between each row. This function performs fastest when the pitch is one that has been passed back by [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `dstPitch`: Pitch of destination device pointer(Unused if `Height` is 1)
+ - `uc`: Value to set
+ - `Width`: Width of row
+ - `Height`: Number of rows
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset2D`
+
+ `cuMemsetD2D8_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD2D8_v7000_ptds`](crate::entries::cuMemsetD2D8_v7000_ptds). The newest cuda.h's `cuMemsetD2D8` means another ABI, `cuMemsetD2D8_v2` ([`api::cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8)): a program written against an older cuda.h, whose `cuMemsetD2D8` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD2D8_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        dstPitch: usize,
+        uc: c_uchar,
+        Width: usize,
+        Height: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets device memory
+
+ Sets the memory range of `N` 32-bit values to the specified value `ui`. The `dstDevice` pointer must be four byte aligned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `ui`: Value to set
+ - `N`: Number of elements
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), `cudaMemsetAsync`
+
+ `cuMemsetD32Async_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD32Async_v7000_ptsz`](crate::entries::cuMemsetD32Async_v7000_ptsz). The newest cuda.h's `cuMemsetD32Async` means another ABI, `cuMemsetD32Async` ([`api::cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async)): a program written against an older cuda.h, whose `cuMemsetD32Async` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD32Async_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        ui: c_uint,
+        arg2: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Initializes device memory
+
+ Sets the memory range of `N` 32-bit values to the specified value `ui`. The `dstDevice` pointer must be four byte aligned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `ui`: Value to set
+ - `N`: Number of elements
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset`
+
+ `cuMemsetD32_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD32_v7000_ptds`](crate::entries::cuMemsetD32_v7000_ptds). The newest cuda.h's `cuMemsetD32` means another ABI, `cuMemsetD32_v2` ([`api::cuMemsetD32`](crate::api::legacy::cuMemsetD32)): a program written against an older cuda.h, whose `cuMemsetD32` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD32_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        ui: c_uint,
+        arg2: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets device memory
+
+ Sets the memory range of `N` 8-bit values to the specified value `uc`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ This function uses standard default stream semantics.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `uc`: Value to set
+ - `N`: Number of elements
+ - `hStream`: Stream identifier
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8`](crate::api::legacy::cuMemsetD8), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemsetAsync`
+
+ `cuMemsetD8Async_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD8Async_v7000_ptsz`](crate::entries::cuMemsetD8Async_v7000_ptsz). The newest cuda.h's `cuMemsetD8Async` means another ABI, `cuMemsetD8Async` ([`api::cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async)): a program written against an older cuda.h, whose `cuMemsetD8Async` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD8Async_ptsz(
+        dstDevice: CUdeviceptr_v2,
+        uc: c_uchar,
+        arg2: usize,
+        hStream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Initializes device memory
+
+ Sets the memory range of `N` 8-bit values to the specified value `uc`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
+
+ # Parameters
+
+ - `dstDevice`: Destination device pointer
+ - `uc`: Value to set
+ - `N`: Number of elements
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuArray3DCreate`](crate::api::legacy::cuArray3DCreate), [`cuArray3DGetDescriptor`](crate::api::legacy::cuArray3DGetDescriptor), [`cuArrayCreate`](crate::api::legacy::cuArrayCreate), [`cuArrayDestroy`](crate::api::legacy::cuArrayDestroy), [`cuArrayGetDescriptor`](crate::api::legacy::cuArrayGetDescriptor), [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), [`cuMemAllocHost`](crate::api::legacy::cuMemAllocHost), [`cuMemAllocPitch`](crate::api::legacy::cuMemAllocPitch), [`cuMemcpy2D`](crate::api::legacy::cuMemcpy2D), [`cuMemcpy2DAsync`](crate::api::legacy::cuMemcpy2DAsync), [`cuMemcpy2DUnaligned`](crate::api::legacy::cuMemcpy2DUnaligned), [`cuMemcpy3D`](crate::api::legacy::cuMemcpy3D), [`cuMemcpy3DAsync`](crate::api::legacy::cuMemcpy3DAsync), [`cuMemcpyAtoA`](crate::api::legacy::cuMemcpyAtoA), [`cuMemcpyAtoD`](crate::api::legacy::cuMemcpyAtoD), [`cuMemcpyAtoH`](crate::api::legacy::cuMemcpyAtoH), [`cuMemcpyAtoHAsync`](crate::api::legacy::cuMemcpyAtoHAsync), [`cuMemcpyDtoA`](crate::api::legacy::cuMemcpyDtoA), [`cuMemcpyDtoD`](crate::api::legacy::cuMemcpyDtoD), [`cuMemcpyDtoDAsync`](crate::api::legacy::cuMemcpyDtoDAsync), [`cuMemcpyDtoH`](crate::api::legacy::cuMemcpyDtoH), [`cuMemcpyDtoHAsync`](crate::api::legacy::cuMemcpyDtoHAsync), [`cuMemcpyHtoA`](crate::api::legacy::cuMemcpyHtoA), [`cuMemcpyHtoAAsync`](crate::api::legacy::cuMemcpyHtoAAsync), [`cuMemcpyHtoD`](crate::api::legacy::cuMemcpyHtoD), [`cuMemcpyHtoDAsync`](crate::api::legacy::cuMemcpyHtoDAsync), [`cuMemFree`](crate::api::legacy::cuMemFree), [`cuMemFreeHost`](crate::api::legacy::cuMemFreeHost), [`cuMemGetAddressRange`](crate::api::legacy::cuMemGetAddressRange), [`cuMemGetInfo`](crate::api::legacy::cuMemGetInfo), [`cuMemHostAlloc`](crate::api::legacy::cuMemHostAlloc), [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer), [`cuMemsetD2D8`](crate::api::legacy::cuMemsetD2D8), [`cuMemsetD2D8Async`](crate::api::legacy::cuMemsetD2D8Async), [`cuMemsetD2D16`](crate::api::legacy::cuMemsetD2D16), [`cuMemsetD2D16Async`](crate::api::legacy::cuMemsetD2D16Async), [`cuMemsetD2D32`](crate::api::legacy::cuMemsetD2D32), [`cuMemsetD2D32Async`](crate::api::legacy::cuMemsetD2D32Async), [`cuMemsetD8Async`](crate::api::legacy::cuMemsetD8Async), [`cuMemsetD16`](crate::api::legacy::cuMemsetD16), [`cuMemsetD16Async`](crate::api::legacy::cuMemsetD16Async), [`cuMemsetD32`](crate::api::legacy::cuMemsetD32), [`cuMemsetD32Async`](crate::api::legacy::cuMemsetD32Async), `cudaMemset`
+
+ `cuMemsetD8_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuMemsetD8_v7000_ptds`](crate::entries::cuMemsetD8_v7000_ptds). The newest cuda.h's `cuMemsetD8` means another ABI, `cuMemsetD8_v2` ([`api::cuMemsetD8`](crate::api::legacy::cuMemsetD8)): a program written against an older cuda.h, whose `cuMemsetD8` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuMemsetD8_v2_ptds(
+        dstDevice: CUdeviceptr_v2,
+        uc: c_uchar,
+        arg2: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v7000_ptds>() {
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns a global pointer from a module
+
+ Returns in  \*dptr and  \*bytes the base pointer and size of the global of name `name` located in module `hmod`. If no variable of that name exists, [`cuModuleGetGlobal`](crate::api::legacy::cuModuleGetGlobal) returns [`CUDA_ERROR_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_NOT_FOUND). One of the parameters `dptr` or `bytes` (not both) can be NULL in which case it is ignored.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dptr`: Returned global device pointer
+ - `bytes`: Returned global size in bytes
+ - `hmod`: Module to retrieve global from
+ - `name`: Name of global to retrieve
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_FOUND`](crate::types::cudaError_enum::CUDA_ERROR_NOT_FOUND)
+
+ # See also
+
+ [`cuModuleGetFunction`](crate::api::legacy::cuModuleGetFunction), [`cuModuleGetTexRef`](crate::api::legacy::cuModuleGetTexRef), [`cuModuleLoad`](crate::api::legacy::cuModuleLoad), [`cuModuleLoadData`](crate::api::legacy::cuModuleLoadData), [`cuModuleLoadDataEx`](crate::api::legacy::cuModuleLoadDataEx), [`cuModuleLoadFatBinary`](crate::api::legacy::cuModuleLoadFatBinary), [`cuModuleUnload`](crate::api::legacy::cuModuleUnload), `cudaGetSymbolAddress`, `cudaGetSymbolSize`
+
+ `cuModuleGetGlobal_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuModuleGetGlobal_v3020`](crate::entries::cuModuleGetGlobal_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuModuleGetGlobal_v2(
+        dptr: *mut CUdeviceptr_v2,
+        bytes: *mut usize,
+        hmod: CUmodule,
+        name: *const c_char,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuModuleGetGlobal_v3020>() {
+            Some(__entry_point) => __entry_point(dptr, bytes, hmod, name),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Signals a set of external semaphore objects
+
+ Enqueues a signal operation on a set of externally allocated semaphore object in the specified stream. The operations will be executed when all prior operations in the stream complete.
+
+ The exact semantics of signaling a semaphore depends on the type of the object.
+
+ If the semaphore object is any one of the following types: [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT) then signaling the semaphore will set it to the signaled state.
+
+ If the semaphore object is any one of the following types: [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32) then the semaphore will be set to the value specified in [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)`params``fence``value`.
+
+ If the semaphore object is of the type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC) this API sets [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)`params``nvSciSync``fence` to a value that can be used by subsequent waiters of the same NvSciSync object to order operations with those currently submitted in `stream`. Such an update will overwrite previous contents of [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)`params``nvSciSync``fence`. By default, signaling such an external semaphore object causes appropriate memory synchronization operations to be performed over all external memory objects that are imported as [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF). This ensures that any subsequent accesses made by other importers of the same set of NvSciBuf memory object(s) are coherent. These operations can be skipped by specifying the flag [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC), which can be used as a performance optimization when data coherency is not required. But specifying this flag in scenarios where data coherency is required results in undefined behavior. Also, for semaphore object of the type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC), if the NvSciSyncAttrList used to create the NvSciSyncObj had not set the flags in [`cuDeviceGetNvSciSyncAttributes`](crate::api::legacy::cuDeviceGetNvSciSyncAttributes) to CUDA\_NVSCISYNC\_ATTR\_SIGNAL, this API will return CUDA\_ERROR\_NOT\_SUPPORTED. NvSciSyncFence associated with semaphore object of the type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC) can be deterministic. For this the NvSciSyncAttrList used to create the semaphore object must have value of NvSciSyncAttrKey\_RequireDeterministicFences key set to true. Deterministic fences allow users to enqueue a wait over the semaphore object even before corresponding signal is enqueued. For such a semaphore object, CUDA guarantees that each signal operation will increment the fence value by '1'. Users are expected to track count of signals enqueued on the semaphore object and insert waits accordingly. When such a semaphore object is signaled from multiple streams, due to concurrent stream execution, it is possible that the order in which the semaphore gets signaled is indeterministic. This could lead to waiters of the semaphore getting unblocked incorrectly. Users are expected to handle such situations, either by not using the same semaphore object with deterministic fence support enabled in different streams or by adding explicit dependency amongst such streams so that the semaphore is signaled in order. NvSciSyncFence associated with semaphore object of the type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC) can be timestamp enabled. For this the NvSciSyncAttrList used to create the object must have the value of NvSciSyncAttrKey\_WaiterRequireTimestamps key set to true. Timestamps are emitted asynchronously by the GPU and CUDA saves the GPU timestamp in the corresponding NvSciSyncFence at the time of signal on GPU. Users are expected to convert GPU clocks to CPU clocks using appropriate scaling functions. Users are expected to wait for the completion of the fence before extracting timestamp using appropriate NvSciSync APIs. Users are expected to ensure that there is only one outstanding timestamp enabled fence per Cuda-NvSciSync object at any point of time, failing which leads to undefined behavior. Extracting the timestamp before the corresponding fence is signalled could lead to undefined behaviour. Timestamp extracted via appropriate NvSciSync API would be in microseconds.
+
+ If the semaphore object is any one of the following types: [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT) then the keyed mutex will be released with the key specified in `CUDA_EXTERNAL_SEMAPHORE_PARAMS``params``keyedmutex``key`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `extSemArray`: Set of external semaphores to be signaled
+ - `paramsArray`: Array of semaphore parameters
+ - `numExtSems`: Number of semaphores to signal
+ - `stream`: Stream to enqueue the signal operations in
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuImportExternalSemaphore`](crate::api::legacy::cuImportExternalSemaphore), [`cuDestroyExternalSemaphore`](crate::api::legacy::cuDestroyExternalSemaphore), [`cuWaitExternalSemaphoresAsync`](crate::api::legacy::cuWaitExternalSemaphoresAsync)
+
+ `cuSignalExternalSemaphoresAsync_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz). The newest cuda.h's `cuSignalExternalSemaphoresAsync` means another ABI, `cuSignalExternalSemaphoresAsync` ([`api::cuSignalExternalSemaphoresAsync`](crate::api::legacy::cuSignalExternalSemaphoresAsync)): a program written against an older cuda.h, whose `cuSignalExternalSemaphoresAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuSignalExternalSemaphoresAsync_ptsz(
+        extSemArray: *const CUexternalSemaphore,
+        paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1,
+        numExtSems: c_uint,
+        stream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(extSemArray, paramsArray, numExtSems, stream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Add a callback to a compute stream
+
+ **Note:** This function is slated for eventual deprecation and removal. If you do not require the callback to execute in case of a device error, consider using [`cuLaunchHostFunc`](crate::api::legacy::cuLaunchHostFunc). Additionally, this function is not supported with [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture) and [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture), unlike [`cuLaunchHostFunc`](crate::api::legacy::cuLaunchHostFunc).
+
+ Adds a callback to be called on the host after all currently enqueued items in the stream have completed.  For each cuStreamAddCallback call, the callback will be executed exactly once. The callback will block later work in the stream until it is finished.
+
+ The callback may be passed [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS) or an error code.  In the event of a device error, all subsequently executed callbacks will receive an appropriate `CUresult`.
+
+ Callbacks must not make any CUDA API calls.  Attempting to use a CUDA API will result in [`CUDA_ERROR_NOT_PERMITTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_PERMITTED).  Callbacks must not perform any synchronization that may depend on outstanding device work or other callbacks that are not mandated to run earlier.  Callbacks without a mandated order (in independent streams) execute in undefined order and may be serialized.
+
+ For the purposes of Unified Memory, callback execution makes a number of guarantees:
+
+ - The callback stream is considered idle for the duration of the callback.  Thus, for example, a callback may always use memory attached to the callback stream.
+ - The start of execution of a callback has the same effect as synchronizing an event recorded in the same stream immediately prior to the callback.  It thus synchronizes streams which have been "joined" prior to the callback.
+ - Adding device work to any stream does not have the effect of making the stream active until all preceding host functions and stream callbacks have executed.  Thus, for example, a callback might use global attached memory even if work has been added to another stream, if the work has been ordered behind the callback with an event.
+ - Completion of a callback does not cause a stream to become active except as described above.  The callback stream will remain idle if no device work follows the callback, and will remain idle across consecutive callbacks without device work in between.  Thus, for example, stream synchronization can be done by signaling from a callback at the end of the stream.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to add callback to
+ - `callback`: The function to call once preceding stream operations are complete
+ - `userData`: User specified data to be passed to the callback function
+ - `flags`: Reserved for future use, must be 0
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), [`cuStreamAttachMemAsync`](crate::api::legacy::cuStreamAttachMemAsync), [`cuLaunchHostFunc`](crate::api::legacy::cuLaunchHostFunc), `cudaStreamAddCallback`
+
+ `cuStreamAddCallback_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamAddCallback_v7000_ptsz`](crate::entries::cuStreamAddCallback_v7000_ptsz). The newest cuda.h's `cuStreamAddCallback` means another ABI, `cuStreamAddCallback` ([`api::cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback)): a program written against an older cuda.h, whose `cuStreamAddCallback` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamAddCallback_ptsz(
+        hStream: CUstream,
+        callback: CUstreamCallback,
+        userData: *mut c_void,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamAddCallback_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Attach memory to a stream asynchronously
+
+ Enqueues an operation in `hStream` to specify stream association of `length` bytes of memory starting from `dptr`. This function is a stream-ordered operation, meaning that it is dependent on, and will only take effect when, previous work in stream has completed. Any previous association is automatically replaced.
+
+ `dptr` must point to one of the following types of memories:
+
+ - managed memory declared using the \_\_managed\_\_ keyword or allocated with [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged).
+ - a valid host-accessible region of system-allocated pageable memory. This type of memory may only be specified if the device associated with the stream reports a non-zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS).
+
+ For managed allocations, `length` must be either zero or the entire allocation's size. Both indicate that the entire allocation's stream association is being changed. Currently, it is not possible to change stream association for a portion of a managed allocation.
+
+ For pageable host allocations, `length` must be non-zero.
+
+ The stream association is specified using `flags` which must be one of `CUmemAttach_flags`. If the [`CU_MEM_ATTACH_GLOBAL`](crate::types::CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL) flag is specified, the memory can be accessed by any stream on any device. If the [`CU_MEM_ATTACH_HOST`](crate::types::CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST) flag is specified, the program makes a guarantee that it won't access the memory on the device from any stream on a device that has a zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS). If the [`CU_MEM_ATTACH_SINGLE`](crate::types::CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE) flag is specified and `hStream` is associated with a device that has a zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS), the program makes a guarantee that it will only access the memory on the device from `hStream`. It is illegal to attach singly to the NULL stream, because the NULL stream is a virtual global stream and not a specific stream. An error will be returned in this case.
+
+ When memory is associated with a single stream, the Unified Memory system will allow CPU access to this memory region so long as all operations in `hStream` have completed, regardless of whether other streams are active. In effect, this constrains exclusive ownership of the managed memory region by an active GPU to per-stream activity instead of whole-GPU activity.
+
+ Accessing memory on the device from streams that are not associated with it will produce undefined results. No error checking is performed by the Unified Memory system to ensure that kernels launched into other streams do not access this region.
+
+ It is a program's responsibility to order calls to [`cuStreamAttachMemAsync`](crate::api::legacy::cuStreamAttachMemAsync) via events, synchronization or other means to ensure legal access to memory at all times. Data visibility and coherency will be changed appropriately for all kernels which follow a stream-association change.
+
+ If `hStream` is destroyed while data is associated with it, the association is removed and the association reverts to the default visibility of the allocation as specified at [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged). For \_\_managed\_\_ variables, the default association is always [`CU_MEM_ATTACH_GLOBAL`](crate::types::CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL). Note that destroying a stream is an asynchronous operation, and as a result, the change to default association won't happen until all work in the stream has completed.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream in which to enqueue the attach operation
+ - `dptr`: Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated pageable memory)
+ - `length`: Length of memory
+ - `flags`: Must be one of `CUmemAttach_flags`
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged), `cudaStreamAttachMemAsync`
+
+ `cuStreamAttachMemAsync_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamAttachMemAsync_v7000_ptsz`](crate::entries::cuStreamAttachMemAsync_v7000_ptsz). The newest cuda.h's `cuStreamAttachMemAsync` means another ABI, `cuStreamAttachMemAsync` ([`api::cuStreamAttachMemAsync`](crate::api::legacy::cuStreamAttachMemAsync)): a program written against an older cuda.h, whose `cuStreamAttachMemAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamAttachMemAsync_ptsz(
+        hStream: CUstream,
+        dptr: CUdeviceptr_v2,
+        length: usize,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamAttachMemAsync_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Batch operations to synchronize the stream via memory operations
+
+ This is a batch version of [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32) and [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32). Batching operations may avoid some performance overhead in both the API call and the device execution versus adding them to the stream in separate API calls. The operations are enqueued in the order they appear in the array.
+
+ See `CUstreamBatchMemOpType` for the full set of supported operations, and [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), and [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64) for details of specific operations.
+
+ Basic support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS`. See related APIs for details on querying support for specific operations.
+
+ **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order. For more information, see the Stream Memory Operations section in the programming guide(<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html>).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to enqueue the operations in.
+ - `count`: The number of operations in the array. Must be less than 256.
+ - `paramArray`: The types and parameters of the individual operations.
+ - `flags`: Reserved for future expansion; must be 0.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister)
+
+ `cuStreamBatchMemOp_ptsz`, the name the driver exports the ABI of version 8000 (CUDA 8.0) of the per-thread default stream under: [`entries::cuStreamBatchMemOp_v8000_ptsz`](crate::entries::cuStreamBatchMemOp_v8000_ptsz). The newest cuda.h's `cuStreamBatchMemOp` means another ABI, `cuStreamBatchMemOp_v2` ([`api::cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp)): a program written against an older cuda.h, whose `cuStreamBatchMemOp` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBatchMemOp_ptsz(
+        stream: CUstream,
+        count: c_uint,
+        paramArray: *mut CUstreamBatchMemOpParams_v1,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBatchMemOp_v8000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Batch operations to synchronize the stream via memory operations
+
+ This is a batch version of [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32) and [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32). Batching operations may avoid some performance overhead in both the API call and the device execution versus adding them to the stream in separate API calls. The operations are enqueued in the order they appear in the array.
+
+ See `CUstreamBatchMemOpType` for the full set of supported operations, and [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), and [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64) for details of specific operations.
+
+ See related APIs for details on querying support for specific operations.
+
+ **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to enqueue the operations in.
+ - `count`: The number of operations in the array. Must be less than 256.
+ - `paramArray`: The types and parameters of the individual operations.
+ - `flags`: Reserved for future expansion; must be 0.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister)
+
+ `cuStreamBatchMemOp_v2_ptsz`, the name the driver exports the ABI of version 11070 (CUDA 11.7) of the per-thread default stream under: [`entries::cuStreamBatchMemOp_v11070_ptsz`](crate::entries::cuStreamBatchMemOp_v11070_ptsz). The newest cuda.h's `cuStreamBatchMemOp` means another ABI, `cuStreamBatchMemOp_v2` ([`api::cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp)): a program written against an older cuda.h, whose `cuStreamBatchMemOp` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBatchMemOp_v2_ptsz(
+        stream: CUstream,
+        count: c_uint,
+        paramArray: *mut CUstreamBatchMemOpParams,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBatchMemOp_v11070_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Begins capture to CIG on a stream
+
+ Support for CIG streams with D3D12 can be determined using [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) with [`CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED). Likewise support for CIG streams with Vulkan can be determined using [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) with [`CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED).
+
+ Begin CIG (CUDA in Graphics) capture on `hStream` for the graphics API as provided in `streamCigCaptureParams`. When a stream is in CIG capture mode, all operations pushed into the stream will not be executed, but will instead be captured into a graphics API command list/buffer. All kernel launches and memory copy/memory set operations on the CIG stream will be recorded. When the command list/buffer is executed by the graphics API, all the stream's operations will execute in order along with other graphics API commands in the command list/buffer.
+
+ CIG stream capture may not be initiated if `stream` is CU\_STREAM\_LEGACY. Capture must be ended on the same stream in which it was initiated, and it may only be initiated if the stream is not already in CIG capture mode.
+
+ The context must be also created in CIG mode previously, otherwise this operation will fail and [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT) will be returned.
+
+ Data from the graphics client can be shared with CUDA via the `streamSharedData` in `streamCigCaptureParams`. The format of `sharedData` is dependent on the type of the graphics client. For D3D12, `sharedData` is an ID3D12CommandList object pointer. For Vulkan, `sharedData` is an internal NVIDIA handle obtained via vkGetCommandBufferInternalHandleNV from the VK\_NV\_internal\_handle extension. A VkCommandBuffer cannot be passed directly. The command buffer must be in the recording state whenever kernels are launched on the stream. The command list/buffer provided must belong to a device corresponding to the CIG context's device, otherwise the behavior will be undefined.
+
+ The stream object may not be destroyed until its associated command list/buffer has finished executing on the GPU. The command buffer used for capture may not be submitted for execution before a call to [`cuStreamEndCaptureToCig`](crate::api::legacy::cuStreamEndCaptureToCig) is made on the associated stream.
+
+ Graphics resources to be accessed by work recorded on the CIG stream must use UAV/pipeline barriers on the command list/buffer prior to recording work that accesses them on the stream.
+
+ Resubmission of the same recorded command list/buffer is not allowed. Further more, care must be taken for the order of execution of the recorded CUDA work with regards to other CUDA work submitted under the same CIG context. Out-of-order execution can lead to device hangs or exceptions.
+
+ CIG capture mode operates similarly to `cuStreamBeginCapture` with the `CU_STREAM_CAPTURE_MODE_RELAXED` option. There are additional limitations to streams in CIG capture mode. The following functions are not allowed for CIG streams whether directly or indirectly via a recorded graph launch: [`cuLaunchHostFunc`](crate::api::legacy::cuLaunchHostFunc) [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback) [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize) [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32) [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64) [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp) [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture) [`cuStreamBeginCaptureToGraph`](crate::api::legacy::cuStreamBeginCaptureToGraph) [`cuMemAllocAsync`](crate::api::legacy::cuMemAllocAsync) [`cuMemFreeAsync`](crate::api::legacy::cuMemFreeAsync)
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream in which to initiate capture to CIG
+ - `streamCigCaptureParams`: CIG capture parameters
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
+
+ # See also
+
+ [`cuStreamEndCaptureToCig`](crate::api::legacy::cuStreamEndCaptureToCig), [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback)
+
+ `cuStreamBeginCaptureToCig_ptsz`, the name the driver exports the ABI of version 13010 (CUDA 13.1) of the per-thread default stream under: [`entries::cuStreamBeginCaptureToCig_v13010_ptsz`](crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz). The newest cuda.h's `cuStreamBeginCaptureToCig` means another ABI, `cuStreamBeginCaptureToCig` ([`api::cuStreamBeginCaptureToCig`](crate::api::legacy::cuStreamBeginCaptureToCig)): a program written against an older cuda.h, whose `cuStreamBeginCaptureToCig` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBeginCaptureToCig_ptsz(
+        hStream: CUstream,
+        streamCigCaptureParams: *mut CUstreamCigCaptureParams,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Begins graph capture on a stream to an existing graph
+
+ Begin graph capture on `hStream`, placing new nodes into an existing graph. When a stream is in capture mode, all operations pushed into the stream will not be executed, but will instead be captured into `hGraph`. The graph will not be instantiable until the user calls [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture).
+
+ Capture may not be initiated if `stream` is CU\_STREAM\_LEGACY. Capture must be ended on the same stream in which it was initiated, and it may only be initiated if the stream is not already in capture mode. The capture mode may be queried via [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing). A unique id representing the capture sequence may be queried via [`cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo).
+
+ If `mode` is not [`CU_STREAM_CAPTURE_MODE_RELAXED`](crate::types::CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED), [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture) must be called on this stream from the same thread.
+
+ **Note:** Kernels captured using this API must not use texture and surface references. Reading or writing through any texture or surface reference is undefined behavior. This restriction does not apply to texture and surface objects.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream in which to initiate capture.
+ - `hGraph`: Graph to capture into.
+ - `dependencies`: Dependencies of the first node captured in the stream.  Can be NULL if numDependencies is 0.
+ - `dependencyData`: Optional array of data associated with each dependency.
+ - `numDependencies`: Number of dependencies.
+ - `mode`: Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see [`cuThreadExchangeStreamCaptureMode`](crate::api::legacy::cuThreadExchangeStreamCaptureMode).
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing), [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture), [`cuThreadExchangeStreamCaptureMode`](crate::api::legacy::cuThreadExchangeStreamCaptureMode), [`cuGraphAddNode`](crate::api::legacy::cuGraphAddNode)
+
+ `cuStreamBeginCaptureToGraph_ptsz`, the name the driver exports the ABI of version 12030 (CUDA 12.3) of the per-thread default stream under: [`entries::cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz). The newest cuda.h's `cuStreamBeginCaptureToGraph` means another ABI, `cuStreamBeginCaptureToGraph` ([`api::cuStreamBeginCaptureToGraph`](crate::api::legacy::cuStreamBeginCaptureToGraph)): a program written against an older cuda.h, whose `cuStreamBeginCaptureToGraph` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBeginCaptureToGraph_ptsz(
+        hStream: CUstream,
+        hGraph: CUgraph,
+        dependencies: *const CUgraphNode,
+        dependencyData: *const CUgraphEdgeData,
+        numDependencies: usize,
+        mode: CUstreamCaptureMode,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    hStream,
+                    hGraph,
+                    dependencies,
+                    dependencyData,
+                    numDependencies,
+                    mode,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Begins graph capture on a stream
+
+ cuda.h documents only the current form of `cuStreamBeginCapture`; this ABI's parameters are the ones below.
+
+ `cuStreamBeginCapture_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuStreamBeginCapture_v10000_ptsz`](crate::entries::cuStreamBeginCapture_v10000_ptsz). The newest cuda.h's `cuStreamBeginCapture` means another ABI, `cuStreamBeginCapture_v2` ([`api::cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture)): a program written against an older cuda.h, whose `cuStreamBeginCapture` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBeginCapture_ptsz(hStream: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBeginCapture_v10000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Begins graph capture on a stream
+
+ Begin graph capture on `hStream`. When a stream is in capture mode, all operations pushed into the stream will not be executed, but will instead be captured into a graph, which will be returned via [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture). Capture may not be initiated if `stream` is CU\_STREAM\_LEGACY. Capture must be ended on the same stream in which it was initiated, and it may only be initiated if the stream is not already in capture mode. The capture mode may be queried via [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing). A unique id representing the capture sequence may be queried via [`cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo).
+
+ If `mode` is not [`CU_STREAM_CAPTURE_MODE_RELAXED`](crate::types::CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED), [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture) must be called on this stream from the same thread.
+
+ **Note:** Kernels captured using this API must not use texture and surface references. Reading or writing through any texture or surface reference is undefined behavior. This restriction does not apply to texture and surface objects.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream in which to initiate capture
+ - `mode`: Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see [`cuThreadExchangeStreamCaptureMode`](crate::api::legacy::cuThreadExchangeStreamCaptureMode).
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing), [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture), [`cuThreadExchangeStreamCaptureMode`](crate::api::legacy::cuThreadExchangeStreamCaptureMode)
+
+ `cuStreamBeginCapture_v2_ptsz`, the name the driver exports the ABI of version 10010 (CUDA 10.1) of the per-thread default stream under: [`entries::cuStreamBeginCapture_v10010_ptsz`](crate::entries::cuStreamBeginCapture_v10010_ptsz). The newest cuda.h's `cuStreamBeginCapture` means another ABI, `cuStreamBeginCapture_v2` ([`api::cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture)): a program written against an older cuda.h, whose `cuStreamBeginCapture` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBeginCapture_v2_ptsz(
+        hStream: CUstream,
+        mode: CUstreamCaptureMode,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBeginCapture_v10010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, mode),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Begin graph capture on a stream to an existing graph.
+
+ Begin graph capture on `hStream` to the existing `hGraph`. The node creation order while recapturing the graph must be identical to the original graph. The recapture will fail immediately for:
+
+ - Topology mismatches between the existing graph and the recaptured graph
+ - Parameter mismatches for memory allocation or free nodes
+
+ Any other node parameter mismatches during recapture can be configured to call the function provided in `callbackFunc`. The recapture will fail immediately if the callback returns anything other than CUDA\_SUCCESS.
+
+ If the recapture fails for any reason, the `graph` will be in an undefined state and should be destroyed.
+
+ See cuStreamBeginCapture for additional detail on beginning the capture.
+
+ **Note:** Any user objects associated with `graph` will be released prior to the recapture.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream in which to initiate capture
+ - `mode`: Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see [`cuThreadExchangeStreamCaptureMode`](crate::api::legacy::cuThreadExchangeStreamCaptureMode).
+ - `hGraph`: Existing CUDA graph to be captured into
+ - `callbackFunc`: Function that will be called for all parameter mismatches from the original graph
+ - `userData`: A generic pointer to user data that is passed into the callback function
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing), [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture), [`cuThreadExchangeStreamCaptureMode`](crate::api::legacy::cuThreadExchangeStreamCaptureMode)
+
+ `cuStreamBeginRecaptureToGraph_ptsz`, the name the driver exports the ABI of version 13030 (CUDA 13.3) of the per-thread default stream under: [`entries::cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz). The newest cuda.h's `cuStreamBeginRecaptureToGraph` means another ABI, `cuStreamBeginRecaptureToGraph` ([`api::cuStreamBeginRecaptureToGraph`](crate::api::legacy::cuStreamBeginRecaptureToGraph)): a program written against an older cuda.h, whose `cuStreamBeginRecaptureToGraph` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamBeginRecaptureToGraph_ptsz(
+        hStream: CUstream,
+        mode: CUstreamCaptureMode,
+        hGraph: CUgraph,
+        callbackFunc: CUgraphRecaptureCallback,
+        userData: *mut c_void,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(hStream, mode, hGraph, callbackFunc, userData)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Copies attributes from source stream to destination stream.
+
+ Copies attributes from source stream `src` to destination stream `dst`. Both streams must have the same context.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dst`: Destination stream
+ - `src`: Source stream For list of attributes see `CUstreamAttrID`
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`CUaccessPolicyWindow`](crate::types::CUaccessPolicyWindow)
+
+ `cuStreamCopyAttributes_ptsz`, the name the driver exports the ABI of version 11000 (CUDA 11.0) of the per-thread default stream under: [`entries::cuStreamCopyAttributes_v11000_ptsz`](crate::entries::cuStreamCopyAttributes_v11000_ptsz). The newest cuda.h's `cuStreamCopyAttributes` means another ABI, `cuStreamCopyAttributes` ([`api::cuStreamCopyAttributes`](crate::api::legacy::cuStreamCopyAttributes)): a program written against an older cuda.h, whose `cuStreamCopyAttributes` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamCopyAttributes_ptsz(dst: CUstream, src: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamCopyAttributes_v11000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(dst, src),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Destroys a stream
+
+ Destroys the stream specified by `hStream`.
+
+ In case the device is still doing work in the stream `hStream` when [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy) is called, the function will return immediately and the resources associated with `hStream` will be released automatically once the device has completed all work in `hStream`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to destroy
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), `cudaStreamDestroy`
+
+ `cuStreamDestroy_v2`, the name the driver exports the ABI of version 4000 (CUDA 4.0) under: [`entries::cuStreamDestroy_v4000`](crate::entries::cuStreamDestroy_v4000).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuStreamDestroy_v4000>() {
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Ends CIG capture on a stream
+
+ End CIG capture on `hStream`. Capture must have been initiated on `hStream` via a call to [`cuStreamBeginCaptureToCig`](crate::api::legacy::cuStreamBeginCaptureToCig). Once this function is called, `hStream` will exit CIG capture mode and return to its original state, thus removing all CIG stream restrictions. Also, the command list/command buffer that was associated with `hStream` in the previous call to [`cuStreamBeginCaptureToCig`](crate::api::legacy::cuStreamBeginCaptureToCig) is now allowed to be submitted for execution on the graphics API. However, the stream may not be destroyed until execution of the command list is fully done on the GPU. This requirements extends also to all streams dependant on the CIG stream (e.g. via event waits).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to end CIG capture
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+
+ # See also
+
+ [`cuStreamBeginCaptureToCig`](crate::api::legacy::cuStreamBeginCaptureToCig)
+
+ `cuStreamEndCaptureToCig_ptsz`, the name the driver exports the ABI of version 13010 (CUDA 13.1) of the per-thread default stream under: [`entries::cuStreamEndCaptureToCig_v13010_ptsz`](crate::entries::cuStreamEndCaptureToCig_v13010_ptsz). The newest cuda.h's `cuStreamEndCaptureToCig` means another ABI, `cuStreamEndCaptureToCig` ([`api::cuStreamEndCaptureToCig`](crate::api::legacy::cuStreamEndCaptureToCig)): a program written against an older cuda.h, whose `cuStreamEndCaptureToCig` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamEndCaptureToCig_ptsz(hStream: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamEndCaptureToCig_v13010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Ends capture on a stream, returning the captured graph
+
+ End capture on `hStream`, returning the captured graph via `phGraph`. Capture must have been initiated on `hStream` via a call to [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture). If capture was invalidated, due to a violation of the rules of stream capture, then a NULL graph will be returned.
+
+ If the `mode` argument to [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture) was not [`CU_STREAM_CAPTURE_MODE_RELAXED`](crate::types::CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED), this call must be from the same thread as [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to query
+ - `phGraph`: The captured graph
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing), [`cuGraphDestroy`](crate::api::legacy::cuGraphDestroy)
+
+ `cuStreamEndCapture_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuStreamEndCapture_v10000_ptsz`](crate::entries::cuStreamEndCapture_v10000_ptsz). The newest cuda.h's `cuStreamEndCapture` means another ABI, `cuStreamEndCapture` ([`api::cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture)): a program written against an older cuda.h, whose `cuStreamEndCapture` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamEndCapture_ptsz(
+        hStream: CUstream,
+        phGraph: *mut CUgraph,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamEndCapture_v10000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, phGraph),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Queries stream attribute.
+
+ Queries attribute `attr` from `hStream` and stores it in corresponding member of `value_out`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`:
+ - `attr`:
+ - `value_out`:
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`CUaccessPolicyWindow`](crate::types::CUaccessPolicyWindow)
+
+ `cuStreamGetAttribute_ptsz`, the name the driver exports the ABI of version 11000 (CUDA 11.0) of the per-thread default stream under: [`entries::cuStreamGetAttribute_v11000_ptsz`](crate::entries::cuStreamGetAttribute_v11000_ptsz). The newest cuda.h's `cuStreamGetAttribute` means another ABI, `cuStreamGetAttribute` ([`api::cuStreamGetAttribute`](crate::api::legacy::cuStreamGetAttribute)): a program written against an older cuda.h, whose `cuStreamGetAttribute` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetAttribute_ptsz(
+        hStream: CUstream,
+        attr: CUstreamAttrID,
+        value_out: *mut CUstreamAttrValue_v1,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetAttribute_v11000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, attr, value_out),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query capture status of a stream
+
+ Note there is a later version of this API, [`cuStreamGetCaptureInfo_v2`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030). It will supplant this version in 12.0, which is retained for minor version compatibility.
+
+ Query the capture status of a stream and and get an id for the capture sequence, which is unique over the lifetime of the process.
+
+ If called on `CU_STREAM_LEGACY` (the "null stream") while a stream not created with [`CU_STREAM_NON_BLOCKING`](crate::types::CUstream_flags_enum::CU_STREAM_NON_BLOCKING) is capturing, returns [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).
+
+ A valid id is returned only if both of the following are true:
+
+ - the call returns CUDA\_SUCCESS
+ - captureStatus is set to [`CU_STREAM_CAPTURE_STATUS_ACTIVE`](crate::types::CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE)
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+
+ # See also
+
+ [`cuStreamGetCaptureInfo_v2`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030), [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing)
+
+ `cuStreamGetCaptureInfo_ptsz`, the name the driver exports the ABI of version 10010 (CUDA 10.1) of the per-thread default stream under: [`entries::cuStreamGetCaptureInfo_v10010_ptsz`](crate::entries::cuStreamGetCaptureInfo_v10010_ptsz). The newest cuda.h's `cuStreamGetCaptureInfo` means another ABI, `cuStreamGetCaptureInfo_v3` ([`api::cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo)): a program written against an older cuda.h, whose `cuStreamGetCaptureInfo` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetCaptureInfo_ptsz(
+        hStream: CUstream,
+        captureStatus_out: *mut CUstreamCaptureStatus,
+        id_out: *mut cuuint64_t,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetCaptureInfo_v10010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, captureStatus_out, id_out),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query a stream's capture state
+
+ cuda.h documents only the current form of `cuStreamGetCaptureInfo`; this ABI's parameters are the ones below.
+
+ `cuStreamGetCaptureInfo_v2`, the name the driver exports the ABI of version 11030 (CUDA 11.3) under: [`entries::cuStreamGetCaptureInfo_v11030`](crate::entries::cuStreamGetCaptureInfo_v11030). The newest cuda.h's `cuStreamGetCaptureInfo` means another ABI, `cuStreamGetCaptureInfo_v3` ([`api::cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo)): a program written against an older cuda.h, whose `cuStreamGetCaptureInfo` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetCaptureInfo_v2(
+        hStream: CUstream,
+        captureStatus_out: *mut CUstreamCaptureStatus,
+        id_out: *mut cuuint64_t,
+        graph_out: *mut CUgraph,
+        dependencies_out: *mut *const CUgraphNode,
+        numDependencies_out: *mut usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetCaptureInfo_v11030,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    hStream,
+                    captureStatus_out,
+                    id_out,
+                    graph_out,
+                    dependencies_out,
+                    numDependencies_out,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query a stream's capture state
+
+ Query stream state related to stream capture.
+
+ If called on `CU_STREAM_LEGACY` (the "null stream") while a stream not created with [`CU_STREAM_NON_BLOCKING`](crate::types::CUstream_flags_enum::CU_STREAM_NON_BLOCKING) is capturing, returns [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).
+
+ Valid data (other than capture status) is returned only if both of the following are true:
+
+ - the call returns CUDA\_SUCCESS
+ - the returned capture status is [`CU_STREAM_CAPTURE_STATUS_ACTIVE`](crate::types::CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE)
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: The stream to query
+ - `captureStatus_out`: Location to return the capture status of the stream; required
+ - `id_out`: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process
+ - `graph_out`: Optional location to return the graph being captured into. All operations other than destroy and node removal are permitted on the graph while the capture sequence is in progress. This API does not transfer ownership of the graph, which is transferred or destroyed at [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture). Note that the graph handle may be invalidated before end of capture for certain errors. Nodes that are or become unreachable from the original stream at [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture) due to direct actions on the graph do not trigger [`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED).
+ - `dependencies_out`: Optional location to store a pointer to an array of nodes. The next node to be captured in the stream will depend on this set of nodes, absent operations such as event wait which modify this set. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated. The node handles may be copied out and are valid until they or the graph is destroyed. The driver-owned array may also be passed directly to APIs that operate on the graph (not the stream) without copying.
+ - `numDependencies_out`: Optional location to store the size of the array returned in dependencies\_out.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+
+ # See also
+
+ [`cuStreamGetCaptureInfo_v3`](crate::api::legacy::cuStreamGetCaptureInfo_v3) [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing), [`cuStreamUpdateCaptureDependencies`](crate::api::legacy::cuStreamUpdateCaptureDependencies)
+
+ `cuStreamGetCaptureInfo_v2_ptsz`, the name the driver exports the ABI of version 11030 (CUDA 11.3) of the per-thread default stream under: [`entries::cuStreamGetCaptureInfo_v11030_ptsz`](crate::entries::cuStreamGetCaptureInfo_v11030_ptsz). The newest cuda.h's `cuStreamGetCaptureInfo` means another ABI, `cuStreamGetCaptureInfo_v3` ([`api::cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo)): a program written against an older cuda.h, whose `cuStreamGetCaptureInfo` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetCaptureInfo_v2_ptsz(
+        hStream: CUstream,
+        captureStatus_out: *mut CUstreamCaptureStatus,
+        id_out: *mut cuuint64_t,
+        graph_out: *mut CUgraph,
+        dependencies_out: *mut *const CUgraphNode,
+        numDependencies_out: *mut usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetCaptureInfo_v11030_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    hStream,
+                    captureStatus_out,
+                    id_out,
+                    graph_out,
+                    dependencies_out,
+                    numDependencies_out,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query a stream's capture state
+
+ Query stream state related to stream capture.
+
+ If called on `CU_STREAM_LEGACY` (the "null stream") while a stream not created with [`CU_STREAM_NON_BLOCKING`](crate::types::CUstream_flags_enum::CU_STREAM_NON_BLOCKING) is capturing, returns [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).
+
+ Valid data (other than capture status) is returned only if both of the following are true:
+
+ - the call returns CUDA\_SUCCESS
+ - the returned capture status is [`CU_STREAM_CAPTURE_STATUS_ACTIVE`](crate::types::CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE)
+
+ If `edgeData_out` is non-NULL then `dependencies_out` must be as well. If `dependencies_out` is non-NULL and `edgeData_out` is NULL, but there is non-zero edge data for one or more of the current stream dependencies, the call will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY).
+
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: The stream to query
+ - `captureStatus_out`: Location to return the capture status of the stream; required
+ - `id_out`: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process
+ - `graph_out`: Optional location to return the graph being captured into. All operations other than destroy and node removal are permitted on the graph while the capture sequence is in progress. This API does not transfer ownership of the graph, which is transferred or destroyed at [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture). Note that the graph handle may be invalidated before end of capture for certain errors. Nodes that are or become unreachable from the original stream at [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture) due to direct actions on the graph do not trigger [`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED).
+ - `dependencies_out`: Optional location to store a pointer to an array of nodes. The next node to be captured in the stream will depend on this set of nodes, absent operations such as event wait which modify this set. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated. The node handles may be copied out and are valid until they or the graph is destroyed. The driver-owned array may also be passed directly to APIs that operate on the graph (not the stream) without copying.
+ - `edgeData_out`: Optional location to store a pointer to an array of graph edge data. This array parallels `dependencies_out`; the next node to be added has an edge to `dependencies_out[i]` with annotation `edgeData_out[i]` for each `i`. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated.
+ - `numDependencies_out`: Optional location to store the size of the array returned in dependencies\_out.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY)
+
+ # See also
+
+ [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing), [`cuStreamUpdateCaptureDependencies`](crate::api::legacy::cuStreamUpdateCaptureDependencies)
+
+ `cuStreamGetCaptureInfo_v3_ptsz`, the name the driver exports the ABI of version 12030 (CUDA 12.3) of the per-thread default stream under: [`entries::cuStreamGetCaptureInfo_v12030_ptsz`](crate::entries::cuStreamGetCaptureInfo_v12030_ptsz). The newest cuda.h's `cuStreamGetCaptureInfo` means another ABI, `cuStreamGetCaptureInfo_v3` ([`api::cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo)): a program written against an older cuda.h, whose `cuStreamGetCaptureInfo` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetCaptureInfo_v3_ptsz(
+        hStream: CUstream,
+        captureStatus_out: *mut CUstreamCaptureStatus,
+        id_out: *mut cuuint64_t,
+        graph_out: *mut CUgraph,
+        dependencies_out: *mut *const CUgraphNode,
+        edgeData_out: *mut *const CUgraphEdgeData,
+        numDependencies_out: *mut usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetCaptureInfo_v12030_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    hStream,
+                    captureStatus_out,
+                    id_out,
+                    graph_out,
+                    dependencies_out,
+                    edgeData_out,
+                    numDependencies_out,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query the context associated with a stream
+
+ Returns the CUDA context that the stream is associated with.
+
+ If the stream was created via the API [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), the returned context is equivalent to the one returned by [`cuCtxFromGreenCtx`](crate::api::legacy::cuCtxFromGreenCtx) on the green context associated with the stream at creation time.
+
+ The stream handle `hStream` can refer to any of the following:
+
+ - a stream created via any of the CUDA driver APIs such as [`cuStreamCreate`](crate::api::legacy::cuStreamCreate) and [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority), or their runtime API equivalents such as `cudaStreamCreate`, `cudaStreamCreateWithFlags` and `cudaStreamCreateWithPriority`. The returned context is the context that was active in the calling thread when the stream was created. Passing an invalid handle will result in undefined behavior.
+ - any of the special streams such as the NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`. The runtime API equivalents of these are also accepted, which are NULL, `cudaStreamLegacy` and `cudaStreamPerThread` respectively. Specifying any of the special handles will return the context current to the calling thread. If no context is current to the calling thread, [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT) is returned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Handle to the stream to be queried
+ - `pctx`: Returned context associated with the stream
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority), [`cuStreamGetPriority`](crate::api::legacy::cuStreamGetPriority), [`cuStreamGetFlags`](crate::api::legacy::cuStreamGetFlags), [`cuStreamGetDevice`](crate::api::legacy::cuStreamGetDevice) [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), `cudaStreamCreate`, `cudaStreamCreateWithFlags`
+
+ `cuStreamGetCtx_ptsz`, the name the driver exports the ABI of version 9020 (CUDA 9.2) of the per-thread default stream under: [`entries::cuStreamGetCtx_v9020_ptsz`](crate::entries::cuStreamGetCtx_v9020_ptsz). The newest cuda.h's `cuStreamGetCtx` means another ABI, `cuStreamGetCtx` ([`api::cuStreamGetCtx`](crate::api::legacy::cuStreamGetCtx)): a program written against an older cuda.h, whose `cuStreamGetCtx` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetCtx_ptsz(
+        hStream: CUstream,
+        pctx: *mut CUcontext,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020_ptsz>() {
+            Some(__entry_point) => __entry_point(hStream, pctx),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query the contexts associated with a stream
+
+ Returns the contexts that the stream is associated with.
+
+ If the stream is associated with a green context, the API returns the green context in `pGreenCtx` and the primary context of the associated device in `pCtx`.
+
+ If the stream is associated with a regular context, the API returns the regular context in `pCtx` and NULL in `pGreenCtx`.
+
+ The stream handle `hStream` can refer to any of the following:
+
+ - a stream created via any of the CUDA driver APIs such as [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority) and [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), or their runtime API equivalents such as `cudaStreamCreate`, `cudaStreamCreateWithFlags` and `cudaStreamCreateWithPriority`. Passing an invalid handle will result in undefined behavior.
+ - any of the special streams such as the NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`. The runtime API equivalents of these are also accepted, which are NULL, `cudaStreamLegacy` and `cudaStreamPerThread` respectively. If any of the special handles are specified, the API will operate on the context current to the calling thread. If a green context (that was converted via [`cuCtxFromGreenCtx`](crate::api::legacy::cuCtxFromGreenCtx) before setting it current) is current to the calling thread, the API will return the green context in `pGreenCtx` and the primary context of the associated device in `pCtx`. If a regular context is current, the API returns the regular context in `pCtx` and NULL in `pGreenCtx`. Note that specifying `CU_STREAM_PER_THREAD` or `cudaStreamPerThread` will return [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) if a green context is current to the calling thread. If no context is current to the calling thread, [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT) is returned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Handle to the stream to be queried
+ - `pCtx`: Returned regular context associated with the stream
+ - `pGreenCtx`: Returned green context if the stream is associated with a green context or NULL if not
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate) [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority), [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), [`cuStreamGetPriority`](crate::api::legacy::cuStreamGetPriority), [`cuStreamGetFlags`](crate::api::legacy::cuStreamGetFlags), [`cuStreamGetDevice`](crate::api::legacy::cuStreamGetDevice), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), `cudaStreamCreate`, `cudaStreamCreateWithFlags`,
+
+ `cuStreamGetCtx_v2_ptsz`, the name the driver exports the ABI of version 12050 (CUDA 12.5) of the per-thread default stream under: [`entries::cuStreamGetCtx_v12050_ptsz`](crate::entries::cuStreamGetCtx_v12050_ptsz). The newest cuda.h's `cuStreamGetCtx` means another ABI, `cuStreamGetCtx` ([`api::cuStreamGetCtx`](crate::api::legacy::cuStreamGetCtx)): a program written against an older cuda.h, whose `cuStreamGetCtx` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetCtx_v2_ptsz(
+        hStream: CUstream,
+        pctx: *mut CUcontext,
+        pGreenCtx: *mut CUgreenCtx,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050_ptsz>() {
+            Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Get stream resources
+
+ Get the `type` resources available to the `hStream` and store them in `resource`.
+
+ Note: The API will return [`CUDA_ERROR_INVALID_RESOURCE_TYPE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE) is `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG` or `CU_DEV_RESOURCE_TYPE_WORKQUEUE`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to get resource for
+ - `resource`: Output pointer to a CUdevResource structure
+ - `type`: Type of resource to retrieve
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_RESOURCE_TYPE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuGreenCtxCreate`](crate::api::legacy::cuGreenCtxCreate), [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuDevSmResourceSplitByCount`](crate::api::legacy::cuDevSmResourceSplitByCount), [`cuDevResourceGenerateDesc`](crate::api::legacy::cuDevResourceGenerateDesc), `cudaStreamGetDevResource`
+
+ `cuStreamGetDevResource_ptsz`, the name the driver exports the ABI of version 13010 (CUDA 13.1) of the per-thread default stream under: [`entries::cuStreamGetDevResource_v13010_ptsz`](crate::entries::cuStreamGetDevResource_v13010_ptsz). The newest cuda.h's `cuStreamGetDevResource` means another ABI, `cuStreamGetDevResource` ([`api::cuStreamGetDevResource`](crate::api::legacy::cuStreamGetDevResource)): a program written against an older cuda.h, whose `cuStreamGetDevResource` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetDevResource_ptsz(
+        hStream: CUstream,
+        result: *mut CUdevResource,
+        type_: CUdevResourceType,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetDevResource_v13010_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, result, type_),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns the device handle of the stream
+
+ Returns in  \*device the device handle of the stream
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Handle to the stream to be queried
+ - `device`: Returns the device to which a stream belongs
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), [`cuStreamGetFlags`](crate::api::legacy::cuStreamGetFlags)
+
+ `cuStreamGetDevice_ptsz`, the name the driver exports the ABI of version 12080 (CUDA 12.8) of the per-thread default stream under: [`entries::cuStreamGetDevice_v12080_ptsz`](crate::entries::cuStreamGetDevice_v12080_ptsz). The newest cuda.h's `cuStreamGetDevice` means another ABI, `cuStreamGetDevice` ([`api::cuStreamGetDevice`](crate::api::legacy::cuStreamGetDevice)): a program written against an older cuda.h, whose `cuStreamGetDevice` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetDevice_ptsz(
+        hStream: CUstream,
+        device: *mut CUdevice,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetDevice_v12080_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, device),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query the flags of a given stream
+
+ Query the flags of a stream created using [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority) or [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate) and return the flags in `flags`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Handle to the stream to be queried
+ - `flags`: Pointer to an unsigned integer in which the stream's flags are returned The value returned in `flags` is a logical 'OR' of all flags that were used while creating this stream. See [`cuStreamCreate`](crate::api::legacy::cuStreamCreate) for the list of valid flags
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), [`cuStreamGetPriority`](crate::api::legacy::cuStreamGetPriority), `cudaStreamGetFlags`, [`cuStreamGetDevice`](crate::api::legacy::cuStreamGetDevice)
+
+ `cuStreamGetFlags_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamGetFlags_v7000_ptsz`](crate::entries::cuStreamGetFlags_v7000_ptsz). The newest cuda.h's `cuStreamGetFlags` means another ABI, `cuStreamGetFlags` ([`api::cuStreamGetFlags`](crate::api::legacy::cuStreamGetFlags)): a program written against an older cuda.h, whose `cuStreamGetFlags` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetFlags_ptsz(
+        hStream: CUstream,
+        flags: *mut c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(hStream, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns the unique Id associated with the stream handle supplied
+
+ Returns in `streamId` the unique Id which is associated with the given stream handle. The Id is unique for the life of the program.
+
+ The stream handle `hStream` can refer to any of the following:
+
+ - a stream created via any of the CUDA driver APIs such as [`cuStreamCreate`](crate::api::legacy::cuStreamCreate) and [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority), or their runtime API equivalents such as `cudaStreamCreate`, `cudaStreamCreateWithFlags` and `cudaStreamCreateWithPriority`. Passing an invalid handle will result in undefined behavior.
+ - any of the special streams such as the NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`. The runtime API equivalents of these are also accepted, which are NULL, `cudaStreamLegacy` and `cudaStreamPerThread` respectively.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Handle to the stream to be queried
+ - `streamId`: Pointer to store the Id of the stream
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamGetPriority`](crate::api::legacy::cuStreamGetPriority), `cudaStreamGetId`
+
+ `cuStreamGetId_ptsz`, the name the driver exports the ABI of version 12000 (CUDA 12.0) of the per-thread default stream under: [`entries::cuStreamGetId_v12000_ptsz`](crate::entries::cuStreamGetId_v12000_ptsz). The newest cuda.h's `cuStreamGetId` means another ABI, `cuStreamGetId` ([`api::cuStreamGetId`](crate::api::legacy::cuStreamGetId)): a program written against an older cuda.h, whose `cuStreamGetId` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetId_ptsz(
+        hStream: CUstream,
+        streamId: *mut c_ulonglong,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000_ptsz>() {
+            Some(__entry_point) => __entry_point(hStream, streamId),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Query the priority of a given stream
+
+ Query the priority of a stream created using [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority) or [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate) and return the priority in `priority`. Note that if the stream was created with a priority outside the numerical range returned by [`cuCtxGetStreamPriorityRange`](crate::api::legacy::cuCtxGetStreamPriorityRange), this function returns the clamped priority. See [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority) for details about priority clamping.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Handle to the stream to be queried
+ - `priority`: Pointer to a signed integer in which the stream's priority is returned
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamCreateWithPriority`](crate::api::legacy::cuStreamCreateWithPriority), [`cuGreenCtxStreamCreate`](crate::api::legacy::cuGreenCtxStreamCreate), [`cuCtxGetStreamPriorityRange`](crate::api::legacy::cuCtxGetStreamPriorityRange), [`cuStreamGetFlags`](crate::api::legacy::cuStreamGetFlags), [`cuStreamGetDevice`](crate::api::legacy::cuStreamGetDevice), `cudaStreamGetPriority`
+
+ `cuStreamGetPriority_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamGetPriority_v7000_ptsz`](crate::entries::cuStreamGetPriority_v7000_ptsz). The newest cuda.h's `cuStreamGetPriority` means another ABI, `cuStreamGetPriority` ([`api::cuStreamGetPriority`](crate::api::legacy::cuStreamGetPriority)): a program written against an older cuda.h, whose `cuStreamGetPriority` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamGetPriority_ptsz(
+        hStream: CUstream,
+        priority: *mut c_int,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamGetPriority_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, priority),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Returns a stream's capture status
+
+ Return the capture status of `hStream` via `captureStatus`. After a successful call,  \*captureStatus will contain one of the following:
+
+ - [`CU_STREAM_CAPTURE_STATUS_NONE`](crate::types::CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE): The stream is not capturing.
+ - [`CU_STREAM_CAPTURE_STATUS_ACTIVE`](crate::types::CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE): The stream is capturing.
+ - [`CU_STREAM_CAPTURE_STATUS_INVALIDATED`](crate::types::CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED): The stream was capturing but an error has invalidated the capture sequence. The capture sequence must be terminated with [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture) on the stream where it was initiated in order to continue using `hStream`.
+
+ Note that, if this is called on `CU_STREAM_LEGACY` (the "null stream") while a blocking stream in the same context is capturing, it will return [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) and  \*captureStatus is unspecified after the call. The blocking stream capture is not invalidated.
+
+ When a blocking stream is capturing, the legacy stream is in an unusable state until the blocking stream capture is terminated. The legacy stream is not supported for stream capture, but attempted use would have an implicit dependency on the capturing stream(s).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to query
+ - `captureStatus`: Returns the stream's capture status
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture)
+
+ `cuStreamIsCapturing_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuStreamIsCapturing_v10000_ptsz`](crate::entries::cuStreamIsCapturing_v10000_ptsz). The newest cuda.h's `cuStreamIsCapturing` means another ABI, `cuStreamIsCapturing` ([`api::cuStreamIsCapturing`](crate::api::legacy::cuStreamIsCapturing)): a program written against an older cuda.h, whose `cuStreamIsCapturing` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamIsCapturing_ptsz(
+        hStream: CUstream,
+        captureStatus: *mut CUstreamCaptureStatus,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamIsCapturing_v10000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, captureStatus),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Determine status of a compute stream
+
+ Returns [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS) if all operations in the stream specified by `hStream` have completed, or [`CUDA_ERROR_NOT_READY`](crate::types::cudaError_enum::CUDA_ERROR_NOT_READY) if not.
+
+ For the purposes of Unified Memory, a return value of [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS) is equivalent to having called [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize).
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to query status of
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_READY`](crate::types::cudaError_enum::CUDA_ERROR_NOT_READY)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), `cudaStreamQuery`
+
+ `cuStreamQuery_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamQuery_v7000_ptsz`](crate::entries::cuStreamQuery_v7000_ptsz). The newest cuda.h's `cuStreamQuery` means another ABI, `cuStreamQuery` ([`api::cuStreamQuery`](crate::api::legacy::cuStreamQuery)): a program written against an older cuda.h, whose `cuStreamQuery` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamQuery_ptsz(hStream: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v7000_ptsz>() {
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Sets stream attribute.
+
+ Sets attribute `attr` on `hStream` from corresponding attribute of `value`. The updated attribute will be applied to subsequent work submitted to the stream. It will not affect previously submitted work.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`:
+ - `attr`:
+ - `value`:
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`CUaccessPolicyWindow`](crate::types::CUaccessPolicyWindow)
+
+ `cuStreamSetAttribute_ptsz`, the name the driver exports the ABI of version 11000 (CUDA 11.0) of the per-thread default stream under: [`entries::cuStreamSetAttribute_v11000_ptsz`](crate::entries::cuStreamSetAttribute_v11000_ptsz). The newest cuda.h's `cuStreamSetAttribute` means another ABI, `cuStreamSetAttribute` ([`api::cuStreamSetAttribute`](crate::api::legacy::cuStreamSetAttribute)): a program written against an older cuda.h, whose `cuStreamSetAttribute` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamSetAttribute_ptsz(
+        hStream: CUstream,
+        attr: CUstreamAttrID,
+        value: *const CUstreamAttrValue_v1,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamSetAttribute_v11000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, attr, value),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Wait until a stream's tasks are completed
+
+ Waits until the device has completed all operations in the stream specified by `hStream`. If the context was created with the [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC) flag, the CPU thread will block until the stream is finished with all of its tasks.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to wait for
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), `cudaStreamSynchronize`
+
+ `cuStreamSynchronize_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamSynchronize_v7000_ptsz`](crate::entries::cuStreamSynchronize_v7000_ptsz). The newest cuda.h's `cuStreamSynchronize` means another ABI, `cuStreamSynchronize` ([`api::cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize)): a program written against an older cuda.h, whose `cuStreamSynchronize` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamSynchronize_ptsz(hStream: CUstream) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamSynchronize_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Update the set of dependencies in a capturing stream (11.3+)
+
+ Modifies the dependency set of a capturing stream. The dependency set is the set of nodes that the next captured node in the stream will depend on.
+
+ Valid flags are [`CU_STREAM_ADD_CAPTURE_DEPENDENCIES`](crate::types::CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES) and [`CU_STREAM_SET_CAPTURE_DEPENDENCIES`](crate::types::CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES). These control whether the set passed to the API is added to the existing set or replaces it. A flags value of 0 defaults to [`CU_STREAM_ADD_CAPTURE_DEPENDENCIES`](crate::types::CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES).
+
+ Nodes that are removed from the dependency set via this API do not result in [`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED) if they are unreachable from the stream at [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture).
+
+ Returns [`CUDA_ERROR_ILLEGAL_STATE`](crate::types::cudaError_enum::CUDA_ERROR_ILLEGAL_STATE) if the stream is not capturing.
+
+ This API is new in CUDA 11.3. Developers requiring compatibility across minor versions to CUDA 11.0 should not use this API or provide a fallback.
+
+ # Parameters
+
+ - `hStream`: The stream to update
+ - `dependencies`: The set of dependencies to add
+ - `numDependencies`: The size of the dependencies array
+ - `flags`: See above
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_ILLEGAL_STATE`](crate::types::cudaError_enum::CUDA_ERROR_ILLEGAL_STATE)
+
+ # See also
+
+ [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo),
+
+ `cuStreamUpdateCaptureDependencies_ptsz`, the name the driver exports the ABI of version 11030 (CUDA 11.3) of the per-thread default stream under: [`entries::cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::entries::cuStreamUpdateCaptureDependencies_v11030_ptsz). The newest cuda.h's `cuStreamUpdateCaptureDependencies` means another ABI, `cuStreamUpdateCaptureDependencies_v2` ([`api::cuStreamUpdateCaptureDependencies`](crate::api::legacy::cuStreamUpdateCaptureDependencies)): a program written against an older cuda.h, whose `cuStreamUpdateCaptureDependencies` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamUpdateCaptureDependencies_ptsz(
+        hStream: CUstream,
+        dependencies: *mut CUgraphNode,
+        numDependencies: usize,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamUpdateCaptureDependencies_v11030_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(hStream, dependencies, numDependencies, flags)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Update the set of dependencies in a capturing stream
+
+ Modifies the dependency set of a capturing stream. The dependency set is the set of nodes that the next captured node in the stream will depend on along with the edge data for those dependencies.
+
+ Valid flags are [`CU_STREAM_ADD_CAPTURE_DEPENDENCIES`](crate::types::CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES) and [`CU_STREAM_SET_CAPTURE_DEPENDENCIES`](crate::types::CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES). These control whether the set passed to the API is added to the existing set or replaces it. A flags value of 0 defaults to [`CU_STREAM_ADD_CAPTURE_DEPENDENCIES`](crate::types::CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES).
+
+ Nodes that are removed from the dependency set via this API do not result in [`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`](crate::types::cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED) if they are unreachable from the stream at [`cuStreamEndCapture`](crate::api::legacy::cuStreamEndCapture).
+
+ Returns [`CUDA_ERROR_ILLEGAL_STATE`](crate::types::cudaError_enum::CUDA_ERROR_ILLEGAL_STATE) if the stream is not capturing.
+
+ # Parameters
+
+ - `hStream`: The stream to update
+ - `dependencies`: The set of dependencies to add
+ - `dependencyData`: Optional array of data associated with each dependency.
+ - `numDependencies`: The size of the dependencies array
+ - `flags`: See above
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_ILLEGAL_STATE`](crate::types::cudaError_enum::CUDA_ERROR_ILLEGAL_STATE)
+
+ # See also
+
+ [`cuStreamBeginCapture`](crate::api::legacy::cuStreamBeginCapture), [`cuStreamGetCaptureInfo`](crate::api::legacy::cuStreamGetCaptureInfo)
+
+ `cuStreamUpdateCaptureDependencies_v2_ptsz`, the name the driver exports the ABI of version 12030 (CUDA 12.3) of the per-thread default stream under: [`entries::cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz). The newest cuda.h's `cuStreamUpdateCaptureDependencies` means another ABI, `cuStreamUpdateCaptureDependencies_v2` ([`api::cuStreamUpdateCaptureDependencies`](crate::api::legacy::cuStreamUpdateCaptureDependencies)): a program written against an older cuda.h, whose `cuStreamUpdateCaptureDependencies` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamUpdateCaptureDependencies_v2_ptsz(
+        hStream: CUstream,
+        dependencies: *mut CUgraphNode,
+        dependencyData: *const CUgraphEdgeData,
+        numDependencies: usize,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(
+                    hStream,
+                    dependencies,
+                    dependencyData,
+                    numDependencies,
+                    flags,
+                )
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Make a compute stream wait on an event
+
+ Makes all future work submitted to `hStream` wait for all work captured in `hEvent`.  See [`cuEventRecord`](crate::api::legacy::cuEventRecord) for details on what is captured by an event. The synchronization will be performed efficiently on the device when applicable. `hEvent` may be from a different context or device than `hStream`.
+
+ flags include:
+
+ - [`CU_EVENT_WAIT_DEFAULT`](crate::types::CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT): Default event creation flag.
+ - [`CU_EVENT_WAIT_EXTERNAL`](crate::types::CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL): Event is captured in the graph as an external event node when performing stream capture. This flag is invalid outside of stream capture.
+
+ This function uses standard default stream semantics.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `hStream`: Stream to wait
+ - `hEvent`: Event to wait on (may not be NULL)
+ - `Flags`: See `CUevent_capture_flags`
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE),
+
+ # See also
+
+ [`cuStreamCreate`](crate::api::legacy::cuStreamCreate), [`cuEventRecord`](crate::api::legacy::cuEventRecord), [`cuStreamQuery`](crate::api::legacy::cuStreamQuery), [`cuStreamSynchronize`](crate::api::legacy::cuStreamSynchronize), [`cuStreamAddCallback`](crate::api::legacy::cuStreamAddCallback), [`cuStreamDestroy`](crate::api::legacy::cuStreamDestroy), `cudaStreamWaitEvent`
+
+ `cuStreamWaitEvent_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuStreamWaitEvent_v7000_ptsz`](crate::entries::cuStreamWaitEvent_v7000_ptsz). The newest cuda.h's `cuStreamWaitEvent` means another ABI, `cuStreamWaitEvent` ([`api::cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent)): a program written against an older cuda.h, whose `cuStreamWaitEvent` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWaitEvent_ptsz(
+        hStream: CUstream,
+        hEvent: CUevent,
+        Flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWaitEvent_v7000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Wait on a memory location
+
+ Enqueues a synchronization of the stream on the given memory location. Work ordered after the operation will block until the given condition on the memory is satisfied. By default, the condition is to wait for (int32\_t)(\*addr - value) &gt;= 0, a cyclic greater-or-equal. Other condition types can be specified via `flags`.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer). This function cannot be used with managed memory ([`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged)).
+
+ Support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS`.
+
+ Support for CU\_STREAM\_WAIT\_VALUE\_NOR can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
+
+ **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order. For more information, see the Stream Memory Operations section in the programming guide(<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html>).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to synchronize on the memory location.
+ - `addr`: The memory location to wait on.
+ - `value`: The value to compare with the memory location.
+ - `flags`: See `CUstreamWaitValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent)
+
+ `cuStreamWaitValue32_ptsz`, the name the driver exports the ABI of version 8000 (CUDA 8.0) of the per-thread default stream under: [`entries::cuStreamWaitValue32_v8000_ptsz`](crate::entries::cuStreamWaitValue32_v8000_ptsz). The newest cuda.h's `cuStreamWaitValue32` means another ABI, `cuStreamWaitValue32_v2` ([`api::cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32)): a program written against an older cuda.h, whose `cuStreamWaitValue32` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWaitValue32_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint32_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWaitValue32_v8000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Wait on a memory location
+
+ Enqueues a synchronization of the stream on the given memory location. Work ordered after the operation will block until the given condition on the memory is satisfied. By default, the condition is to wait for (int32\_t)(\*addr - value) &gt;= 0, a cyclic greater-or-equal. Other condition types can be specified via `flags`.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer). This function cannot be used with managed memory ([`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged)).
+
+ Support for CU\_STREAM\_WAIT\_VALUE\_NOR can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2`.
+
+ **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to synchronize on the memory location.
+ - `addr`: The memory location to wait on.
+ - `value`: The value to compare with the memory location.
+ - `flags`: See `CUstreamWaitValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent)
+
+ `cuStreamWaitValue32_v2_ptsz`, the name the driver exports the ABI of version 11070 (CUDA 11.7) of the per-thread default stream under: [`entries::cuStreamWaitValue32_v11070_ptsz`](crate::entries::cuStreamWaitValue32_v11070_ptsz). The newest cuda.h's `cuStreamWaitValue32` means another ABI, `cuStreamWaitValue32_v2` ([`api::cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32)): a program written against an older cuda.h, whose `cuStreamWaitValue32` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWaitValue32_v2_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint32_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWaitValue32_v11070_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Wait on a memory location
+
+ Enqueues a synchronization of the stream on the given memory location. Work ordered after the operation will block until the given condition on the memory is satisfied. By default, the condition is to wait for (int64\_t)(\*addr - value) &gt;= 0, a cyclic greater-or-equal. Other condition types can be specified via `flags`.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer).
+
+ Support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS).
+
+ **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order. For more information, see the Stream Memory Operations section in the programming guide(<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html>).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to synchronize on the memory location.
+ - `addr`: The memory location to wait on.
+ - `value`: The value to compare with the memory location.
+ - `flags`: See `CUstreamWaitValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent)
+
+ `cuStreamWaitValue64_ptsz`, the name the driver exports the ABI of version 9000 (CUDA 9.0) of the per-thread default stream under: [`entries::cuStreamWaitValue64_v9000_ptsz`](crate::entries::cuStreamWaitValue64_v9000_ptsz). The newest cuda.h's `cuStreamWaitValue64` means another ABI, `cuStreamWaitValue64_v2` ([`api::cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64)): a program written against an older cuda.h, whose `cuStreamWaitValue64` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWaitValue64_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint64_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWaitValue64_v9000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Wait on a memory location
+
+ Enqueues a synchronization of the stream on the given memory location. Work ordered after the operation will block until the given condition on the memory is satisfied. By default, the condition is to wait for (int64\_t)(\*addr - value) &gt;= 0, a cyclic greater-or-equal. Other condition types can be specified via `flags`.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer).
+
+ Support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS).
+
+ **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to synchronize on the memory location.
+ - `addr`: The memory location to wait on.
+ - `value`: The value to compare with the memory location.
+ - `flags`: See `CUstreamWaitValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuStreamWaitEvent`](crate::api::legacy::cuStreamWaitEvent)
+
+ `cuStreamWaitValue64_v2_ptsz`, the name the driver exports the ABI of version 11070 (CUDA 11.7) of the per-thread default stream under: [`entries::cuStreamWaitValue64_v11070_ptsz`](crate::entries::cuStreamWaitValue64_v11070_ptsz). The newest cuda.h's `cuStreamWaitValue64` means another ABI, `cuStreamWaitValue64_v2` ([`api::cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64)): a program written against an older cuda.h, whose `cuStreamWaitValue64` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWaitValue64_v2_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint64_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWaitValue64_v11070_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Write a value to memory
+
+ Write a value to memory. Unless the [`CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`](crate::types::CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER) flag is passed, the write is preceded by a system-wide memory fence, equivalent to a \_\_threadfence\_system() but scoped to the stream rather than a CUDA thread.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer). This function cannot be used with managed memory ([`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged)).
+
+ Support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to do the write in.
+ - `addr`: The device address to write to.
+ - `value`: The value to write.
+ - `flags`: See `CUstreamWriteValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuEventRecord`](crate::api::legacy::cuEventRecord)
+
+ `cuStreamWriteValue32_ptsz`, the name the driver exports the ABI of version 8000 (CUDA 8.0) of the per-thread default stream under: [`entries::cuStreamWriteValue32_v8000_ptsz`](crate::entries::cuStreamWriteValue32_v8000_ptsz). The newest cuda.h's `cuStreamWriteValue32` means another ABI, `cuStreamWriteValue32_v2` ([`api::cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32)): a program written against an older cuda.h, whose `cuStreamWriteValue32` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWriteValue32_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint32_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWriteValue32_v8000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Write a value to memory
+
+ Write a value to memory.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer). This function cannot be used with managed memory ([`cuMemAllocManaged`](crate::api::legacy::cuMemAllocManaged)).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to do the write in.
+ - `addr`: The device address to write to.
+ - `value`: The value to write.
+ - `flags`: See `CUstreamWriteValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64), [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuEventRecord`](crate::api::legacy::cuEventRecord)
+
+ `cuStreamWriteValue32_v2_ptsz`, the name the driver exports the ABI of version 11070 (CUDA 11.7) of the per-thread default stream under: [`entries::cuStreamWriteValue32_v11070_ptsz`](crate::entries::cuStreamWriteValue32_v11070_ptsz). The newest cuda.h's `cuStreamWriteValue32` means another ABI, `cuStreamWriteValue32_v2` ([`api::cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32)): a program written against an older cuda.h, whose `cuStreamWriteValue32` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWriteValue32_v2_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint32_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWriteValue32_v11070_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Write a value to memory
+
+ Write a value to memory. Unless the [`CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`](crate::types::CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER) flag is passed, the write is preceded by a system-wide memory fence, equivalent to a \_\_threadfence\_system() but scoped to the stream rather than a CUDA thread.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer).
+
+ Support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to do the write in.
+ - `addr`: The device address to write to.
+ - `value`: The value to write.
+ - `flags`: See `CUstreamWriteValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuEventRecord`](crate::api::legacy::cuEventRecord)
+
+ `cuStreamWriteValue64_ptsz`, the name the driver exports the ABI of version 9000 (CUDA 9.0) of the per-thread default stream under: [`entries::cuStreamWriteValue64_v9000_ptsz`](crate::entries::cuStreamWriteValue64_v9000_ptsz). The newest cuda.h's `cuStreamWriteValue64` means another ABI, `cuStreamWriteValue64_v2` ([`api::cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64)): a program written against an older cuda.h, whose `cuStreamWriteValue64` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWriteValue64_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint64_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWriteValue64_v9000_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Write a value to memory
+
+ Write a value to memory.
+
+ If the memory was registered via [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), the device pointer should be obtained with [`cuMemHostGetDevicePointer`](crate::api::legacy::cuMemHostGetDevicePointer).
+
+ Support for this can be queried with [`cuDeviceGetAttribute`](crate::api::legacy::cuDeviceGetAttribute) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `stream`: The stream to do the write in.
+ - `addr`: The device address to write to.
+ - `value`: The value to write.
+ - `flags`: See `CUstreamWriteValue_flags`.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED)
+
+ # See also
+
+ [`cuStreamWriteValue32`](crate::api::legacy::cuStreamWriteValue32), [`cuStreamWaitValue32`](crate::api::legacy::cuStreamWaitValue32), [`cuStreamWaitValue64`](crate::api::legacy::cuStreamWaitValue64), [`cuStreamBatchMemOp`](crate::api::legacy::cuStreamBatchMemOp), [`cuMemHostRegister`](crate::api::legacy::cuMemHostRegister), [`cuEventRecord`](crate::api::legacy::cuEventRecord)
+
+ `cuStreamWriteValue64_v2_ptsz`, the name the driver exports the ABI of version 11070 (CUDA 11.7) of the per-thread default stream under: [`entries::cuStreamWriteValue64_v11070_ptsz`](crate::entries::cuStreamWriteValue64_v11070_ptsz). The newest cuda.h's `cuStreamWriteValue64` means another ABI, `cuStreamWriteValue64_v2` ([`api::cuStreamWriteValue64`](crate::api::legacy::cuStreamWriteValue64)): a program written against an older cuda.h, whose `cuStreamWriteValue64` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuStreamWriteValue64_v2_ptsz(
+        stream: CUstream,
+        addr: CUdeviceptr_v2,
+        value: cuuint64_t,
+        flags: c_uint,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuStreamWriteValue64_v11070_ptsz,
+        >() {
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Gets the address associated with a texture reference
+
+ Returns in  \*pdptr the base address bound to the texture reference `hTexRef`, or returns [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) if the texture reference is not bound to any device memory range.
+
+ # Parameters
+
+ - `pdptr`: Returned device address
+ - `hTexRef`: Texture reference
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuTexRefSetAddress`](crate::api::legacy::cuTexRefSetAddress), [`cuTexRefSetAddress2D`](crate::api::legacy::cuTexRefSetAddress2D), [`cuTexRefSetAddressMode`](crate::api::legacy::cuTexRefSetAddressMode), [`cuTexRefSetArray`](crate::api::legacy::cuTexRefSetArray), [`cuTexRefSetFilterMode`](crate::api::legacy::cuTexRefSetFilterMode), [`cuTexRefSetFlags`](crate::api::legacy::cuTexRefSetFlags), [`cuTexRefSetFormat`](crate::api::legacy::cuTexRefSetFormat), [`cuTexRefGetAddressMode`](crate::api::legacy::cuTexRefGetAddressMode), [`cuTexRefGetArray`](crate::api::legacy::cuTexRefGetArray), [`cuTexRefGetFilterMode`](crate::api::legacy::cuTexRefGetFilterMode), [`cuTexRefGetFlags`](crate::api::legacy::cuTexRefGetFlags), [`cuTexRefGetFormat`](crate::api::legacy::cuTexRefGetFormat)
+
+ `cuTexRefGetAddress_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuTexRefGetAddress_v3020`](crate::entries::cuTexRefGetAddress_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuTexRefGetAddress_v2(
+        pdptr: *mut CUdeviceptr_v2,
+        hTexRef: CUtexref,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuTexRefGetAddress_v3020>() {
+            Some(__entry_point) => __entry_point(pdptr, hTexRef),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Binds an address as a 2D texture reference
+
+ cuda.h documents only the current form of `cuTexRefSetAddress2D`; this ABI's parameters are the ones below.
+
+ `cuTexRefSetAddress2D_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuTexRefSetAddress2D_v3020`](crate::entries::cuTexRefSetAddress2D_v3020). The newest cuda.h's `cuTexRefSetAddress2D` means another ABI, `cuTexRefSetAddress2D_v3` ([`api::cuTexRefSetAddress2D`](crate::api::legacy::cuTexRefSetAddress2D)): a program written against an older cuda.h, whose `cuTexRefSetAddress2D` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuTexRefSetAddress2D_v2(
+        hTexRef: CUtexref,
+        desc: *const CUDA_ARRAY_DESCRIPTOR_v2,
+        dptr: CUdeviceptr_v2,
+        Pitch: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress2D_v3020>() {
+            Some(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Binds an address as a 2D texture reference
+
+ Binds a linear address range to the texture reference `hTexRef`. Any previous address or CUDA array state associated with the texture reference is superseded by this function. Any memory previously bound to `hTexRef` is unbound.
+
+ Using a `tex2D` function inside a kernel requires a call to either [`cuTexRefSetArray`](crate::api::legacy::cuTexRefSetArray) to bind the corresponding texture reference to an array, or [`cuTexRefSetAddress2D`](crate::api::legacy::cuTexRefSetAddress2D) to bind the texture reference to linear memory.
+
+ Function calls to [`cuTexRefSetFormat`](crate::api::legacy::cuTexRefSetFormat) cannot follow calls to [`cuTexRefSetAddress2D`](crate::api::legacy::cuTexRefSetAddress2D) for the same texture reference.
+
+ It is required that `dptr` be aligned to the appropriate hardware-specific texture alignment. You can query this value using the device attribute [`CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT). If an unaligned `dptr` is supplied, [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) is returned.
+
+ `Pitch` has to be aligned to the hardware-specific texture pitch alignment. This value can be queried using the device attribute [`CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT). If an unaligned `Pitch` is supplied, [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) is returned.
+
+ Width and Height, which are specified in elements (or texels), cannot exceed [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH) and [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT) respectively. `Pitch`, which is specified in bytes, cannot exceed [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH).
+
+ # Parameters
+
+ - `hTexRef`: Texture reference to bind
+ - `desc`: Descriptor of CUDA array
+ - `dptr`: Device pointer to bind
+ - `Pitch`: Line pitch in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuTexRefSetAddress`](crate::api::legacy::cuTexRefSetAddress), [`cuTexRefSetAddressMode`](crate::api::legacy::cuTexRefSetAddressMode), [`cuTexRefSetArray`](crate::api::legacy::cuTexRefSetArray), [`cuTexRefSetFilterMode`](crate::api::legacy::cuTexRefSetFilterMode), [`cuTexRefSetFlags`](crate::api::legacy::cuTexRefSetFlags), [`cuTexRefSetFormat`](crate::api::legacy::cuTexRefSetFormat), [`cuTexRefGetAddress`](crate::api::legacy::cuTexRefGetAddress), [`cuTexRefGetAddressMode`](crate::api::legacy::cuTexRefGetAddressMode), [`cuTexRefGetArray`](crate::api::legacy::cuTexRefGetArray), [`cuTexRefGetFilterMode`](crate::api::legacy::cuTexRefGetFilterMode), [`cuTexRefGetFlags`](crate::api::legacy::cuTexRefGetFlags), [`cuTexRefGetFormat`](crate::api::legacy::cuTexRefGetFormat)
+
+ `cuTexRefSetAddress2D_v3`, the name the driver exports the ABI of version 4010 (CUDA 4.1) under: [`entries::cuTexRefSetAddress2D_v4010`](crate::entries::cuTexRefSetAddress2D_v4010).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuTexRefSetAddress2D_v3(
+        hTexRef: CUtexref,
+        desc: *const CUDA_ARRAY_DESCRIPTOR_v2,
+        dptr: CUdeviceptr_v2,
+        Pitch: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress2D_v4010>() {
+            Some(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Binds an address as a texture reference
+
+ Binds a linear address range to the texture reference `hTexRef`. Any previous address or CUDA array state associated with the texture reference is superseded by this function. Any memory previously bound to `hTexRef` is unbound.
+
+ Since the hardware enforces an alignment requirement on texture base addresses, [`cuTexRefSetAddress`](crate::api::legacy::cuTexRefSetAddress) passes back a byte offset in  \*ByteOffset that must be applied to texture fetches in order to read from the desired memory. This offset must be divided by the texel size and passed to kernels that read from the texture so they can be applied to the `tex1Dfetch` function.
+
+ If the device memory pointer was returned from [`cuMemAlloc`](crate::api::legacy::cuMemAlloc), the offset is guaranteed to be 0 and NULL may be passed as the `ByteOffset` parameter.
+
+ The total number of elements (or texels) in the linear address range cannot exceed [`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH). The number of elements is computed as (`bytes` / bytesPerElement), where bytesPerElement is determined from the data format and number of components set using [`cuTexRefSetFormat`](crate::api::legacy::cuTexRefSetFormat).
+
+ # Parameters
+
+ - `ByteOffset`: Returned byte offset
+ - `hTexRef`: Texture reference to bind
+ - `dptr`: Device pointer to bind
+ - `bytes`: Size of memory to bind in bytes
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+
+ # See also
+
+ [`cuTexRefSetAddress2D`](crate::api::legacy::cuTexRefSetAddress2D), [`cuTexRefSetAddressMode`](crate::api::legacy::cuTexRefSetAddressMode), [`cuTexRefSetArray`](crate::api::legacy::cuTexRefSetArray), [`cuTexRefSetFilterMode`](crate::api::legacy::cuTexRefSetFilterMode), [`cuTexRefSetFlags`](crate::api::legacy::cuTexRefSetFlags), [`cuTexRefSetFormat`](crate::api::legacy::cuTexRefSetFormat), [`cuTexRefGetAddress`](crate::api::legacy::cuTexRefGetAddress), [`cuTexRefGetAddressMode`](crate::api::legacy::cuTexRefGetAddressMode), [`cuTexRefGetArray`](crate::api::legacy::cuTexRefGetArray), [`cuTexRefGetFilterMode`](crate::api::legacy::cuTexRefGetFilterMode), [`cuTexRefGetFlags`](crate::api::legacy::cuTexRefGetFlags), [`cuTexRefGetFormat`](crate::api::legacy::cuTexRefGetFormat)
+
+ `cuTexRefSetAddress_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuTexRefSetAddress_v3020`](crate::entries::cuTexRefSetAddress_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuTexRefSetAddress_v2(
+        ByteOffset: *mut usize,
+        hTexRef: CUtexref,
+        dptr: CUdeviceptr_v2,
+        bytes: usize,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress_v3020>() {
+            Some(__entry_point) => __entry_point(ByteOffset, hTexRef, dptr, bytes),
+            None => crate::api_shim::unavailable(),
+        }
+    }
+    /** Waits on a set of external semaphore objects
+
+ Enqueues a wait operation on a set of externally allocated semaphore object in the specified stream. The operations will be executed when all prior operations in the stream complete.
+
+ The exact semantics of waiting on a semaphore depends on the type of the object.
+
+ If the semaphore object is any one of the following types: [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT) then waiting on the semaphore will wait until the semaphore reaches the signaled state. The semaphore will then be reset to the unsignaled state. Therefore for every signal operation, there can only be one wait operation.
+
+ If the semaphore object is any one of the following types: [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32) then waiting on the semaphore will wait until the value of the semaphore is greater than or equal to [`CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)`params``fence``value`.
+
+ If the semaphore object is of the type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC) then, waiting on the semaphore will wait until the [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)`params``nvSciSync``fence` is signaled by the signaler of the NvSciSyncObj that was associated with this semaphore object. By default, waiting on such an external semaphore object causes appropriate memory synchronization operations to be performed over all external memory objects that are imported as [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF). This ensures that any subsequent accesses made by other importers of the same set of NvSciBuf memory object(s) are coherent. These operations can be skipped by specifying the flag [`CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC), which can be used as a performance optimization when data coherency is not required. But specifying this flag in scenarios where data coherency is required results in undefined behavior. Also, for semaphore object of the type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC), if the NvSciSyncAttrList used to create the NvSciSyncObj had not set the flags in [`cuDeviceGetNvSciSyncAttributes`](crate::api::legacy::cuDeviceGetNvSciSyncAttributes) to CUDA\_NVSCISYNC\_ATTR\_WAIT, this API will return CUDA\_ERROR\_NOT\_SUPPORTED.
+
+ If the semaphore object is any one of the following types: [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX), [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT) then the keyed mutex will be acquired when it is released with the key specified in [`CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)`params``keyedmutex``key` or until the timeout specified by [`CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)`params``keyedmutex``timeoutMs` has lapsed. The timeout interval can either be a finite value specified in milliseconds or an infinite value. In case an infinite value is specified the timeout never elapses. The windows INFINITE macro must be used to specify infinite timeout.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `extSemArray`: External semaphores to be waited on
+ - `paramsArray`: Array of semaphore parameters
+ - `numExtSems`: Number of semaphores to wait on
+ - `stream`: Stream to enqueue the wait operations in
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_SUPPORTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED), [`CUDA_ERROR_TIMEOUT`](crate::types::cudaError_enum::CUDA_ERROR_TIMEOUT)
+
+ # See also
+
+ [`cuImportExternalSemaphore`](crate::api::legacy::cuImportExternalSemaphore), [`cuDestroyExternalSemaphore`](crate::api::legacy::cuDestroyExternalSemaphore), [`cuSignalExternalSemaphoresAsync`](crate::api::legacy::cuSignalExternalSemaphoresAsync)
+
+ `cuWaitExternalSemaphoresAsync_ptsz`, the name the driver exports the ABI of version 10000 (CUDA 10.0) of the per-thread default stream under: [`entries::cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz). The newest cuda.h's `cuWaitExternalSemaphoresAsync` means another ABI, `cuWaitExternalSemaphoresAsync` ([`api::cuWaitExternalSemaphoresAsync`](crate::api::legacy::cuWaitExternalSemaphoresAsync)): a program written against an older cuda.h, whose `cuWaitExternalSemaphoresAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+    #[inline]
+    pub unsafe fn cuWaitExternalSemaphoresAsync_ptsz(
+        extSemArray: *const CUexternalSemaphore,
+        paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1,
+        numExtSems: c_uint,
+        stream: CUstream,
+    ) -> CUresult {
+        match crate::api_shim::resolve::<
+            crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz,
+        >() {
+            Some(__entry_point) => {
+                __entry_point(extSemArray, paramsArray, numExtSems, stream)
+            }
+            None => crate::api_shim::unavailable(),
+        }
+    }
     #[cfg(feature = "d3d10")]
     mod d3d10 {
         use super::*;
@@ -17232,6 +24973,245 @@ mod both {
                 None => crate::api_shim::unavailable(),
             }
         }
+        /** Create a CUDA context for interoperability with Direct3D 10
+
+ **Deprecated:** This function is deprecated as of CUDA 5.0.
+
+ This function is deprecated and should no longer be used.  It is no longer necessary to associate a CUDA context with a D3D10 device in order to achieve maximum interoperability performance.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pCtx`: Returned newly created CUDA context
+ - `pCudaDevice`: Returned pointer to the device on which the context was created
+ - `Flags`: Context creation flags (see [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) for details)
+ - `pD3DDevice`: Direct3D device to create interoperability context with
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuD3D10GetDevice`](crate::api::legacy::cuD3D10GetDevice), [`cuGraphicsD3D10RegisterResource`](crate::api::legacy::cuGraphicsD3D10RegisterResource)
+
+ `cuD3D10CtxCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D10CtxCreate_v3020`](crate::entries::cuD3D10CtxCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d10")]
+        #[inline]
+        pub unsafe fn cuD3D10CtxCreate_v2(
+            pCtx: *mut CUcontext,
+            pCudaDevice: *mut CUdevice_v1,
+            Flags: c_uint,
+            pD3DDevice: *mut ID3D10Device,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::cuD3D10CtxCreate_v3020>() {
+                Some(__entry_point) => {
+                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pPitch and  \*pPitchSlice the pitch and Z-slice pitch of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `SubResource`. The values set in `pPitch` and `pPitchSlice` may change every time that `pResource` is mapped.
+
+ The pitch and Z-slice pitch values may be used to compute the location of a sample on a surface as follows.
+
+ For a 2D surface, the byte offset of the sample at position **x**, **y** from the base pointer of the surface is:
+
+ **y** \* **pitch** + (&lt;b&gt;bytes per pixel&lt;/b&gt;) \* **x**
+
+ For a 3D surface, the byte offset of the sample at position **x**, **y**, **z** from the base pointer of the surface is:
+
+ **z**\* **slicePitch** + **y** \* **pitch** + (&lt;b&gt;bytes per pixel&lt;/b&gt;) \* **x**
+
+ Both parameters `pPitch` and `pPitchSlice` are optional and may be set to NULL.
+
+ If `pResource` is not of type `IDirect3DBaseTexture10` or one of its sub-types or if `pResource` has not been registered for use with CUDA, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` was not registered with usage flags [`CU_D3D10_REGISTER_FLAGS_NONE`](crate::d3d10::CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE), then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` is not mapped for access by CUDA, then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ For usage requirements of the `SubResource` parameter, see [`cuD3D10ResourceGetMappedPointer`](crate::api::legacy::cuD3D10ResourceGetMappedPointer).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pPitch`: Returned pitch of subresource
+ - `pPitchSlice`: Returned Z-slice pitch of subresource
+ - `pResource`: Mapped resource to access
+ - `SubResource`: Subresource of pResource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED)
+
+ # See also
+
+ [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray)
+
+ `cuD3D10ResourceGetMappedPitch_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D10ResourceGetMappedPitch_v3020`](crate::entries::cuD3D10ResourceGetMappedPitch_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d10")]
+        #[inline]
+        pub unsafe fn cuD3D10ResourceGetMappedPitch_v2(
+            pPitch: *mut usize,
+            pPitchSlice: *mut usize,
+            pResource: *mut ID3D10Resource,
+            SubResource: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D10ResourceGetMappedPitch_v3020,
+            >() {
+                Some(__entry_point) => {
+                    __entry_point(pPitch, pPitchSlice, pResource, SubResource)
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pDevPtr the base pointer of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `SubResource`. The value set in `pDevPtr` may change every time that `pResource` is mapped.
+
+ If `pResource` is not registered, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` was not registered with usage flags [`CU_D3D10_REGISTER_FLAGS_NONE`](crate::d3d10::CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE), then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` is not mapped, then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ If `pResource` is of type `ID3D10Buffer`, then `SubResource` must be 0. If `pResource` is of any other type, then the value of `SubResource` must come from the subresource calculation in `D3D10CalcSubResource`.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pDevPtr`: Returned pointer corresponding to subresource
+ - `pResource`: Mapped resource to access
+ - `SubResource`: Subresource of pResource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED)
+
+ # See also
+
+ [`cuGraphicsResourceGetMappedPointer`](crate::api::legacy::cuGraphicsResourceGetMappedPointer)
+
+ `cuD3D10ResourceGetMappedPointer_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D10ResourceGetMappedPointer_v3020`](crate::entries::cuD3D10ResourceGetMappedPointer_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d10")]
+        #[inline]
+        pub unsafe fn cuD3D10ResourceGetMappedPointer_v2(
+            pDevPtr: *mut CUdeviceptr_v2,
+            pResource: *mut ID3D10Resource,
+            SubResource: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D10ResourceGetMappedPointer_v3020,
+            >() {
+                Some(__entry_point) => __entry_point(pDevPtr, pResource, SubResource),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pSize the size of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `SubResource`. The value set in `pSize` may change every time that `pResource` is mapped.
+
+ If `pResource` has not been registered for use with CUDA, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` was not registered with usage flags [`CU_D3D10_REGISTER_FLAGS_NONE`](crate::d3d10::CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE), then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` is not mapped for access by CUDA, then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ For usage requirements of the `SubResource` parameter, see [`cuD3D10ResourceGetMappedPointer`](crate::api::legacy::cuD3D10ResourceGetMappedPointer).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pSize`: Returned size of subresource
+ - `pResource`: Mapped resource to access
+ - `SubResource`: Subresource of pResource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED)
+
+ # See also
+
+ [`cuGraphicsResourceGetMappedPointer`](crate::api::legacy::cuGraphicsResourceGetMappedPointer)
+
+ `cuD3D10ResourceGetMappedSize_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D10ResourceGetMappedSize_v3020`](crate::entries::cuD3D10ResourceGetMappedSize_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d10")]
+        #[inline]
+        pub unsafe fn cuD3D10ResourceGetMappedSize_v2(
+            pSize: *mut usize,
+            pResource: *mut ID3D10Resource,
+            SubResource: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D10ResourceGetMappedSize_v3020,
+            >() {
+                Some(__entry_point) => __entry_point(pSize, pResource, SubResource),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the dimensions of a registered surface
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pWidth,  \*pHeight, and  \*pDepth the dimensions of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `SubResource`.
+
+ Because anti-aliased surfaces may have multiple samples per pixel, it is possible that the dimensions of a resource will be an integer factor larger than the dimensions reported by the Direct3D runtime.
+
+ The parameters `pWidth`, `pHeight`, and `pDepth` are optional. For 2D surfaces, the value returned in  \*pDepth will be 0.
+
+ If `pResource` is not of type `IDirect3DBaseTexture10` or `IDirect3DSurface10` or if `pResource` has not been registered for use with CUDA, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned.
+
+ For usage requirements of the `SubResource` parameter, see [`cuD3D10ResourceGetMappedPointer`](crate::api::legacy::cuD3D10ResourceGetMappedPointer).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pWidth`: Returned width of surface
+ - `pHeight`: Returned height of surface
+ - `pDepth`: Returned depth of surface
+ - `pResource`: Registered resource to access
+ - `SubResource`: Subresource of pResource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray)
+
+ `cuD3D10ResourceGetSurfaceDimensions_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d10")]
+        #[inline]
+        pub unsafe fn cuD3D10ResourceGetSurfaceDimensions_v2(
+            pWidth: *mut usize,
+            pHeight: *mut usize,
+            pDepth: *mut usize,
+            pResource: *mut ID3D10Resource,
+            SubResource: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020,
+            >() {
+                Some(__entry_point) => {
+                    __entry_point(pWidth, pHeight, pDepth, pResource, SubResource)
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
     }
     #[cfg(feature = "d3d10")]
     pub use self::d3d10::*;
@@ -17514,6 +25494,47 @@ mod both {
                 crate::entries::cuGraphicsD3D11RegisterResource_v3000,
             >() {
                 Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Create a CUDA context for interoperability with Direct3D 11
+
+ **Deprecated:** This function is deprecated as of CUDA 5.0.
+
+ This function is deprecated and should no longer be used.  It is no longer necessary to associate a CUDA context with a D3D11 device in order to achieve maximum interoperability performance.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pCtx`: Returned newly created CUDA context
+ - `pCudaDevice`: Returned pointer to the device on which the context was created
+ - `Flags`: Context creation flags (see [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) for details)
+ - `pD3DDevice`: Direct3D device to create interoperability context with
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuD3D11GetDevice`](crate::api::legacy::cuD3D11GetDevice), [`cuGraphicsD3D11RegisterResource`](crate::api::legacy::cuGraphicsD3D11RegisterResource)
+
+ `cuD3D11CtxCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D11CtxCreate_v3020`](crate::entries::cuD3D11CtxCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d11")]
+        #[inline]
+        pub unsafe fn cuD3D11CtxCreate_v2(
+            pCtx: *mut CUcontext,
+            pCudaDevice: *mut CUdevice_v1,
+            Flags: c_uint,
+            pD3DDevice: *mut ID3D11Device,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::cuD3D11CtxCreate_v3020>() {
+                Some(__entry_point) => {
+                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
+                }
                 None => crate::api_shim::unavailable(),
             }
         }
@@ -18371,6 +26392,274 @@ mod both {
                 crate::entries::cuGraphicsD3D9RegisterResource_v3000,
             >() {
                 Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Create a CUDA context for interoperability with Direct3D 9
+
+ Creates a new CUDA context, enables interoperability for that context with the Direct3D device `pD3DDevice`, and associates the created CUDA context with the calling thread. The created [`CUcontext`](crate::types::CUcontext) will be returned in  \*pCtx. Direct3D resources from this device may be registered and mapped through the lifetime of this CUDA context. If `pCudaDevice` is non-NULL then the [`CUdevice`](crate::types::CUdevice) on which this CUDA context was created will be returned in  \*pCudaDevice.
+
+ On success, this call will increase the internal reference count on `pD3DDevice`. This reference count will be decremented upon destruction of this context through [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy). This context will cease to function if `pD3DDevice` is destroyed or encounters an error.
+
+ Note that this function is never required for correct functionality.  Use of this function will result in accelerated interoperability only when the operating system is Windows Vista or Windows 7, and the device `pD3DDdevice` is not an IDirect3DDevice9Ex.  In all other circumstances, this function is not necessary.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pCtx`: Returned newly created CUDA context
+ - `pCudaDevice`: Returned pointer to the device on which the context was created
+ - `Flags`: Context creation flags (see [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) for details)
+ - `pD3DDevice`: Direct3D device to create interoperability context with
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), [`CUDA_ERROR_UNKNOWN`](crate::types::cudaError_enum::CUDA_ERROR_UNKNOWN)
+
+ # See also
+
+ [`cuD3D9GetDevice`](crate::api::legacy::cuD3D9GetDevice), [`cuGraphicsD3D9RegisterResource`](crate::api::legacy::cuGraphicsD3D9RegisterResource)
+
+ `cuD3D9CtxCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D9CtxCreate_v3020`](crate::entries::cuD3D9CtxCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d9")]
+        #[inline]
+        pub unsafe fn cuD3D9CtxCreate_v2(
+            pCtx: *mut CUcontext,
+            pCudaDevice: *mut CUdevice_v1,
+            Flags: c_uint,
+            pD3DDevice: *mut IDirect3DDevice9,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::cuD3D9CtxCreate_v3020>() {
+                Some(__entry_point) => {
+                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** `cuD3D9MapVertexBuffer_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D9MapVertexBuffer_v3020`](crate::entries::cuD3D9MapVertexBuffer_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d9")]
+        #[inline]
+        pub unsafe fn cuD3D9MapVertexBuffer_v2(
+            pDevPtr: *mut CUdeviceptr_v2,
+            pSize: *mut usize,
+            pVB: *mut IDirect3DVertexBuffer9,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D9MapVertexBuffer_v3020,
+            >() {
+                Some(__entry_point) => __entry_point(pDevPtr, pSize, pVB),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pPitch and  \*pPitchSlice the pitch and Z-slice pitch of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `Face` and `Level`. The values set in `pPitch` and `pPitchSlice` may change every time that `pResource` is mapped.
+
+ The pitch and Z-slice pitch values may be used to compute the location of a sample on a surface as follows.
+
+ For a 2D surface, the byte offset of the sample at position **x**, **y** from the base pointer of the surface is:
+
+ **y** \* **pitch** + (&lt;b&gt;bytes per pixel&lt;/b&gt;) \* **x**
+
+ For a 3D surface, the byte offset of the sample at position **x**, **y**, **z** from the base pointer of the surface is:
+
+ **z**\* **slicePitch** + **y** \* **pitch** + (&lt;b&gt;bytes per pixel&lt;/b&gt;) \* **x**
+
+ Both parameters `pPitch` and `pPitchSlice` are optional and may be set to NULL.
+
+ If `pResource` is not of type `IDirect3DBaseTexture9` or one of its sub-types or if `pResource` has not been registered for use with CUDA, then `cudaErrorInvalidResourceHandle` is returned. If `pResource` was not registered with usage flags [`CU_D3D9_REGISTER_FLAGS_NONE`](crate::d3d9::CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE), then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` is not mapped for access by CUDA then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ For usage requirements of `Face` and `Level` parameters, see [`cuD3D9ResourceGetMappedPointer`](crate::api::legacy::cuD3D9ResourceGetMappedPointer).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pPitch`: Returned pitch of subresource
+ - `pPitchSlice`: Returned Z-slice pitch of subresource
+ - `pResource`: Mapped resource to access
+ - `Face`: Face of resource to access
+ - `Level`: Level of resource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED)
+
+ # See also
+
+ [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray)
+
+ `cuD3D9ResourceGetMappedPitch_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D9ResourceGetMappedPitch_v3020`](crate::entries::cuD3D9ResourceGetMappedPitch_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d9")]
+        #[inline]
+        pub unsafe fn cuD3D9ResourceGetMappedPitch_v2(
+            pPitch: *mut usize,
+            pPitchSlice: *mut usize,
+            pResource: *mut IDirect3DResource9,
+            Face: c_uint,
+            Level: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D9ResourceGetMappedPitch_v3020,
+            >() {
+                Some(__entry_point) => {
+                    __entry_point(pPitch, pPitchSlice, pResource, Face, Level)
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pDevPtr the base pointer of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `Face` and `Level`. The value set in `pDevPtr` may change every time that `pResource` is mapped.
+
+ If `pResource` is not registered, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` was not registered with usage flags [`CU_D3D9_REGISTER_FLAGS_NONE`](crate::d3d9::CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE), then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` is not mapped, then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ If `pResource` is of type `IDirect3DCubeTexture9`, then `Face` must one of the values enumerated by type `D3DCUBEMAP_FACES`.  For all other types `Face` must be 0. If `Face` is invalid, then [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) is returned.
+
+ If `pResource` is of type `IDirect3DBaseTexture9`, then `Level` must correspond to a valid mipmap level. At present only mipmap level 0 is supported. For all other types `Level` must be 0. If `Level` is invalid, then [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE) is returned.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pDevPtr`: Returned pointer corresponding to subresource
+ - `pResource`: Mapped resource to access
+ - `Face`: Face of resource to access
+ - `Level`: Level of resource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED)
+
+ # See also
+
+ [`cuGraphicsResourceGetMappedPointer`](crate::api::legacy::cuGraphicsResourceGetMappedPointer)
+
+ `cuD3D9ResourceGetMappedPointer_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D9ResourceGetMappedPointer_v3020`](crate::entries::cuD3D9ResourceGetMappedPointer_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d9")]
+        #[inline]
+        pub unsafe fn cuD3D9ResourceGetMappedPointer_v2(
+            pDevPtr: *mut CUdeviceptr_v2,
+            pResource: *mut IDirect3DResource9,
+            Face: c_uint,
+            Level: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D9ResourceGetMappedPointer_v3020,
+            >() {
+                Some(__entry_point) => __entry_point(pDevPtr, pResource, Face, Level),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pSize the size of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `Face` and `Level`. The value set in `pSize` may change every time that `pResource` is mapped.
+
+ If `pResource` has not been registered for use with CUDA, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` was not registered with usage flags [`CU_D3D9_REGISTER_FLAGS_NONE`](crate::d3d9::CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE), then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned. If `pResource` is not mapped for access by CUDA, then [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED) is returned.
+
+ For usage requirements of `Face` and `Level` parameters, see [`cuD3D9ResourceGetMappedPointer`](crate::api::legacy::cuD3D9ResourceGetMappedPointer).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pSize`: Returned size of subresource
+ - `pResource`: Mapped resource to access
+ - `Face`: Face of resource to access
+ - `Level`: Level of resource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE), [`CUDA_ERROR_NOT_MAPPED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_MAPPED)
+
+ # See also
+
+ [`cuGraphicsResourceGetMappedPointer`](crate::api::legacy::cuGraphicsResourceGetMappedPointer)
+
+ `cuD3D9ResourceGetMappedSize_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D9ResourceGetMappedSize_v3020`](crate::entries::cuD3D9ResourceGetMappedSize_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d9")]
+        #[inline]
+        pub unsafe fn cuD3D9ResourceGetMappedSize_v2(
+            pSize: *mut usize,
+            pResource: *mut IDirect3DResource9,
+            Face: c_uint,
+            Level: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D9ResourceGetMappedSize_v3020,
+            >() {
+                Some(__entry_point) => __entry_point(pSize, pResource, Face, Level),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Get the dimensions of a registered surface
+
+ **Deprecated:** This function is deprecated as of CUDA 3.0.
+
+ Returns in  \*pWidth,  \*pHeight, and  \*pDepth the dimensions of the subresource of the mapped Direct3D resource `pResource`, which corresponds to `Face` and `Level`.
+
+ Because anti-aliased surfaces may have multiple samples per pixel, it is possible that the dimensions of a resource will be an integer factor larger than the dimensions reported by the Direct3D runtime.
+
+ The parameters `pWidth`, `pHeight`, and `pDepth` are optional. For 2D surfaces, the value returned in  \*pDepth will be 0.
+
+ If `pResource` is not of type `IDirect3DBaseTexture9` or `IDirect3DSurface9` or if `pResource` has not been registered for use with CUDA, then [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE) is returned.
+
+ For usage requirements of `Face` and `Level` parameters, see [`cuD3D9ResourceGetMappedPointer`](crate::api::legacy::cuD3D9ResourceGetMappedPointer).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pWidth`: Returned width of surface
+ - `pHeight`: Returned height of surface
+ - `pDepth`: Returned depth of surface
+ - `pResource`: Registered resource to access
+ - `Face`: Face of resource to access
+ - `Level`: Level of resource to access
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_HANDLE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_HANDLE)
+
+ # See also
+
+ [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray)
+
+ `cuD3D9ResourceGetSurfaceDimensions_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "d3d9")]
+        #[inline]
+        pub unsafe fn cuD3D9ResourceGetSurfaceDimensions_v2(
+            pWidth: *mut usize,
+            pHeight: *mut usize,
+            pDepth: *mut usize,
+            pResource: *mut IDirect3DResource9,
+            Face: c_uint,
+            Level: c_uint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020,
+            >() {
+                Some(__entry_point) => {
+                    __entry_point(pWidth, pHeight, pDepth, pResource, Face, Level)
+                }
                 None => crate::api_shim::unavailable(),
             }
         }
@@ -19285,6 +27574,181 @@ mod both {
                 None => crate::api_shim::unavailable(),
             }
         }
+        /** Create a CUDA context for interoperability with OpenGL
+
+ **Deprecated:** This function is deprecated as of Cuda 5.0.
+
+ This function is deprecated and should no longer be used.  It is no longer necessary to associate a CUDA context with an OpenGL context in order to achieve maximum interoperability performance.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pCtx`: Returned CUDA context
+ - `Flags`: Options for CUDA context creation
+ - `device`: Device on which to create the context
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuCtxCreate`](crate::api::legacy::cuCtxCreate), [`cuGLInit`](crate::api::legacy::cuGLInit), [`cuGLMapBufferObject`](crate::api::legacy::cuGLMapBufferObject), [`cuGLRegisterBufferObject`](crate::api::legacy::cuGLRegisterBufferObject), [`cuGLUnmapBufferObject`](crate::api::legacy::cuGLUnmapBufferObject), [`cuGLUnregisterBufferObject`](crate::api::legacy::cuGLUnregisterBufferObject), [`cuGLMapBufferObjectAsync`](crate::api::legacy::cuGLMapBufferObjectAsync), [`cuGLUnmapBufferObjectAsync`](crate::api::legacy::cuGLUnmapBufferObjectAsync), [`cuGLSetBufferObjectMapFlags`](crate::api::legacy::cuGLSetBufferObjectMapFlags), `cuWGLGetDevice`
+
+ `cuGLCtxCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuGLCtxCreate_v3020`](crate::entries::cuGLCtxCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "gl")]
+        #[inline]
+        pub unsafe fn cuGLCtxCreate_v2(
+            pCtx: *mut CUcontext,
+            Flags: c_uint,
+            device: CUdevice_v1,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::cuGLCtxCreate_v3020>() {
+                Some(__entry_point) => __entry_point(pCtx, Flags, device),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Gets the CUDA devices associated with the current OpenGL context
+
+ Returns in  \*pCudaDeviceCount the number of CUDA-compatible devices corresponding to the current OpenGL context. Also returns in  \*pCudaDevices at most cudaDeviceCount of the CUDA-compatible devices corresponding to the current OpenGL context. If any of the GPUs being used by the current OpenGL context are not CUDA capable then the call will return CUDA\_ERROR\_NO\_DEVICE.
+
+ The `deviceList` argument may be any of the following:
+
+ - [`CU_GL_DEVICE_LIST_ALL`](crate::types::CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL): Query all devices used by the current OpenGL context.
+ - [`CU_GL_DEVICE_LIST_CURRENT_FRAME`](crate::types::CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME): Query the devices used by the current OpenGL context to render the current frame (in SLI).
+ - [`CU_GL_DEVICE_LIST_NEXT_FRAME`](crate::types::CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME): Query the devices used by the current OpenGL context to render the next frame (in SLI). Note that this is a prediction, it can't be guaranteed that this is correct in all cases.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pCudaDeviceCount`: Returned number of CUDA devices.
+ - `pCudaDevices`: Returned CUDA devices.
+ - `cudaDeviceCount`: The size of the output device array pCudaDevices.
+ - `deviceList`: The set of devices to return.
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_NO_DEVICE`](crate::types::cudaError_enum::CUDA_ERROR_NO_DEVICE), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT), [`CUDA_ERROR_OPERATING_SYSTEM`](crate::types::cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM)
+
+ # See also
+
+ `cuWGLGetDevice`, `cudaGLGetDevices`
+
+ `cuGLGetDevices_v2`, the name the driver exports the ABI of version 6050 (CUDA 6.5) under: [`entries::cuGLGetDevices_v6050`](crate::entries::cuGLGetDevices_v6050).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "gl")]
+        #[inline]
+        pub unsafe fn cuGLGetDevices_v2(
+            pCudaDeviceCount: *mut c_uint,
+            pCudaDevices: *mut CUdevice_v1,
+            cudaDeviceCount: c_uint,
+            deviceList: CUGLDeviceList,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::cuGLGetDevices_v6050>() {
+                Some(__entry_point) => {
+                    __entry_point(
+                        pCudaDeviceCount,
+                        pCudaDevices,
+                        cudaDeviceCount,
+                        deviceList,
+                    )
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Maps an OpenGL buffer object
+
+ **Deprecated:** This function is deprecated as of Cuda 3.0.
+
+ Maps the buffer object specified by `buffer` into the address space of the current CUDA context and returns in  \*dptr and  \*size the base pointer and size of the resulting mapping.
+
+ There must be a valid OpenGL context bound to the current thread when this function is called.  This must be the same context, or a member of the same shareGroup, as the context that was bound when the buffer was registered.
+
+ Stream `hStream` in the current CUDA context is synchronized with the current GL context.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dptr`: Returned mapped base pointer
+ - `size`: Returned size of mapping
+ - `buffer`: The name of the buffer object to map
+ - `hStream`: Stream to synchronize
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_MAP_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_MAP_FAILED)
+
+ # See also
+
+ [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources)
+
+ `cuGLMapBufferObjectAsync_v2_ptsz`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuGLMapBufferObjectAsync_v7000_ptsz`](crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz). The newest cuda.h's `cuGLMapBufferObjectAsync` means another ABI, `cuGLMapBufferObjectAsync_v2` ([`api::cuGLMapBufferObjectAsync`](crate::api::legacy::cuGLMapBufferObjectAsync)): a program written against an older cuda.h, whose `cuGLMapBufferObjectAsync` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "gl")]
+        #[inline]
+        pub unsafe fn cuGLMapBufferObjectAsync_v2_ptsz(
+            dptr: *mut CUdeviceptr_v2,
+            size: *mut usize,
+            buffer: GLuint,
+            hStream: CUstream,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz,
+            >() {
+                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+        /** Maps an OpenGL buffer object
+
+ **Deprecated:** This function is deprecated as of Cuda 3.0.
+
+ Maps the buffer object specified by `buffer` into the address space of the current CUDA context and returns in  \*dptr and  \*size the base pointer and size of the resulting mapping.
+
+ There must be a valid OpenGL context bound to the current thread when this function is called.  This must be the same context, or a member of the same shareGroup, as the context that was bound when the buffer was registered.
+
+ All streams in the current CUDA context are synchronized with the current GL context.
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `dptr`: Returned mapped base pointer
+ - `size`: Returned size of mapping
+ - `buffer`: The name of the buffer object to map
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_MAP_FAILED`](crate::types::cudaError_enum::CUDA_ERROR_MAP_FAILED)
+
+ # See also
+
+ [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources)
+
+ `cuGLMapBufferObject_v2_ptds`, the name the driver exports the ABI of version 7000 (CUDA 7.0) of the per-thread default stream under: [`entries::cuGLMapBufferObject_v7000_ptds`](crate::entries::cuGLMapBufferObject_v7000_ptds). The newest cuda.h's `cuGLMapBufferObject` means another ABI, `cuGLMapBufferObject_v2` ([`api::cuGLMapBufferObject`](crate::api::legacy::cuGLMapBufferObject)): a program written against an older cuda.h, whose `cuGLMapBufferObject` meant this one, calls this function.
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "gl")]
+        #[inline]
+        pub unsafe fn cuGLMapBufferObject_v2_ptds(
+            dptr: *mut CUdeviceptr_v2,
+            size: *mut usize,
+            buffer: GLuint,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<
+                crate::entries::cuGLMapBufferObject_v7000_ptds,
+            >() {
+                Some(__entry_point) => __entry_point(dptr, size, buffer),
+                None => crate::api_shim::unavailable(),
+            }
+        }
     }
     #[cfg(feature = "gl")]
     pub use self::gl::*;
@@ -19582,6 +28046,47 @@ mod both {
                 None => crate::api_shim::unavailable(),
             }
         }
+        /** Create a CUDA context for interoperability with VDPAU
+
+ Creates a new CUDA context, initializes VDPAU interoperability, and associates the CUDA context with the calling thread. It must be called before performing any other VDPAU interoperability operations. It may fail if the needed VDPAU driver facilities are not available. For usage of the `flags` parameter, see [`cuCtxCreate`](crate::api::legacy::cuCtxCreate).
+
+ Note that this function may also return error codes from previous, asynchronous launches.
+
+ # Parameters
+
+ - `pCtx`: Returned CUDA context
+ - `flags`: Options for CUDA context creation
+ - `device`: Device on which to create the context
+ - `vdpDevice`: The VdpDevice to interop with
+ - `vdpGetProcAddress`: VDPAU's VdpGetProcAddress function pointer
+
+ # Returns
+
+ [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS), [`CUDA_ERROR_DEINITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_DEINITIALIZED), [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED), [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT), [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE), [`CUDA_ERROR_OUT_OF_MEMORY`](crate::types::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+
+ # See also
+
+ [`cuCtxCreate`](crate::api::legacy::cuCtxCreate), [`cuGraphicsVDPAURegisterVideoSurface`](crate::api::legacy::cuGraphicsVDPAURegisterVideoSurface), [`cuGraphicsVDPAURegisterOutputSurface`](crate::api::legacy::cuGraphicsVDPAURegisterOutputSurface), [`cuGraphicsUnregisterResource`](crate::api::legacy::cuGraphicsUnregisterResource), [`cuGraphicsResourceSetMapFlags`](crate::api::legacy::cuGraphicsResourceSetMapFlags), [`cuGraphicsMapResources`](crate::api::legacy::cuGraphicsMapResources), [`cuGraphicsUnmapResources`](crate::api::legacy::cuGraphicsUnmapResources), [`cuGraphicsSubResourceGetMappedArray`](crate::api::legacy::cuGraphicsSubResourceGetMappedArray), [`cuVDPAUGetDevice`](crate::api::legacy::cuVDPAUGetDevice)
+
+ `cuVDPAUCtxCreate_v2`, the name the driver exports the ABI of version 3020 (CUDA 3.2) under: [`entries::cuVDPAUCtxCreate_v3020`](crate::entries::cuVDPAUCtxCreate_v3020).
+
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+        #[cfg(feature = "vdpau")]
+        #[inline]
+        pub unsafe fn cuVDPAUCtxCreate_v2(
+            pCtx: *mut CUcontext,
+            flags: c_uint,
+            device: CUdevice_v1,
+            vdpDevice: VdpDevice,
+            vdpGetProcAddress: VdpGetProcAddress,
+        ) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::cuVDPAUCtxCreate_v3020>() {
+                Some(__entry_point) => {
+                    __entry_point(pCtx, flags, device, vdpDevice, vdpGetProcAddress)
+                }
+                None => crate::api_shim::unavailable(),
+            }
+        }
     }
     #[cfg(feature = "vdpau")]
     pub use self::vdpau::*;
@@ -19638,14 +28143,19 @@ pub mod legacy {
         code_of, driver, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER,
     };
     use crate::Error;
-    /// Every function of this module, by C name, with the index in
+    /// Every function of this module, by name (cuda.h's C names, and the
+    /// exported names of the other ABIs), with the index in
     /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
     pub static C_NAMES: &[(&str, usize)] = &[
         ("cuArray3DCreate", 1usize),
+        ("cuArray3DCreate_v2", 1usize),
         ("cuArray3DGetDescriptor", 3usize),
+        ("cuArray3DGetDescriptor_v2", 3usize),
         ("cuArrayCreate", 5usize),
+        ("cuArrayCreate_v2", 5usize),
         ("cuArrayDestroy", 6usize),
         ("cuArrayGetDescriptor", 8usize),
+        ("cuArrayGetDescriptor_v2", 8usize),
         ("cuArrayGetMemoryRequirements", 9usize),
         ("cuArrayGetPlane", 10usize),
         ("cuArrayGetSparseProperties", 11usize),
@@ -19666,7 +28176,11 @@ pub mod legacy {
         ("cuCoredumpSetAttributeGlobal", 26usize),
         ("cuCtxAttach", 27usize),
         ("cuCtxCreate", 31usize),
+        ("cuCtxCreate_v2", 29usize),
+        ("cuCtxCreate_v3", 30usize),
+        ("cuCtxCreate_v4", 31usize),
         ("cuCtxDestroy", 33usize),
+        ("cuCtxDestroy_v2", 33usize),
         ("cuCtxDetach", 34usize),
         ("cuCtxDisablePeerAccess", 35usize),
         ("cuCtxEnablePeerAccess", 36usize),
@@ -19684,7 +28198,9 @@ pub mod legacy {
         ("cuCtxGetSharedMemConfig", 48usize),
         ("cuCtxGetStreamPriorityRange", 49usize),
         ("cuCtxPopCurrent", 51usize),
+        ("cuCtxPopCurrent_v2", 51usize),
         ("cuCtxPushCurrent", 53usize),
+        ("cuCtxPushCurrent_v2", 53usize),
         ("cuCtxRecordEvent", 54usize),
         ("cuCtxResetPersistingL2Cache", 55usize),
         ("cuCtxSetCacheConfig", 56usize),
@@ -19700,6 +28216,8 @@ pub mod legacy {
         #[cfg(feature = "d3d10")]
         ("cuD3D10CtxCreateOnDevice", 66usize),
         #[cfg(feature = "d3d10")]
+        ("cuD3D10CtxCreate_v2", 65usize),
+        #[cfg(feature = "d3d10")]
         ("cuD3D10GetDevice", 67usize),
         #[cfg(feature = "d3d10")]
         ("cuD3D10GetDevices", 68usize),
@@ -19714,11 +28232,19 @@ pub mod legacy {
         #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetMappedPitch", 74usize),
         #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetMappedPitch_v2", 74usize),
+        #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetMappedPointer", 76usize),
+        #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetMappedPointer_v2", 76usize),
         #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetMappedSize", 78usize),
         #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetMappedSize_v2", 78usize),
+        #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetSurfaceDimensions", 80usize),
+        #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetSurfaceDimensions_v2", 80usize),
         #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceSetMapFlags", 81usize),
         #[cfg(feature = "d3d10")]
@@ -19729,6 +28255,8 @@ pub mod legacy {
         ("cuD3D11CtxCreate", 85usize),
         #[cfg(feature = "d3d11")]
         ("cuD3D11CtxCreateOnDevice", 86usize),
+        #[cfg(feature = "d3d11")]
+        ("cuD3D11CtxCreate_v2", 85usize),
         #[cfg(feature = "d3d11")]
         ("cuD3D11GetDevice", 87usize),
         #[cfg(feature = "d3d11")]
@@ -19742,6 +28270,8 @@ pub mod legacy {
         #[cfg(feature = "d3d9")]
         ("cuD3D9CtxCreateOnDevice", 93usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9CtxCreate_v2", 92usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9End", 94usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9GetDevice", 95usize),
@@ -19754,6 +28284,8 @@ pub mod legacy {
         #[cfg(feature = "d3d9")]
         ("cuD3D9MapVertexBuffer", 100usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9MapVertexBuffer_v2", 100usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9RegisterResource", 101usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9RegisterVertexBuffer", 102usize),
@@ -19762,11 +28294,19 @@ pub mod legacy {
         #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetMappedPitch", 105usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetMappedPitch_v2", 105usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetMappedPointer", 107usize),
+        #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetMappedPointer_v2", 107usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetMappedSize", 109usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetMappedSize_v2", 109usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetSurfaceDimensions", 111usize),
+        #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetSurfaceDimensions_v2", 111usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceSetMapFlags", 112usize),
         #[cfg(feature = "d3d9")]
@@ -19806,16 +28346,21 @@ pub mod legacy {
         ("cuDeviceGetProperties", 143usize),
         ("cuDeviceGetTexture1DLinearMaxWidth", 144usize),
         ("cuDeviceGetUuid", 146usize),
+        ("cuDeviceGetUuid_v2", 146usize),
         ("cuDeviceGraphMemTrim", 147usize),
         ("cuDevicePrimaryCtxGetState", 148usize),
         ("cuDevicePrimaryCtxRelease", 150usize),
+        ("cuDevicePrimaryCtxRelease_v2", 150usize),
         ("cuDevicePrimaryCtxReset", 152usize),
+        ("cuDevicePrimaryCtxReset_v2", 152usize),
         ("cuDevicePrimaryCtxRetain", 153usize),
         ("cuDevicePrimaryCtxSetFlags", 155usize),
+        ("cuDevicePrimaryCtxSetFlags_v2", 155usize),
         ("cuDeviceRegisterAsyncNotification", 156usize),
         ("cuDeviceSetGraphMemAttribute", 157usize),
         ("cuDeviceSetMemPool", 158usize),
         ("cuDeviceTotalMem", 160usize),
+        ("cuDeviceTotalMem_v2", 160usize),
         ("cuDeviceUnregisterAsyncNotification", 161usize),
         ("cuDriverGetVersion", 162usize),
         #[cfg(feature = "egl")]
@@ -19840,14 +28385,19 @@ pub mod legacy {
         #[cfg(feature = "egl")]
         ("cuEventCreateFromEGLSync", 173usize),
         ("cuEventDestroy", 175usize),
+        ("cuEventDestroy_v2", 175usize),
         ("cuEventElapsedTime", 177usize),
+        ("cuEventElapsedTime_v2", 177usize),
         ("cuEventQuery", 178usize),
         ("cuEventRecord", 179usize),
         ("cuEventRecordWithFlags", 181usize),
+        ("cuEventRecordWithFlags_ptsz", 182usize),
+        ("cuEventRecord_ptsz", 180usize),
         ("cuEventSynchronize", 183usize),
         ("cuExternalMemoryGetMappedBuffer", 184usize),
         ("cuExternalMemoryGetMappedMipmappedArray", 185usize),
         ("cuFabricCpyBatchAsync", 186usize),
+        ("cuFabricCpyBatchAsync_ptsz", 187usize),
         ("cuFlushGPUDirectRDMAWrites", 188usize),
         ("cuFuncGetAttribute", 189usize),
         ("cuFuncGetModule", 190usize),
@@ -19864,7 +28414,11 @@ pub mod legacy {
         #[cfg(feature = "gl")]
         ("cuGLCtxCreate", 202usize),
         #[cfg(feature = "gl")]
+        ("cuGLCtxCreate_v2", 202usize),
+        #[cfg(feature = "gl")]
         ("cuGLGetDevices", 204usize),
+        #[cfg(feature = "gl")]
+        ("cuGLGetDevices_v2", 204usize),
         #[cfg(feature = "gl")]
         ("cuGLInit", 205usize),
         #[cfg(feature = "gl")]
@@ -19874,7 +28428,11 @@ pub mod legacy {
         #[cfg(feature = "gl")]
         ("cuGLMapBufferObjectAsync_v2", 210usize),
         #[cfg(feature = "gl")]
+        ("cuGLMapBufferObjectAsync_v2_ptsz", 211usize),
+        #[cfg(feature = "gl")]
         ("cuGLMapBufferObject_v2", 207usize),
+        #[cfg(feature = "gl")]
+        ("cuGLMapBufferObject_v2_ptds", 208usize),
         #[cfg(feature = "gl")]
         ("cuGLRegisterBufferObject", 212usize),
         #[cfg(feature = "gl")]
@@ -19893,6 +28451,7 @@ pub mod legacy {
         ("cuGraphAddBatchMemOpNode", 222usize),
         ("cuGraphAddChildGraphNode", 223usize),
         ("cuGraphAddDependencies", 225usize),
+        ("cuGraphAddDependencies_v2", 225usize),
         ("cuGraphAddEmptyNode", 226usize),
         ("cuGraphAddEventRecordNode", 227usize),
         ("cuGraphAddEventWaitNode", 228usize),
@@ -19900,11 +28459,13 @@ pub mod legacy {
         ("cuGraphAddExternalSemaphoresWaitNode", 230usize),
         ("cuGraphAddHostNode", 231usize),
         ("cuGraphAddKernelNode", 233usize),
+        ("cuGraphAddKernelNode_v2", 233usize),
         ("cuGraphAddMemAllocNode", 234usize),
         ("cuGraphAddMemFreeNode", 235usize),
         ("cuGraphAddMemcpyNode", 236usize),
         ("cuGraphAddMemsetNode", 237usize),
         ("cuGraphAddNode", 239usize),
+        ("cuGraphAddNode_v2", 239usize),
         ("cuGraphAddNode_v3", 240usize),
         ("cuGraphBatchMemOpNodeGetParams", 241usize),
         ("cuGraphBatchMemOpNodeSetParams", 242usize),
@@ -19930,28 +28491,37 @@ pub mod legacy {
         ("cuGraphExecGetId", 262usize),
         ("cuGraphExecHostNodeSetParams", 263usize),
         ("cuGraphExecKernelNodeSetParams", 265usize),
+        ("cuGraphExecKernelNodeSetParams_v2", 265usize),
         ("cuGraphExecMemcpyNodeSetParams", 266usize),
         ("cuGraphExecMemsetNodeSetParams", 267usize),
         ("cuGraphExecNodeSetParams", 268usize),
         ("cuGraphExecUpdate", 270usize),
+        ("cuGraphExecUpdate_v2", 270usize),
         ("cuGraphExternalSemaphoresSignalNodeGetParams", 271usize),
         ("cuGraphExternalSemaphoresSignalNodeSetParams", 272usize),
         ("cuGraphExternalSemaphoresWaitNodeGetParams", 273usize),
         ("cuGraphExternalSemaphoresWaitNodeSetParams", 274usize),
         ("cuGraphGetEdges", 276usize),
+        ("cuGraphGetEdges_v2", 276usize),
         ("cuGraphGetId", 277usize),
         ("cuGraphGetNodes", 278usize),
         ("cuGraphGetRootNodes", 279usize),
         ("cuGraphHostNodeGetParams", 280usize),
         ("cuGraphHostNodeSetParams", 281usize),
         ("cuGraphInstantiate", 284usize),
+        ("cuGraphInstantiateWithFlags", 284usize),
         ("cuGraphInstantiateWithParams", 285usize),
+        ("cuGraphInstantiateWithParams_ptsz", 286usize),
+        ("cuGraphInstantiate_v2", 283usize),
         ("cuGraphKernelNodeCopyAttributes", 287usize),
         ("cuGraphKernelNodeGetAttribute", 288usize),
         ("cuGraphKernelNodeGetParams", 290usize),
+        ("cuGraphKernelNodeGetParams_v2", 290usize),
         ("cuGraphKernelNodeSetAttribute", 291usize),
         ("cuGraphKernelNodeSetParams", 293usize),
+        ("cuGraphKernelNodeSetParams_v2", 293usize),
         ("cuGraphLaunch", 294usize),
+        ("cuGraphLaunch_ptsz", 295usize),
         ("cuGraphMemAllocNodeGetParams", 296usize),
         ("cuGraphMemFreeNodeGetParams", 297usize),
         ("cuGraphMemcpyNodeGetParams", 298usize),
@@ -19961,7 +28531,9 @@ pub mod legacy {
         ("cuGraphNodeFindInClone", 302usize),
         ("cuGraphNodeGetContainingGraph", 303usize),
         ("cuGraphNodeGetDependencies", 305usize),
+        ("cuGraphNodeGetDependencies_v2", 305usize),
         ("cuGraphNodeGetDependentNodes", 307usize),
+        ("cuGraphNodeGetDependentNodes_v2", 307usize),
         ("cuGraphNodeGetEnabled", 308usize),
         ("cuGraphNodeGetLocalId", 309usize),
         ("cuGraphNodeGetParams", 310usize),
@@ -19972,8 +28544,10 @@ pub mod legacy {
         ("cuGraphNodeSetParams_v2", 315usize),
         ("cuGraphReleaseUserObject", 316usize),
         ("cuGraphRemoveDependencies", 318usize),
+        ("cuGraphRemoveDependencies_v2", 318usize),
         ("cuGraphRetainUserObject", 319usize),
         ("cuGraphUpload", 320usize),
+        ("cuGraphUpload_ptsz", 321usize),
         #[cfg(feature = "d3d10")]
         ("cuGraphicsD3D10RegisterResource", 322usize),
         #[cfg(feature = "d3d11")]
@@ -19987,13 +28561,17 @@ pub mod legacy {
         #[cfg(feature = "gl")]
         ("cuGraphicsGLRegisterImage", 327usize),
         ("cuGraphicsMapResources", 328usize),
+        ("cuGraphicsMapResources_ptsz", 329usize),
         #[cfg(feature = "egl")]
         ("cuGraphicsResourceGetMappedEglFrame", 330usize),
         ("cuGraphicsResourceGetMappedMipmappedArray", 331usize),
         ("cuGraphicsResourceGetMappedPointer", 333usize),
+        ("cuGraphicsResourceGetMappedPointer_v2", 333usize),
         ("cuGraphicsResourceSetMapFlags", 335usize),
+        ("cuGraphicsResourceSetMapFlags_v2", 335usize),
         ("cuGraphicsSubResourceGetMappedArray", 336usize),
         ("cuGraphicsUnmapResources", 337usize),
+        ("cuGraphicsUnmapResources_ptsz", 338usize),
         ("cuGraphicsUnregisterResource", 339usize),
         #[cfg(feature = "vdpau")]
         ("cuGraphicsVDPAURegisterOutputSurface", 340usize),
@@ -20014,6 +28592,7 @@ pub mod legacy {
         ("cuIpcGetMemHandle", 354usize),
         ("cuIpcOpenEventHandle", 355usize),
         ("cuIpcOpenMemHandle", 357usize),
+        ("cuIpcOpenMemHandle_v2", 357usize),
         ("cuKernelGetAttribute", 358usize),
         ("cuKernelGetFunction", 359usize),
         ("cuKernelGetLibrary", 360usize),
@@ -20025,12 +28604,17 @@ pub mod legacy {
         ("cuLaunch", 366usize),
         ("cuLaunchCooperativeKernel", 367usize),
         ("cuLaunchCooperativeKernelMultiDevice", 369usize),
+        ("cuLaunchCooperativeKernel_ptsz", 368usize),
         ("cuLaunchGrid", 370usize),
         ("cuLaunchGridAsync", 371usize),
         ("cuLaunchHostFunc", 372usize),
+        ("cuLaunchHostFunc_ptsz", 373usize),
         ("cuLaunchHostFunc_v2", 374usize),
+        ("cuLaunchHostFunc_v2_ptsz", 375usize),
         ("cuLaunchKernel", 376usize),
         ("cuLaunchKernelEx", 378usize),
+        ("cuLaunchKernelEx_ptsz", 379usize),
+        ("cuLaunchKernel_ptsz", 377usize),
         ("cuLibraryEnumerateKernels", 380usize),
         ("cuLibraryGetGlobal", 381usize),
         ("cuLibraryGetKernel", 382usize),
@@ -20042,9 +28626,12 @@ pub mod legacy {
         ("cuLibraryLoadFromFile", 388usize),
         ("cuLibraryUnload", 389usize),
         ("cuLinkAddData", 391usize),
+        ("cuLinkAddData_v2", 391usize),
         ("cuLinkAddFile", 393usize),
+        ("cuLinkAddFile_v2", 393usize),
         ("cuLinkComplete", 394usize),
         ("cuLinkCreate", 396usize),
+        ("cuLinkCreate_v2", 396usize),
         ("cuLinkDestroy", 397usize),
         ("cuLogicalEndpointAddDevice", 398usize),
         ("cuLogicalEndpointBindAddr", 399usize),
@@ -20066,37 +28653,53 @@ pub mod legacy {
         ("cuMemAddressFree", 415usize),
         ("cuMemAddressReserve", 416usize),
         ("cuMemAdvise", 418usize),
+        ("cuMemAdvise_v2", 418usize),
         ("cuMemAlloc", 420usize),
         ("cuMemAllocAsync", 421usize),
+        ("cuMemAllocAsync_ptsz", 422usize),
         ("cuMemAllocFromPoolAsync", 423usize),
+        ("cuMemAllocFromPoolAsync_ptsz", 424usize),
         ("cuMemAllocHost", 426usize),
+        ("cuMemAllocHost_v2", 426usize),
         ("cuMemAllocManaged", 427usize),
         ("cuMemAllocPitch", 429usize),
+        ("cuMemAllocPitch_v2", 429usize),
+        ("cuMemAlloc_v2", 420usize),
         ("cuMemBatchDecompressAsync", 430usize),
+        ("cuMemBatchDecompressAsync_ptsz", 431usize),
         ("cuMemCreate", 432usize),
         ("cuMemDiscardAndPrefetchBatchAsync", 433usize),
+        ("cuMemDiscardAndPrefetchBatchAsync_ptsz", 434usize),
         ("cuMemDiscardBatchAsync", 435usize),
+        ("cuMemDiscardBatchAsync_ptsz", 436usize),
         ("cuMemExportToShareableHandle", 437usize),
         ("cuMemFree", 439usize),
         ("cuMemFreeAsync", 440usize),
+        ("cuMemFreeAsync_ptsz", 441usize),
         ("cuMemFreeHost", 442usize),
+        ("cuMemFree_v2", 439usize),
         ("cuMemGetAccess", 443usize),
         ("cuMemGetAddressRange", 445usize),
+        ("cuMemGetAddressRange_v2", 445usize),
         ("cuMemGetAllocationGranularity", 446usize),
         ("cuMemGetAllocationPropertiesFromHandle", 447usize),
         ("cuMemGetDefaultMemPool", 448usize),
         ("cuMemGetHandleForAddressRange", 449usize),
         ("cuMemGetInfo", 451usize),
+        ("cuMemGetInfo_v2", 451usize),
         ("cuMemGetLocationInfo", 452usize),
         ("cuMemGetMemPool", 453usize),
         ("cuMemHostAlloc", 454usize),
         ("cuMemHostGetDevicePointer", 456usize),
+        ("cuMemHostGetDevicePointer_v2", 456usize),
         ("cuMemHostGetFlags", 457usize),
         ("cuMemHostRegister", 459usize),
+        ("cuMemHostRegister_v2", 459usize),
         ("cuMemHostUnregister", 460usize),
         ("cuMemImportFromShareableHandle", 461usize),
         ("cuMemMap", 462usize),
         ("cuMemMapArrayAsync", 463usize),
+        ("cuMemMapArrayAsync_ptsz", 464usize),
         ("cuMemPoolCreate", 465usize),
         ("cuMemPoolDestroy", 466usize),
         ("cuMemPoolExportPointer", 467usize),
@@ -20109,8 +28712,11 @@ pub mod legacy {
         ("cuMemPoolSetAttribute", 474usize),
         ("cuMemPoolTrimTo", 475usize),
         ("cuMemPrefetchAsync", 478usize),
+        ("cuMemPrefetchAsync_ptsz", 477usize),
         ("cuMemPrefetchAsync_v2", 478usize),
+        ("cuMemPrefetchAsync_v2_ptsz", 479usize),
         ("cuMemPrefetchBatchAsync", 480usize),
+        ("cuMemPrefetchBatchAsync_ptsz", 481usize),
         ("cuMemRangeGetAttribute", 482usize),
         ("cuMemRangeGetAttributes", 483usize),
         ("cuMemRelease", 484usize),
@@ -20122,68 +28728,110 @@ pub mod legacy {
         ("cuMemcpy2D", 492usize),
         ("cuMemcpy2DAsync", 495usize),
         ("cuMemcpy2DAsync_v2", 495usize),
+        ("cuMemcpy2DAsync_v2_ptsz", 496usize),
         ("cuMemcpy2DUnaligned", 498usize),
         ("cuMemcpy2DUnaligned_v2", 498usize),
+        ("cuMemcpy2DUnaligned_v2_ptds", 499usize),
         ("cuMemcpy2D_v2", 492usize),
+        ("cuMemcpy2D_v2_ptds", 493usize),
         ("cuMemcpy3D", 501usize),
         ("cuMemcpy3DAsync", 504usize),
         ("cuMemcpy3DAsync_v2", 504usize),
+        ("cuMemcpy3DAsync_v2_ptsz", 505usize),
         ("cuMemcpy3DBatchAsync", 508usize),
+        ("cuMemcpy3DBatchAsync_ptsz", 507usize),
         ("cuMemcpy3DBatchAsync_v2", 508usize),
+        ("cuMemcpy3DBatchAsync_v2_ptsz", 509usize),
         ("cuMemcpy3DPeer", 510usize),
         ("cuMemcpy3DPeerAsync", 512usize),
+        ("cuMemcpy3DPeerAsync_ptsz", 513usize),
+        ("cuMemcpy3DPeer_ptds", 511usize),
         ("cuMemcpy3DWithAttributesAsync", 514usize),
+        ("cuMemcpy3DWithAttributesAsync_ptsz", 515usize),
         ("cuMemcpy3D_v2", 501usize),
+        ("cuMemcpy3D_v2_ptds", 502usize),
         ("cuMemcpyAsync", 516usize),
+        ("cuMemcpyAsync_ptsz", 517usize),
         ("cuMemcpyAtoA", 519usize),
         ("cuMemcpyAtoA_v2", 519usize),
+        ("cuMemcpyAtoA_v2_ptds", 520usize),
         ("cuMemcpyAtoD", 522usize),
         ("cuMemcpyAtoD_v2", 522usize),
+        ("cuMemcpyAtoD_v2_ptds", 523usize),
         ("cuMemcpyAtoH", 525usize),
         ("cuMemcpyAtoHAsync", 528usize),
         ("cuMemcpyAtoHAsync_v2", 528usize),
+        ("cuMemcpyAtoHAsync_v2_ptsz", 529usize),
         ("cuMemcpyAtoH_v2", 525usize),
+        ("cuMemcpyAtoH_v2_ptds", 526usize),
         ("cuMemcpyBatchAsync", 532usize),
+        ("cuMemcpyBatchAsync_ptsz", 531usize),
         ("cuMemcpyBatchAsync_v2", 532usize),
+        ("cuMemcpyBatchAsync_v2_ptsz", 533usize),
         ("cuMemcpyDtoA", 535usize),
         ("cuMemcpyDtoA_v2", 535usize),
+        ("cuMemcpyDtoA_v2_ptds", 536usize),
         ("cuMemcpyDtoD", 538usize),
         ("cuMemcpyDtoDAsync", 541usize),
         ("cuMemcpyDtoDAsync_v2", 541usize),
+        ("cuMemcpyDtoDAsync_v2_ptsz", 542usize),
         ("cuMemcpyDtoD_v2", 538usize),
+        ("cuMemcpyDtoD_v2_ptds", 539usize),
         ("cuMemcpyDtoH", 544usize),
         ("cuMemcpyDtoHAsync", 547usize),
         ("cuMemcpyDtoHAsync_v2", 547usize),
+        ("cuMemcpyDtoHAsync_v2_ptsz", 548usize),
         ("cuMemcpyDtoH_v2", 544usize),
+        ("cuMemcpyDtoH_v2_ptds", 545usize),
         ("cuMemcpyHtoA", 550usize),
         ("cuMemcpyHtoAAsync", 553usize),
         ("cuMemcpyHtoAAsync_v2", 553usize),
+        ("cuMemcpyHtoAAsync_v2_ptsz", 554usize),
         ("cuMemcpyHtoA_v2", 550usize),
+        ("cuMemcpyHtoA_v2_ptds", 551usize),
         ("cuMemcpyHtoD", 556usize),
         ("cuMemcpyHtoDAsync", 559usize),
         ("cuMemcpyHtoDAsync_v2", 559usize),
+        ("cuMemcpyHtoDAsync_v2_ptsz", 560usize),
         ("cuMemcpyHtoD_v2", 556usize),
+        ("cuMemcpyHtoD_v2_ptds", 557usize),
         ("cuMemcpyPeer", 561usize),
         ("cuMemcpyPeerAsync", 563usize),
+        ("cuMemcpyPeerAsync_ptsz", 564usize),
+        ("cuMemcpyPeer_ptds", 562usize),
         ("cuMemcpyWithAttributesAsync", 565usize),
+        ("cuMemcpyWithAttributesAsync_ptsz", 566usize),
+        ("cuMemcpy_ptds", 490usize),
         ("cuMemsetD16", 568usize),
         ("cuMemsetD16Async", 570usize),
+        ("cuMemsetD16Async_ptsz", 571usize),
         ("cuMemsetD16_v2", 568usize),
+        ("cuMemsetD16_v2_ptds", 569usize),
         ("cuMemsetD2D16", 573usize),
         ("cuMemsetD2D16Async", 575usize),
+        ("cuMemsetD2D16Async_ptsz", 576usize),
         ("cuMemsetD2D16_v2", 573usize),
+        ("cuMemsetD2D16_v2_ptds", 574usize),
         ("cuMemsetD2D32", 578usize),
         ("cuMemsetD2D32Async", 580usize),
+        ("cuMemsetD2D32Async_ptsz", 581usize),
         ("cuMemsetD2D32_v2", 578usize),
+        ("cuMemsetD2D32_v2_ptds", 579usize),
         ("cuMemsetD2D8", 583usize),
         ("cuMemsetD2D8Async", 585usize),
+        ("cuMemsetD2D8Async_ptsz", 586usize),
         ("cuMemsetD2D8_v2", 583usize),
+        ("cuMemsetD2D8_v2_ptds", 584usize),
         ("cuMemsetD32", 588usize),
         ("cuMemsetD32Async", 590usize),
+        ("cuMemsetD32Async_ptsz", 591usize),
         ("cuMemsetD32_v2", 588usize),
+        ("cuMemsetD32_v2_ptds", 589usize),
         ("cuMemsetD8", 593usize),
         ("cuMemsetD8Async", 595usize),
+        ("cuMemsetD8Async_ptsz", 596usize),
         ("cuMemsetD8_v2", 593usize),
+        ("cuMemsetD8_v2_ptds", 594usize),
         ("cuMipmappedArrayCreate", 597usize),
         ("cuMipmappedArrayDestroy", 598usize),
         ("cuMipmappedArrayGetLevel", 599usize),
@@ -20193,6 +28841,7 @@ pub mod legacy {
         ("cuModuleGetFunction", 603usize),
         ("cuModuleGetFunctionCount", 604usize),
         ("cuModuleGetGlobal", 606usize),
+        ("cuModuleGetGlobal_v2", 606usize),
         ("cuModuleGetLoadingMode", 607usize),
         ("cuModuleGetSurfRef", 608usize),
         ("cuModuleGetTexRef", 609usize),
@@ -20231,47 +28880,88 @@ pub mod legacy {
         #[cfg(feature = "profiler")]
         ("cuProfilerStop", 640usize),
         ("cuSignalExternalSemaphoresAsync", 641usize),
+        ("cuSignalExternalSemaphoresAsync_ptsz", 642usize),
         ("cuStreamAddCallback", 643usize),
+        ("cuStreamAddCallback_ptsz", 644usize),
         ("cuStreamAttachMemAsync", 645usize),
+        ("cuStreamAttachMemAsync_ptsz", 646usize),
         ("cuStreamBatchMemOp", 649usize),
+        ("cuStreamBatchMemOp_ptsz", 648usize),
         ("cuStreamBatchMemOp_v2", 649usize),
+        ("cuStreamBatchMemOp_v2_ptsz", 650usize),
         ("cuStreamBeginCapture", 653usize),
         ("cuStreamBeginCaptureToCig", 655usize),
+        ("cuStreamBeginCaptureToCig_ptsz", 656usize),
         ("cuStreamBeginCaptureToGraph", 657usize),
+        ("cuStreamBeginCaptureToGraph_ptsz", 658usize),
+        ("cuStreamBeginCapture_ptsz", 652usize),
         ("cuStreamBeginCapture_v2", 653usize),
+        ("cuStreamBeginCapture_v2_ptsz", 654usize),
         ("cuStreamBeginRecaptureToGraph", 659usize),
+        ("cuStreamBeginRecaptureToGraph_ptsz", 660usize),
         ("cuStreamCopyAttributes", 661usize),
+        ("cuStreamCopyAttributes_ptsz", 662usize),
         ("cuStreamCreate", 663usize),
         ("cuStreamCreateWithPriority", 664usize),
         ("cuStreamDestroy", 666usize),
+        ("cuStreamDestroy_v2", 666usize),
         ("cuStreamEndCapture", 667usize),
         ("cuStreamEndCaptureToCig", 669usize),
+        ("cuStreamEndCaptureToCig_ptsz", 670usize),
+        ("cuStreamEndCapture_ptsz", 668usize),
         ("cuStreamGetAttribute", 671usize),
+        ("cuStreamGetAttribute_ptsz", 672usize),
         ("cuStreamGetCaptureInfo", 677usize),
+        ("cuStreamGetCaptureInfo_ptsz", 674usize),
+        ("cuStreamGetCaptureInfo_v2", 675usize),
+        ("cuStreamGetCaptureInfo_v2_ptsz", 676usize),
         ("cuStreamGetCaptureInfo_v3", 677usize),
+        ("cuStreamGetCaptureInfo_v3_ptsz", 678usize),
         ("cuStreamGetCtx", 679usize),
+        ("cuStreamGetCtx_ptsz", 680usize),
         ("cuStreamGetCtx_v2", 681usize),
+        ("cuStreamGetCtx_v2_ptsz", 682usize),
         ("cuStreamGetDevResource", 683usize),
+        ("cuStreamGetDevResource_ptsz", 684usize),
         ("cuStreamGetDevice", 685usize),
+        ("cuStreamGetDevice_ptsz", 686usize),
         ("cuStreamGetFlags", 687usize),
+        ("cuStreamGetFlags_ptsz", 688usize),
         ("cuStreamGetGreenCtx", 689usize),
         ("cuStreamGetId", 690usize),
+        ("cuStreamGetId_ptsz", 691usize),
         ("cuStreamGetPriority", 692usize),
+        ("cuStreamGetPriority_ptsz", 693usize),
         ("cuStreamIsCapturing", 694usize),
+        ("cuStreamIsCapturing_ptsz", 695usize),
         ("cuStreamQuery", 696usize),
+        ("cuStreamQuery_ptsz", 697usize),
         ("cuStreamSetAttribute", 698usize),
+        ("cuStreamSetAttribute_ptsz", 699usize),
         ("cuStreamSynchronize", 700usize),
+        ("cuStreamSynchronize_ptsz", 701usize),
         ("cuStreamUpdateCaptureDependencies", 704usize),
+        ("cuStreamUpdateCaptureDependencies_ptsz", 703usize),
         ("cuStreamUpdateCaptureDependencies_v2", 704usize),
+        ("cuStreamUpdateCaptureDependencies_v2_ptsz", 705usize),
         ("cuStreamWaitEvent", 706usize),
+        ("cuStreamWaitEvent_ptsz", 707usize),
         ("cuStreamWaitValue32", 710usize),
+        ("cuStreamWaitValue32_ptsz", 709usize),
         ("cuStreamWaitValue32_v2", 710usize),
+        ("cuStreamWaitValue32_v2_ptsz", 711usize),
         ("cuStreamWaitValue64", 714usize),
+        ("cuStreamWaitValue64_ptsz", 713usize),
         ("cuStreamWaitValue64_v2", 714usize),
+        ("cuStreamWaitValue64_v2_ptsz", 715usize),
         ("cuStreamWriteValue32", 718usize),
+        ("cuStreamWriteValue32_ptsz", 717usize),
         ("cuStreamWriteValue32_v2", 718usize),
+        ("cuStreamWriteValue32_v2_ptsz", 719usize),
         ("cuStreamWriteValue64", 722usize),
+        ("cuStreamWriteValue64_ptsz", 721usize),
         ("cuStreamWriteValue64_v2", 722usize),
+        ("cuStreamWriteValue64_v2_ptsz", 723usize),
         ("cuSurfObjectCreate", 724usize),
         ("cuSurfObjectDestroy", 725usize),
         ("cuSurfObjectGetResourceDesc", 726usize),
@@ -20291,6 +28981,7 @@ pub mod legacy {
         ("cuTexRefDestroy", 740usize),
         ("cuTexRefGetAddress", 742usize),
         ("cuTexRefGetAddressMode", 743usize),
+        ("cuTexRefGetAddress_v2", 742usize),
         ("cuTexRefGetArray", 744usize),
         ("cuTexRefGetBorderColor", 745usize),
         ("cuTexRefGetFilterMode", 746usize),
@@ -20303,7 +28994,10 @@ pub mod legacy {
         ("cuTexRefGetMipmappedArray", 753usize),
         ("cuTexRefSetAddress", 755usize),
         ("cuTexRefSetAddress2D", 758usize),
+        ("cuTexRefSetAddress2D_v2", 757usize),
+        ("cuTexRefSetAddress2D_v3", 758usize),
         ("cuTexRefSetAddressMode", 759usize),
+        ("cuTexRefSetAddress_v2", 755usize),
         ("cuTexRefSetArray", 760usize),
         ("cuTexRefSetBorderColor", 761usize),
         ("cuTexRefSetFilterMode", 762usize),
@@ -20321,10 +29015,13 @@ pub mod legacy {
         #[cfg(feature = "vdpau")]
         ("cuVDPAUCtxCreate", 775usize),
         #[cfg(feature = "vdpau")]
+        ("cuVDPAUCtxCreate_v2", 775usize),
+        #[cfg(feature = "vdpau")]
         ("cuVDPAUGetDevice", 776usize),
         #[cfg(feature = "wgl")]
         ("cuWGLGetDevice", 777usize),
         ("cuWaitExternalSemaphoresAsync", 778usize),
+        ("cuWaitExternalSemaphoresAsync_ptsz", 779usize),
     ];
     /// [`api::error_of`](crate::api::error_of) for this module's functions.
     pub fn error_of(c_name: &str) -> Option<Error> {
@@ -27234,14 +35931,19 @@ pub mod ptds {
         code_of, driver, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER,
     };
     use crate::Error;
-    /// Every function of this module, by C name, with the index in
+    /// Every function of this module, by name (cuda.h's C names, and the
+    /// exported names of the other ABIs), with the index in
     /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
     pub static C_NAMES: &[(&str, usize)] = &[
         ("cuArray3DCreate", 1usize),
+        ("cuArray3DCreate_v2", 1usize),
         ("cuArray3DGetDescriptor", 3usize),
+        ("cuArray3DGetDescriptor_v2", 3usize),
         ("cuArrayCreate", 5usize),
+        ("cuArrayCreate_v2", 5usize),
         ("cuArrayDestroy", 6usize),
         ("cuArrayGetDescriptor", 8usize),
+        ("cuArrayGetDescriptor_v2", 8usize),
         ("cuArrayGetMemoryRequirements", 9usize),
         ("cuArrayGetPlane", 10usize),
         ("cuArrayGetSparseProperties", 11usize),
@@ -27262,7 +35964,11 @@ pub mod ptds {
         ("cuCoredumpSetAttributeGlobal", 26usize),
         ("cuCtxAttach", 27usize),
         ("cuCtxCreate", 31usize),
+        ("cuCtxCreate_v2", 29usize),
+        ("cuCtxCreate_v3", 30usize),
+        ("cuCtxCreate_v4", 31usize),
         ("cuCtxDestroy", 33usize),
+        ("cuCtxDestroy_v2", 33usize),
         ("cuCtxDetach", 34usize),
         ("cuCtxDisablePeerAccess", 35usize),
         ("cuCtxEnablePeerAccess", 36usize),
@@ -27280,7 +35986,9 @@ pub mod ptds {
         ("cuCtxGetSharedMemConfig", 48usize),
         ("cuCtxGetStreamPriorityRange", 49usize),
         ("cuCtxPopCurrent", 51usize),
+        ("cuCtxPopCurrent_v2", 51usize),
         ("cuCtxPushCurrent", 53usize),
+        ("cuCtxPushCurrent_v2", 53usize),
         ("cuCtxRecordEvent", 54usize),
         ("cuCtxResetPersistingL2Cache", 55usize),
         ("cuCtxSetCacheConfig", 56usize),
@@ -27296,6 +36004,8 @@ pub mod ptds {
         #[cfg(feature = "d3d10")]
         ("cuD3D10CtxCreateOnDevice", 66usize),
         #[cfg(feature = "d3d10")]
+        ("cuD3D10CtxCreate_v2", 65usize),
+        #[cfg(feature = "d3d10")]
         ("cuD3D10GetDevice", 67usize),
         #[cfg(feature = "d3d10")]
         ("cuD3D10GetDevices", 68usize),
@@ -27310,11 +36020,19 @@ pub mod ptds {
         #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetMappedPitch", 74usize),
         #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetMappedPitch_v2", 74usize),
+        #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetMappedPointer", 76usize),
+        #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetMappedPointer_v2", 76usize),
         #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetMappedSize", 78usize),
         #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetMappedSize_v2", 78usize),
+        #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceGetSurfaceDimensions", 80usize),
+        #[cfg(feature = "d3d10")]
+        ("cuD3D10ResourceGetSurfaceDimensions_v2", 80usize),
         #[cfg(feature = "d3d10")]
         ("cuD3D10ResourceSetMapFlags", 81usize),
         #[cfg(feature = "d3d10")]
@@ -27325,6 +36043,8 @@ pub mod ptds {
         ("cuD3D11CtxCreate", 85usize),
         #[cfg(feature = "d3d11")]
         ("cuD3D11CtxCreateOnDevice", 86usize),
+        #[cfg(feature = "d3d11")]
+        ("cuD3D11CtxCreate_v2", 85usize),
         #[cfg(feature = "d3d11")]
         ("cuD3D11GetDevice", 87usize),
         #[cfg(feature = "d3d11")]
@@ -27338,6 +36058,8 @@ pub mod ptds {
         #[cfg(feature = "d3d9")]
         ("cuD3D9CtxCreateOnDevice", 93usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9CtxCreate_v2", 92usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9End", 94usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9GetDevice", 95usize),
@@ -27350,6 +36072,8 @@ pub mod ptds {
         #[cfg(feature = "d3d9")]
         ("cuD3D9MapVertexBuffer", 100usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9MapVertexBuffer_v2", 100usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9RegisterResource", 101usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9RegisterVertexBuffer", 102usize),
@@ -27358,11 +36082,19 @@ pub mod ptds {
         #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetMappedPitch", 105usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetMappedPitch_v2", 105usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetMappedPointer", 107usize),
+        #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetMappedPointer_v2", 107usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetMappedSize", 109usize),
         #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetMappedSize_v2", 109usize),
+        #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceGetSurfaceDimensions", 111usize),
+        #[cfg(feature = "d3d9")]
+        ("cuD3D9ResourceGetSurfaceDimensions_v2", 111usize),
         #[cfg(feature = "d3d9")]
         ("cuD3D9ResourceSetMapFlags", 112usize),
         #[cfg(feature = "d3d9")]
@@ -27402,16 +36134,21 @@ pub mod ptds {
         ("cuDeviceGetProperties", 143usize),
         ("cuDeviceGetTexture1DLinearMaxWidth", 144usize),
         ("cuDeviceGetUuid", 146usize),
+        ("cuDeviceGetUuid_v2", 146usize),
         ("cuDeviceGraphMemTrim", 147usize),
         ("cuDevicePrimaryCtxGetState", 148usize),
         ("cuDevicePrimaryCtxRelease", 150usize),
+        ("cuDevicePrimaryCtxRelease_v2", 150usize),
         ("cuDevicePrimaryCtxReset", 152usize),
+        ("cuDevicePrimaryCtxReset_v2", 152usize),
         ("cuDevicePrimaryCtxRetain", 153usize),
         ("cuDevicePrimaryCtxSetFlags", 155usize),
+        ("cuDevicePrimaryCtxSetFlags_v2", 155usize),
         ("cuDeviceRegisterAsyncNotification", 156usize),
         ("cuDeviceSetGraphMemAttribute", 157usize),
         ("cuDeviceSetMemPool", 158usize),
         ("cuDeviceTotalMem", 160usize),
+        ("cuDeviceTotalMem_v2", 160usize),
         ("cuDeviceUnregisterAsyncNotification", 161usize),
         ("cuDriverGetVersion", 162usize),
         #[cfg(feature = "egl")]
@@ -27436,14 +36173,19 @@ pub mod ptds {
         #[cfg(feature = "egl")]
         ("cuEventCreateFromEGLSync", 173usize),
         ("cuEventDestroy", 175usize),
+        ("cuEventDestroy_v2", 175usize),
         ("cuEventElapsedTime", 177usize),
+        ("cuEventElapsedTime_v2", 177usize),
         ("cuEventQuery", 178usize),
         ("cuEventRecord", 180usize),
         ("cuEventRecordWithFlags", 182usize),
+        ("cuEventRecordWithFlags_ptsz", 182usize),
+        ("cuEventRecord_ptsz", 180usize),
         ("cuEventSynchronize", 183usize),
         ("cuExternalMemoryGetMappedBuffer", 184usize),
         ("cuExternalMemoryGetMappedMipmappedArray", 185usize),
         ("cuFabricCpyBatchAsync", 187usize),
+        ("cuFabricCpyBatchAsync_ptsz", 187usize),
         ("cuFlushGPUDirectRDMAWrites", 188usize),
         ("cuFuncGetAttribute", 189usize),
         ("cuFuncGetModule", 190usize),
@@ -27460,13 +36202,21 @@ pub mod ptds {
         #[cfg(feature = "gl")]
         ("cuGLCtxCreate", 202usize),
         #[cfg(feature = "gl")]
+        ("cuGLCtxCreate_v2", 202usize),
+        #[cfg(feature = "gl")]
         ("cuGLGetDevices", 204usize),
+        #[cfg(feature = "gl")]
+        ("cuGLGetDevices_v2", 204usize),
         #[cfg(feature = "gl")]
         ("cuGLInit", 205usize),
         #[cfg(feature = "gl")]
         ("cuGLMapBufferObject", 208usize),
         #[cfg(feature = "gl")]
         ("cuGLMapBufferObjectAsync", 211usize),
+        #[cfg(feature = "gl")]
+        ("cuGLMapBufferObjectAsync_v2_ptsz", 211usize),
+        #[cfg(feature = "gl")]
+        ("cuGLMapBufferObject_v2_ptds", 208usize),
         #[cfg(feature = "gl")]
         ("cuGLRegisterBufferObject", 212usize),
         #[cfg(feature = "gl")]
@@ -27483,6 +36233,7 @@ pub mod ptds {
         ("cuGraphAddBatchMemOpNode", 222usize),
         ("cuGraphAddChildGraphNode", 223usize),
         ("cuGraphAddDependencies", 225usize),
+        ("cuGraphAddDependencies_v2", 225usize),
         ("cuGraphAddEmptyNode", 226usize),
         ("cuGraphAddEventRecordNode", 227usize),
         ("cuGraphAddEventWaitNode", 228usize),
@@ -27490,11 +36241,13 @@ pub mod ptds {
         ("cuGraphAddExternalSemaphoresWaitNode", 230usize),
         ("cuGraphAddHostNode", 231usize),
         ("cuGraphAddKernelNode", 233usize),
+        ("cuGraphAddKernelNode_v2", 233usize),
         ("cuGraphAddMemAllocNode", 234usize),
         ("cuGraphAddMemFreeNode", 235usize),
         ("cuGraphAddMemcpyNode", 236usize),
         ("cuGraphAddMemsetNode", 237usize),
         ("cuGraphAddNode", 239usize),
+        ("cuGraphAddNode_v2", 239usize),
         ("cuGraphAddNode_v3", 240usize),
         ("cuGraphBatchMemOpNodeGetParams", 241usize),
         ("cuGraphBatchMemOpNodeSetParams", 242usize),
@@ -27520,28 +36273,37 @@ pub mod ptds {
         ("cuGraphExecGetId", 262usize),
         ("cuGraphExecHostNodeSetParams", 263usize),
         ("cuGraphExecKernelNodeSetParams", 265usize),
+        ("cuGraphExecKernelNodeSetParams_v2", 265usize),
         ("cuGraphExecMemcpyNodeSetParams", 266usize),
         ("cuGraphExecMemsetNodeSetParams", 267usize),
         ("cuGraphExecNodeSetParams", 268usize),
         ("cuGraphExecUpdate", 270usize),
+        ("cuGraphExecUpdate_v2", 270usize),
         ("cuGraphExternalSemaphoresSignalNodeGetParams", 271usize),
         ("cuGraphExternalSemaphoresSignalNodeSetParams", 272usize),
         ("cuGraphExternalSemaphoresWaitNodeGetParams", 273usize),
         ("cuGraphExternalSemaphoresWaitNodeSetParams", 274usize),
         ("cuGraphGetEdges", 276usize),
+        ("cuGraphGetEdges_v2", 276usize),
         ("cuGraphGetId", 277usize),
         ("cuGraphGetNodes", 278usize),
         ("cuGraphGetRootNodes", 279usize),
         ("cuGraphHostNodeGetParams", 280usize),
         ("cuGraphHostNodeSetParams", 281usize),
         ("cuGraphInstantiate", 284usize),
+        ("cuGraphInstantiateWithFlags", 284usize),
         ("cuGraphInstantiateWithParams", 286usize),
+        ("cuGraphInstantiateWithParams_ptsz", 286usize),
+        ("cuGraphInstantiate_v2", 283usize),
         ("cuGraphKernelNodeCopyAttributes", 287usize),
         ("cuGraphKernelNodeGetAttribute", 288usize),
         ("cuGraphKernelNodeGetParams", 290usize),
+        ("cuGraphKernelNodeGetParams_v2", 290usize),
         ("cuGraphKernelNodeSetAttribute", 291usize),
         ("cuGraphKernelNodeSetParams", 293usize),
+        ("cuGraphKernelNodeSetParams_v2", 293usize),
         ("cuGraphLaunch", 295usize),
+        ("cuGraphLaunch_ptsz", 295usize),
         ("cuGraphMemAllocNodeGetParams", 296usize),
         ("cuGraphMemFreeNodeGetParams", 297usize),
         ("cuGraphMemcpyNodeGetParams", 298usize),
@@ -27551,7 +36313,9 @@ pub mod ptds {
         ("cuGraphNodeFindInClone", 302usize),
         ("cuGraphNodeGetContainingGraph", 303usize),
         ("cuGraphNodeGetDependencies", 305usize),
+        ("cuGraphNodeGetDependencies_v2", 305usize),
         ("cuGraphNodeGetDependentNodes", 307usize),
+        ("cuGraphNodeGetDependentNodes_v2", 307usize),
         ("cuGraphNodeGetEnabled", 308usize),
         ("cuGraphNodeGetLocalId", 309usize),
         ("cuGraphNodeGetParams", 310usize),
@@ -27562,8 +36326,10 @@ pub mod ptds {
         ("cuGraphNodeSetParams_v2", 315usize),
         ("cuGraphReleaseUserObject", 316usize),
         ("cuGraphRemoveDependencies", 318usize),
+        ("cuGraphRemoveDependencies_v2", 318usize),
         ("cuGraphRetainUserObject", 319usize),
         ("cuGraphUpload", 321usize),
+        ("cuGraphUpload_ptsz", 321usize),
         #[cfg(feature = "d3d10")]
         ("cuGraphicsD3D10RegisterResource", 322usize),
         #[cfg(feature = "d3d11")]
@@ -27577,13 +36343,17 @@ pub mod ptds {
         #[cfg(feature = "gl")]
         ("cuGraphicsGLRegisterImage", 327usize),
         ("cuGraphicsMapResources", 329usize),
+        ("cuGraphicsMapResources_ptsz", 329usize),
         #[cfg(feature = "egl")]
         ("cuGraphicsResourceGetMappedEglFrame", 330usize),
         ("cuGraphicsResourceGetMappedMipmappedArray", 331usize),
         ("cuGraphicsResourceGetMappedPointer", 333usize),
+        ("cuGraphicsResourceGetMappedPointer_v2", 333usize),
         ("cuGraphicsResourceSetMapFlags", 335usize),
+        ("cuGraphicsResourceSetMapFlags_v2", 335usize),
         ("cuGraphicsSubResourceGetMappedArray", 336usize),
         ("cuGraphicsUnmapResources", 338usize),
+        ("cuGraphicsUnmapResources_ptsz", 338usize),
         ("cuGraphicsUnregisterResource", 339usize),
         #[cfg(feature = "vdpau")]
         ("cuGraphicsVDPAURegisterOutputSurface", 340usize),
@@ -27604,6 +36374,7 @@ pub mod ptds {
         ("cuIpcGetMemHandle", 354usize),
         ("cuIpcOpenEventHandle", 355usize),
         ("cuIpcOpenMemHandle", 357usize),
+        ("cuIpcOpenMemHandle_v2", 357usize),
         ("cuKernelGetAttribute", 358usize),
         ("cuKernelGetFunction", 359usize),
         ("cuKernelGetLibrary", 360usize),
@@ -27615,12 +36386,17 @@ pub mod ptds {
         ("cuLaunch", 366usize),
         ("cuLaunchCooperativeKernel", 368usize),
         ("cuLaunchCooperativeKernelMultiDevice", 369usize),
+        ("cuLaunchCooperativeKernel_ptsz", 368usize),
         ("cuLaunchGrid", 370usize),
         ("cuLaunchGridAsync", 371usize),
         ("cuLaunchHostFunc", 373usize),
+        ("cuLaunchHostFunc_ptsz", 373usize),
         ("cuLaunchHostFunc_v2", 375usize),
+        ("cuLaunchHostFunc_v2_ptsz", 375usize),
         ("cuLaunchKernel", 377usize),
         ("cuLaunchKernelEx", 379usize),
+        ("cuLaunchKernelEx_ptsz", 379usize),
+        ("cuLaunchKernel_ptsz", 377usize),
         ("cuLibraryEnumerateKernels", 380usize),
         ("cuLibraryGetGlobal", 381usize),
         ("cuLibraryGetKernel", 382usize),
@@ -27632,9 +36408,12 @@ pub mod ptds {
         ("cuLibraryLoadFromFile", 388usize),
         ("cuLibraryUnload", 389usize),
         ("cuLinkAddData", 391usize),
+        ("cuLinkAddData_v2", 391usize),
         ("cuLinkAddFile", 393usize),
+        ("cuLinkAddFile_v2", 393usize),
         ("cuLinkComplete", 394usize),
         ("cuLinkCreate", 396usize),
+        ("cuLinkCreate_v2", 396usize),
         ("cuLinkDestroy", 397usize),
         ("cuLogicalEndpointAddDevice", 398usize),
         ("cuLogicalEndpointBindAddr", 399usize),
@@ -27656,37 +36435,53 @@ pub mod ptds {
         ("cuMemAddressFree", 415usize),
         ("cuMemAddressReserve", 416usize),
         ("cuMemAdvise", 418usize),
+        ("cuMemAdvise_v2", 418usize),
         ("cuMemAlloc", 420usize),
         ("cuMemAllocAsync", 422usize),
+        ("cuMemAllocAsync_ptsz", 422usize),
         ("cuMemAllocFromPoolAsync", 424usize),
+        ("cuMemAllocFromPoolAsync_ptsz", 424usize),
         ("cuMemAllocHost", 426usize),
+        ("cuMemAllocHost_v2", 426usize),
         ("cuMemAllocManaged", 427usize),
         ("cuMemAllocPitch", 429usize),
+        ("cuMemAllocPitch_v2", 429usize),
+        ("cuMemAlloc_v2", 420usize),
         ("cuMemBatchDecompressAsync", 431usize),
+        ("cuMemBatchDecompressAsync_ptsz", 431usize),
         ("cuMemCreate", 432usize),
         ("cuMemDiscardAndPrefetchBatchAsync", 434usize),
+        ("cuMemDiscardAndPrefetchBatchAsync_ptsz", 434usize),
         ("cuMemDiscardBatchAsync", 436usize),
+        ("cuMemDiscardBatchAsync_ptsz", 436usize),
         ("cuMemExportToShareableHandle", 437usize),
         ("cuMemFree", 439usize),
         ("cuMemFreeAsync", 441usize),
+        ("cuMemFreeAsync_ptsz", 441usize),
         ("cuMemFreeHost", 442usize),
+        ("cuMemFree_v2", 439usize),
         ("cuMemGetAccess", 443usize),
         ("cuMemGetAddressRange", 445usize),
+        ("cuMemGetAddressRange_v2", 445usize),
         ("cuMemGetAllocationGranularity", 446usize),
         ("cuMemGetAllocationPropertiesFromHandle", 447usize),
         ("cuMemGetDefaultMemPool", 448usize),
         ("cuMemGetHandleForAddressRange", 449usize),
         ("cuMemGetInfo", 451usize),
+        ("cuMemGetInfo_v2", 451usize),
         ("cuMemGetLocationInfo", 452usize),
         ("cuMemGetMemPool", 453usize),
         ("cuMemHostAlloc", 454usize),
         ("cuMemHostGetDevicePointer", 456usize),
+        ("cuMemHostGetDevicePointer_v2", 456usize),
         ("cuMemHostGetFlags", 457usize),
         ("cuMemHostRegister", 459usize),
+        ("cuMemHostRegister_v2", 459usize),
         ("cuMemHostUnregister", 460usize),
         ("cuMemImportFromShareableHandle", 461usize),
         ("cuMemMap", 462usize),
         ("cuMemMapArrayAsync", 464usize),
+        ("cuMemMapArrayAsync_ptsz", 464usize),
         ("cuMemPoolCreate", 465usize),
         ("cuMemPoolDestroy", 466usize),
         ("cuMemPoolExportPointer", 467usize),
@@ -27699,7 +36494,10 @@ pub mod ptds {
         ("cuMemPoolSetAttribute", 474usize),
         ("cuMemPoolTrimTo", 475usize),
         ("cuMemPrefetchAsync", 479usize),
+        ("cuMemPrefetchAsync_ptsz", 477usize),
+        ("cuMemPrefetchAsync_v2_ptsz", 479usize),
         ("cuMemPrefetchBatchAsync", 481usize),
+        ("cuMemPrefetchBatchAsync_ptsz", 481usize),
         ("cuMemRangeGetAttribute", 482usize),
         ("cuMemRangeGetAttributes", 483usize),
         ("cuMemRelease", 484usize),
@@ -27710,43 +36508,85 @@ pub mod ptds {
         ("cuMemcpy", 490usize),
         ("cuMemcpy2D", 493usize),
         ("cuMemcpy2DAsync", 496usize),
+        ("cuMemcpy2DAsync_v2_ptsz", 496usize),
         ("cuMemcpy2DUnaligned", 499usize),
+        ("cuMemcpy2DUnaligned_v2_ptds", 499usize),
+        ("cuMemcpy2D_v2_ptds", 493usize),
         ("cuMemcpy3D", 502usize),
         ("cuMemcpy3DAsync", 505usize),
+        ("cuMemcpy3DAsync_v2_ptsz", 505usize),
         ("cuMemcpy3DBatchAsync", 509usize),
+        ("cuMemcpy3DBatchAsync_ptsz", 507usize),
+        ("cuMemcpy3DBatchAsync_v2_ptsz", 509usize),
         ("cuMemcpy3DPeer", 511usize),
         ("cuMemcpy3DPeerAsync", 513usize),
+        ("cuMemcpy3DPeerAsync_ptsz", 513usize),
+        ("cuMemcpy3DPeer_ptds", 511usize),
         ("cuMemcpy3DWithAttributesAsync", 515usize),
+        ("cuMemcpy3DWithAttributesAsync_ptsz", 515usize),
+        ("cuMemcpy3D_v2_ptds", 502usize),
         ("cuMemcpyAsync", 517usize),
+        ("cuMemcpyAsync_ptsz", 517usize),
         ("cuMemcpyAtoA", 520usize),
+        ("cuMemcpyAtoA_v2_ptds", 520usize),
         ("cuMemcpyAtoD", 523usize),
+        ("cuMemcpyAtoD_v2_ptds", 523usize),
         ("cuMemcpyAtoH", 526usize),
         ("cuMemcpyAtoHAsync", 529usize),
+        ("cuMemcpyAtoHAsync_v2_ptsz", 529usize),
+        ("cuMemcpyAtoH_v2_ptds", 526usize),
         ("cuMemcpyBatchAsync", 533usize),
+        ("cuMemcpyBatchAsync_ptsz", 531usize),
+        ("cuMemcpyBatchAsync_v2_ptsz", 533usize),
         ("cuMemcpyDtoA", 536usize),
+        ("cuMemcpyDtoA_v2_ptds", 536usize),
         ("cuMemcpyDtoD", 539usize),
         ("cuMemcpyDtoDAsync", 542usize),
+        ("cuMemcpyDtoDAsync_v2_ptsz", 542usize),
+        ("cuMemcpyDtoD_v2_ptds", 539usize),
         ("cuMemcpyDtoH", 545usize),
         ("cuMemcpyDtoHAsync", 548usize),
+        ("cuMemcpyDtoHAsync_v2_ptsz", 548usize),
+        ("cuMemcpyDtoH_v2_ptds", 545usize),
         ("cuMemcpyHtoA", 551usize),
         ("cuMemcpyHtoAAsync", 554usize),
+        ("cuMemcpyHtoAAsync_v2_ptsz", 554usize),
+        ("cuMemcpyHtoA_v2_ptds", 551usize),
         ("cuMemcpyHtoD", 557usize),
         ("cuMemcpyHtoDAsync", 560usize),
+        ("cuMemcpyHtoDAsync_v2_ptsz", 560usize),
+        ("cuMemcpyHtoD_v2_ptds", 557usize),
         ("cuMemcpyPeer", 562usize),
         ("cuMemcpyPeerAsync", 564usize),
+        ("cuMemcpyPeerAsync_ptsz", 564usize),
+        ("cuMemcpyPeer_ptds", 562usize),
         ("cuMemcpyWithAttributesAsync", 566usize),
+        ("cuMemcpyWithAttributesAsync_ptsz", 566usize),
+        ("cuMemcpy_ptds", 490usize),
         ("cuMemsetD16", 569usize),
         ("cuMemsetD16Async", 571usize),
+        ("cuMemsetD16Async_ptsz", 571usize),
+        ("cuMemsetD16_v2_ptds", 569usize),
         ("cuMemsetD2D16", 574usize),
         ("cuMemsetD2D16Async", 576usize),
+        ("cuMemsetD2D16Async_ptsz", 576usize),
+        ("cuMemsetD2D16_v2_ptds", 574usize),
         ("cuMemsetD2D32", 579usize),
         ("cuMemsetD2D32Async", 581usize),
+        ("cuMemsetD2D32Async_ptsz", 581usize),
+        ("cuMemsetD2D32_v2_ptds", 579usize),
         ("cuMemsetD2D8", 584usize),
         ("cuMemsetD2D8Async", 586usize),
+        ("cuMemsetD2D8Async_ptsz", 586usize),
+        ("cuMemsetD2D8_v2_ptds", 584usize),
         ("cuMemsetD32", 589usize),
         ("cuMemsetD32Async", 591usize),
+        ("cuMemsetD32Async_ptsz", 591usize),
+        ("cuMemsetD32_v2_ptds", 589usize),
         ("cuMemsetD8", 594usize),
         ("cuMemsetD8Async", 596usize),
+        ("cuMemsetD8Async_ptsz", 596usize),
+        ("cuMemsetD8_v2_ptds", 594usize),
         ("cuMipmappedArrayCreate", 597usize),
         ("cuMipmappedArrayDestroy", 598usize),
         ("cuMipmappedArrayGetLevel", 599usize),
@@ -27756,6 +36596,7 @@ pub mod ptds {
         ("cuModuleGetFunction", 603usize),
         ("cuModuleGetFunctionCount", 604usize),
         ("cuModuleGetGlobal", 606usize),
+        ("cuModuleGetGlobal_v2", 606usize),
         ("cuModuleGetLoadingMode", 607usize),
         ("cuModuleGetSurfRef", 608usize),
         ("cuModuleGetTexRef", 609usize),
@@ -27794,39 +36635,80 @@ pub mod ptds {
         #[cfg(feature = "profiler")]
         ("cuProfilerStop", 640usize),
         ("cuSignalExternalSemaphoresAsync", 642usize),
+        ("cuSignalExternalSemaphoresAsync_ptsz", 642usize),
         ("cuStreamAddCallback", 644usize),
+        ("cuStreamAddCallback_ptsz", 644usize),
         ("cuStreamAttachMemAsync", 646usize),
+        ("cuStreamAttachMemAsync_ptsz", 646usize),
         ("cuStreamBatchMemOp", 650usize),
+        ("cuStreamBatchMemOp_ptsz", 648usize),
+        ("cuStreamBatchMemOp_v2_ptsz", 650usize),
         ("cuStreamBeginCapture", 654usize),
         ("cuStreamBeginCaptureToCig", 656usize),
+        ("cuStreamBeginCaptureToCig_ptsz", 656usize),
         ("cuStreamBeginCaptureToGraph", 658usize),
+        ("cuStreamBeginCaptureToGraph_ptsz", 658usize),
+        ("cuStreamBeginCapture_ptsz", 652usize),
+        ("cuStreamBeginCapture_v2_ptsz", 654usize),
         ("cuStreamBeginRecaptureToGraph", 660usize),
+        ("cuStreamBeginRecaptureToGraph_ptsz", 660usize),
         ("cuStreamCopyAttributes", 662usize),
+        ("cuStreamCopyAttributes_ptsz", 662usize),
         ("cuStreamCreate", 663usize),
         ("cuStreamCreateWithPriority", 664usize),
         ("cuStreamDestroy", 666usize),
+        ("cuStreamDestroy_v2", 666usize),
         ("cuStreamEndCapture", 668usize),
         ("cuStreamEndCaptureToCig", 670usize),
+        ("cuStreamEndCaptureToCig_ptsz", 670usize),
+        ("cuStreamEndCapture_ptsz", 668usize),
         ("cuStreamGetAttribute", 672usize),
+        ("cuStreamGetAttribute_ptsz", 672usize),
         ("cuStreamGetCaptureInfo", 678usize),
+        ("cuStreamGetCaptureInfo_ptsz", 674usize),
+        ("cuStreamGetCaptureInfo_v2", 675usize),
+        ("cuStreamGetCaptureInfo_v2_ptsz", 676usize),
+        ("cuStreamGetCaptureInfo_v3_ptsz", 678usize),
         ("cuStreamGetCtx", 680usize),
+        ("cuStreamGetCtx_ptsz", 680usize),
         ("cuStreamGetCtx_v2", 682usize),
+        ("cuStreamGetCtx_v2_ptsz", 682usize),
         ("cuStreamGetDevResource", 684usize),
+        ("cuStreamGetDevResource_ptsz", 684usize),
         ("cuStreamGetDevice", 686usize),
+        ("cuStreamGetDevice_ptsz", 686usize),
         ("cuStreamGetFlags", 688usize),
+        ("cuStreamGetFlags_ptsz", 688usize),
         ("cuStreamGetGreenCtx", 689usize),
         ("cuStreamGetId", 691usize),
+        ("cuStreamGetId_ptsz", 691usize),
         ("cuStreamGetPriority", 693usize),
+        ("cuStreamGetPriority_ptsz", 693usize),
         ("cuStreamIsCapturing", 695usize),
+        ("cuStreamIsCapturing_ptsz", 695usize),
         ("cuStreamQuery", 697usize),
+        ("cuStreamQuery_ptsz", 697usize),
         ("cuStreamSetAttribute", 699usize),
+        ("cuStreamSetAttribute_ptsz", 699usize),
         ("cuStreamSynchronize", 701usize),
+        ("cuStreamSynchronize_ptsz", 701usize),
         ("cuStreamUpdateCaptureDependencies", 705usize),
+        ("cuStreamUpdateCaptureDependencies_ptsz", 703usize),
+        ("cuStreamUpdateCaptureDependencies_v2_ptsz", 705usize),
         ("cuStreamWaitEvent", 707usize),
+        ("cuStreamWaitEvent_ptsz", 707usize),
         ("cuStreamWaitValue32", 711usize),
+        ("cuStreamWaitValue32_ptsz", 709usize),
+        ("cuStreamWaitValue32_v2_ptsz", 711usize),
         ("cuStreamWaitValue64", 715usize),
+        ("cuStreamWaitValue64_ptsz", 713usize),
+        ("cuStreamWaitValue64_v2_ptsz", 715usize),
         ("cuStreamWriteValue32", 719usize),
+        ("cuStreamWriteValue32_ptsz", 717usize),
+        ("cuStreamWriteValue32_v2_ptsz", 719usize),
         ("cuStreamWriteValue64", 723usize),
+        ("cuStreamWriteValue64_ptsz", 721usize),
+        ("cuStreamWriteValue64_v2_ptsz", 723usize),
         ("cuSurfObjectCreate", 724usize),
         ("cuSurfObjectDestroy", 725usize),
         ("cuSurfObjectGetResourceDesc", 726usize),
@@ -27846,6 +36728,7 @@ pub mod ptds {
         ("cuTexRefDestroy", 740usize),
         ("cuTexRefGetAddress", 742usize),
         ("cuTexRefGetAddressMode", 743usize),
+        ("cuTexRefGetAddress_v2", 742usize),
         ("cuTexRefGetArray", 744usize),
         ("cuTexRefGetBorderColor", 745usize),
         ("cuTexRefGetFilterMode", 746usize),
@@ -27858,7 +36741,10 @@ pub mod ptds {
         ("cuTexRefGetMipmappedArray", 753usize),
         ("cuTexRefSetAddress", 755usize),
         ("cuTexRefSetAddress2D", 758usize),
+        ("cuTexRefSetAddress2D_v2", 757usize),
+        ("cuTexRefSetAddress2D_v3", 758usize),
         ("cuTexRefSetAddressMode", 759usize),
+        ("cuTexRefSetAddress_v2", 755usize),
         ("cuTexRefSetArray", 760usize),
         ("cuTexRefSetBorderColor", 761usize),
         ("cuTexRefSetFilterMode", 762usize),
@@ -27876,10 +36762,13 @@ pub mod ptds {
         #[cfg(feature = "vdpau")]
         ("cuVDPAUCtxCreate", 775usize),
         #[cfg(feature = "vdpau")]
+        ("cuVDPAUCtxCreate_v2", 775usize),
+        #[cfg(feature = "vdpau")]
         ("cuVDPAUGetDevice", 776usize),
         #[cfg(feature = "wgl")]
         ("cuWGLGetDevice", 777usize),
         ("cuWaitExternalSemaphoresAsync", 779usize),
+        ("cuWaitExternalSemaphoresAsync_ptsz", 779usize),
     ];
     /// [`api::error_of`](crate::api::error_of) for this module's functions.
     pub fn error_of(c_name: &str) -> Option<Error> {

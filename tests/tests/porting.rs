@@ -236,3 +236,36 @@ fn attribute_values_compare_with_the_int_the_attribute_returns() {
 fn tokens_of(t: &impl quote::ToTokens) -> String {
     quote::quote!(#t).to_string()
 }
+
+/// Issue 28, item 3: every ABI has an `api::` function by the name libcuda exports it under,
+/// so a program written against an older cuda.h (whose `cuCtxCreate` was `cuCtxCreate_v2`,
+/// three arguments) keeps its call; and `check`/`cu!` know each name.
+#[test]
+fn every_abi_has_an_api_function_by_its_exported_name() {
+    use core::ffi::c_uint;
+    use cuda_driver_pfn::api;
+    let _: unsafe fn(*mut CUcontext, c_uint, CUdevice) -> CUresult = api::cuCtxCreate_v2;
+    let _ = (api::cuMemAlloc_v2, api::cuLinkCreate_v2, api::cuMemcpy_ptds, api::legacy::cuMemcpy_ptds);
+    let json = std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap();
+    let registry: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let names: std::collections::BTreeMap<&str, usize> = api::legacy::C_NAMES.iter().copied().collect();
+    let (mut by_export, mut c_names) = (0, 0);
+    for (index, e) in registry["entries"].as_array().unwrap().iter().enumerate() {
+        if e["returns"] != "CUresult" {
+            continue;
+        }
+        let exported = e["exported"].as_str().unwrap();
+        let at = names.get(exported).unwrap_or_else(|| panic!("{exported} has no api:: function"));
+        // Its own function, or a C name of the newest cuda.h that means another ABI
+        // (`cuMemAlloc`: `cuMemAlloc_v2`; `cuGraphInstantiate`: `cuGraphInstantiateWithFlags`).
+        if *at == index {
+            by_export += 1;
+        } else {
+            c_names += 1;
+        }
+    }
+    assert!(by_export > 600 && c_names > 50, "{by_export} by their exported name, {c_names} behind a C name");
+    // `check`, `error_of` and `cu!` look names up in both modes' tables.
+    assert!(api::ptds::C_NAMES.iter().any(|(n, _)| *n == "cuCtxCreate_v2"));
+    assert!(api::legacy::C_NAMES.windows(2).all(|w| w[0].0 < w[1].0), "sorted, one row per name");
+}

@@ -153,6 +153,40 @@ pub(super) fn functions<'a>(ctx: &'a Ctx<'a>) -> Vec<(&'a str, Mode, &'a crate::
     out
 }
 
+/// One function of `api.rs`: `name` calling entry `e` through the process-wide driver.
+fn function_item(e: &crate::model::Entry, name: &Ident, doc: &str, module_cfg: &TokenStream) -> TokenStream {
+    let marker = marker_ident(e);
+    let args: Vec<Ident> = e
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            // The header's name where it is an identifier used once and not
+            // SCREAMING_CASE (that could be a constant of `types` in scope, which a
+            // parameter pattern would match instead of binding), else `arg<i>`.
+            let ok = p.name.contains(|c: char| c.is_ascii_lowercase())
+                && !p.name.starts_with("__")
+                && e.params.iter().filter(|q| q.name == p.name).count() == 1
+                && !p.name.starts_with("arg");
+            ok.then(|| syn::parse_str::<Ident>(&p.name).ok())
+                .flatten()
+                .unwrap_or_else(|| Ident::new(&format!("arg{i}"), Span::call_site()))
+        })
+        .collect();
+    let tys = e.params.iter().map(|p| p.ty.syntax());
+    quote! {
+        #[doc = #doc]
+        #module_cfg
+        #[inline]
+        pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
+            match crate::api_shim::resolve::<crate::entries::#marker>() {
+                Some(__entry_point) => __entry_point(#(#args),*),
+                None => crate::api_shim::unavailable(),
+            }
+        }
+    }
+}
+
 pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     let newest = ctx.all_toolkits.last().map_or_else(String::new, |t| t.to_string());
     let mut buckets: std::collections::BTreeMap<Mode, Bucket> = Default::default();
@@ -164,24 +198,6 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             let Some(&index) = ctx.index_of.get(e.pfn.as_str()) else { continue };
             let name = Ident::new(c_name, Span::call_site());
             let marker = marker_ident(e);
-            let args: Vec<Ident> = e
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    // The header's name where it is an identifier used once and not
-                    // SCREAMING_CASE (that could be a constant of `types` in scope, which a
-                    // parameter pattern would match instead of binding), else `arg<i>`.
-                    let ok = p.name.contains(|c: char| c.is_ascii_lowercase())
-                        && !p.name.starts_with("__")
-                        && e.params.iter().filter(|q| q.name == p.name).count() == 1
-                        && !p.name.starts_with("arg");
-                    ok.then(|| syn::parse_str::<Ident>(&p.name).ok())
-                        .flatten()
-                        .unwrap_or_else(|| Ident::new(&format!("arg{i}"), Span::call_site()))
-                })
-                .collect();
-            let tys = e.params.iter().map(|p| p.ty.syntax());
             let how = if e.exported == *c_name {
                 "exported under the same name".to_owned()
             } else {
@@ -217,18 +233,13 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
                 ),
                 None => doc,
             };
-            buckets.entry(mode).or_default().fns.entry(e.module.clone()).or_default().push(quote! {
-                #[doc = #doc]
-                #module_cfg
-                #[inline]
-                pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
-                    match crate::api_shim::resolve::<crate::entries::#marker>() {
-                        Some(__entry_point) => __entry_point(#(#args),*),
-                        None => crate::api_shim::unavailable(),
-                    }
-                }
-            });
-            let row = quote!(#module_cfg (#c_name, #index),);
+            buckets.entry(mode).or_default().fns.entry(e.module.clone()).or_default().push(function_item(
+                e,
+                &name,
+                &doc,
+                &module_cfg,
+            ));
+            let row = (c_name.to_owned(), quote!(#module_cfg (#c_name, #index),));
             if mode != Mode::PerThread {
                 legacy_table.push(row.clone());
             }
@@ -236,7 +247,81 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
                 ptds_table.push(row);
             }
         }
+        // Every other ABI by the name the driver exports it under (`cuCtxCreate_v2`, the
+        // 3-argument ABI a program written against an older cuda.h calls as `cuCtxCreate`;
+        // `cuMemcpy_ptds`), one function for both stream modes: the name says the ABI. An
+        // exported name that is also a C name of the newest cuda.h (`cuMemAlloc`, whose C name
+        // now means `cuMemAlloc_v2`) keeps the C name's meaning; its ABI is reached through
+        // `Driver::get` and its marker.
+        let c_names: std::collections::BTreeSet<&str> = newest_c_names(ctx).map(|(c, _)| c).collect();
+        let mut exported: std::collections::BTreeMap<&str, &crate::model::Entry> = Default::default();
+        for e in ctx.model.entries.values() {
+            if e.returns.as_str() == "CUresult" && !c_names.contains(e.exported.as_str()) {
+                exported.entry(e.exported.as_str()).or_insert(e);
+            }
+        }
+        for (name, e) in exported {
+            let Some((_, module_cfg)) = ctx.pfn_path(&e.pfn) else { continue };
+            let Some(&index) = ctx.index_of.get(e.pfn.as_str()) else { continue };
+            let Ok(ident) = syn::parse_str::<Ident>(name) else { continue };
+            let marker = marker_ident(e);
+            // The C name of the symbol in the newest cuda.h, and the ABI it means there.
+            let now = newest_c_names(ctx).find_map(|(c, t)| {
+                let means = t.default.as_deref().and_then(|p| ctx.by_pfn.get(p))?;
+                (means.symbol == e.symbol && means.pfn != e.pfn).then_some((c, means))
+            });
+            let own = format!(
+                " `{name}`, the name the driver exports the ABI of version {} (CUDA {}){} under: \
+                 [`entries::{marker}`](crate::entries::{marker}).{}\n\n \
+                 Without a driver or without this entry: a code that says which, and \
+                 [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).",
+                e.version,
+                format_cuda_version(e.version),
+                match e.variant {
+                    Some(_) => " of the per-thread default stream",
+                    None => "",
+                },
+                match now {
+                    Some((c, means)) => format!(
+                        " The newest cuda.h's `{c}` means another ABI, `{}` \
+                         ([`api::{c}`](crate::api::legacy::{c})): a program written against an older \
+                         cuda.h, whose `{c}` meant this one, calls this function.",
+                        means.exported
+                    ),
+                    None => String::new(),
+                },
+            );
+            let cx = Context::api(ctx.module_of(&e.module));
+            // cuda.h documents this ABI's own declaration, or only the current form's: then
+            // its summary alone, as the parameters differ.
+            let c_doc = docs.function_exact(e, &cx).or_else(|| {
+                docs.function_brief(e, &cx).map(|brief| {
+                    format!(
+                        "{brief}\n\n cuda.h documents only the current form of `{}`; this ABI's \
+                         parameters are the ones below.",
+                        e.symbol
+                    )
+                })
+            });
+            let doc = match c_doc {
+                Some(c_doc) => format!("{c_doc}\n\n{own}"),
+                None => own,
+            };
+            buckets.entry(Mode::Both).or_default().fns.entry(e.module.clone()).or_default().push(function_item(
+                e,
+                &ident,
+                &doc,
+                &module_cfg,
+            ));
+            let row = (name.to_owned(), quote!(#module_cfg (#name, #index),));
+            legacy_table.push(row.clone());
+            ptds_table.push(row);
+        }
     }
+    legacy_table.sort_by(|a, b| a.0.cmp(&b.0));
+    ptds_table.sort_by(|a, b| a.0.cmp(&b.0));
+    let legacy_table: Vec<TokenStream> = legacy_table.into_iter().map(|(_, row)| row).collect();
+    let ptds_table: Vec<TokenStream> = ptds_table.into_iter().map(|(_, row)| row).collect();
     let mut take = |mode| buckets.remove(&mode).unwrap_or_default().items(ctx);
     let (both, legacy, ptds) = (take(Mode::Both), take(Mode::Legacy), take(Mode::PerThread));
     // Examples from this crate's own map, where it has them.
@@ -275,6 +360,14 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
          `use {krate}::cu_ptds as cu;` ([`cu_legacy!`](crate::cu_legacy) for the \
          legacy stream), and calls keep their C spelling.\n\n \
          Names whose entry is the same in both modes are one function, re-exported by all three.\n\n \
+         # Older ABIs by their exported names\n\n \
+         Every other ABI that returns a `CUresult` has a function by the name the driver exports \
+         it under (`api::cuCtxCreate_v2`: the 3-argument `cuCtxCreate` of older cuda.h; \
+         `api::cuMemcpy_ptds`), the same in every mode. A program written against an older \
+         cuda.h calls the ABI its `cuX` meant by that name. Where an exported name is also a C \
+         name of the newest cuda.h (`cuMemAlloc`, now `cuMemAlloc_v2`), the function keeps the \
+         C name's meaning, and the older ABI is reached through \
+         [`Driver::get`](crate::Driver::get) with its marker.\n\n \
          # Errors\n\n \
          Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) \
          ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics. Where a function has nothing to call, it returns a code whose \
@@ -301,7 +394,8 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
                 pub use crate::api_shim::{code_of, driver, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER};
                 use crate::Error;
 
-                /// Every function of this module, by C name, with the index in
+                /// Every function of this module, by name (cuda.h's C names, and the
+                /// exported names of the other ABIs), with the index in
                 /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
                 pub static C_NAMES: &[(&str, usize)] = &[#(#table)*];
 

@@ -174,6 +174,14 @@ impl<'a> Docs<'a> {
         self.function_raw(e).map(|raw| doc_text(&self.render(raw, cx).full)).filter(|d| !d.trim().is_empty())
     }
 
+    /// cuda.h's whole comment on the declaration of exactly this ABI (its exported name), if
+    /// the headers document that one: an older ABI's function must not carry the newest
+    /// one's parameters.
+    pub fn function_exact(&self, e: &Entry, cx: &Context) -> Option<String> {
+        let raw = self.c.functions.get(&e.exported)?;
+        Some(doc_text(&self.render(raw, cx).full)).filter(|d| !d.trim().is_empty())
+    }
+
     /// A `pfn::` type's or `entries::` marker's first paragraph: the function's summary.
     pub fn function_brief(&self, e: &Entry, cx: &Context) -> Option<String> {
         self.function_raw(e).map(|raw| doc_text(&self.render(raw, cx).brief)).filter(|d| !d.trim().is_empty())
