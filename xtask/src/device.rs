@@ -23,6 +23,7 @@ step gpu_machine "$bin/gpu_machine" --ignored --nocapture --test-threads 1
 step bench "$bin/conformance" bench
 step c_names "$bin/conformance" c-names
 step probe "$bin/conformance" probe
+step ctx_create_null "$bin/conformance" ctx-create-null
 step c_names_per_thread "$bin/conformance-per-thread" c-names
 step vector_add_drv "$bin/vector_add_drv"
 step device_query_drv "$bin/device_query_drv"

@@ -1,7 +1,9 @@
 //! On a machine with a CUDA driver: `conformance check DIR` (every registry entry against the
 //! driver's exports), `conformance launch` (a PTX kernel through resolved entry points, default
 //! and `_ptsz` launches), `conformance bench` (lookup costs against bare cuGetProcAddress),
-//! `conformance c-names` (every function of `api` against `dlsym` of its exported name).
+//! `conformance c-names` (every function of `api` against `dlsym` of its exported name),
+//! `conformance ctx-create-null` (what the newest `cuCtxCreate` does with a null
+//! `ctxCreateParams`, the argument a port of an older 3-argument call is tempted to fill so).
 //! Build it here and run it there: `cargo xtask device-build` puts it in `.device-bin/`.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -24,7 +26,8 @@ fn main() -> ExitCode {
         Some("bench") => bench(),
         Some("c-names") => c_names(),
         Some("probe") => probe(),
-        _ => Err("usage: conformance check [DIR] | launch | bench | c-names | probe".into()),
+        Some("ctx-create-null") => ctx_create_null(),
+        _ => Err("usage: conformance check [DIR] | launch | bench | c-names | probe | ctx-create-null".into()),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -411,6 +414,31 @@ fn probe() -> Result<bool> {
     println!("driver {}", driver.version());
     for line in cuda_sys_gen_tests::conformance::probe(&lib, driver.version(), &|p| entry_named(loader.dladdr(p))) {
         println!("{line}");
+    }
+    Ok(true)
+}
+
+/// Issue 28, item 3: the newest cuda.h's `cuCtxCreate` is `cuCtxCreate_v4(pctx,
+/// ctxCreateParams, flags, dev)`; a port of an older `cuCtxCreate(&ctx, 0, dev)` that follows
+/// rustc's suggestion passes null for `ctxCreateParams`. What the driver does with it, measured:
+/// the line before the call is printed first, so a crash leaves it as the last line.
+fn ctx_create_null() -> Result<bool> {
+    let d = Driver::load()?;
+    println!("driver {}", d.version());
+    d.check("cuInit", unsafe { d.get::<entries::cuInit_v2000>()?(0) })?;
+    let mut dev: CUdevice = 0;
+    d.check("cuDeviceGet", unsafe { d.get::<entries::cuDeviceGet_v2000>()?(&mut dev, 0) })?;
+    let create = d.get::<entries::cuCtxCreate_v12050>()?;
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    println!("calling cuCtxCreate_v4(&ctx, NULL, 0, dev {dev})");
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    // SAFETY: the measurement itself; every other argument is valid.
+    let r = unsafe { create(&mut ctx, std::ptr::null_mut(), 0, dev) };
+    let name = d.error_name(r.0).unwrap_or_else(|| format!("code {}", r.0));
+    println!("cuCtxCreate_v4 with ctxCreateParams = NULL returned {name} ({}); context {ctx:p}", r.0);
+    if r.0 == 0 && !ctx.is_null() {
+        d.check("cuCtxDestroy", unsafe { d.get::<entries::cuCtxDestroy_v4000>()?(ctx) })?;
     }
     Ok(true)
 }
