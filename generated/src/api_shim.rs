@@ -48,6 +48,7 @@ pub fn code_of(e: &Error) -> CUresult {
         | Error::Call { .. }
         | Error::MissingEntries { .. }
         | Error::RuntimeTooOld { .. }
+        | Error::RuntimeUnready { .. }
         | Error::RuntimeAbiMismatch { .. }
         | Error::Runtime { .. } => cudaError_enum::CUDA_ERROR_UNKNOWN,
     }

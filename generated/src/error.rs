@@ -79,6 +79,11 @@ pub enum Error {
     /// The CUDA runtime exports neither `cudaGetDriverEntryPointByVersion` nor
     /// `cudaGetDriverEntryPoint`: it is older than CUDA 11.3.
     RuntimeTooOld { library: String, runtime_version: u32 },
+    /// The runtime's `cudaRuntimeGetVersion` failed (`code`, named `name` by the runtime):
+    /// measured (docs/cudart-measurements.md), CUDA 11 runtimes do so with no GPU
+    /// (`cudaErrorNoDevice`, 100) or with no driver of CUDA 11 or later
+    /// (`cudaErrorInsufficientDriver`, 35); 12.x and 13.x runtimes answered in every case.
+    RuntimeUnready { library: String, code: u32, name: Option<String> },
     /// The runtime has only `cudaGetDriverEntryPoint`, which asks for the ABI of the
     /// runtime's own version, and the registry cannot prove that this is the requested one.
     /// `picks` is the version the runtime would get, where the registry knows it.
@@ -590,6 +595,11 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::RuntimeUnready { library, code, name } => write!(
+                f,
+                "{library} cannot say its version: cudaRuntimeGetVersion failed with {}",
+                runtime_code(*code, name.as_deref())
+            ),
             Error::RuntimeTooOld { library, runtime_version } => write!(
                 f,
                 "{library}, of {}, exports neither cudaGetDriverEntryPointByVersion nor cudaGetDriverEntryPoint: the \
@@ -629,15 +639,9 @@ impl fmt::Display for Error {
                      or api::error_of; or use Driver::from_path for a driver of your own",
                 )
             }
-            Error::Runtime { lookup, code, name } => write!(
-                f,
-                "{lookup} failed with {}: check the flags and the version; the CUDA runtime reports usage errors this \
-                 way",
-                match name {
-                    Some(n) => format!("{n} ({code})"),
-                    None => format!("cudaError_t {code}"),
-                }
-            ),
+            Error::Runtime { lookup, code, name } => {
+                write!(f, "{lookup} failed with {}", runtime_code(*code, name.as_deref()))
+            }
         }
     }
 }
@@ -664,6 +668,7 @@ impl Error {
             Error::Call { .. } => "Call",
             Error::MissingEntries { .. } => "MissingEntries",
             Error::RuntimeTooOld { .. } => "RuntimeTooOld",
+            Error::RuntimeUnready { .. } => "RuntimeUnready",
             Error::RuntimeAbiMismatch { .. } => "RuntimeAbiMismatch",
             Error::Runtime { .. } => "Runtime",
             Error::ApiDriverSet { .. } => "ApiDriverSet",
@@ -678,3 +683,28 @@ impl fmt::Debug for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A `cudaError_t` of the runtime's, named, with what it means where that was measured
+/// (docs/cudart-measurements.md: NVIDIA's libcudart 11.7 to 13.5 with the drivers of CUDA
+/// 10.1 to 12.5, and none, on a machine without a GPU), else the usage-error reading.
+fn runtime_code(code: u32, name: Option<&str>) -> String {
+    let named = match name {
+        Some(n) => format!("{n} ({code})"),
+        None => format!("cudaError_t {code}"),
+    };
+    match code {
+        35 => format!(
+            "{named}: there is no NVIDIA driver, or its CUDA version is older than this runtime's (a CUDA 11 \
+             runtime answers so with no libcuda or a driver before CUDA 11.0; every runtime's entry point lookup \
+             when the driver's CUDA major version is below its own). Install a driver of at least the runtime's \
+             major version, or use Driver::load, which needs no runtime"
+        ),
+        100 => format!(
+            "{named}: the driver sees no CUDA device (with no GPU, a CUDA 11 runtime cannot even say its \
+             version, and every runtime's entry point lookup fails so). Run where a GPU is visible (check \
+             CUDA_VISIBLE_DEVICES and that NVIDIA's kernel module is loaded), or use Driver::load, whose lookups \
+             need no device"
+        ),
+        _ => format!("{named}: check the flags and the version; the CUDA runtime reports usage errors this way"),
+    }
+}

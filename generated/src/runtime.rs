@@ -126,11 +126,16 @@ impl Runtime {
                 detail: "it does not export cudaRuntimeGetVersion".into(),
             });
         };
+        let error_name = unsafe { exported::<GetErrorName>(&lib, c"cudaGetErrorName") };
         let mut v: c_int = 0;
         // SAFETY: writes one int.
         let r = unsafe { get_version(&mut v) };
+        if r != CUDA_SUCCESS {
+            let name = error_name.and_then(|f| error_name_of(f, r));
+            return Err(Error::RuntimeUnready { library, code: r, name });
+        }
         let version = match u32::try_from(v) {
-            Ok(v) if r == CUDA_SUCCESS && v > 0 => v,
+            Ok(v) if v > 0 => v,
             _ => {
                 let detail = format!("cudaRuntimeGetVersion returned {r} and the version {v}");
                 return Err(Error::VersionUnreadable { library, detail });
@@ -151,7 +156,6 @@ impl Runtime {
         if by_version.is_none() && entry_point.is_none() {
             return Err(Error::RuntimeTooOld { library, runtime_version: version });
         }
-        let error_name = unsafe { exported::<GetErrorName>(&lib, c"cudaGetErrorName") };
         Ok(Runtime {
             library,
             _lib: ManuallyDrop::new(lib),
@@ -282,11 +286,15 @@ impl Runtime {
 
     /// The runtime's own name of a `cudaError_t` (`cudaGetErrorName`).
     fn runtime_error_name(&self, code: u32) -> Option<String> {
-        let f = self.error_name?;
-        // SAFETY: cudaGetErrorName returns a static NUL-terminated string (or NULL).
-        let s = unsafe { f(code) };
-        (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+        error_name_of(self.error_name?, code)
     }
+}
+
+/// The runtime's name for `code` (`cudaErrorNoDevice`), through its `cudaGetErrorName`.
+fn error_name_of(f: GetErrorName, code: u32) -> Option<String> {
+    // SAFETY: cudaGetErrorName returns a static NUL-terminated string (or NULL).
+    let s = unsafe { f(code) };
+    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
 }
 
 /// The runtime passes each request on to the driver, so the version rule compares with the

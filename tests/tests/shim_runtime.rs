@@ -172,3 +172,38 @@ fn a_version_above_the_driver_is_driver_too_old() {
     let text = e.to_string();
     assert!(text.contains("CUDA 12.5") && text.contains("Update the NVIDIA driver"), "{text}");
 }
+
+/// Issue 28, item 8. Measured (docs/cudart-measurements.md: NVIDIA's libcudart 11.7 to 13.5
+/// with the Debian drivers 418 to 555 and none, no GPU): a CUDA 11 runtime's
+/// `cudaRuntimeGetVersion` fails with `cudaErrorNoDevice` (100) when a driver of CUDA 11 or later
+/// is there, with `cudaErrorInsufficientDriver` (35) when none is, the version unwritten; every
+/// runtime's entry point lookup fails with one of the two. The fake answers so; the errors say
+/// what the code means and what to do, not "reinstall" and not "a usage error".
+#[test]
+fn a_runtime_without_a_device_or_driver_says_which() {
+    let fake = full(Flavour::OldRuntime, 11080);
+    for (code, name, meaning) in [
+        (100, "cudaErrorNoDevice (100)", "sees no CUDA device"),
+        (35, "cudaErrorInsufficientDriver (35)", "no NVIDIA driver"),
+    ] {
+        fake.set_runtime_failures(code, code);
+        let e = Runtime::from_path(fake.path()).unwrap_err();
+        assert!(matches!(&e, Error::RuntimeUnready { code: c, .. } if *c == code), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains(name) && text.contains(meaning), "{text}");
+        assert!(!text.contains("reinstall") && !text.contains("usage error"), "{text}");
+    }
+    // A 12.x runtime says its version, and its lookups fail instead.
+    let fake = full(Flavour::Full, 12040);
+    fake.set_runtime_failures(0, 100);
+    let rt = Runtime::from_path(fake.path()).unwrap();
+    let e = rt.get::<entries::cuInit_v2000>().unwrap_err();
+    assert!(matches!(&e, Error::Runtime { code: 100, .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("cudaErrorNoDevice (100)") && text.contains("Driver::load"), "{text}");
+    assert!(!text.contains("usage error"), "{text}");
+    // A code nothing was measured for keeps the general reading.
+    fake.set_runtime_failures(0, 1);
+    let text = rt.get::<entries::cuCtxCreate_v3020>().unwrap_err().to_string();
+    assert!(text.contains("usage error"), "{text}");
+}

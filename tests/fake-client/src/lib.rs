@@ -187,6 +187,12 @@ impl Fake {
         call!(self, "fake_set_runtime_version": fn(c_int), v as c_int);
     }
 
+    /// What `cudaRuntimeGetVersion` and the runtime's entry point lookups fail with (0:
+    /// success), as NVIDIA's runtimes were measured to without a GPU.
+    pub fn set_runtime_failures(&self, version: u32, entry_point: u32) {
+        call!(self, "fake_set_runtime_failures": fn(c_uint, c_uint), version, entry_point);
+    }
+
     /// An ABI the driver has.
     pub fn add_abi(&self, symbol: &str, version: u32, per_thread: bool, ptr: usize) {
         let s = CString::new(symbol).expect("no NUL in a symbol");

@@ -78,6 +78,12 @@ struct State {
     driver_version: c_int,
     version_result: c_uint,
     runtime_version: c_int,
+    /// What NVIDIA's runtimes were measured to answer without a usable GPU or driver
+    /// (docs/cudart-measurements.md): `cudaRuntimeGetVersion` of a CUDA 11 runtime fails with
+    /// `cudaErrorNoDevice` (100) or `cudaErrorInsufficientDriver` (35), the version unwritten;
+    /// every runtime's entry point lookup fails with one of the two, nothing written. 0: none.
+    runtime_version_failure: c_uint,
+    entry_point_failure: c_uint,
     abis: Vec<Abi>,
     overrides: Vec<Override>,
     /// Fault injection, no real driver's behaviour: answer "version not sufficient" as
@@ -92,6 +98,8 @@ const INITIAL: State = State {
     driver_version: 13050,
     version_result: CUDA_SUCCESS,
     runtime_version: 13050,
+    runtime_version_failure: CUDA_SUCCESS,
+    entry_point_failure: CUDA_SUCCESS,
     abis: Vec::new(),
     overrides: Vec::new(),
     not_sufficient_as_not_found: false,
@@ -327,7 +335,11 @@ pub unsafe extern "C" fn cudaRuntimeGetVersion(out: *mut c_int) -> c_uint {
     if out.is_null() {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    *out = state().runtime_version;
+    let s = state();
+    if s.runtime_version_failure != CUDA_SUCCESS {
+        return s.runtime_version_failure;
+    }
+    *out = s.runtime_version;
     CUDA_SUCCESS
 }
 
@@ -350,6 +362,10 @@ pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
     status: *mut c_int,
 ) -> c_uint {
     let (Some(name), false) = (bytes(symbol), pfn.is_null()) else { return CUDA_ERROR_INVALID_VALUE };
+    let failure = state().entry_point_failure;
+    if failure != CUDA_SUCCESS {
+        return failure;
+    }
     let version = c_int::try_from(version).unwrap_or(c_int::MAX);
     write_answer(pfn, status, answer(&name, version, flags, API_RT_BY_VERSION))
 }
@@ -364,7 +380,13 @@ pub unsafe extern "C" fn cudaGetDriverEntryPoint(
     status: *mut c_int,
 ) -> c_uint {
     let (Some(name), false) = (bytes(symbol), pfn.is_null()) else { return CUDA_ERROR_INVALID_VALUE };
-    let version = state().runtime_version;
+    let (version, failure) = {
+        let s = state();
+        (s.runtime_version, s.entry_point_failure)
+    };
+    if failure != CUDA_SUCCESS {
+        return failure;
+    }
     write_answer(pfn, status, answer(&name, version, flags, API_RT_ENTRY_POINT))
 }
 
@@ -373,6 +395,8 @@ pub unsafe extern "C" fn cudaGetErrorName(code: c_uint) -> *const c_char {
     match code {
         0 => c"cudaSuccess".as_ptr(),
         1 => c"cudaErrorInvalidValue".as_ptr(),
+        35 => c"cudaErrorInsufficientDriver".as_ptr(),
+        100 => c"cudaErrorNoDevice".as_ptr(),
         500 => c"cudaErrorSymbolNotFound".as_ptr(),
         _ => c"cudaErrorUnknown".as_ptr(),
     }
@@ -387,6 +411,8 @@ pub extern "C" fn fake_reset() {
     s.driver_version = 13050;
     s.version_result = CUDA_SUCCESS;
     s.runtime_version = 13050;
+    s.runtime_version_failure = CUDA_SUCCESS;
+    s.entry_point_failure = CUDA_SUCCESS;
     s.abis.clear();
     s.overrides.clear();
     s.not_sufficient_as_not_found = false;
@@ -408,6 +434,15 @@ pub extern "C" fn fake_set_version_result(result: c_uint) {
 #[no_mangle]
 pub extern "C" fn fake_set_runtime_version(version: c_int) {
     state().runtime_version = version;
+}
+
+/// The code `cudaRuntimeGetVersion` (`version`) and the entry point lookups (`entry_point`)
+/// fail with, as measured of real runtimes without a GPU; 0 for success.
+#[no_mangle]
+pub extern "C" fn fake_set_runtime_failures(version: c_uint, entry_point: c_uint) {
+    let mut s = state();
+    s.runtime_version_failure = version;
+    s.entry_point_failure = entry_point;
 }
 
 /// One ABI the driver has: `symbol` introduced at `version`, the per-thread variant or not.
