@@ -34,6 +34,7 @@ pub unsafe fn enumerators() {
     let _: ::core::ffi::c_uint = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ;
     let _: ::core::ffi::c_uint = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
     let _ = api::legacy::cuGLGetDevices(z(), z(), z(), CU_GL_DEVICE_LIST_ALL);
+    let _ = api::legacy::cuGLGetDevices_v2(z(), z(), z(), CU_GL_DEVICE_LIST_ALL);
     let _ = api::legacy::cuGLGetDevices(z(), z(), z(), CU_GL_DEVICE_LIST_CURRENT_FRAME);
     let _ = api::legacy::cuGLGetDevices(z(), z(), z(), CU_GL_DEVICE_LIST_NEXT_FRAME);
     let _: ::core::ffi::c_uint = CU_GL_MAP_RESOURCE_FLAGS_NONE;
@@ -236,6 +237,7 @@ pub unsafe fn enumerators() {
     let _ = api::legacy::cuDeviceGetDevResource(z(), z(), CU_DEV_RESOURCE_TYPE_INVALID);
     let _ = api::legacy::cuGreenCtxGetDevResource(z(), z(), CU_DEV_RESOURCE_TYPE_INVALID);
     let _ = api::legacy::cuStreamGetDevResource(z(), z(), CU_DEV_RESOURCE_TYPE_INVALID);
+    let _ = api::legacy::cuStreamGetDevResource_ptsz(z(), z(), CU_DEV_RESOURCE_TYPE_INVALID);
     { let mut s: CUdevResource = z(); s.type_ = CU_DEV_RESOURCE_TYPE_INVALID; }
     { let mut s: CUdevResource_st = z(); s.type_ = CU_DEV_RESOURCE_TYPE_INVALID; }
     { let mut s: CUdevResource_v1 = z(); s.type_ = CU_DEV_RESOURCE_TYPE_INVALID; }
@@ -744,7 +746,9 @@ pub unsafe fn enumerators() {
     let _: ::core::ffi::c_uint = CU_HOST_TASK_SPINWAIT;
     let _: ::core::ffi::c_uint = CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS;
     let _ = api::legacy::cuLinkAddData(z(), CU_JIT_INPUT_CUBIN, z(), z(), z(), z(), z(), z());
+    let _ = api::legacy::cuLinkAddData_v2(z(), CU_JIT_INPUT_CUBIN, z(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuLinkAddFile(z(), CU_JIT_INPUT_CUBIN, z(), z(), z(), z());
+    let _ = api::legacy::cuLinkAddFile_v2(z(), CU_JIT_INPUT_CUBIN, z(), z(), z(), z());
     let _ = api::legacy::cuLinkAddData(z(), CU_JIT_INPUT_PTX, z(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuLinkAddData(z(), CU_JIT_INPUT_FATBINARY, z(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuLinkAddData(z(), CU_JIT_INPUT_OBJECT, z(), z(), z(), z(), z(), z());
@@ -759,8 +763,11 @@ pub unsafe fn enumerators() {
     let _ = api::legacy::cuLibraryLoadData(z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuLibraryLoadFromFile(z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuLinkAddData(z(), z(), z(), z(), z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z());
+    let _ = api::legacy::cuLinkAddData_v2(z(), z(), z(), z(), z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z());
     let _ = api::legacy::cuLinkAddFile(z(), z(), z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z());
+    let _ = api::legacy::cuLinkAddFile_v2(z(), z(), z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z());
     let _ = api::legacy::cuLinkCreate(z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z(), z());
+    let _ = api::legacy::cuLinkCreate_v2(z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z(), z());
     let _ = api::legacy::cuModuleLoadDataEx(z(), z(), z(), [CU_JIT_MAX_REGISTERS].as_mut_ptr(), z());
     let _ = api::legacy::cuLibraryLoadData(z(), z(), [CU_JIT_THREADS_PER_BLOCK].as_mut_ptr(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuLibraryLoadData(z(), z(), [CU_JIT_WALL_TIME].as_mut_ptr(), z(), z(), z(), z(), z());
@@ -838,7 +845,9 @@ pub unsafe fn enumerators() {
     let _ = api::legacy::cuGraphKernelNodeGetAttribute(z(), CU_LAUNCH_ATTRIBUTE_IGNORE, z());
     let _ = api::legacy::cuGraphKernelNodeSetAttribute(z(), CU_LAUNCH_ATTRIBUTE_IGNORE, z());
     let _ = api::legacy::cuStreamGetAttribute(z(), CU_LAUNCH_ATTRIBUTE_IGNORE, z());
+    let _ = api::legacy::cuStreamGetAttribute_ptsz(z(), CU_LAUNCH_ATTRIBUTE_IGNORE, z());
     let _ = api::legacy::cuStreamSetAttribute(z(), CU_LAUNCH_ATTRIBUTE_IGNORE, z());
+    let _ = api::legacy::cuStreamSetAttribute_ptsz(z(), CU_LAUNCH_ATTRIBUTE_IGNORE, z());
     { let mut s: CUlaunchAttribute = z(); s.id = CU_LAUNCH_ATTRIBUTE_IGNORE; }
     { let mut s: CUlaunchAttribute_st = z(); s.id = CU_LAUNCH_ATTRIBUTE_IGNORE; }
     let _ = api::legacy::cuGraphKernelNodeGetAttribute(z(), CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, z());
@@ -986,6 +995,7 @@ pub unsafe fn enumerators() {
     let _ = api::legacy::cuMemGetHandleForAddressRange(z(), z(), z(), CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, z());
     let _ = api::legacy::cuMemGetHandleForAddressRange(z(), z(), z(), CU_MEM_RANGE_HANDLE_TYPE_MAX, z());
     let _ = api::legacy::cuMemAdvise(z(), z(), CU_MEM_ADVISE_SET_READ_MOSTLY, z());
+    let _ = api::legacy::cuMemAdvise_v2(z(), z(), CU_MEM_ADVISE_SET_READ_MOSTLY, z());
     let _ = api::legacy::cuMemAdvise(z(), z(), CU_MEM_ADVISE_UNSET_READ_MOSTLY, z());
     let _ = api::legacy::cuMemAdvise(z(), z(), CU_MEM_ADVISE_SET_PREFERRED_LOCATION, z());
     let _ = api::legacy::cuMemAdvise(z(), z(), CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, z());
@@ -1169,14 +1179,22 @@ pub unsafe fn enumerators() {
     { let mut s: CUstreamBatchMemOpParams = z(); s.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES; }
     let _ = api::legacy::cuStreamBeginCapture(z(), CU_STREAM_CAPTURE_MODE_GLOBAL);
     let _ = api::legacy::cuStreamBeginCaptureToGraph(z(), z(), z(), z(), z(), CU_STREAM_CAPTURE_MODE_GLOBAL);
+    let _ = api::legacy::cuStreamBeginCaptureToGraph_ptsz(z(), z(), z(), z(), z(), CU_STREAM_CAPTURE_MODE_GLOBAL);
     let _ = api::legacy::cuStreamBeginCapture_v2(z(), CU_STREAM_CAPTURE_MODE_GLOBAL);
+    let _ = api::legacy::cuStreamBeginCapture_v2_ptsz(z(), CU_STREAM_CAPTURE_MODE_GLOBAL);
     let _ = api::legacy::cuStreamBeginRecaptureToGraph(z(), CU_STREAM_CAPTURE_MODE_GLOBAL, z(), z(), z());
+    let _ = api::legacy::cuStreamBeginRecaptureToGraph_ptsz(z(), CU_STREAM_CAPTURE_MODE_GLOBAL, z(), z(), z());
     let _ = api::legacy::cuThreadExchangeStreamCaptureMode([CU_STREAM_CAPTURE_MODE_GLOBAL].as_mut_ptr());
     let _ = api::legacy::cuStreamBeginCapture(z(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     let _ = api::legacy::cuStreamBeginCapture(z(), CU_STREAM_CAPTURE_MODE_RELAXED);
     let _ = api::legacy::cuStreamGetCaptureInfo(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr(), z(), z(), z(), z(), z());
+    let _ = api::legacy::cuStreamGetCaptureInfo_ptsz(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr(), z());
+    let _ = api::legacy::cuStreamGetCaptureInfo_v2(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr(), z(), z(), z(), z());
+    let _ = api::legacy::cuStreamGetCaptureInfo_v2_ptsz(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr(), z(), z(), z(), z());
     let _ = api::legacy::cuStreamGetCaptureInfo_v3(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr(), z(), z(), z(), z(), z());
+    let _ = api::legacy::cuStreamGetCaptureInfo_v3_ptsz(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuStreamIsCapturing(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr());
+    let _ = api::legacy::cuStreamIsCapturing_ptsz(z(), [CU_STREAM_CAPTURE_STATUS_NONE].as_mut_ptr());
     let _ = api::legacy::cuStreamGetCaptureInfo(z(), [CU_STREAM_CAPTURE_STATUS_ACTIVE].as_mut_ptr(), z(), z(), z(), z(), z());
     let _ = api::legacy::cuStreamGetCaptureInfo(z(), [CU_STREAM_CAPTURE_STATUS_INVALIDATED].as_mut_ptr(), z(), z(), z(), z(), z());
     { let mut s: CUstreamCigParam = z(); s.streamSharedDataType = STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST; }
