@@ -278,7 +278,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         ///
         /// Each enum is `#[repr(usize)]` with one function pointer per case, so its layout is
         /// the primitive representation's (RFC 2195): a `usize` tag, the case's index in
-        /// declaration order, then the pointer ([`Raw`]). The methods read and write that
+        /// declaration order, then the pointer. The methods read and write that
         /// layout once, generically, instead of a `match` per enum: the crate compiles no
         /// code per symbol (issue 28, compile time).
         pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
