@@ -1301,7 +1301,9 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuCtxCreate`: `cuCtxCreate_v2` in CUDA 11.7 to 12.9 (`entries::cuCtxCreate_v3020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuCtxCreate` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuCtxCreate`: `cuCtxCreate_v2` in CUDA 11.7 to 12.9 ([`api::cuCtxCreate_v2`](crate::api::legacy::cuCtxCreate_v2), `entries::cuCtxCreate_v3020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuCtxCreate` (feature `aliases`).
+
+ A null `ctxCreateParams`, measured: NVIDIA's driver 580.159.04 (CUDA 13.0, an H200) returned `CUDA_SUCCESS` and a context (docs/gpu-machine-runs.md, run 13). That is one driver's answer, not cuda.h's promise.*/
     #[inline]
     pub unsafe fn cuCtxCreate(
         pctx: *mut CUcontext,
@@ -3393,7 +3395,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuDeviceGetUuid`: `cuDeviceGetUuid` in CUDA 11.7 to 12.9 (`entries::cuDeviceGetUuid_v9020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuDeviceGetUuid` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuDeviceGetUuid`: `cuDeviceGetUuid` in CUDA 11.7 to 12.9 (`entries::cuDeviceGetUuid_v9020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuDeviceGetUuid` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
@@ -3907,7 +3909,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuEventElapsedTime`: `cuEventElapsedTime` in CUDA 11.7 to 12.9 (`entries::cuEventElapsedTime_v2000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuEventElapsedTime` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuEventElapsedTime`: `cuEventElapsedTime` in CUDA 11.7 to 12.9 (`entries::cuEventElapsedTime_v2000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuEventElapsedTime` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuEventElapsedTime(
         pMilliseconds: *mut f32,
@@ -4776,7 +4778,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphAddDependencies`: `cuGraphAddDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphAddDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddDependencies` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphAddDependencies`: `cuGraphAddDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphAddDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphAddDependencies(
         hGraph: CUgraph,
@@ -5163,7 +5165,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphAddKernelNode`: `cuGraphAddKernelNode` in CUDA 11.7 to 11.8 (`entries::cuGraphAddKernelNode_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddKernelNode` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphAddKernelNode`: `cuGraphAddKernelNode` in CUDA 11.7 to 11.8 (`entries::cuGraphAddKernelNode_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddKernelNode` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphAddKernelNode(
         phGraphNode: *mut CUgraphNode,
@@ -5464,7 +5466,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphAddNode`: `cuGraphAddNode` in CUDA 12.2 to 12.9 (`entries::cuGraphAddNode_v12020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddNode` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphAddNode`: `cuGraphAddNode` in CUDA 12.2 to 12.9 (`entries::cuGraphAddNode_v12020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddNode` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphAddNode(
         phGraphNode: *mut CUgraphNode,
@@ -6475,7 +6477,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphExecKernelNodeSetParams`: `cuGraphExecKernelNodeSetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphExecKernelNodeSetParams_v10010`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphExecKernelNodeSetParams` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphExecKernelNodeSetParams`: `cuGraphExecKernelNodeSetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphExecKernelNodeSetParams_v10010`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphExecKernelNodeSetParams` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphExecKernelNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -6702,7 +6704,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphExecUpdate`: `cuGraphExecUpdate` in CUDA 11.7 to 11.8 (`entries::cuGraphExecUpdate_v10020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphExecUpdate` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphExecUpdate`: `cuGraphExecUpdate` in CUDA 11.7 to 11.8 (`entries::cuGraphExecUpdate_v10020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphExecUpdate` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphExecUpdate(
         hGraphExec: CUgraphExec,
@@ -6894,7 +6896,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphGetEdges`: `cuGraphGetEdges` in CUDA 11.7 to 12.9 (`entries::cuGraphGetEdges_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphGetEdges` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphGetEdges`: `cuGraphGetEdges` in CUDA 11.7 to 12.9 (`entries::cuGraphGetEdges_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphGetEdges` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphGetEdges(
         hGraph: CUgraph,
@@ -7132,7 +7134,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphInstantiate`: `cuGraphInstantiate_v2` in CUDA 11.7 to 11.8 (`entries::cuGraphInstantiate_v11000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphInstantiate` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphInstantiate`: `cuGraphInstantiate_v2` in CUDA 11.7 to 11.8 ([`api::cuGraphInstantiate_v2`](crate::api::legacy::cuGraphInstantiate_v2), `entries::cuGraphInstantiate_v11000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphInstantiate` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphInstantiate(
         phGraphExec: *mut CUgraphExec,
@@ -7245,7 +7247,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphKernelNodeGetParams`: `cuGraphKernelNodeGetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphKernelNodeGetParams_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphKernelNodeGetParams` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphKernelNodeGetParams`: `cuGraphKernelNodeGetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphKernelNodeGetParams_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphKernelNodeGetParams` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeGetParams(
         hNode: CUgraphNode,
@@ -7321,7 +7323,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphKernelNodeSetParams`: `cuGraphKernelNodeSetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphKernelNodeSetParams_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphKernelNodeSetParams` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphKernelNodeSetParams`: `cuGraphKernelNodeSetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphKernelNodeSetParams_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphKernelNodeSetParams` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeSetParams(
         hNode: CUgraphNode,
@@ -7663,7 +7665,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphNodeGetDependencies`: `cuGraphNodeGetDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphNodeGetDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphNodeGetDependencies` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphNodeGetDependencies`: `cuGraphNodeGetDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphNodeGetDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphNodeGetDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetDependencies(
         hNode: CUgraphNode,
@@ -7709,7 +7711,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphNodeGetDependentNodes`: `cuGraphNodeGetDependentNodes` in CUDA 11.7 to 12.9 (`entries::cuGraphNodeGetDependentNodes_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphNodeGetDependentNodes` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphNodeGetDependentNodes`: `cuGraphNodeGetDependentNodes` in CUDA 11.7 to 12.9 (`entries::cuGraphNodeGetDependentNodes_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphNodeGetDependentNodes` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetDependentNodes(
         hNode: CUgraphNode,
@@ -8108,7 +8110,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGraphRemoveDependencies`: `cuGraphRemoveDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphRemoveDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphRemoveDependencies` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGraphRemoveDependencies`: `cuGraphRemoveDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphRemoveDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphRemoveDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphRemoveDependencies(
         hGraph: CUgraph,
@@ -10805,7 +10807,7 @@ mod both {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemAdvise`: `cuMemAdvise` in CUDA 11.7 to 12.9 (`entries::cuMemAdvise_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemAdvise` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemAdvise`: `cuMemAdvise` in CUDA 11.7 to 12.9 (`entries::cuMemAdvise_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemAdvise` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemAdvise(
         devPtr: CUdeviceptr_v2,
@@ -29209,7 +29211,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuGetProcAddress`: `cuGetProcAddress` in CUDA 11.7 to 11.8 (`entries::cuGetProcAddress_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGetProcAddress` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuGetProcAddress`: `cuGetProcAddress` in CUDA 11.7 to 11.8 (`entries::cuGetProcAddress_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGetProcAddress` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGetProcAddress(
         symbol: *const c_char,
@@ -30394,7 +30396,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemPrefetchAsync`: `cuMemPrefetchAsync` in CUDA 11.7 to 12.9 (`entries::cuMemPrefetchAsync_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemPrefetchAsync` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemPrefetchAsync`: `cuMemPrefetchAsync` in CUDA 11.7 to 12.9 (`entries::cuMemPrefetchAsync_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemPrefetchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync(
         devPtr: CUdeviceptr_v2,
@@ -31692,7 +31694,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemcpy3DBatchAsync`: `cuMemcpy3DBatchAsync` in CUDA 12.8 to 12.9 (`entries::cuMemcpy3DBatchAsync_v12080`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpy3DBatchAsync` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemcpy3DBatchAsync`: `cuMemcpy3DBatchAsync` in CUDA 12.8 to 12.9 (`entries::cuMemcpy3DBatchAsync_v12080`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpy3DBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync(
         numParams: usize,
@@ -32402,7 +32404,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemcpyBatchAsync`: `cuMemcpyBatchAsync` in CUDA 12.8 to 12.9 (`entries::cuMemcpyBatchAsync_v12080`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpyBatchAsync` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemcpyBatchAsync`: `cuMemcpyBatchAsync` in CUDA 12.8 to 12.9 (`entries::cuMemcpyBatchAsync_v12080`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpyBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync(
         dsts: *mut CUdeviceptr_v2,
@@ -34269,7 +34271,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamBatchMemOp`: `cuStreamBatchMemOp` in CUDA 11.7 to 11.8 (`entries::cuStreamBatchMemOp_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamBatchMemOp` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamBatchMemOp`: `cuStreamBatchMemOp` in CUDA 11.7 to 11.8 (`entries::cuStreamBatchMemOp_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamBatchMemOp` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp(
         stream: CUstream,
@@ -34727,7 +34729,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamGetCaptureInfo`: `cuStreamGetCaptureInfo` in CUDA 11.7 to 11.8 (`entries::cuStreamGetCaptureInfo_v10010`), `cuStreamGetCaptureInfo_v2` in CUDA 12.0 to 12.9 (`entries::cuStreamGetCaptureInfo_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamGetCaptureInfo` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamGetCaptureInfo`: `cuStreamGetCaptureInfo` in CUDA 11.7 to 11.8 (`entries::cuStreamGetCaptureInfo_v10010`), `cuStreamGetCaptureInfo_v2` in CUDA 12.0 to 12.9 ([`api::cuStreamGetCaptureInfo_v2`](crate::api::legacy::cuStreamGetCaptureInfo_v2), `entries::cuStreamGetCaptureInfo_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamGetCaptureInfo` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo(
         hStream: CUstream,
@@ -35236,7 +35238,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamUpdateCaptureDependencies`: `cuStreamUpdateCaptureDependencies` in CUDA 11.7 to 12.9 (`entries::cuStreamUpdateCaptureDependencies_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamUpdateCaptureDependencies` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamUpdateCaptureDependencies`: `cuStreamUpdateCaptureDependencies` in CUDA 11.7 to 12.9 (`entries::cuStreamUpdateCaptureDependencies_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamUpdateCaptureDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies(
         hStream: CUstream,
@@ -35384,7 +35386,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWaitValue32`: `cuStreamWaitValue32` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue32_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue32` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWaitValue32`: `cuStreamWaitValue32` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue32_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32(
         stream: CUstream,
@@ -35470,7 +35472,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWaitValue64`: `cuStreamWaitValue64` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue64_v9000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue64` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWaitValue64`: `cuStreamWaitValue64` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue64_v9000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64(
         stream: CUstream,
@@ -35552,7 +35554,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWriteValue32`: `cuStreamWriteValue32` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue32_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue32` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWriteValue32`: `cuStreamWriteValue32` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue32_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32(
         stream: CUstream,
@@ -35632,7 +35634,7 @@ pub mod legacy {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWriteValue64`: `cuStreamWriteValue64` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue64_v9000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue64` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWriteValue64`: `cuStreamWriteValue64` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue64_v9000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64(
         stream: CUstream,
@@ -38030,7 +38032,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemPrefetchAsync`: `cuMemPrefetchAsync_ptsz` in CUDA 11.7 to 12.9 (`entries::cuMemPrefetchAsync_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemPrefetchAsync` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemPrefetchAsync`: `cuMemPrefetchAsync_ptsz` in CUDA 11.7 to 12.9 ([`api::cuMemPrefetchAsync_ptsz`](crate::api::legacy::cuMemPrefetchAsync_ptsz), `entries::cuMemPrefetchAsync_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemPrefetchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync(
         devPtr: CUdeviceptr_v2,
@@ -38785,7 +38787,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemcpy3DBatchAsync`: `cuMemcpy3DBatchAsync_ptsz` in CUDA 12.8 to 12.9 (`entries::cuMemcpy3DBatchAsync_v12080_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpy3DBatchAsync` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemcpy3DBatchAsync`: `cuMemcpy3DBatchAsync_ptsz` in CUDA 12.8 to 12.9 ([`api::cuMemcpy3DBatchAsync_ptsz`](crate::api::legacy::cuMemcpy3DBatchAsync_ptsz), `entries::cuMemcpy3DBatchAsync_v12080_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpy3DBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync(
         numParams: usize,
@@ -39161,7 +39163,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuMemcpyBatchAsync`: `cuMemcpyBatchAsync_ptsz` in CUDA 12.8 to 12.9 (`entries::cuMemcpyBatchAsync_v12080_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpyBatchAsync` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuMemcpyBatchAsync`: `cuMemcpyBatchAsync_ptsz` in CUDA 12.8 to 12.9 ([`api::cuMemcpyBatchAsync_ptsz`](crate::api::legacy::cuMemcpyBatchAsync_ptsz), `entries::cuMemcpyBatchAsync_v12080_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpyBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync(
         dsts: *mut CUdeviceptr_v2,
@@ -40391,7 +40393,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamBatchMemOp`: `cuStreamBatchMemOp_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamBatchMemOp_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamBatchMemOp` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamBatchMemOp`: `cuStreamBatchMemOp_ptsz` in CUDA 11.7 to 11.8 ([`api::cuStreamBatchMemOp_ptsz`](crate::api::legacy::cuStreamBatchMemOp_ptsz), `entries::cuStreamBatchMemOp_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamBatchMemOp` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp(
         stream: CUstream,
@@ -40776,7 +40778,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamGetCaptureInfo`: `cuStreamGetCaptureInfo_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamGetCaptureInfo_v10010_ptsz`), `cuStreamGetCaptureInfo_v2_ptsz` in CUDA 12.0 to 12.9 (`entries::cuStreamGetCaptureInfo_v11030_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamGetCaptureInfo` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamGetCaptureInfo`: `cuStreamGetCaptureInfo_ptsz` in CUDA 11.7 to 11.8 ([`api::cuStreamGetCaptureInfo_ptsz`](crate::api::legacy::cuStreamGetCaptureInfo_ptsz), `entries::cuStreamGetCaptureInfo_v10010_ptsz`), `cuStreamGetCaptureInfo_v2_ptsz` in CUDA 12.0 to 12.9 ([`api::cuStreamGetCaptureInfo_v2_ptsz`](crate::api::legacy::cuStreamGetCaptureInfo_v2_ptsz), `entries::cuStreamGetCaptureInfo_v11030_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamGetCaptureInfo` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo(
         hStream: CUstream,
@@ -41227,7 +41229,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamUpdateCaptureDependencies`: `cuStreamUpdateCaptureDependencies_ptsz` in CUDA 11.7 to 12.9 (`entries::cuStreamUpdateCaptureDependencies_v11030_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamUpdateCaptureDependencies` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamUpdateCaptureDependencies`: `cuStreamUpdateCaptureDependencies_ptsz` in CUDA 11.7 to 12.9 ([`api::cuStreamUpdateCaptureDependencies_ptsz`](crate::api::legacy::cuStreamUpdateCaptureDependencies_ptsz), `entries::cuStreamUpdateCaptureDependencies_v11030_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamUpdateCaptureDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies(
         hStream: CUstream,
@@ -41325,7 +41327,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWaitValue32`: `cuStreamWaitValue32_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue32_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue32` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWaitValue32`: `cuStreamWaitValue32_ptsz` in CUDA 11.7 to 11.8 ([`api::cuStreamWaitValue32_ptsz`](crate::api::legacy::cuStreamWaitValue32_ptsz), `entries::cuStreamWaitValue32_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32(
         stream: CUstream,
@@ -41371,7 +41373,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWaitValue64`: `cuStreamWaitValue64_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue64_v9000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue64` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWaitValue64`: `cuStreamWaitValue64_ptsz` in CUDA 11.7 to 11.8 ([`api::cuStreamWaitValue64_ptsz`](crate::api::legacy::cuStreamWaitValue64_ptsz), `entries::cuStreamWaitValue64_v9000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64(
         stream: CUstream,
@@ -41413,7 +41415,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWriteValue32`: `cuStreamWriteValue32_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue32_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue32` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWriteValue32`: `cuStreamWriteValue32_ptsz` in CUDA 11.7 to 11.8 ([`api::cuStreamWriteValue32_ptsz`](crate::api::legacy::cuStreamWriteValue32_ptsz), `entries::cuStreamWriteValue32_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32(
         stream: CUstream,
@@ -41457,7 +41459,7 @@ pub mod ptds {
 
  Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
- Older cuda.h meant another ABI by `cuStreamWriteValue64`: `cuStreamWriteValue64_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue64_v9000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue64` (feature `aliases`).*/
+ Older cuda.h meant another ABI by `cuStreamWriteValue64`: `cuStreamWriteValue64_ptsz` in CUDA 11.7 to 11.8 ([`api::cuStreamWriteValue64_ptsz`](crate::api::legacy::cuStreamWriteValue64_ptsz), `entries::cuStreamWriteValue64_v9000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form by its exported name where `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64(
         stream: CUstream,

@@ -167,8 +167,13 @@ fn api_docs_name_the_forms_older_cuda_h_meant() {
     }
     assert!(checked >= 20, "{checked}");
     let at = api.find("pub unsafe fn cuCtxCreate(").unwrap();
-    assert!(api[api[..at].rfind("/**").unwrap()..at]
-        .contains("`cuCtxCreate_v2` in CUDA 11.7 to 12.9 (`entries::cuCtxCreate_v3020`)"));
+    let doc = &api[api[..at].rfind("/**").unwrap()..at];
+    assert!(doc.contains(
+        "`cuCtxCreate_v2` in CUDA 11.7 to 12.9 ([`api::cuCtxCreate_v2`](crate::api::legacy::cuCtxCreate_v2), \
+         `entries::cuCtxCreate_v3020`)"
+    ));
+    // What a null `ctxCreateParams` did, as measured on the GPU machine (docs/gpu-machine-runs.md).
+    assert!(doc.contains("A null `ctxCreateParams`, measured: NVIDIA's driver 580.159.04"), "{doc}");
 }
 
 /// Issue 28, item 1: a program gets a compute mode (and the RDMA ordering, flush options and

@@ -54,7 +54,14 @@ fn older_meanings(ctx: &Ctx<'_>, c_name: &str, mode: Mode, newest_pfn: &str) -> 
         } else {
             format!("CUDA {}", toolkits.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
         };
-        forms.push((*first, format!("`{}` in {when} (`entries::{}`)", e.exported, marker_ident(e))));
+        // The function by its exported name, where it has one (not a newest C name; `CUresult`).
+        let callable = e.returns.as_str() == "CUresult" && newest_c_names(ctx).all(|(c, _)| c != e.exported);
+        let call = if callable {
+            format!("[`api::{0}`](crate::api::legacy::{0}), ", e.exported)
+        } else {
+            String::new()
+        };
+        forms.push((*first, format!("`{}` in {when} ({call}`entries::{}`)", e.exported, marker_ident(e))));
     }
     if forms.is_empty() {
         return None;
@@ -64,12 +71,27 @@ fn older_meanings(ctx: &Ctx<'_>, c_name: &str, mode: Mode, newest_pfn: &str) -> 
     Some(format!(
         " Older cuda.h meant another ABI by `{c_name}`: {}. A program written against one of \
          those calls that form, with its own arguments; this function is not it (filling its new \
-         arguments with null is not the old call). Call the older form through \
-         [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, \
-         `aliases::cuda_X_Y::{c_name}` (feature `aliases`).",
-        forms.join(", ")
+         arguments with null is not the old call). Call the older form by its exported name where \
+         `api` has it, through [`Driver::get`](crate::Driver::get) with its marker, or as that \
+         toolkit's cuda.h named it, `aliases::cuda_X_Y::{c_name}` (feature `aliases`).{}",
+        forms.join(", "),
+        MEASURED_NULLS.iter().find(|(c, _, _)| *c == c_name).map_or_else(String::new, |(_, param, what)| format!(
+            "\n\n A null `{param}`, measured: {what}. That is one driver's answer, not cuda.h's \
+             promise."
+        ))
     ))
 }
+
+/// What drivers were measured to do with a null new argument of a C name whose older form
+/// lacked it (the NULL a port of the older call is tempted to pass): `(C name, parameter,
+/// what happened)`. Each from a GPU machine run (docs/gpu-machine-runs.md,
+/// `conformance ctx-create-null`).
+const MEASURED_NULLS: [(&str, &str, &str); 1] = [(
+    "cuCtxCreate",
+    "ctxCreateParams",
+    "NVIDIA's driver 580.159.04 (CUDA 13.0, an H200) returned `CUDA_SUCCESS` and a context \
+     (docs/gpu-machine-runs.md, run 13)",
+)];
 
 /// The newest toolkit's C names, with the entry each means in each stream mode.
 fn newest_c_names<'a>(ctx: &'a Ctx<'a>) -> impl Iterator<Item = (&'a str, &'a CNameTarget)> + 'a {
