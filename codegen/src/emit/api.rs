@@ -56,11 +56,8 @@ fn older_meanings(ctx: &Ctx<'_>, c_name: &str, mode: Mode, newest_pfn: &str) -> 
         };
         // The function by its exported name, where it has one (not a newest C name; `CUresult`).
         let callable = e.returns.as_str() == "CUresult" && newest_c_names(ctx).all(|(c, _)| c != e.exported);
-        let call = if callable {
-            format!("[`api::{0}`](crate::api::legacy::{0}), ", e.exported)
-        } else {
-            String::new()
-        };
+        let call =
+            if callable { format!("[`api::{0}`](crate::api::legacy::{0}), ", e.exported) } else { String::new() };
         forms.push((*first, format!("`{}` in {when} ({call}`entries::{}`)", e.exported, marker_ident(e))));
     }
     if forms.is_empty() {
