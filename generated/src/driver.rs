@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 #[cfg(feature = "newest")]
-use crate::newest::{Candidate, NewestAbi, Symbol};
+use crate::newest::{NewestAbi, Symbol};
 use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRIES, ENTRY_COUNT};
 use crate::types::CUresult;
 
@@ -606,51 +606,53 @@ pub(crate) fn get_entry<E: Entry, L: Lookups>(from: &L) -> Result<E::Fn, Error> 
     unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, L::VIA))
 }
 
-/// `newest_with::<S>()` of the driver and of the runtime: the first of `S`'s candidates (in
+/// `newest_with::<S>()` of the driver and of the runtime: the first of `S`'s ABIs (in
 /// `stream`'s order, those the version rule lets through) found, through the cache.
 #[cfg(feature = "newest")]
 pub(crate) fn newest_of<S: Symbol, L: Lookups>(from: &L, stream: DefaultStream) -> Result<S::Newest, Error> {
-    let order = match stream {
-        DefaultStream::Legacy => S::LEGACY_ORDER,
-        DefaultStream::PerThread => S::PER_THREAD_ORDER,
-    };
-    let asks = |c: &Candidate| c.info().filter(|_| !from.refuses(c.version));
-    let limit = from.driver_version();
+    let cases = <S::Newest as NewestAbi>::CASES;
+    let (index, p) = first_found(from, S::NAME, cases, stream)?;
+    // SAFETY: `p` is the answer to entry `index`'s own request.
+    unsafe { S::Newest::from_entry(index, p) }.ok_or_else(|| no_known_abi(from, S::NAME, cases, stream, None))
+}
+
+/// The search of `newest_of`, compiled once and not per symbol: `cases` are the symbol's
+/// entries in the order of [`Symbol::order`].
+#[cfg(feature = "newest")]
+fn first_found<L: Lookups>(
+    from: &L,
+    symbol: &str,
+    cases: &'static [usize],
+    stream: DefaultStream,
+) -> Result<(usize, NonNull<c_void>), Error> {
     let mut last = None;
-    for candidate in order {
-        let Some(info) = asks(candidate) else { continue };
-        match fetch(from, candidate.index, info.c_symbol, info.version, info.flags) {
-            // SAFETY: `p` is the answer to entry `index`'s own request.
-            Ok(p) => {
-                return unsafe { S::Newest::from_entry(candidate.index, p) }
-                    .ok_or_else(|| no_known_abi(S::NAME, order, limit, None, &asks))
-            }
+    for index in crate::newest::order(cases, stream) {
+        let Some(info) = ENTRIES.get(index).filter(|info| !from.refuses(info.version)) else { continue };
+        match fetch(from, index, info.c_symbol, info.version, info.flags) {
+            Ok(p) => return Ok((index, p)),
             Err(e) if e.steps_down() => last = Some(Box::new(e)),
             Err(e) => return Err(e),
         }
     }
-    Err(no_known_abi(S::NAME, order, limit, last, &asks))
+    Err(no_known_abi(from, symbol, cases, stream, last))
 }
 
-/// The error of a search that found nothing: every candidate it asked for failed, the last
-/// with `last` (or none could be asked for).
+/// The error of a search that found nothing: every ABI it asked for failed, the last with
+/// `last` (or none could be asked for).
 #[cfg(feature = "newest")]
-fn no_known_abi(
+fn no_known_abi<L: Lookups>(
+    from: &L,
     symbol: &str,
-    order: &[Candidate],
-    limit: u32,
+    cases: &'static [usize],
+    stream: DefaultStream,
     last: Option<Box<Error>>,
-    asks: &dyn Fn(&Candidate) -> Option<&'static EntryInfo>,
 ) -> Error {
-    let tried = if last.is_some() {
-        order.iter().filter(|c| asks(c).is_some()).map(|c| c.version).collect()
-    } else {
-        Vec::new()
-    };
+    let versions = || crate::newest::order(cases, stream).filter_map(|i| ENTRIES.get(i)).map(|info| info.version);
+    let tried = if last.is_some() { versions().filter(|&v| !from.refuses(v)).collect() } else { Vec::new() };
     Error::NoKnownAbi {
         symbol: symbol.to_owned(),
-        driver_version: limit,
-        known: order.iter().map(|c| c.version).collect(),
+        driver_version: from.driver_version(),
+        known: versions().collect(),
         tried,
         last,
     }

@@ -2,10 +2,10 @@
 // Inputs: headers-manifest.toml; CUDA toolkits 11.7, 11.8, 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3, 13.4, 13.5 (17 in all).
 
 //! The newest ABI of a symbol (feature `newest`): per symbol, an enum with one case per
-//! ABI this crate knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...) and a marker
-//! in [`symbols`] for [`Driver::newest`](crate::Driver::newest), which tries the ABIs
-//! from the highest version at or below the driver's down, each at exactly its own
-//! version.
+//! ABI this crate knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...), declared in
+//! the order they are tried, and a marker in [`symbols`] for
+//! [`Driver::newest`](crate::Driver::newest), which tries the ABIs from the highest
+//! version at or below the driver's down, each at exactly its own version.
 /*!
  ```no_run
  use cuda_driver_pfn::newest::CtxCreate;
@@ -29,41 +29,44 @@
 #![allow(non_camel_case_types)]
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use crate::registry::{EntryInfo, Variant, ENTRIES};
+use crate::registry::{EntryInfo, ENTRIES};
 mod sealed {
     pub trait Sealed {}
 }
-/// One ABI [`Driver::newest`](crate::Driver::newest) may try: which entry, at which
-/// version. Plain data: the driver looks the entry up by its index (through the same
-/// cache as [`Driver::get`](crate::Driver::get)), and the symbol's enum turns the
-/// pointer into its case ([`NewestAbi::from_entry`]), so that no code is generated per
-/// candidate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Candidate {
-    /// The entry's index in [`ENTRIES`].
-    pub index: usize,
-    /// The version it is asked for with (its own).
-    pub version: u32,
-    pub variant: Option<Variant>,
-}
-impl Candidate {
-    /// The entry's row.
-    pub fn info(&self) -> Option<&'static EntryInfo> {
-        ENTRIES.get(self.index)
-    }
-}
-/// A driver symbol, as a type: implemented only by the markers in [`symbols`].
+/// A driver symbol, as a type: implemented only by the markers in [`symbols`], each of
+/// which names its enum and nothing else.
+///
+/// The enums are not symbols themselves, so that a program reaches `newest` only
+/// through a name `cuda-sys-gen min-driver` reads (`symbols::cuCtxCreate`).
 pub trait Symbol: sealed::Sealed + 'static {
     /// The enum with one case per ABI.
     type Newest: NewestAbi;
     /// The name passed to `cuGetProcAddress`.
-    const NAME: &'static str;
-    /// What `newest` tries with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy):
-    /// the default ABIs, highest version first.
-    const LEGACY_ORDER: &'static [Candidate];
-    /// What it tries with [`DefaultStream::PerThread`](crate::DefaultStream::PerThread):
-    /// before each default ABI, the per-thread variants that pair with it.
-    const PER_THREAD_ORDER: &'static [Candidate];
+    const NAME: &'static str = ENTRIES[<Self::Newest as NewestAbi>::CASES[0]].symbol;
+    /// The registry rows [`Driver::newest_with`](crate::Driver::newest_with) tries, in
+    /// order: with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy) the default
+    /// ABIs, highest version first; with
+    /// [`DefaultStream::PerThread`](crate::DefaultStream::PerThread) the same with,
+    /// before each, the per-thread variants that pair with it (those whose version it
+    /// is the highest default one at or below).
+    fn order(stream: crate::DefaultStream) -> impl Iterator<Item = &'static EntryInfo> {
+        order(<Self::Newest as NewestAbi>::CASES, stream).filter_map(|i| ENTRIES.get(i))
+    }
+}
+/// An enum's [`NewestAbi::CASES`], in the order [`Symbol::order`] says: all of them
+/// with per-thread variants preferred (the order they are declared in), else the
+/// default ABIs among them. One function for every symbol.
+pub(crate) fn order(
+    cases: &'static [usize],
+    stream: crate::DefaultStream,
+) -> impl Iterator<Item = usize> {
+    let per_thread = matches!(stream, crate ::DefaultStream::PerThread);
+    cases
+        .iter()
+        .copied()
+        .filter(move |&i| {
+            per_thread || ENTRIES.get(i).is_some_and(|e| e.variant.is_none())
+        })
 }
 /// What every symbol's enum can say about the case it holds.
 ///
@@ -73,7 +76,9 @@ pub trait Symbol: sealed::Sealed + 'static {
 /// layout once, generically, instead of a `match` per enum: the crate compiles no
 /// code per symbol (issue 28, compile time).
 pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
-    /// Per case, in declaration order: the index in [`ENTRIES`] of its ABI.
+    /// Per case, in declaration order: the index in [`ENTRIES`] of its ABI. The cases are
+    /// declared highest version first, each per-thread variant before the default ABI
+    /// it pairs with: the order [`Symbol::order`] tries them in.
     const CASES: &'static [usize];
     /// The index in [`ENTRIES`] of the ABI held.
     fn index(&self) -> usize {
@@ -11944,840 +11949,312 @@ pub mod symbols {
     impl super::sealed::Sealed for cuArray3DCreate {}
     impl super::Symbol for cuArray3DCreate {
         type Newest = super::Array3DCreate;
-        const NAME: &'static str = "cuArray3DCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArray3DCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuArray3DCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArray3DGetDescriptor`, for [`Driver::newest`](crate::Driver::newest): see [`Array3DGetDescriptor`](super::Array3DGetDescriptor).
     pub enum cuArray3DGetDescriptor {}
     impl super::sealed::Sealed for cuArray3DGetDescriptor {}
     impl super::Symbol for cuArray3DGetDescriptor {
         type Newest = super::Array3DGetDescriptor;
-        const NAME: &'static str = "cuArray3DGetDescriptor";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArray3DGetDescriptor_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuArray3DGetDescriptor_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayCreate`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayCreate`](super::ArrayCreate).
     pub enum cuArrayCreate {}
     impl super::sealed::Sealed for cuArrayCreate {}
     impl super::Symbol for cuArrayCreate {
         type Newest = super::ArrayCreate;
-        const NAME: &'static str = "cuArrayCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArrayCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuArrayCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayDestroy`](super::ArrayDestroy).
     pub enum cuArrayDestroy {}
     impl super::sealed::Sealed for cuArrayDestroy {}
     impl super::Symbol for cuArrayDestroy {
         type Newest = super::ArrayDestroy;
-        const NAME: &'static str = "cuArrayDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArrayDestroy_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetDescriptor`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetDescriptor`](super::ArrayGetDescriptor).
     pub enum cuArrayGetDescriptor {}
     impl super::sealed::Sealed for cuArrayGetDescriptor {}
     impl super::Symbol for cuArrayGetDescriptor {
         type Newest = super::ArrayGetDescriptor;
-        const NAME: &'static str = "cuArrayGetDescriptor";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArrayGetDescriptor_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuArrayGetDescriptor_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetMemoryRequirements`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetMemoryRequirements`](super::ArrayGetMemoryRequirements).
     pub enum cuArrayGetMemoryRequirements {}
     impl super::sealed::Sealed for cuArrayGetMemoryRequirements {}
     impl super::Symbol for cuArrayGetMemoryRequirements {
         type Newest = super::ArrayGetMemoryRequirements;
-        const NAME: &'static str = "cuArrayGetMemoryRequirements";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArrayGetMemoryRequirements_v11060 as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetPlane`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetPlane`](super::ArrayGetPlane).
     pub enum cuArrayGetPlane {}
     impl super::sealed::Sealed for cuArrayGetPlane {}
     impl super::Symbol for cuArrayGetPlane {
         type Newest = super::ArrayGetPlane;
-        const NAME: &'static str = "cuArrayGetPlane";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArrayGetPlane_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetSparseProperties`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetSparseProperties`](super::ArrayGetSparseProperties).
     pub enum cuArrayGetSparseProperties {}
     impl super::sealed::Sealed for cuArrayGetSparseProperties {}
     impl super::Symbol for cuArrayGetSparseProperties {
         type Newest = super::ArrayGetSparseProperties;
-        const NAME: &'static str = "cuArrayGetSparseProperties";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuArrayGetSparseProperties_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointOperationComplete`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointOperationComplete`](super::CheckpointOperationComplete).
     pub enum cuCheckpointOperationComplete {}
     impl super::sealed::Sealed for cuCheckpointOperationComplete {}
     impl super::Symbol for cuCheckpointOperationComplete {
         type Newest = super::CheckpointOperationComplete;
-        const NAME: &'static str = "cuCheckpointOperationComplete";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointOperationComplete_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessCheckpoint`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessCheckpoint`](super::CheckpointProcessCheckpoint).
     pub enum cuCheckpointProcessCheckpoint {}
     impl super::sealed::Sealed for cuCheckpointProcessCheckpoint {}
     impl super::Symbol for cuCheckpointProcessCheckpoint {
         type Newest = super::CheckpointProcessCheckpoint;
-        const NAME: &'static str = "cuCheckpointProcessCheckpoint";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointProcessCheckpoint_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessGetRestoreThreadId`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessGetRestoreThreadId`](super::CheckpointProcessGetRestoreThreadId).
     pub enum cuCheckpointProcessGetRestoreThreadId {}
     impl super::sealed::Sealed for cuCheckpointProcessGetRestoreThreadId {}
     impl super::Symbol for cuCheckpointProcessGetRestoreThreadId {
         type Newest = super::CheckpointProcessGetRestoreThreadId;
-        const NAME: &'static str = "cuCheckpointProcessGetRestoreThreadId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessGetState`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessGetState`](super::CheckpointProcessGetState).
     pub enum cuCheckpointProcessGetState {}
     impl super::sealed::Sealed for cuCheckpointProcessGetState {}
     impl super::Symbol for cuCheckpointProcessGetState {
         type Newest = super::CheckpointProcessGetState;
-        const NAME: &'static str = "cuCheckpointProcessGetState";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointProcessGetState_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessLock`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessLock`](super::CheckpointProcessLock).
     pub enum cuCheckpointProcessLock {}
     impl super::sealed::Sealed for cuCheckpointProcessLock {}
     impl super::Symbol for cuCheckpointProcessLock {
         type Newest = super::CheckpointProcessLock;
-        const NAME: &'static str = "cuCheckpointProcessLock";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointProcessLock_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessRestore`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessRestore`](super::CheckpointProcessRestore).
     pub enum cuCheckpointProcessRestore {}
     impl super::sealed::Sealed for cuCheckpointProcessRestore {}
     impl super::Symbol for cuCheckpointProcessRestore {
         type Newest = super::CheckpointProcessRestore;
-        const NAME: &'static str = "cuCheckpointProcessRestore";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointProcessRestore_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessUnlock`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessUnlock`](super::CheckpointProcessUnlock).
     pub enum cuCheckpointProcessUnlock {}
     impl super::sealed::Sealed for cuCheckpointProcessUnlock {}
     impl super::Symbol for cuCheckpointProcessUnlock {
         type Newest = super::CheckpointProcessUnlock;
-        const NAME: &'static str = "cuCheckpointProcessUnlock";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCheckpointProcessUnlock_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpDeregisterCompleteCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpDeregisterCompleteCallback`](super::CoredumpDeregisterCompleteCallback).
     pub enum cuCoredumpDeregisterCompleteCallback {}
     impl super::sealed::Sealed for cuCoredumpDeregisterCompleteCallback {}
     impl super::Symbol for cuCoredumpDeregisterCompleteCallback {
         type Newest = super::CoredumpDeregisterCompleteCallback;
-        const NAME: &'static str = "cuCoredumpDeregisterCompleteCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpDeregisterCompleteCallback_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpDeregisterStartCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpDeregisterStartCallback`](super::CoredumpDeregisterStartCallback).
     pub enum cuCoredumpDeregisterStartCallback {}
     impl super::sealed::Sealed for cuCoredumpDeregisterStartCallback {}
     impl super::Symbol for cuCoredumpDeregisterStartCallback {
         type Newest = super::CoredumpDeregisterStartCallback;
-        const NAME: &'static str = "cuCoredumpDeregisterStartCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpDeregisterStartCallback_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpGetAttribute`](super::CoredumpGetAttribute).
     pub enum cuCoredumpGetAttribute {}
     impl super::sealed::Sealed for cuCoredumpGetAttribute {}
     impl super::Symbol for cuCoredumpGetAttribute {
         type Newest = super::CoredumpGetAttribute;
-        const NAME: &'static str = "cuCoredumpGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpGetAttribute_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpGetAttributeGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpGetAttributeGlobal`](super::CoredumpGetAttributeGlobal).
     pub enum cuCoredumpGetAttributeGlobal {}
     impl super::sealed::Sealed for cuCoredumpGetAttributeGlobal {}
     impl super::Symbol for cuCoredumpGetAttributeGlobal {
         type Newest = super::CoredumpGetAttributeGlobal;
-        const NAME: &'static str = "cuCoredumpGetAttributeGlobal";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpGetAttributeGlobal_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpRegisterCompleteCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpRegisterCompleteCallback`](super::CoredumpRegisterCompleteCallback).
     pub enum cuCoredumpRegisterCompleteCallback {}
     impl super::sealed::Sealed for cuCoredumpRegisterCompleteCallback {}
     impl super::Symbol for cuCoredumpRegisterCompleteCallback {
         type Newest = super::CoredumpRegisterCompleteCallback;
-        const NAME: &'static str = "cuCoredumpRegisterCompleteCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpRegisterCompleteCallback_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpRegisterStartCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpRegisterStartCallback`](super::CoredumpRegisterStartCallback).
     pub enum cuCoredumpRegisterStartCallback {}
     impl super::sealed::Sealed for cuCoredumpRegisterStartCallback {}
     impl super::Symbol for cuCoredumpRegisterStartCallback {
         type Newest = super::CoredumpRegisterStartCallback;
-        const NAME: &'static str = "cuCoredumpRegisterStartCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpRegisterStartCallback_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpSetAttribute`](super::CoredumpSetAttribute).
     pub enum cuCoredumpSetAttribute {}
     impl super::sealed::Sealed for cuCoredumpSetAttribute {}
     impl super::Symbol for cuCoredumpSetAttribute {
         type Newest = super::CoredumpSetAttribute;
-        const NAME: &'static str = "cuCoredumpSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpSetAttribute_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpSetAttributeGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpSetAttributeGlobal`](super::CoredumpSetAttributeGlobal).
     pub enum cuCoredumpSetAttributeGlobal {}
     impl super::sealed::Sealed for cuCoredumpSetAttributeGlobal {}
     impl super::Symbol for cuCoredumpSetAttributeGlobal {
         type Newest = super::CoredumpSetAttributeGlobal;
-        const NAME: &'static str = "cuCoredumpSetAttributeGlobal";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCoredumpSetAttributeGlobal_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxAttach`, for [`Driver::newest`](crate::Driver::newest): see [`CtxAttach`](super::CtxAttach).
     pub enum cuCtxAttach {}
     impl super::sealed::Sealed for cuCtxAttach {}
     impl super::Symbol for cuCtxAttach {
         type Newest = super::CtxAttach;
-        const NAME: &'static str = "cuCtxAttach";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxAttach_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`CtxCreate`](super::CtxCreate).
     pub enum cuCtxCreate {}
     impl super::sealed::Sealed for cuCtxCreate {}
     impl super::Symbol for cuCtxCreate {
         type Newest = super::CtxCreate;
-        const NAME: &'static str = "cuCtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxCreate_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxCreate_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDestroy`](super::CtxDestroy).
     pub enum cuCtxDestroy {}
     impl super::sealed::Sealed for cuCtxDestroy {}
     impl super::Symbol for cuCtxDestroy {
         type Newest = super::CtxDestroy;
-        const NAME: &'static str = "cuCtxDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxDestroy_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxDestroy_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxDetach`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDetach`](super::CtxDetach).
     pub enum cuCtxDetach {}
     impl super::sealed::Sealed for cuCtxDetach {}
     impl super::Symbol for cuCtxDetach {
         type Newest = super::CtxDetach;
-        const NAME: &'static str = "cuCtxDetach";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxDetach_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxDisablePeerAccess`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDisablePeerAccess`](super::CtxDisablePeerAccess).
     pub enum cuCtxDisablePeerAccess {}
     impl super::sealed::Sealed for cuCtxDisablePeerAccess {}
     impl super::Symbol for cuCtxDisablePeerAccess {
         type Newest = super::CtxDisablePeerAccess;
-        const NAME: &'static str = "cuCtxDisablePeerAccess";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxDisablePeerAccess_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxEnablePeerAccess`, for [`Driver::newest`](crate::Driver::newest): see [`CtxEnablePeerAccess`](super::CtxEnablePeerAccess).
     pub enum cuCtxEnablePeerAccess {}
     impl super::sealed::Sealed for cuCtxEnablePeerAccess {}
     impl super::Symbol for cuCtxEnablePeerAccess {
         type Newest = super::CtxEnablePeerAccess;
-        const NAME: &'static str = "cuCtxEnablePeerAccess";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxEnablePeerAccess_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxFromGreenCtx`, for [`Driver::newest`](crate::Driver::newest): see [`CtxFromGreenCtx`](super::CtxFromGreenCtx).
     pub enum cuCtxFromGreenCtx {}
     impl super::sealed::Sealed for cuCtxFromGreenCtx {}
     impl super::Symbol for cuCtxFromGreenCtx {
         type Newest = super::CtxFromGreenCtx;
-        const NAME: &'static str = "cuCtxFromGreenCtx";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxFromGreenCtx_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetApiVersion`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetApiVersion`](super::CtxGetApiVersion).
     pub enum cuCtxGetApiVersion {}
     impl super::sealed::Sealed for cuCtxGetApiVersion {}
     impl super::Symbol for cuCtxGetApiVersion {
         type Newest = super::CtxGetApiVersion;
-        const NAME: &'static str = "cuCtxGetApiVersion";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetApiVersion_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetCacheConfig`](super::CtxGetCacheConfig).
     pub enum cuCtxGetCacheConfig {}
     impl super::sealed::Sealed for cuCtxGetCacheConfig {}
     impl super::Symbol for cuCtxGetCacheConfig {
         type Newest = super::CtxGetCacheConfig;
-        const NAME: &'static str = "cuCtxGetCacheConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetCacheConfig_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetCurrent`](super::CtxGetCurrent).
     pub enum cuCtxGetCurrent {}
     impl super::sealed::Sealed for cuCtxGetCurrent {}
     impl super::Symbol for cuCtxGetCurrent {
         type Newest = super::CtxGetCurrent;
-        const NAME: &'static str = "cuCtxGetCurrent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetCurrent_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetDevResource`](super::CtxGetDevResource).
     pub enum cuCtxGetDevResource {}
     impl super::sealed::Sealed for cuCtxGetDevResource {}
     impl super::Symbol for cuCtxGetDevResource {
         type Newest = super::CtxGetDevResource;
-        const NAME: &'static str = "cuCtxGetDevResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetDevResource_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetDevice`](super::CtxGetDevice).
     pub enum cuCtxGetDevice {}
     impl super::sealed::Sealed for cuCtxGetDevice {}
     impl super::Symbol for cuCtxGetDevice {
         type Newest = super::CtxGetDevice;
-        const NAME: &'static str = "cuCtxGetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetDevice_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxGetDevice_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetExecAffinity`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetExecAffinity`](super::CtxGetExecAffinity).
     pub enum cuCtxGetExecAffinity {}
     impl super::sealed::Sealed for cuCtxGetExecAffinity {}
     impl super::Symbol for cuCtxGetExecAffinity {
         type Newest = super::CtxGetExecAffinity;
-        const NAME: &'static str = "cuCtxGetExecAffinity";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetExecAffinity_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetFlags`](super::CtxGetFlags).
     pub enum cuCtxGetFlags {}
     impl super::sealed::Sealed for cuCtxGetFlags {}
     impl super::Symbol for cuCtxGetFlags {
         type Newest = super::CtxGetFlags;
-        const NAME: &'static str = "cuCtxGetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetFlags_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetId`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetId`](super::CtxGetId).
     pub enum cuCtxGetId {}
     impl super::sealed::Sealed for cuCtxGetId {}
     impl super::Symbol for cuCtxGetId {
         type Newest = super::CtxGetId;
-        const NAME: &'static str = "cuCtxGetId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetId_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetLimit`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetLimit`](super::CtxGetLimit).
     pub enum cuCtxGetLimit {}
     impl super::sealed::Sealed for cuCtxGetLimit {}
     impl super::Symbol for cuCtxGetLimit {
         type Newest = super::CtxGetLimit;
-        const NAME: &'static str = "cuCtxGetLimit";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetLimit_v3010 as crate::registry::Entry>::INDEX,
-                version: 3010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetSharedMemConfig`](super::CtxGetSharedMemConfig).
     pub enum cuCtxGetSharedMemConfig {}
     impl super::sealed::Sealed for cuCtxGetSharedMemConfig {}
     impl super::Symbol for cuCtxGetSharedMemConfig {
         type Newest = super::CtxGetSharedMemConfig;
-        const NAME: &'static str = "cuCtxGetSharedMemConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetSharedMemConfig_v4020 as crate::registry::Entry>::INDEX,
-                version: 4020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetStreamPriorityRange`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetStreamPriorityRange`](super::CtxGetStreamPriorityRange).
     pub enum cuCtxGetStreamPriorityRange {}
     impl super::sealed::Sealed for cuCtxGetStreamPriorityRange {}
     impl super::Symbol for cuCtxGetStreamPriorityRange {
         type Newest = super::CtxGetStreamPriorityRange;
-        const NAME: &'static str = "cuCtxGetStreamPriorityRange";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxGetStreamPriorityRange_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxPopCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxPopCurrent`](super::CtxPopCurrent).
     pub enum cuCtxPopCurrent {}
     impl super::sealed::Sealed for cuCtxPopCurrent {}
     impl super::Symbol for cuCtxPopCurrent {
         type Newest = super::CtxPopCurrent;
-        const NAME: &'static str = "cuCtxPopCurrent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxPopCurrent_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxPopCurrent_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxPushCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxPushCurrent`](super::CtxPushCurrent).
     pub enum cuCtxPushCurrent {}
     impl super::sealed::Sealed for cuCtxPushCurrent {}
     impl super::Symbol for cuCtxPushCurrent {
         type Newest = super::CtxPushCurrent;
-        const NAME: &'static str = "cuCtxPushCurrent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxPushCurrent_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxPushCurrent_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxRecordEvent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxRecordEvent`](super::CtxRecordEvent).
     pub enum cuCtxRecordEvent {}
     impl super::sealed::Sealed for cuCtxRecordEvent {}
     impl super::Symbol for cuCtxRecordEvent {
         type Newest = super::CtxRecordEvent;
-        const NAME: &'static str = "cuCtxRecordEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxRecordEvent_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxResetPersistingL2Cache`, for [`Driver::newest`](crate::Driver::newest): see [`CtxResetPersistingL2Cache`](super::CtxResetPersistingL2Cache).
     pub enum cuCtxResetPersistingL2Cache {}
     impl super::sealed::Sealed for cuCtxResetPersistingL2Cache {}
     impl super::Symbol for cuCtxResetPersistingL2Cache {
         type Newest = super::CtxResetPersistingL2Cache;
-        const NAME: &'static str = "cuCtxResetPersistingL2Cache";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxResetPersistingL2Cache_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetCacheConfig`](super::CtxSetCacheConfig).
     pub enum cuCtxSetCacheConfig {}
     impl super::sealed::Sealed for cuCtxSetCacheConfig {}
     impl super::Symbol for cuCtxSetCacheConfig {
         type Newest = super::CtxSetCacheConfig;
-        const NAME: &'static str = "cuCtxSetCacheConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxSetCacheConfig_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetCurrent`](super::CtxSetCurrent).
     pub enum cuCtxSetCurrent {}
     impl super::sealed::Sealed for cuCtxSetCurrent {}
     impl super::Symbol for cuCtxSetCurrent {
         type Newest = super::CtxSetCurrent;
-        const NAME: &'static str = "cuCtxSetCurrent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxSetCurrent_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetFlags`](super::CtxSetFlags).
     pub enum cuCtxSetFlags {}
     impl super::sealed::Sealed for cuCtxSetFlags {}
     impl super::Symbol for cuCtxSetFlags {
         type Newest = super::CtxSetFlags;
-        const NAME: &'static str = "cuCtxSetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxSetFlags_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetLimit`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetLimit`](super::CtxSetLimit).
     pub enum cuCtxSetLimit {}
     impl super::sealed::Sealed for cuCtxSetLimit {}
     impl super::Symbol for cuCtxSetLimit {
         type Newest = super::CtxSetLimit;
-        const NAME: &'static str = "cuCtxSetLimit";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxSetLimit_v3010 as crate::registry::Entry>::INDEX,
-                version: 3010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetSharedMemConfig`](super::CtxSetSharedMemConfig).
     pub enum cuCtxSetSharedMemConfig {}
     impl super::sealed::Sealed for cuCtxSetSharedMemConfig {}
     impl super::Symbol for cuCtxSetSharedMemConfig {
         type Newest = super::CtxSetSharedMemConfig;
-        const NAME: &'static str = "cuCtxSetSharedMemConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxSetSharedMemConfig_v4020 as crate::registry::Entry>::INDEX,
-                version: 4020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSynchronize`](super::CtxSynchronize).
     pub enum cuCtxSynchronize {}
     impl super::sealed::Sealed for cuCtxSynchronize {}
     impl super::Symbol for cuCtxSynchronize {
         type Newest = super::CtxSynchronize;
-        const NAME: &'static str = "cuCtxSynchronize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxSynchronize_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuCtxSynchronize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxWaitEvent`](super::CtxWaitEvent).
     pub enum cuCtxWaitEvent {}
     impl super::sealed::Sealed for cuCtxWaitEvent {}
     impl super::Symbol for cuCtxWaitEvent {
         type Newest = super::CtxWaitEvent;
-        const NAME: &'static str = "cuCtxWaitEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuCtxWaitEvent_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10CtxCreate`](super::D3D10CtxCreate).
     #[cfg(feature = "d3d10")]
@@ -12787,20 +12264,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10CtxCreate {
         type Newest = super::D3D10CtxCreate;
-        const NAME: &'static str = "cuD3D10CtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10CtxCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D10CtxCreate_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10CtxCreateOnDevice`](super::D3D10CtxCreateOnDevice).
     #[cfg(feature = "d3d10")]
@@ -12810,15 +12273,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10CtxCreateOnDevice {
         type Newest = super::D3D10CtxCreateOnDevice;
-        const NAME: &'static str = "cuD3D10CtxCreateOnDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10CtxCreateOnDevice_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDevice`](super::D3D10GetDevice).
     #[cfg(feature = "d3d10")]
@@ -12828,15 +12282,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10GetDevice {
         type Newest = super::D3D10GetDevice;
-        const NAME: &'static str = "cuD3D10GetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10GetDevice_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDevices`](super::D3D10GetDevices).
     #[cfg(feature = "d3d10")]
@@ -12846,15 +12291,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10GetDevices {
         type Newest = super::D3D10GetDevices;
-        const NAME: &'static str = "cuD3D10GetDevices";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10GetDevices_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDirect3DDevice`](super::D3D10GetDirect3DDevice).
     #[cfg(feature = "d3d10")]
@@ -12864,15 +12300,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10GetDirect3DDevice {
         type Newest = super::D3D10GetDirect3DDevice;
-        const NAME: &'static str = "cuD3D10GetDirect3DDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10GetDirect3DDevice_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10MapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10MapResources`](super::D3D10MapResources).
     #[cfg(feature = "d3d10")]
@@ -12882,15 +12309,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10MapResources {
         type Newest = super::D3D10MapResources;
-        const NAME: &'static str = "cuD3D10MapResources";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10MapResources_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10RegisterResource`](super::D3D10RegisterResource).
     #[cfg(feature = "d3d10")]
@@ -12900,15 +12318,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10RegisterResource {
         type Newest = super::D3D10RegisterResource;
-        const NAME: &'static str = "cuD3D10RegisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10RegisterResource_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10ResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedArray`](super::D3D10ResourceGetMappedArray).
     #[cfg(feature = "d3d10")]
@@ -12918,15 +12327,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedArray {
         type Newest = super::D3D10ResourceGetMappedArray;
-        const NAME: &'static str = "cuD3D10ResourceGetMappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedArray_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10ResourceGetMappedPitch`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedPitch`](super::D3D10ResourceGetMappedPitch).
     #[cfg(feature = "d3d10")]
@@ -12936,20 +12336,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedPitch {
         type Newest = super::D3D10ResourceGetMappedPitch;
-        const NAME: &'static str = "cuD3D10ResourceGetMappedPitch";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedPitch_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedPitch_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10ResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedPointer`](super::D3D10ResourceGetMappedPointer).
     #[cfg(feature = "d3d10")]
@@ -12959,20 +12345,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedPointer {
         type Newest = super::D3D10ResourceGetMappedPointer;
-        const NAME: &'static str = "cuD3D10ResourceGetMappedPointer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedPointer_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedPointer_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10ResourceGetMappedSize`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedSize`](super::D3D10ResourceGetMappedSize).
     #[cfg(feature = "d3d10")]
@@ -12982,20 +12354,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedSize {
         type Newest = super::D3D10ResourceGetMappedSize;
-        const NAME: &'static str = "cuD3D10ResourceGetMappedSize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedSize_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetMappedSize_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10ResourceGetSurfaceDimensions`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetSurfaceDimensions`](super::D3D10ResourceGetSurfaceDimensions).
     #[cfg(feature = "d3d10")]
@@ -13005,20 +12363,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetSurfaceDimensions {
         type Newest = super::D3D10ResourceGetSurfaceDimensions;
-        const NAME: &'static str = "cuD3D10ResourceGetSurfaceDimensions";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceGetSurfaceDimensions_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10ResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceSetMapFlags`](super::D3D10ResourceSetMapFlags).
     #[cfg(feature = "d3d10")]
@@ -13028,15 +12372,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceSetMapFlags {
         type Newest = super::D3D10ResourceSetMapFlags;
-        const NAME: &'static str = "cuD3D10ResourceSetMapFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10ResourceSetMapFlags_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10UnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10UnmapResources`](super::D3D10UnmapResources).
     #[cfg(feature = "d3d10")]
@@ -13046,15 +12381,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10UnmapResources {
         type Newest = super::D3D10UnmapResources;
-        const NAME: &'static str = "cuD3D10UnmapResources";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10UnmapResources_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D10UnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10UnregisterResource`](super::D3D10UnregisterResource).
     #[cfg(feature = "d3d10")]
@@ -13064,15 +12390,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10UnregisterResource {
         type Newest = super::D3D10UnregisterResource;
-        const NAME: &'static str = "cuD3D10UnregisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D10UnregisterResource_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D11CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11CtxCreate`](super::D3D11CtxCreate).
     #[cfg(feature = "d3d11")]
@@ -13082,20 +12399,6 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11CtxCreate {
         type Newest = super::D3D11CtxCreate;
-        const NAME: &'static str = "cuD3D11CtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D11CtxCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D11CtxCreate_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D11CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11CtxCreateOnDevice`](super::D3D11CtxCreateOnDevice).
     #[cfg(feature = "d3d11")]
@@ -13105,15 +12408,6 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11CtxCreateOnDevice {
         type Newest = super::D3D11CtxCreateOnDevice;
-        const NAME: &'static str = "cuD3D11CtxCreateOnDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D11CtxCreateOnDevice_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D11GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDevice`](super::D3D11GetDevice).
     #[cfg(feature = "d3d11")]
@@ -13123,15 +12417,6 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11GetDevice {
         type Newest = super::D3D11GetDevice;
-        const NAME: &'static str = "cuD3D11GetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D11GetDevice_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D11GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDevices`](super::D3D11GetDevices).
     #[cfg(feature = "d3d11")]
@@ -13141,15 +12426,6 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11GetDevices {
         type Newest = super::D3D11GetDevices;
-        const NAME: &'static str = "cuD3D11GetDevices";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D11GetDevices_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D11GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDirect3DDevice`](super::D3D11GetDirect3DDevice).
     #[cfg(feature = "d3d11")]
@@ -13159,15 +12435,6 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11GetDirect3DDevice {
         type Newest = super::D3D11GetDirect3DDevice;
-        const NAME: &'static str = "cuD3D11GetDirect3DDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D11GetDirect3DDevice_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9Begin`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9Begin`](super::D3D9Begin).
     #[cfg(feature = "d3d9")]
@@ -13177,15 +12444,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9Begin {
         type Newest = super::D3D9Begin;
-        const NAME: &'static str = "cuD3D9Begin";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9Begin_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9CtxCreate`](super::D3D9CtxCreate).
     #[cfg(feature = "d3d9")]
@@ -13195,20 +12453,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9CtxCreate {
         type Newest = super::D3D9CtxCreate;
-        const NAME: &'static str = "cuD3D9CtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9CtxCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D9CtxCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9CtxCreateOnDevice`](super::D3D9CtxCreateOnDevice).
     #[cfg(feature = "d3d9")]
@@ -13218,15 +12462,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9CtxCreateOnDevice {
         type Newest = super::D3D9CtxCreateOnDevice;
-        const NAME: &'static str = "cuD3D9CtxCreateOnDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9CtxCreateOnDevice_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9End`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9End`](super::D3D9End).
     #[cfg(feature = "d3d9")]
@@ -13236,15 +12471,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9End {
         type Newest = super::D3D9End;
-        const NAME: &'static str = "cuD3D9End";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9End_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDevice`](super::D3D9GetDevice).
     #[cfg(feature = "d3d9")]
@@ -13254,15 +12480,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9GetDevice {
         type Newest = super::D3D9GetDevice;
-        const NAME: &'static str = "cuD3D9GetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9GetDevice_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDevices`](super::D3D9GetDevices).
     #[cfg(feature = "d3d9")]
@@ -13272,15 +12489,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9GetDevices {
         type Newest = super::D3D9GetDevices;
-        const NAME: &'static str = "cuD3D9GetDevices";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9GetDevices_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDirect3DDevice`](super::D3D9GetDirect3DDevice).
     #[cfg(feature = "d3d9")]
@@ -13290,15 +12498,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9GetDirect3DDevice {
         type Newest = super::D3D9GetDirect3DDevice;
-        const NAME: &'static str = "cuD3D9GetDirect3DDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9GetDirect3DDevice_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9MapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9MapResources`](super::D3D9MapResources).
     #[cfg(feature = "d3d9")]
@@ -13308,15 +12507,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9MapResources {
         type Newest = super::D3D9MapResources;
-        const NAME: &'static str = "cuD3D9MapResources";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9MapResources_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9MapVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9MapVertexBuffer`](super::D3D9MapVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -13326,20 +12516,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9MapVertexBuffer {
         type Newest = super::D3D9MapVertexBuffer;
-        const NAME: &'static str = "cuD3D9MapVertexBuffer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9MapVertexBuffer_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D9MapVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9RegisterResource`](super::D3D9RegisterResource).
     #[cfg(feature = "d3d9")]
@@ -13349,15 +12525,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9RegisterResource {
         type Newest = super::D3D9RegisterResource;
-        const NAME: &'static str = "cuD3D9RegisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9RegisterResource_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9RegisterVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9RegisterVertexBuffer`](super::D3D9RegisterVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -13367,15 +12534,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9RegisterVertexBuffer {
         type Newest = super::D3D9RegisterVertexBuffer;
-        const NAME: &'static str = "cuD3D9RegisterVertexBuffer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9RegisterVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9ResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedArray`](super::D3D9ResourceGetMappedArray).
     #[cfg(feature = "d3d9")]
@@ -13385,15 +12543,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedArray {
         type Newest = super::D3D9ResourceGetMappedArray;
-        const NAME: &'static str = "cuD3D9ResourceGetMappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedArray_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9ResourceGetMappedPitch`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedPitch`](super::D3D9ResourceGetMappedPitch).
     #[cfg(feature = "d3d9")]
@@ -13403,20 +12552,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedPitch {
         type Newest = super::D3D9ResourceGetMappedPitch;
-        const NAME: &'static str = "cuD3D9ResourceGetMappedPitch";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedPitch_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedPitch_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9ResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedPointer`](super::D3D9ResourceGetMappedPointer).
     #[cfg(feature = "d3d9")]
@@ -13426,20 +12561,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedPointer {
         type Newest = super::D3D9ResourceGetMappedPointer;
-        const NAME: &'static str = "cuD3D9ResourceGetMappedPointer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedPointer_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedPointer_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9ResourceGetMappedSize`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedSize`](super::D3D9ResourceGetMappedSize).
     #[cfg(feature = "d3d9")]
@@ -13449,20 +12570,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedSize {
         type Newest = super::D3D9ResourceGetMappedSize;
-        const NAME: &'static str = "cuD3D9ResourceGetMappedSize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedSize_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetMappedSize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9ResourceGetSurfaceDimensions`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetSurfaceDimensions`](super::D3D9ResourceGetSurfaceDimensions).
     #[cfg(feature = "d3d9")]
@@ -13472,20 +12579,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetSurfaceDimensions {
         type Newest = super::D3D9ResourceGetSurfaceDimensions;
-        const NAME: &'static str = "cuD3D9ResourceGetSurfaceDimensions";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceGetSurfaceDimensions_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9ResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceSetMapFlags`](super::D3D9ResourceSetMapFlags).
     #[cfg(feature = "d3d9")]
@@ -13495,15 +12588,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceSetMapFlags {
         type Newest = super::D3D9ResourceSetMapFlags;
-        const NAME: &'static str = "cuD3D9ResourceSetMapFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9ResourceSetMapFlags_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9UnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnmapResources`](super::D3D9UnmapResources).
     #[cfg(feature = "d3d9")]
@@ -13513,15 +12597,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnmapResources {
         type Newest = super::D3D9UnmapResources;
-        const NAME: &'static str = "cuD3D9UnmapResources";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9UnmapResources_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9UnmapVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnmapVertexBuffer`](super::D3D9UnmapVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -13531,15 +12606,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnmapVertexBuffer {
         type Newest = super::D3D9UnmapVertexBuffer;
-        const NAME: &'static str = "cuD3D9UnmapVertexBuffer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9UnmapVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9UnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnregisterResource`](super::D3D9UnregisterResource).
     #[cfg(feature = "d3d9")]
@@ -13549,15 +12615,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnregisterResource {
         type Newest = super::D3D9UnregisterResource;
-        const NAME: &'static str = "cuD3D9UnregisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9UnregisterResource_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuD3D9UnregisterVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnregisterVertexBuffer`](super::D3D9UnregisterVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -13567,655 +12624,252 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnregisterVertexBuffer {
         type Newest = super::D3D9UnregisterVertexBuffer;
-        const NAME: &'static str = "cuD3D9UnregisterVertexBuffer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuD3D9UnregisterVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDestroyExternalMemory`, for [`Driver::newest`](crate::Driver::newest): see [`DestroyExternalMemory`](super::DestroyExternalMemory).
     pub enum cuDestroyExternalMemory {}
     impl super::sealed::Sealed for cuDestroyExternalMemory {}
     impl super::Symbol for cuDestroyExternalMemory {
         type Newest = super::DestroyExternalMemory;
-        const NAME: &'static str = "cuDestroyExternalMemory";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDestroyExternalMemory_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDestroyExternalSemaphore`, for [`Driver::newest`](crate::Driver::newest): see [`DestroyExternalSemaphore`](super::DestroyExternalSemaphore).
     pub enum cuDestroyExternalSemaphore {}
     impl super::sealed::Sealed for cuDestroyExternalSemaphore {}
     impl super::Symbol for cuDestroyExternalSemaphore {
         type Newest = super::DestroyExternalSemaphore;
-        const NAME: &'static str = "cuDestroyExternalSemaphore";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDestroyExternalSemaphore_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevResourceGenerateDesc`, for [`Driver::newest`](crate::Driver::newest): see [`DevResourceGenerateDesc`](super::DevResourceGenerateDesc).
     pub enum cuDevResourceGenerateDesc {}
     impl super::sealed::Sealed for cuDevResourceGenerateDesc {}
     impl super::Symbol for cuDevResourceGenerateDesc {
         type Newest = super::DevResourceGenerateDesc;
-        const NAME: &'static str = "cuDevResourceGenerateDesc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevResourceGenerateDesc_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevSmResourceSplit`, for [`Driver::newest`](crate::Driver::newest): see [`DevSmResourceSplit`](super::DevSmResourceSplit).
     pub enum cuDevSmResourceSplit {}
     impl super::sealed::Sealed for cuDevSmResourceSplit {}
     impl super::Symbol for cuDevSmResourceSplit {
         type Newest = super::DevSmResourceSplit;
-        const NAME: &'static str = "cuDevSmResourceSplit";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevSmResourceSplit_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevSmResourceSplitByCount`, for [`Driver::newest`](crate::Driver::newest): see [`DevSmResourceSplitByCount`](super::DevSmResourceSplitByCount).
     pub enum cuDevSmResourceSplitByCount {}
     impl super::sealed::Sealed for cuDevSmResourceSplitByCount {}
     impl super::Symbol for cuDevSmResourceSplitByCount {
         type Newest = super::DevSmResourceSplitByCount;
-        const NAME: &'static str = "cuDevSmResourceSplitByCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevSmResourceSplitByCount_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceCanAccessPeer`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceCanAccessPeer`](super::DeviceCanAccessPeer).
     pub enum cuDeviceCanAccessPeer {}
     impl super::sealed::Sealed for cuDeviceCanAccessPeer {}
     impl super::Symbol for cuDeviceCanAccessPeer {
         type Newest = super::DeviceCanAccessPeer;
-        const NAME: &'static str = "cuDeviceCanAccessPeer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceCanAccessPeer_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceComputeCapability`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceComputeCapability`](super::DeviceComputeCapability).
     pub enum cuDeviceComputeCapability {}
     impl super::sealed::Sealed for cuDeviceComputeCapability {}
     impl super::Symbol for cuDeviceComputeCapability {
         type Newest = super::DeviceComputeCapability;
-        const NAME: &'static str = "cuDeviceComputeCapability";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceComputeCapability_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGet`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGet`](super::DeviceGet).
     pub enum cuDeviceGet {}
     impl super::sealed::Sealed for cuDeviceGet {}
     impl super::Symbol for cuDeviceGet {
         type Newest = super::DeviceGet;
-        const NAME: &'static str = "cuDeviceGet";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGet_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetAttribute`](super::DeviceGetAttribute).
     pub enum cuDeviceGetAttribute {}
     impl super::sealed::Sealed for cuDeviceGetAttribute {}
     impl super::Symbol for cuDeviceGetAttribute {
         type Newest = super::DeviceGetAttribute;
-        const NAME: &'static str = "cuDeviceGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetAttribute_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetByPCIBusId`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetByPCIBusId`](super::DeviceGetByPCIBusId).
     pub enum cuDeviceGetByPCIBusId {}
     impl super::sealed::Sealed for cuDeviceGetByPCIBusId {}
     impl super::Symbol for cuDeviceGetByPCIBusId {
         type Newest = super::DeviceGetByPCIBusId;
-        const NAME: &'static str = "cuDeviceGetByPCIBusId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetByPCIBusId_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetCliqueCount`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCliqueCount`](super::DeviceGetCliqueCount).
     pub enum cuDeviceGetCliqueCount {}
     impl super::sealed::Sealed for cuDeviceGetCliqueCount {}
     impl super::Symbol for cuDeviceGetCliqueCount {
         type Newest = super::DeviceGetCliqueCount;
-        const NAME: &'static str = "cuDeviceGetCliqueCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetCliqueCount_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetCliqueInfo`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCliqueInfo`](super::DeviceGetCliqueInfo).
     pub enum cuDeviceGetCliqueInfo {}
     impl super::sealed::Sealed for cuDeviceGetCliqueInfo {}
     impl super::Symbol for cuDeviceGetCliqueInfo {
         type Newest = super::DeviceGetCliqueInfo;
-        const NAME: &'static str = "cuDeviceGetCliqueInfo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetCliqueInfo_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetCount`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCount`](super::DeviceGetCount).
     pub enum cuDeviceGetCount {}
     impl super::sealed::Sealed for cuDeviceGetCount {}
     impl super::Symbol for cuDeviceGetCount {
         type Newest = super::DeviceGetCount;
-        const NAME: &'static str = "cuDeviceGetCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetCount_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetDefaultMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetDefaultMemPool`](super::DeviceGetDefaultMemPool).
     pub enum cuDeviceGetDefaultMemPool {}
     impl super::sealed::Sealed for cuDeviceGetDefaultMemPool {}
     impl super::Symbol for cuDeviceGetDefaultMemPool {
         type Newest = super::DeviceGetDefaultMemPool;
-        const NAME: &'static str = "cuDeviceGetDefaultMemPool";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetDefaultMemPool_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetDevResource`](super::DeviceGetDevResource).
     pub enum cuDeviceGetDevResource {}
     impl super::sealed::Sealed for cuDeviceGetDevResource {}
     impl super::Symbol for cuDeviceGetDevResource {
         type Newest = super::DeviceGetDevResource;
-        const NAME: &'static str = "cuDeviceGetDevResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetDevResource_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetExecAffinitySupport`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetExecAffinitySupport`](super::DeviceGetExecAffinitySupport).
     pub enum cuDeviceGetExecAffinitySupport {}
     impl super::sealed::Sealed for cuDeviceGetExecAffinitySupport {}
     impl super::Symbol for cuDeviceGetExecAffinitySupport {
         type Newest = super::DeviceGetExecAffinitySupport;
-        const NAME: &'static str = "cuDeviceGetExecAffinitySupport";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetExecAffinitySupport_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetFabricClusterUuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetFabricClusterUuid`](super::DeviceGetFabricClusterUuid).
     pub enum cuDeviceGetFabricClusterUuid {}
     impl super::sealed::Sealed for cuDeviceGetFabricClusterUuid {}
     impl super::Symbol for cuDeviceGetFabricClusterUuid {
         type Newest = super::DeviceGetFabricClusterUuid;
-        const NAME: &'static str = "cuDeviceGetFabricClusterUuid";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetFabricClusterUuid_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetGraphMemAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetGraphMemAttribute`](super::DeviceGetGraphMemAttribute).
     pub enum cuDeviceGetGraphMemAttribute {}
     impl super::sealed::Sealed for cuDeviceGetGraphMemAttribute {}
     impl super::Symbol for cuDeviceGetGraphMemAttribute {
         type Newest = super::DeviceGetGraphMemAttribute;
-        const NAME: &'static str = "cuDeviceGetGraphMemAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetGraphMemAttribute_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetHostAtomicCapabilities`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetHostAtomicCapabilities`](super::DeviceGetHostAtomicCapabilities).
     pub enum cuDeviceGetHostAtomicCapabilities {}
     impl super::sealed::Sealed for cuDeviceGetHostAtomicCapabilities {}
     impl super::Symbol for cuDeviceGetHostAtomicCapabilities {
         type Newest = super::DeviceGetHostAtomicCapabilities;
-        const NAME: &'static str = "cuDeviceGetHostAtomicCapabilities";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetHostAtomicCapabilities_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetLuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetLuid`](super::DeviceGetLuid).
     pub enum cuDeviceGetLuid {}
     impl super::sealed::Sealed for cuDeviceGetLuid {}
     impl super::Symbol for cuDeviceGetLuid {
         type Newest = super::DeviceGetLuid;
-        const NAME: &'static str = "cuDeviceGetLuid";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetLuid_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetMemPool`](super::DeviceGetMemPool).
     pub enum cuDeviceGetMemPool {}
     impl super::sealed::Sealed for cuDeviceGetMemPool {}
     impl super::Symbol for cuDeviceGetMemPool {
         type Newest = super::DeviceGetMemPool;
-        const NAME: &'static str = "cuDeviceGetMemPool";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetMemPool_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetName`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetName`](super::DeviceGetName).
     pub enum cuDeviceGetName {}
     impl super::sealed::Sealed for cuDeviceGetName {}
     impl super::Symbol for cuDeviceGetName {
         type Newest = super::DeviceGetName;
-        const NAME: &'static str = "cuDeviceGetName";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetName_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetNvSciSyncAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetNvSciSyncAttributes`](super::DeviceGetNvSciSyncAttributes).
     pub enum cuDeviceGetNvSciSyncAttributes {}
     impl super::sealed::Sealed for cuDeviceGetNvSciSyncAttributes {}
     impl super::Symbol for cuDeviceGetNvSciSyncAttributes {
         type Newest = super::DeviceGetNvSciSyncAttributes;
-        const NAME: &'static str = "cuDeviceGetNvSciSyncAttributes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetNvSciSyncAttributes_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetP2PAtomicCapabilities`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetP2PAtomicCapabilities`](super::DeviceGetP2PAtomicCapabilities).
     pub enum cuDeviceGetP2PAtomicCapabilities {}
     impl super::sealed::Sealed for cuDeviceGetP2PAtomicCapabilities {}
     impl super::Symbol for cuDeviceGetP2PAtomicCapabilities {
         type Newest = super::DeviceGetP2PAtomicCapabilities;
-        const NAME: &'static str = "cuDeviceGetP2PAtomicCapabilities";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetP2PAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetP2PAttribute`](super::DeviceGetP2PAttribute).
     pub enum cuDeviceGetP2PAttribute {}
     impl super::sealed::Sealed for cuDeviceGetP2PAttribute {}
     impl super::Symbol for cuDeviceGetP2PAttribute {
         type Newest = super::DeviceGetP2PAttribute;
-        const NAME: &'static str = "cuDeviceGetP2PAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetP2PAttribute_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetPCIBusId`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetPCIBusId`](super::DeviceGetPCIBusId).
     pub enum cuDeviceGetPCIBusId {}
     impl super::sealed::Sealed for cuDeviceGetPCIBusId {}
     impl super::Symbol for cuDeviceGetPCIBusId {
         type Newest = super::DeviceGetPCIBusId;
-        const NAME: &'static str = "cuDeviceGetPCIBusId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetPCIBusId_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetProperties`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetProperties`](super::DeviceGetProperties).
     pub enum cuDeviceGetProperties {}
     impl super::sealed::Sealed for cuDeviceGetProperties {}
     impl super::Symbol for cuDeviceGetProperties {
         type Newest = super::DeviceGetProperties;
-        const NAME: &'static str = "cuDeviceGetProperties";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetProperties_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetTexture1DLinearMaxWidth`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetTexture1DLinearMaxWidth`](super::DeviceGetTexture1DLinearMaxWidth).
     pub enum cuDeviceGetTexture1DLinearMaxWidth {}
     impl super::sealed::Sealed for cuDeviceGetTexture1DLinearMaxWidth {}
     impl super::Symbol for cuDeviceGetTexture1DLinearMaxWidth {
         type Newest = super::DeviceGetTexture1DLinearMaxWidth;
-        const NAME: &'static str = "cuDeviceGetTexture1DLinearMaxWidth";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetUuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetUuid`](super::DeviceGetUuid).
     pub enum cuDeviceGetUuid {}
     impl super::sealed::Sealed for cuDeviceGetUuid {}
     impl super::Symbol for cuDeviceGetUuid {
         type Newest = super::DeviceGetUuid;
-        const NAME: &'static str = "cuDeviceGetUuid";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetUuid_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuDeviceGetUuid_v9020 as crate::registry::Entry>::INDEX,
-                version: 9020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGraphMemTrim`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGraphMemTrim`](super::DeviceGraphMemTrim).
     pub enum cuDeviceGraphMemTrim {}
     impl super::sealed::Sealed for cuDeviceGraphMemTrim {}
     impl super::Symbol for cuDeviceGraphMemTrim {
         type Newest = super::DeviceGraphMemTrim;
-        const NAME: &'static str = "cuDeviceGraphMemTrim";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceGraphMemTrim_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxGetState`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxGetState`](super::DevicePrimaryCtxGetState).
     pub enum cuDevicePrimaryCtxGetState {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxGetState {}
     impl super::Symbol for cuDevicePrimaryCtxGetState {
         type Newest = super::DevicePrimaryCtxGetState;
-        const NAME: &'static str = "cuDevicePrimaryCtxGetState";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxGetState_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxRelease`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxRelease`](super::DevicePrimaryCtxRelease).
     pub enum cuDevicePrimaryCtxRelease {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxRelease {}
     impl super::Symbol for cuDevicePrimaryCtxRelease {
         type Newest = super::DevicePrimaryCtxRelease;
-        const NAME: &'static str = "cuDevicePrimaryCtxRelease";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxRelease_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxRelease_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxReset`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxReset`](super::DevicePrimaryCtxReset).
     pub enum cuDevicePrimaryCtxReset {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxReset {}
     impl super::Symbol for cuDevicePrimaryCtxReset {
         type Newest = super::DevicePrimaryCtxReset;
-        const NAME: &'static str = "cuDevicePrimaryCtxReset";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxReset_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxReset_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxRetain`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxRetain`](super::DevicePrimaryCtxRetain).
     pub enum cuDevicePrimaryCtxRetain {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxRetain {}
     impl super::Symbol for cuDevicePrimaryCtxRetain {
         type Newest = super::DevicePrimaryCtxRetain;
-        const NAME: &'static str = "cuDevicePrimaryCtxRetain";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxRetain_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxSetFlags`](super::DevicePrimaryCtxSetFlags).
     pub enum cuDevicePrimaryCtxSetFlags {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxSetFlags {}
     impl super::Symbol for cuDevicePrimaryCtxSetFlags {
         type Newest = super::DevicePrimaryCtxSetFlags;
-        const NAME: &'static str = "cuDevicePrimaryCtxSetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxSetFlags_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuDevicePrimaryCtxSetFlags_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceRegisterAsyncNotification`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceRegisterAsyncNotification`](super::DeviceRegisterAsyncNotification).
     pub enum cuDeviceRegisterAsyncNotification {}
     impl super::sealed::Sealed for cuDeviceRegisterAsyncNotification {}
     impl super::Symbol for cuDeviceRegisterAsyncNotification {
         type Newest = super::DeviceRegisterAsyncNotification;
-        const NAME: &'static str = "cuDeviceRegisterAsyncNotification";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceRegisterAsyncNotification_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceSetGraphMemAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceSetGraphMemAttribute`](super::DeviceSetGraphMemAttribute).
     pub enum cuDeviceSetGraphMemAttribute {}
     impl super::sealed::Sealed for cuDeviceSetGraphMemAttribute {}
     impl super::Symbol for cuDeviceSetGraphMemAttribute {
         type Newest = super::DeviceSetGraphMemAttribute;
-        const NAME: &'static str = "cuDeviceSetGraphMemAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceSetGraphMemAttribute_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceSetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceSetMemPool`](super::DeviceSetMemPool).
     pub enum cuDeviceSetMemPool {}
     impl super::sealed::Sealed for cuDeviceSetMemPool {}
     impl super::Symbol for cuDeviceSetMemPool {
         type Newest = super::DeviceSetMemPool;
-        const NAME: &'static str = "cuDeviceSetMemPool";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceSetMemPool_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceTotalMem`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceTotalMem`](super::DeviceTotalMem).
     pub enum cuDeviceTotalMem {}
     impl super::sealed::Sealed for cuDeviceTotalMem {}
     impl super::Symbol for cuDeviceTotalMem {
         type Newest = super::DeviceTotalMem;
-        const NAME: &'static str = "cuDeviceTotalMem";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceTotalMem_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuDeviceTotalMem_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceUnregisterAsyncNotification`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceUnregisterAsyncNotification`](super::DeviceUnregisterAsyncNotification).
     pub enum cuDeviceUnregisterAsyncNotification {}
     impl super::sealed::Sealed for cuDeviceUnregisterAsyncNotification {}
     impl super::Symbol for cuDeviceUnregisterAsyncNotification {
         type Newest = super::DeviceUnregisterAsyncNotification;
-        const NAME: &'static str = "cuDeviceUnregisterAsyncNotification";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDeviceUnregisterAsyncNotification_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDriverGetVersion`, for [`Driver::newest`](crate::Driver::newest): see [`DriverGetVersion`](super::DriverGetVersion).
     pub enum cuDriverGetVersion {}
     impl super::sealed::Sealed for cuDriverGetVersion {}
     impl super::Symbol for cuDriverGetVersion {
         type Newest = super::DriverGetVersion;
-        const NAME: &'static str = "cuDriverGetVersion";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuDriverGetVersion_v2020 as crate::registry::Entry>::INDEX,
-                version: 2020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamConsumerAcquireFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerAcquireFrame`](super::EGLStreamConsumerAcquireFrame).
     #[cfg(feature = "egl")]
@@ -14225,15 +12879,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerAcquireFrame {
         type Newest = super::EGLStreamConsumerAcquireFrame;
-        const NAME: &'static str = "cuEGLStreamConsumerAcquireFrame";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamConsumerAcquireFrame_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamConsumerConnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerConnect`](super::EGLStreamConsumerConnect).
     #[cfg(feature = "egl")]
@@ -14243,15 +12888,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerConnect {
         type Newest = super::EGLStreamConsumerConnect;
-        const NAME: &'static str = "cuEGLStreamConsumerConnect";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamConsumerConnect_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamConsumerConnectWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerConnectWithFlags`](super::EGLStreamConsumerConnectWithFlags).
     #[cfg(feature = "egl")]
@@ -14261,15 +12897,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerConnectWithFlags {
         type Newest = super::EGLStreamConsumerConnectWithFlags;
-        const NAME: &'static str = "cuEGLStreamConsumerConnectWithFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamConsumerDisconnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerDisconnect`](super::EGLStreamConsumerDisconnect).
     #[cfg(feature = "egl")]
@@ -14279,15 +12906,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerDisconnect {
         type Newest = super::EGLStreamConsumerDisconnect;
-        const NAME: &'static str = "cuEGLStreamConsumerDisconnect";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamConsumerDisconnect_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamConsumerReleaseFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerReleaseFrame`](super::EGLStreamConsumerReleaseFrame).
     #[cfg(feature = "egl")]
@@ -14297,15 +12915,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerReleaseFrame {
         type Newest = super::EGLStreamConsumerReleaseFrame;
-        const NAME: &'static str = "cuEGLStreamConsumerReleaseFrame";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamConsumerReleaseFrame_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamProducerConnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerConnect`](super::EGLStreamProducerConnect).
     #[cfg(feature = "egl")]
@@ -14315,15 +12924,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerConnect {
         type Newest = super::EGLStreamProducerConnect;
-        const NAME: &'static str = "cuEGLStreamProducerConnect";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamProducerConnect_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamProducerDisconnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerDisconnect`](super::EGLStreamProducerDisconnect).
     #[cfg(feature = "egl")]
@@ -14333,15 +12933,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerDisconnect {
         type Newest = super::EGLStreamProducerDisconnect;
-        const NAME: &'static str = "cuEGLStreamProducerDisconnect";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamProducerDisconnect_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamProducerPresentFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerPresentFrame`](super::EGLStreamProducerPresentFrame).
     #[cfg(feature = "egl")]
@@ -14351,15 +12942,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerPresentFrame {
         type Newest = super::EGLStreamProducerPresentFrame;
-        const NAME: &'static str = "cuEGLStreamProducerPresentFrame";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamProducerPresentFrame_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEGLStreamProducerReturnFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerReturnFrame`](super::EGLStreamProducerReturnFrame).
     #[cfg(feature = "egl")]
@@ -14369,30 +12951,12 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerReturnFrame {
         type Newest = super::EGLStreamProducerReturnFrame;
-        const NAME: &'static str = "cuEGLStreamProducerReturnFrame";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEGLStreamProducerReturnFrame_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventCreate`, for [`Driver::newest`](crate::Driver::newest): see [`EventCreate`](super::EventCreate).
     pub enum cuEventCreate {}
     impl super::sealed::Sealed for cuEventCreate {}
     impl super::Symbol for cuEventCreate {
         type Newest = super::EventCreate;
-        const NAME: &'static str = "cuEventCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventCreateFromEGLSync`, for [`Driver::newest`](crate::Driver::newest): see [`EventCreateFromEGLSync`](super::EventCreateFromEGLSync).
     #[cfg(feature = "egl")]
@@ -14402,388 +12966,138 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEventCreateFromEGLSync {
         type Newest = super::EventCreateFromEGLSync;
-        const NAME: &'static str = "cuEventCreateFromEGLSync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventCreateFromEGLSync_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`EventDestroy`](super::EventDestroy).
     pub enum cuEventDestroy {}
     impl super::sealed::Sealed for cuEventDestroy {}
     impl super::Symbol for cuEventDestroy {
         type Newest = super::EventDestroy;
-        const NAME: &'static str = "cuEventDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventDestroy_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuEventDestroy_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventElapsedTime`, for [`Driver::newest`](crate::Driver::newest): see [`EventElapsedTime`](super::EventElapsedTime).
     pub enum cuEventElapsedTime {}
     impl super::sealed::Sealed for cuEventElapsedTime {}
     impl super::Symbol for cuEventElapsedTime {
         type Newest = super::EventElapsedTime;
-        const NAME: &'static str = "cuEventElapsedTime";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventElapsedTime_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuEventElapsedTime_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventQuery`, for [`Driver::newest`](crate::Driver::newest): see [`EventQuery`](super::EventQuery).
     pub enum cuEventQuery {}
     impl super::sealed::Sealed for cuEventQuery {}
     impl super::Symbol for cuEventQuery {
         type Newest = super::EventQuery;
-        const NAME: &'static str = "cuEventQuery";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventQuery_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventRecord`, for [`Driver::newest`](crate::Driver::newest): see [`EventRecord`](super::EventRecord).
     pub enum cuEventRecord {}
     impl super::sealed::Sealed for cuEventRecord {}
     impl super::Symbol for cuEventRecord {
         type Newest = super::EventRecord;
-        const NAME: &'static str = "cuEventRecord";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventRecord_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventRecord_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuEventRecord_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuEventRecordWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`EventRecordWithFlags`](super::EventRecordWithFlags).
     pub enum cuEventRecordWithFlags {}
     impl super::sealed::Sealed for cuEventRecordWithFlags {}
     impl super::Symbol for cuEventRecordWithFlags {
         type Newest = super::EventRecordWithFlags;
-        const NAME: &'static str = "cuEventRecordWithFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventRecordWithFlags_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventRecordWithFlags_v11010_ptsz as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuEventRecordWithFlags_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuEventSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`EventSynchronize`](super::EventSynchronize).
     pub enum cuEventSynchronize {}
     impl super::sealed::Sealed for cuEventSynchronize {}
     impl super::Symbol for cuEventSynchronize {
         type Newest = super::EventSynchronize;
-        const NAME: &'static str = "cuEventSynchronize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuEventSynchronize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuExternalMemoryGetMappedBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`ExternalMemoryGetMappedBuffer`](super::ExternalMemoryGetMappedBuffer).
     pub enum cuExternalMemoryGetMappedBuffer {}
     impl super::sealed::Sealed for cuExternalMemoryGetMappedBuffer {}
     impl super::Symbol for cuExternalMemoryGetMappedBuffer {
         type Newest = super::ExternalMemoryGetMappedBuffer;
-        const NAME: &'static str = "cuExternalMemoryGetMappedBuffer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuExternalMemoryGetMappedBuffer_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuExternalMemoryGetMappedMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`ExternalMemoryGetMappedMipmappedArray`](super::ExternalMemoryGetMappedMipmappedArray).
     pub enum cuExternalMemoryGetMappedMipmappedArray {}
     impl super::sealed::Sealed for cuExternalMemoryGetMappedMipmappedArray {}
     impl super::Symbol for cuExternalMemoryGetMappedMipmappedArray {
         type Newest = super::ExternalMemoryGetMappedMipmappedArray;
-        const NAME: &'static str = "cuExternalMemoryGetMappedMipmappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFabricCpyBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`FabricCpyBatchAsync`](super::FabricCpyBatchAsync).
     pub enum cuFabricCpyBatchAsync {}
     impl super::sealed::Sealed for cuFabricCpyBatchAsync {}
     impl super::Symbol for cuFabricCpyBatchAsync {
         type Newest = super::FabricCpyBatchAsync;
-        const NAME: &'static str = "cuFabricCpyBatchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFabricCpyBatchAsync_v13050 as crate::registry::Entry>::INDEX,
-                version: 13050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFabricCpyBatchAsync_v13050_ptsz as crate::registry::Entry>::INDEX,
-                version: 13050u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuFabricCpyBatchAsync_v13050 as crate::registry::Entry>::INDEX,
-                version: 13050u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuFlushGPUDirectRDMAWrites`, for [`Driver::newest`](crate::Driver::newest): see [`FlushGPUDirectRDMAWrites`](super::FlushGPUDirectRDMAWrites).
     pub enum cuFlushGPUDirectRDMAWrites {}
     impl super::sealed::Sealed for cuFlushGPUDirectRDMAWrites {}
     impl super::Symbol for cuFlushGPUDirectRDMAWrites {
         type Newest = super::FlushGPUDirectRDMAWrites;
-        const NAME: &'static str = "cuFlushGPUDirectRDMAWrites";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFlushGPUDirectRDMAWrites_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetAttribute`](super::FuncGetAttribute).
     pub enum cuFuncGetAttribute {}
     impl super::sealed::Sealed for cuFuncGetAttribute {}
     impl super::Symbol for cuFuncGetAttribute {
         type Newest = super::FuncGetAttribute;
-        const NAME: &'static str = "cuFuncGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncGetAttribute_v2020 as crate::registry::Entry>::INDEX,
-                version: 2020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetModule`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetModule`](super::FuncGetModule).
     pub enum cuFuncGetModule {}
     impl super::sealed::Sealed for cuFuncGetModule {}
     impl super::Symbol for cuFuncGetModule {
         type Newest = super::FuncGetModule;
-        const NAME: &'static str = "cuFuncGetModule";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncGetModule_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetName`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetName`](super::FuncGetName).
     pub enum cuFuncGetName {}
     impl super::sealed::Sealed for cuFuncGetName {}
     impl super::Symbol for cuFuncGetName {
         type Newest = super::FuncGetName;
-        const NAME: &'static str = "cuFuncGetName";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncGetName_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetParamCount`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetParamCount`](super::FuncGetParamCount).
     pub enum cuFuncGetParamCount {}
     impl super::sealed::Sealed for cuFuncGetParamCount {}
     impl super::Symbol for cuFuncGetParamCount {
         type Newest = super::FuncGetParamCount;
-        const NAME: &'static str = "cuFuncGetParamCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncGetParamCount_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetParamInfo`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetParamInfo`](super::FuncGetParamInfo).
     pub enum cuFuncGetParamInfo {}
     impl super::sealed::Sealed for cuFuncGetParamInfo {}
     impl super::Symbol for cuFuncGetParamInfo {
         type Newest = super::FuncGetParamInfo;
-        const NAME: &'static str = "cuFuncGetParamInfo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncGetParamInfo_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncIsLoaded`, for [`Driver::newest`](crate::Driver::newest): see [`FuncIsLoaded`](super::FuncIsLoaded).
     pub enum cuFuncIsLoaded {}
     impl super::sealed::Sealed for cuFuncIsLoaded {}
     impl super::Symbol for cuFuncIsLoaded {
         type Newest = super::FuncIsLoaded;
-        const NAME: &'static str = "cuFuncIsLoaded";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncIsLoaded_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncLoad`, for [`Driver::newest`](crate::Driver::newest): see [`FuncLoad`](super::FuncLoad).
     pub enum cuFuncLoad {}
     impl super::sealed::Sealed for cuFuncLoad {}
     impl super::Symbol for cuFuncLoad {
         type Newest = super::FuncLoad;
-        const NAME: &'static str = "cuFuncLoad";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncLoad_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetAttribute`](super::FuncSetAttribute).
     pub enum cuFuncSetAttribute {}
     impl super::sealed::Sealed for cuFuncSetAttribute {}
     impl super::Symbol for cuFuncSetAttribute {
         type Newest = super::FuncSetAttribute;
-        const NAME: &'static str = "cuFuncSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncSetAttribute_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetBlockShape`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetBlockShape`](super::FuncSetBlockShape).
     pub enum cuFuncSetBlockShape {}
     impl super::sealed::Sealed for cuFuncSetBlockShape {}
     impl super::Symbol for cuFuncSetBlockShape {
         type Newest = super::FuncSetBlockShape;
-        const NAME: &'static str = "cuFuncSetBlockShape";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncSetBlockShape_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetCacheConfig`](super::FuncSetCacheConfig).
     pub enum cuFuncSetCacheConfig {}
     impl super::sealed::Sealed for cuFuncSetCacheConfig {}
     impl super::Symbol for cuFuncSetCacheConfig {
         type Newest = super::FuncSetCacheConfig;
-        const NAME: &'static str = "cuFuncSetCacheConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncSetCacheConfig_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetSharedMemConfig`](super::FuncSetSharedMemConfig).
     pub enum cuFuncSetSharedMemConfig {}
     impl super::sealed::Sealed for cuFuncSetSharedMemConfig {}
     impl super::Symbol for cuFuncSetSharedMemConfig {
         type Newest = super::FuncSetSharedMemConfig;
-        const NAME: &'static str = "cuFuncSetSharedMemConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncSetSharedMemConfig_v4020 as crate::registry::Entry>::INDEX,
-                version: 4020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetSharedSize`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetSharedSize`](super::FuncSetSharedSize).
     pub enum cuFuncSetSharedSize {}
     impl super::sealed::Sealed for cuFuncSetSharedSize {}
     impl super::Symbol for cuFuncSetSharedSize {
         type Newest = super::FuncSetSharedSize;
-        const NAME: &'static str = "cuFuncSetSharedSize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuFuncSetSharedSize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GLCtxCreate`](super::GLCtxCreate).
     #[cfg(feature = "gl")]
@@ -14793,20 +13107,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLCtxCreate {
         type Newest = super::GLCtxCreate;
-        const NAME: &'static str = "cuGLCtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLCtxCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLCtxCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLGetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`GLGetDevices`](super::GLGetDevices).
     #[cfg(feature = "gl")]
@@ -14816,20 +13116,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLGetDevices {
         type Newest = super::GLGetDevices;
-        const NAME: &'static str = "cuGLGetDevices";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLGetDevices_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLGetDevices_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLInit`, for [`Driver::newest`](crate::Driver::newest): see [`GLInit`](super::GLInit).
     #[cfg(feature = "gl")]
@@ -14839,15 +13125,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLInit {
         type Newest = super::GLInit;
-        const NAME: &'static str = "cuGLInit";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLInit_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLMapBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLMapBufferObject`](super::GLMapBufferObject).
     #[cfg(feature = "gl")]
@@ -14857,36 +13134,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLMapBufferObject {
         type Newest = super::GLMapBufferObject;
-        const NAME: &'static str = "cuGLMapBufferObject";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObject_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObject_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObject_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObject_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObject_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGLMapBufferObjectAsync`, for [`Driver::newest`](crate::Driver::newest): see [`GLMapBufferObjectAsync`](super::GLMapBufferObjectAsync).
     #[cfg(feature = "gl")]
@@ -14896,36 +13143,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLMapBufferObjectAsync {
         type Newest = super::GLMapBufferObjectAsync;
-        const NAME: &'static str = "cuGLMapBufferObjectAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObjectAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObjectAsync_v2030 as crate::registry::Entry>::INDEX,
-                version: 2030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObjectAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGLMapBufferObjectAsync_v2030 as crate::registry::Entry>::INDEX,
-                version: 2030u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGLRegisterBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLRegisterBufferObject`](super::GLRegisterBufferObject).
     #[cfg(feature = "gl")]
@@ -14935,15 +13152,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLRegisterBufferObject {
         type Newest = super::GLRegisterBufferObject;
-        const NAME: &'static str = "cuGLRegisterBufferObject";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLRegisterBufferObject_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLSetBufferObjectMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GLSetBufferObjectMapFlags`](super::GLSetBufferObjectMapFlags).
     #[cfg(feature = "gl")]
@@ -14953,15 +13161,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLSetBufferObjectMapFlags {
         type Newest = super::GLSetBufferObjectMapFlags;
-        const NAME: &'static str = "cuGLSetBufferObjectMapFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLSetBufferObjectMapFlags_v2030 as crate::registry::Entry>::INDEX,
-                version: 2030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLUnmapBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnmapBufferObject`](super::GLUnmapBufferObject).
     #[cfg(feature = "gl")]
@@ -14971,15 +13170,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLUnmapBufferObject {
         type Newest = super::GLUnmapBufferObject;
-        const NAME: &'static str = "cuGLUnmapBufferObject";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLUnmapBufferObject_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLUnmapBufferObjectAsync`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnmapBufferObjectAsync`](super::GLUnmapBufferObjectAsync).
     #[cfg(feature = "gl")]
@@ -14989,15 +13179,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLUnmapBufferObjectAsync {
         type Newest = super::GLUnmapBufferObjectAsync;
-        const NAME: &'static str = "cuGLUnmapBufferObjectAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLUnmapBufferObjectAsync_v2030 as crate::registry::Entry>::INDEX,
-                version: 2030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGLUnregisterBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnregisterBufferObject`](super::GLUnregisterBufferObject).
     #[cfg(feature = "gl")]
@@ -15007,1428 +13188,528 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLUnregisterBufferObject {
         type Newest = super::GLUnregisterBufferObject;
-        const NAME: &'static str = "cuGLUnregisterBufferObject";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGLUnregisterBufferObject_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetErrorName`, for [`Driver::newest`](crate::Driver::newest): see [`GetErrorName`](super::GetErrorName).
     pub enum cuGetErrorName {}
     impl super::sealed::Sealed for cuGetErrorName {}
     impl super::Symbol for cuGetErrorName {
         type Newest = super::GetErrorName;
-        const NAME: &'static str = "cuGetErrorName";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGetErrorName_v6000 as crate::registry::Entry>::INDEX,
-                version: 6000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetErrorString`, for [`Driver::newest`](crate::Driver::newest): see [`GetErrorString`](super::GetErrorString).
     pub enum cuGetErrorString {}
     impl super::sealed::Sealed for cuGetErrorString {}
     impl super::Symbol for cuGetErrorString {
         type Newest = super::GetErrorString;
-        const NAME: &'static str = "cuGetErrorString";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGetErrorString_v6000 as crate::registry::Entry>::INDEX,
-                version: 6000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetExportTable`, for [`Driver::newest`](crate::Driver::newest): see [`GetExportTable`](super::GetExportTable).
     pub enum cuGetExportTable {}
     impl super::sealed::Sealed for cuGetExportTable {}
     impl super::Symbol for cuGetExportTable {
         type Newest = super::GetExportTable;
-        const NAME: &'static str = "cuGetExportTable";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGetExportTable_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetProcAddress`, for [`Driver::newest`](crate::Driver::newest): see [`GetProcAddress`](super::GetProcAddress).
     pub enum cuGetProcAddress {}
     impl super::sealed::Sealed for cuGetProcAddress {}
     impl super::Symbol for cuGetProcAddress {
         type Newest = super::GetProcAddress;
-        const NAME: &'static str = "cuGetProcAddress";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGetProcAddress_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGetProcAddress_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddBatchMemOpNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddBatchMemOpNode`](super::GraphAddBatchMemOpNode).
     pub enum cuGraphAddBatchMemOpNode {}
     impl super::sealed::Sealed for cuGraphAddBatchMemOpNode {}
     impl super::Symbol for cuGraphAddBatchMemOpNode {
         type Newest = super::GraphAddBatchMemOpNode;
-        const NAME: &'static str = "cuGraphAddBatchMemOpNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddBatchMemOpNode_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddChildGraphNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddChildGraphNode`](super::GraphAddChildGraphNode).
     pub enum cuGraphAddChildGraphNode {}
     impl super::sealed::Sealed for cuGraphAddChildGraphNode {}
     impl super::Symbol for cuGraphAddChildGraphNode {
         type Newest = super::GraphAddChildGraphNode;
-        const NAME: &'static str = "cuGraphAddChildGraphNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddChildGraphNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddDependencies`](super::GraphAddDependencies).
     pub enum cuGraphAddDependencies {}
     impl super::sealed::Sealed for cuGraphAddDependencies {}
     impl super::Symbol for cuGraphAddDependencies {
         type Newest = super::GraphAddDependencies;
-        const NAME: &'static str = "cuGraphAddDependencies";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddDependencies_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphAddDependencies_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddEmptyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEmptyNode`](super::GraphAddEmptyNode).
     pub enum cuGraphAddEmptyNode {}
     impl super::sealed::Sealed for cuGraphAddEmptyNode {}
     impl super::Symbol for cuGraphAddEmptyNode {
         type Newest = super::GraphAddEmptyNode;
-        const NAME: &'static str = "cuGraphAddEmptyNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddEmptyNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddEventRecordNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEventRecordNode`](super::GraphAddEventRecordNode).
     pub enum cuGraphAddEventRecordNode {}
     impl super::sealed::Sealed for cuGraphAddEventRecordNode {}
     impl super::Symbol for cuGraphAddEventRecordNode {
         type Newest = super::GraphAddEventRecordNode;
-        const NAME: &'static str = "cuGraphAddEventRecordNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddEventRecordNode_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddEventWaitNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEventWaitNode`](super::GraphAddEventWaitNode).
     pub enum cuGraphAddEventWaitNode {}
     impl super::sealed::Sealed for cuGraphAddEventWaitNode {}
     impl super::Symbol for cuGraphAddEventWaitNode {
         type Newest = super::GraphAddEventWaitNode;
-        const NAME: &'static str = "cuGraphAddEventWaitNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddEventWaitNode_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddExternalSemaphoresSignalNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddExternalSemaphoresSignalNode`](super::GraphAddExternalSemaphoresSignalNode).
     pub enum cuGraphAddExternalSemaphoresSignalNode {}
     impl super::sealed::Sealed for cuGraphAddExternalSemaphoresSignalNode {}
     impl super::Symbol for cuGraphAddExternalSemaphoresSignalNode {
         type Newest = super::GraphAddExternalSemaphoresSignalNode;
-        const NAME: &'static str = "cuGraphAddExternalSemaphoresSignalNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddExternalSemaphoresWaitNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddExternalSemaphoresWaitNode`](super::GraphAddExternalSemaphoresWaitNode).
     pub enum cuGraphAddExternalSemaphoresWaitNode {}
     impl super::sealed::Sealed for cuGraphAddExternalSemaphoresWaitNode {}
     impl super::Symbol for cuGraphAddExternalSemaphoresWaitNode {
         type Newest = super::GraphAddExternalSemaphoresWaitNode;
-        const NAME: &'static str = "cuGraphAddExternalSemaphoresWaitNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddHostNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddHostNode`](super::GraphAddHostNode).
     pub enum cuGraphAddHostNode {}
     impl super::sealed::Sealed for cuGraphAddHostNode {}
     impl super::Symbol for cuGraphAddHostNode {
         type Newest = super::GraphAddHostNode;
-        const NAME: &'static str = "cuGraphAddHostNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddHostNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddKernelNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddKernelNode`](super::GraphAddKernelNode).
     pub enum cuGraphAddKernelNode {}
     impl super::sealed::Sealed for cuGraphAddKernelNode {}
     impl super::Symbol for cuGraphAddKernelNode {
         type Newest = super::GraphAddKernelNode;
-        const NAME: &'static str = "cuGraphAddKernelNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddKernelNode_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphAddKernelNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemAllocNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemAllocNode`](super::GraphAddMemAllocNode).
     pub enum cuGraphAddMemAllocNode {}
     impl super::sealed::Sealed for cuGraphAddMemAllocNode {}
     impl super::Symbol for cuGraphAddMemAllocNode {
         type Newest = super::GraphAddMemAllocNode;
-        const NAME: &'static str = "cuGraphAddMemAllocNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddMemAllocNode_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemFreeNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemFreeNode`](super::GraphAddMemFreeNode).
     pub enum cuGraphAddMemFreeNode {}
     impl super::sealed::Sealed for cuGraphAddMemFreeNode {}
     impl super::Symbol for cuGraphAddMemFreeNode {
         type Newest = super::GraphAddMemFreeNode;
-        const NAME: &'static str = "cuGraphAddMemFreeNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddMemFreeNode_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemcpyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemcpyNode`](super::GraphAddMemcpyNode).
     pub enum cuGraphAddMemcpyNode {}
     impl super::sealed::Sealed for cuGraphAddMemcpyNode {}
     impl super::Symbol for cuGraphAddMemcpyNode {
         type Newest = super::GraphAddMemcpyNode;
-        const NAME: &'static str = "cuGraphAddMemcpyNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddMemcpyNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemsetNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemsetNode`](super::GraphAddMemsetNode).
     pub enum cuGraphAddMemsetNode {}
     impl super::sealed::Sealed for cuGraphAddMemsetNode {}
     impl super::Symbol for cuGraphAddMemsetNode {
         type Newest = super::GraphAddMemsetNode;
-        const NAME: &'static str = "cuGraphAddMemsetNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddMemsetNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddNode`](super::GraphAddNode).
     pub enum cuGraphAddNode {}
     impl super::sealed::Sealed for cuGraphAddNode {}
     impl super::Symbol for cuGraphAddNode {
         type Newest = super::GraphAddNode;
-        const NAME: &'static str = "cuGraphAddNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphAddNode_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphAddNode_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphAddNode_v12020 as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphBatchMemOpNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphBatchMemOpNodeGetParams`](super::GraphBatchMemOpNodeGetParams).
     pub enum cuGraphBatchMemOpNodeGetParams {}
     impl super::sealed::Sealed for cuGraphBatchMemOpNodeGetParams {}
     impl super::Symbol for cuGraphBatchMemOpNodeGetParams {
         type Newest = super::GraphBatchMemOpNodeGetParams;
-        const NAME: &'static str = "cuGraphBatchMemOpNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphBatchMemOpNodeGetParams_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphBatchMemOpNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphBatchMemOpNodeSetParams`](super::GraphBatchMemOpNodeSetParams).
     pub enum cuGraphBatchMemOpNodeSetParams {}
     impl super::sealed::Sealed for cuGraphBatchMemOpNodeSetParams {}
     impl super::Symbol for cuGraphBatchMemOpNodeSetParams {
         type Newest = super::GraphBatchMemOpNodeSetParams;
-        const NAME: &'static str = "cuGraphBatchMemOpNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphBatchMemOpNodeSetParams_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphChildGraphNodeGetGraph`, for [`Driver::newest`](crate::Driver::newest): see [`GraphChildGraphNodeGetGraph`](super::GraphChildGraphNodeGetGraph).
     pub enum cuGraphChildGraphNodeGetGraph {}
     impl super::sealed::Sealed for cuGraphChildGraphNodeGetGraph {}
     impl super::Symbol for cuGraphChildGraphNodeGetGraph {
         type Newest = super::GraphChildGraphNodeGetGraph;
-        const NAME: &'static str = "cuGraphChildGraphNodeGetGraph";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphChildGraphNodeGetGraph_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphClone`, for [`Driver::newest`](crate::Driver::newest): see [`GraphClone`](super::GraphClone).
     pub enum cuGraphClone {}
     impl super::sealed::Sealed for cuGraphClone {}
     impl super::Symbol for cuGraphClone {
         type Newest = super::GraphClone;
-        const NAME: &'static str = "cuGraphClone";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphClone_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphConditionalHandleCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphConditionalHandleCreate`](super::GraphConditionalHandleCreate).
     pub enum cuGraphConditionalHandleCreate {}
     impl super::sealed::Sealed for cuGraphConditionalHandleCreate {}
     impl super::Symbol for cuGraphConditionalHandleCreate {
         type Newest = super::GraphConditionalHandleCreate;
-        const NAME: &'static str = "cuGraphConditionalHandleCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphConditionalHandleCreate_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphCreate`](super::GraphCreate).
     pub enum cuGraphCreate {}
     impl super::sealed::Sealed for cuGraphCreate {}
     impl super::Symbol for cuGraphCreate {
         type Newest = super::GraphCreate;
-        const NAME: &'static str = "cuGraphCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphCreate_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphDebugDotPrint`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDebugDotPrint`](super::GraphDebugDotPrint).
     pub enum cuGraphDebugDotPrint {}
     impl super::sealed::Sealed for cuGraphDebugDotPrint {}
     impl super::Symbol for cuGraphDebugDotPrint {
         type Newest = super::GraphDebugDotPrint;
-        const NAME: &'static str = "cuGraphDebugDotPrint";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphDebugDotPrint_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDestroy`](super::GraphDestroy).
     pub enum cuGraphDestroy {}
     impl super::sealed::Sealed for cuGraphDestroy {}
     impl super::Symbol for cuGraphDestroy {
         type Newest = super::GraphDestroy;
-        const NAME: &'static str = "cuGraphDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphDestroy_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphDestroyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDestroyNode`](super::GraphDestroyNode).
     pub enum cuGraphDestroyNode {}
     impl super::sealed::Sealed for cuGraphDestroyNode {}
     impl super::Symbol for cuGraphDestroyNode {
         type Newest = super::GraphDestroyNode;
-        const NAME: &'static str = "cuGraphDestroyNode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphDestroyNode_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventRecordNodeGetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventRecordNodeGetEvent`](super::GraphEventRecordNodeGetEvent).
     pub enum cuGraphEventRecordNodeGetEvent {}
     impl super::sealed::Sealed for cuGraphEventRecordNodeGetEvent {}
     impl super::Symbol for cuGraphEventRecordNodeGetEvent {
         type Newest = super::GraphEventRecordNodeGetEvent;
-        const NAME: &'static str = "cuGraphEventRecordNodeGetEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphEventRecordNodeGetEvent_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventRecordNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventRecordNodeSetEvent`](super::GraphEventRecordNodeSetEvent).
     pub enum cuGraphEventRecordNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphEventRecordNodeSetEvent {}
     impl super::Symbol for cuGraphEventRecordNodeSetEvent {
         type Newest = super::GraphEventRecordNodeSetEvent;
-        const NAME: &'static str = "cuGraphEventRecordNodeSetEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphEventRecordNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventWaitNodeGetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventWaitNodeGetEvent`](super::GraphEventWaitNodeGetEvent).
     pub enum cuGraphEventWaitNodeGetEvent {}
     impl super::sealed::Sealed for cuGraphEventWaitNodeGetEvent {}
     impl super::Symbol for cuGraphEventWaitNodeGetEvent {
         type Newest = super::GraphEventWaitNodeGetEvent;
-        const NAME: &'static str = "cuGraphEventWaitNodeGetEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphEventWaitNodeGetEvent_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventWaitNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventWaitNodeSetEvent`](super::GraphEventWaitNodeSetEvent).
     pub enum cuGraphEventWaitNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphEventWaitNodeSetEvent {}
     impl super::Symbol for cuGraphEventWaitNodeSetEvent {
         type Newest = super::GraphEventWaitNodeSetEvent;
-        const NAME: &'static str = "cuGraphEventWaitNodeSetEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphEventWaitNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecBatchMemOpNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecBatchMemOpNodeSetParams`](super::GraphExecBatchMemOpNodeSetParams).
     pub enum cuGraphExecBatchMemOpNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecBatchMemOpNodeSetParams {}
     impl super::Symbol for cuGraphExecBatchMemOpNodeSetParams {
         type Newest = super::GraphExecBatchMemOpNodeSetParams;
-        const NAME: &'static str = "cuGraphExecBatchMemOpNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecChildGraphNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecChildGraphNodeSetParams`](super::GraphExecChildGraphNodeSetParams).
     pub enum cuGraphExecChildGraphNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecChildGraphNodeSetParams {}
     impl super::Symbol for cuGraphExecChildGraphNodeSetParams {
         type Newest = super::GraphExecChildGraphNodeSetParams;
-        const NAME: &'static str = "cuGraphExecChildGraphNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecChildGraphNodeSetParams_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecDestroy`](super::GraphExecDestroy).
     pub enum cuGraphExecDestroy {}
     impl super::sealed::Sealed for cuGraphExecDestroy {}
     impl super::Symbol for cuGraphExecDestroy {
         type Newest = super::GraphExecDestroy;
-        const NAME: &'static str = "cuGraphExecDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecDestroy_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecEventRecordNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecEventRecordNodeSetEvent`](super::GraphExecEventRecordNodeSetEvent).
     pub enum cuGraphExecEventRecordNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphExecEventRecordNodeSetEvent {}
     impl super::Symbol for cuGraphExecEventRecordNodeSetEvent {
         type Newest = super::GraphExecEventRecordNodeSetEvent;
-        const NAME: &'static str = "cuGraphExecEventRecordNodeSetEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecEventWaitNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecEventWaitNodeSetEvent`](super::GraphExecEventWaitNodeSetEvent).
     pub enum cuGraphExecEventWaitNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphExecEventWaitNodeSetEvent {}
     impl super::Symbol for cuGraphExecEventWaitNodeSetEvent {
         type Newest = super::GraphExecEventWaitNodeSetEvent;
-        const NAME: &'static str = "cuGraphExecEventWaitNodeSetEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecExternalSemaphoresSignalNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecExternalSemaphoresSignalNodeSetParams`](super::GraphExecExternalSemaphoresSignalNodeSetParams).
     pub enum cuGraphExecExternalSemaphoresSignalNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecExternalSemaphoresSignalNodeSetParams {}
     impl super::Symbol for cuGraphExecExternalSemaphoresSignalNodeSetParams {
         type Newest = super::GraphExecExternalSemaphoresSignalNodeSetParams;
-        const NAME: &'static str = "cuGraphExecExternalSemaphoresSignalNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecExternalSemaphoresWaitNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecExternalSemaphoresWaitNodeSetParams`](super::GraphExecExternalSemaphoresWaitNodeSetParams).
     pub enum cuGraphExecExternalSemaphoresWaitNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecExternalSemaphoresWaitNodeSetParams {}
     impl super::Symbol for cuGraphExecExternalSemaphoresWaitNodeSetParams {
         type Newest = super::GraphExecExternalSemaphoresWaitNodeSetParams;
-        const NAME: &'static str = "cuGraphExecExternalSemaphoresWaitNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecGetFlags`](super::GraphExecGetFlags).
     pub enum cuGraphExecGetFlags {}
     impl super::sealed::Sealed for cuGraphExecGetFlags {}
     impl super::Symbol for cuGraphExecGetFlags {
         type Newest = super::GraphExecGetFlags;
-        const NAME: &'static str = "cuGraphExecGetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecGetFlags_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecGetId`](super::GraphExecGetId).
     pub enum cuGraphExecGetId {}
     impl super::sealed::Sealed for cuGraphExecGetId {}
     impl super::Symbol for cuGraphExecGetId {
         type Newest = super::GraphExecGetId;
-        const NAME: &'static str = "cuGraphExecGetId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecGetId_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecHostNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecHostNodeSetParams`](super::GraphExecHostNodeSetParams).
     pub enum cuGraphExecHostNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecHostNodeSetParams {}
     impl super::Symbol for cuGraphExecHostNodeSetParams {
         type Newest = super::GraphExecHostNodeSetParams;
-        const NAME: &'static str = "cuGraphExecHostNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecHostNodeSetParams_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecKernelNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecKernelNodeSetParams`](super::GraphExecKernelNodeSetParams).
     pub enum cuGraphExecKernelNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecKernelNodeSetParams {}
     impl super::Symbol for cuGraphExecKernelNodeSetParams {
         type Newest = super::GraphExecKernelNodeSetParams;
-        const NAME: &'static str = "cuGraphExecKernelNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecKernelNodeSetParams_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphExecKernelNodeSetParams_v10010 as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecMemcpyNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecMemcpyNodeSetParams`](super::GraphExecMemcpyNodeSetParams).
     pub enum cuGraphExecMemcpyNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecMemcpyNodeSetParams {}
     impl super::Symbol for cuGraphExecMemcpyNodeSetParams {
         type Newest = super::GraphExecMemcpyNodeSetParams;
-        const NAME: &'static str = "cuGraphExecMemcpyNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecMemcpyNodeSetParams_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecMemsetNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecMemsetNodeSetParams`](super::GraphExecMemsetNodeSetParams).
     pub enum cuGraphExecMemsetNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecMemsetNodeSetParams {}
     impl super::Symbol for cuGraphExecMemsetNodeSetParams {
         type Newest = super::GraphExecMemsetNodeSetParams;
-        const NAME: &'static str = "cuGraphExecMemsetNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecMemsetNodeSetParams_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecNodeSetParams`](super::GraphExecNodeSetParams).
     pub enum cuGraphExecNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecNodeSetParams {}
     impl super::Symbol for cuGraphExecNodeSetParams {
         type Newest = super::GraphExecNodeSetParams;
-        const NAME: &'static str = "cuGraphExecNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecNodeSetParams_v12020 as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecUpdate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecUpdate`](super::GraphExecUpdate).
     pub enum cuGraphExecUpdate {}
     impl super::sealed::Sealed for cuGraphExecUpdate {}
     impl super::Symbol for cuGraphExecUpdate {
         type Newest = super::GraphExecUpdate;
-        const NAME: &'static str = "cuGraphExecUpdate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExecUpdate_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphExecUpdate_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresSignalNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresSignalNodeGetParams`](super::GraphExternalSemaphoresSignalNodeGetParams).
     pub enum cuGraphExternalSemaphoresSignalNodeGetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeGetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresSignalNodeGetParams {
         type Newest = super::GraphExternalSemaphoresSignalNodeGetParams;
-        const NAME: &'static str = "cuGraphExternalSemaphoresSignalNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresSignalNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresSignalNodeSetParams`](super::GraphExternalSemaphoresSignalNodeSetParams).
     pub enum cuGraphExternalSemaphoresSignalNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeSetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresSignalNodeSetParams {
         type Newest = super::GraphExternalSemaphoresSignalNodeSetParams;
-        const NAME: &'static str = "cuGraphExternalSemaphoresSignalNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresWaitNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresWaitNodeGetParams`](super::GraphExternalSemaphoresWaitNodeGetParams).
     pub enum cuGraphExternalSemaphoresWaitNodeGetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeGetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresWaitNodeGetParams {
         type Newest = super::GraphExternalSemaphoresWaitNodeGetParams;
-        const NAME: &'static str = "cuGraphExternalSemaphoresWaitNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresWaitNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresWaitNodeSetParams`](super::GraphExternalSemaphoresWaitNodeSetParams).
     pub enum cuGraphExternalSemaphoresWaitNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeSetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresWaitNodeSetParams {
         type Newest = super::GraphExternalSemaphoresWaitNodeSetParams;
-        const NAME: &'static str = "cuGraphExternalSemaphoresWaitNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetEdges`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetEdges`](super::GraphGetEdges).
     pub enum cuGraphGetEdges {}
     impl super::sealed::Sealed for cuGraphGetEdges {}
     impl super::Symbol for cuGraphGetEdges {
         type Newest = super::GraphGetEdges;
-        const NAME: &'static str = "cuGraphGetEdges";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphGetEdges_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphGetEdges_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetId`](super::GraphGetId).
     pub enum cuGraphGetId {}
     impl super::sealed::Sealed for cuGraphGetId {}
     impl super::Symbol for cuGraphGetId {
         type Newest = super::GraphGetId;
-        const NAME: &'static str = "cuGraphGetId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphGetId_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetNodes`](super::GraphGetNodes).
     pub enum cuGraphGetNodes {}
     impl super::sealed::Sealed for cuGraphGetNodes {}
     impl super::Symbol for cuGraphGetNodes {
         type Newest = super::GraphGetNodes;
-        const NAME: &'static str = "cuGraphGetNodes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphGetNodes_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetRootNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetRootNodes`](super::GraphGetRootNodes).
     pub enum cuGraphGetRootNodes {}
     impl super::sealed::Sealed for cuGraphGetRootNodes {}
     impl super::Symbol for cuGraphGetRootNodes {
         type Newest = super::GraphGetRootNodes;
-        const NAME: &'static str = "cuGraphGetRootNodes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphGetRootNodes_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphHostNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphHostNodeGetParams`](super::GraphHostNodeGetParams).
     pub enum cuGraphHostNodeGetParams {}
     impl super::sealed::Sealed for cuGraphHostNodeGetParams {}
     impl super::Symbol for cuGraphHostNodeGetParams {
         type Newest = super::GraphHostNodeGetParams;
-        const NAME: &'static str = "cuGraphHostNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphHostNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphHostNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphHostNodeSetParams`](super::GraphHostNodeSetParams).
     pub enum cuGraphHostNodeSetParams {}
     impl super::sealed::Sealed for cuGraphHostNodeSetParams {}
     impl super::Symbol for cuGraphHostNodeSetParams {
         type Newest = super::GraphHostNodeSetParams;
-        const NAME: &'static str = "cuGraphHostNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphHostNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphInstantiate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiate`](super::GraphInstantiate).
     pub enum cuGraphInstantiate {}
     impl super::sealed::Sealed for cuGraphInstantiate {}
     impl super::Symbol for cuGraphInstantiate {
         type Newest = super::GraphInstantiate;
-        const NAME: &'static str = "cuGraphInstantiate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphInstantiate_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphInstantiate_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphInstantiateWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiateWithFlags`](super::GraphInstantiateWithFlags).
     pub enum cuGraphInstantiateWithFlags {}
     impl super::sealed::Sealed for cuGraphInstantiateWithFlags {}
     impl super::Symbol for cuGraphInstantiateWithFlags {
         type Newest = super::GraphInstantiateWithFlags;
-        const NAME: &'static str = "cuGraphInstantiateWithFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphInstantiateWithFlags_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphInstantiateWithParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiateWithParams`](super::GraphInstantiateWithParams).
     pub enum cuGraphInstantiateWithParams {}
     impl super::sealed::Sealed for cuGraphInstantiateWithParams {}
     impl super::Symbol for cuGraphInstantiateWithParams {
         type Newest = super::GraphInstantiateWithParams;
-        const NAME: &'static str = "cuGraphInstantiateWithParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphInstantiateWithParams_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphInstantiateWithParams_v12000_ptsz as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphInstantiateWithParams_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGraphKernelNodeCopyAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeCopyAttributes`](super::GraphKernelNodeCopyAttributes).
     pub enum cuGraphKernelNodeCopyAttributes {}
     impl super::sealed::Sealed for cuGraphKernelNodeCopyAttributes {}
     impl super::Symbol for cuGraphKernelNodeCopyAttributes {
         type Newest = super::GraphKernelNodeCopyAttributes;
-        const NAME: &'static str = "cuGraphKernelNodeCopyAttributes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeCopyAttributes_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeGetAttribute`](super::GraphKernelNodeGetAttribute).
     pub enum cuGraphKernelNodeGetAttribute {}
     impl super::sealed::Sealed for cuGraphKernelNodeGetAttribute {}
     impl super::Symbol for cuGraphKernelNodeGetAttribute {
         type Newest = super::GraphKernelNodeGetAttribute;
-        const NAME: &'static str = "cuGraphKernelNodeGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeGetAttribute_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeGetParams`](super::GraphKernelNodeGetParams).
     pub enum cuGraphKernelNodeGetParams {}
     impl super::sealed::Sealed for cuGraphKernelNodeGetParams {}
     impl super::Symbol for cuGraphKernelNodeGetParams {
         type Newest = super::GraphKernelNodeGetParams;
-        const NAME: &'static str = "cuGraphKernelNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeGetParams_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeSetAttribute`](super::GraphKernelNodeSetAttribute).
     pub enum cuGraphKernelNodeSetAttribute {}
     impl super::sealed::Sealed for cuGraphKernelNodeSetAttribute {}
     impl super::Symbol for cuGraphKernelNodeSetAttribute {
         type Newest = super::GraphKernelNodeSetAttribute;
-        const NAME: &'static str = "cuGraphKernelNodeSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeSetAttribute_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeSetParams`](super::GraphKernelNodeSetParams).
     pub enum cuGraphKernelNodeSetParams {}
     impl super::sealed::Sealed for cuGraphKernelNodeSetParams {}
     impl super::Symbol for cuGraphKernelNodeSetParams {
         type Newest = super::GraphKernelNodeSetParams;
-        const NAME: &'static str = "cuGraphKernelNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeSetParams_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphKernelNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphLaunch`, for [`Driver::newest`](crate::Driver::newest): see [`GraphLaunch`](super::GraphLaunch).
     pub enum cuGraphLaunch {}
     impl super::sealed::Sealed for cuGraphLaunch {}
     impl super::Symbol for cuGraphLaunch {
         type Newest = super::GraphLaunch;
-        const NAME: &'static str = "cuGraphLaunch";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphLaunch_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphLaunch_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphLaunch_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGraphMemAllocNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemAllocNodeGetParams`](super::GraphMemAllocNodeGetParams).
     pub enum cuGraphMemAllocNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemAllocNodeGetParams {}
     impl super::Symbol for cuGraphMemAllocNodeGetParams {
         type Newest = super::GraphMemAllocNodeGetParams;
-        const NAME: &'static str = "cuGraphMemAllocNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphMemAllocNodeGetParams_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemFreeNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemFreeNodeGetParams`](super::GraphMemFreeNodeGetParams).
     pub enum cuGraphMemFreeNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemFreeNodeGetParams {}
     impl super::Symbol for cuGraphMemFreeNodeGetParams {
         type Newest = super::GraphMemFreeNodeGetParams;
-        const NAME: &'static str = "cuGraphMemFreeNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphMemFreeNodeGetParams_v11040 as crate::registry::Entry>::INDEX,
-                version: 11040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemcpyNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemcpyNodeGetParams`](super::GraphMemcpyNodeGetParams).
     pub enum cuGraphMemcpyNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemcpyNodeGetParams {}
     impl super::Symbol for cuGraphMemcpyNodeGetParams {
         type Newest = super::GraphMemcpyNodeGetParams;
-        const NAME: &'static str = "cuGraphMemcpyNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphMemcpyNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemcpyNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemcpyNodeSetParams`](super::GraphMemcpyNodeSetParams).
     pub enum cuGraphMemcpyNodeSetParams {}
     impl super::sealed::Sealed for cuGraphMemcpyNodeSetParams {}
     impl super::Symbol for cuGraphMemcpyNodeSetParams {
         type Newest = super::GraphMemcpyNodeSetParams;
-        const NAME: &'static str = "cuGraphMemcpyNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphMemcpyNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemsetNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemsetNodeGetParams`](super::GraphMemsetNodeGetParams).
     pub enum cuGraphMemsetNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemsetNodeGetParams {}
     impl super::Symbol for cuGraphMemsetNodeGetParams {
         type Newest = super::GraphMemsetNodeGetParams;
-        const NAME: &'static str = "cuGraphMemsetNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphMemsetNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemsetNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemsetNodeSetParams`](super::GraphMemsetNodeSetParams).
     pub enum cuGraphMemsetNodeSetParams {}
     impl super::sealed::Sealed for cuGraphMemsetNodeSetParams {}
     impl super::Symbol for cuGraphMemsetNodeSetParams {
         type Newest = super::GraphMemsetNodeSetParams;
-        const NAME: &'static str = "cuGraphMemsetNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphMemsetNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeFindInClone`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeFindInClone`](super::GraphNodeFindInClone).
     pub enum cuGraphNodeFindInClone {}
     impl super::sealed::Sealed for cuGraphNodeFindInClone {}
     impl super::Symbol for cuGraphNodeFindInClone {
         type Newest = super::GraphNodeFindInClone;
-        const NAME: &'static str = "cuGraphNodeFindInClone";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeFindInClone_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetContainingGraph`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetContainingGraph`](super::GraphNodeGetContainingGraph).
     pub enum cuGraphNodeGetContainingGraph {}
     impl super::sealed::Sealed for cuGraphNodeGetContainingGraph {}
     impl super::Symbol for cuGraphNodeGetContainingGraph {
         type Newest = super::GraphNodeGetContainingGraph;
-        const NAME: &'static str = "cuGraphNodeGetContainingGraph";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetContainingGraph_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetDependencies`](super::GraphNodeGetDependencies).
     pub enum cuGraphNodeGetDependencies {}
     impl super::sealed::Sealed for cuGraphNodeGetDependencies {}
     impl super::Symbol for cuGraphNodeGetDependencies {
         type Newest = super::GraphNodeGetDependencies;
-        const NAME: &'static str = "cuGraphNodeGetDependencies";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetDependencies_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetDependencies_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetDependentNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetDependentNodes`](super::GraphNodeGetDependentNodes).
     pub enum cuGraphNodeGetDependentNodes {}
     impl super::sealed::Sealed for cuGraphNodeGetDependentNodes {}
     impl super::Symbol for cuGraphNodeGetDependentNodes {
         type Newest = super::GraphNodeGetDependentNodes;
-        const NAME: &'static str = "cuGraphNodeGetDependentNodes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetDependentNodes_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetDependentNodes_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetEnabled`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetEnabled`](super::GraphNodeGetEnabled).
     pub enum cuGraphNodeGetEnabled {}
     impl super::sealed::Sealed for cuGraphNodeGetEnabled {}
     impl super::Symbol for cuGraphNodeGetEnabled {
         type Newest = super::GraphNodeGetEnabled;
-        const NAME: &'static str = "cuGraphNodeGetEnabled";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetEnabled_v11060 as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetLocalId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetLocalId`](super::GraphNodeGetLocalId).
     pub enum cuGraphNodeGetLocalId {}
     impl super::sealed::Sealed for cuGraphNodeGetLocalId {}
     impl super::Symbol for cuGraphNodeGetLocalId {
         type Newest = super::GraphNodeGetLocalId;
-        const NAME: &'static str = "cuGraphNodeGetLocalId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetLocalId_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetParams`](super::GraphNodeGetParams).
     pub enum cuGraphNodeGetParams {}
     impl super::sealed::Sealed for cuGraphNodeGetParams {}
     impl super::Symbol for cuGraphNodeGetParams {
         type Newest = super::GraphNodeGetParams;
-        const NAME: &'static str = "cuGraphNodeGetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetParams_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetToolsId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetToolsId`](super::GraphNodeGetToolsId).
     pub enum cuGraphNodeGetToolsId {}
     impl super::sealed::Sealed for cuGraphNodeGetToolsId {}
     impl super::Symbol for cuGraphNodeGetToolsId {
         type Newest = super::GraphNodeGetToolsId;
-        const NAME: &'static str = "cuGraphNodeGetToolsId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetToolsId_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetType`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetType`](super::GraphNodeGetType).
     pub enum cuGraphNodeGetType {}
     impl super::sealed::Sealed for cuGraphNodeGetType {}
     impl super::Symbol for cuGraphNodeGetType {
         type Newest = super::GraphNodeGetType;
-        const NAME: &'static str = "cuGraphNodeGetType";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeGetType_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeSetEnabled`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeSetEnabled`](super::GraphNodeSetEnabled).
     pub enum cuGraphNodeSetEnabled {}
     impl super::sealed::Sealed for cuGraphNodeSetEnabled {}
     impl super::Symbol for cuGraphNodeSetEnabled {
         type Newest = super::GraphNodeSetEnabled;
-        const NAME: &'static str = "cuGraphNodeSetEnabled";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeSetEnabled_v11060 as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeSetParams`](super::GraphNodeSetParams).
     pub enum cuGraphNodeSetParams {}
     impl super::sealed::Sealed for cuGraphNodeSetParams {}
     impl super::Symbol for cuGraphNodeSetParams {
         type Newest = super::GraphNodeSetParams;
-        const NAME: &'static str = "cuGraphNodeSetParams";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeSetParams_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphNodeSetParams_v12020 as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphReleaseUserObject`, for [`Driver::newest`](crate::Driver::newest): see [`GraphReleaseUserObject`](super::GraphReleaseUserObject).
     pub enum cuGraphReleaseUserObject {}
     impl super::sealed::Sealed for cuGraphReleaseUserObject {}
     impl super::Symbol for cuGraphReleaseUserObject {
         type Newest = super::GraphReleaseUserObject;
-        const NAME: &'static str = "cuGraphReleaseUserObject";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphReleaseUserObject_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphRemoveDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphRemoveDependencies`](super::GraphRemoveDependencies).
     pub enum cuGraphRemoveDependencies {}
     impl super::sealed::Sealed for cuGraphRemoveDependencies {}
     impl super::Symbol for cuGraphRemoveDependencies {
         type Newest = super::GraphRemoveDependencies;
-        const NAME: &'static str = "cuGraphRemoveDependencies";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphRemoveDependencies_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphRemoveDependencies_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphRetainUserObject`, for [`Driver::newest`](crate::Driver::newest): see [`GraphRetainUserObject`](super::GraphRetainUserObject).
     pub enum cuGraphRetainUserObject {}
     impl super::sealed::Sealed for cuGraphRetainUserObject {}
     impl super::Symbol for cuGraphRetainUserObject {
         type Newest = super::GraphRetainUserObject;
-        const NAME: &'static str = "cuGraphRetainUserObject";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphRetainUserObject_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphUpload`, for [`Driver::newest`](crate::Driver::newest): see [`GraphUpload`](super::GraphUpload).
     pub enum cuGraphUpload {}
     impl super::sealed::Sealed for cuGraphUpload {}
     impl super::Symbol for cuGraphUpload {
         type Newest = super::GraphUpload;
-        const NAME: &'static str = "cuGraphUpload";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphUpload_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphUpload_v11010_ptsz as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphUpload_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGraphicsD3D10RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D10RegisterResource`](super::GraphicsD3D10RegisterResource).
     #[cfg(feature = "d3d10")]
@@ -16438,15 +13719,6 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuGraphicsD3D10RegisterResource {
         type Newest = super::GraphicsD3D10RegisterResource;
-        const NAME: &'static str = "cuGraphicsD3D10RegisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsD3D10RegisterResource_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsD3D11RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D11RegisterResource`](super::GraphicsD3D11RegisterResource).
     #[cfg(feature = "d3d11")]
@@ -16456,15 +13728,6 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuGraphicsD3D11RegisterResource {
         type Newest = super::GraphicsD3D11RegisterResource;
-        const NAME: &'static str = "cuGraphicsD3D11RegisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsD3D11RegisterResource_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsD3D9RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D9RegisterResource`](super::GraphicsD3D9RegisterResource).
     #[cfg(feature = "d3d9")]
@@ -16474,15 +13737,6 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuGraphicsD3D9RegisterResource {
         type Newest = super::GraphicsD3D9RegisterResource;
-        const NAME: &'static str = "cuGraphicsD3D9RegisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsD3D9RegisterResource_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsEGLRegisterImage`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsEGLRegisterImage`](super::GraphicsEGLRegisterImage).
     #[cfg(feature = "egl")]
@@ -16492,15 +13746,6 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuGraphicsEGLRegisterImage {
         type Newest = super::GraphicsEGLRegisterImage;
-        const NAME: &'static str = "cuGraphicsEGLRegisterImage";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsEGLRegisterImage_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsGLRegisterBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsGLRegisterBuffer`](super::GraphicsGLRegisterBuffer).
     #[cfg(feature = "gl")]
@@ -16510,15 +13755,6 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGraphicsGLRegisterBuffer {
         type Newest = super::GraphicsGLRegisterBuffer;
-        const NAME: &'static str = "cuGraphicsGLRegisterBuffer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsGLRegisterBuffer_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsGLRegisterImage`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsGLRegisterImage`](super::GraphicsGLRegisterImage).
     #[cfg(feature = "gl")]
@@ -16528,41 +13764,12 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGraphicsGLRegisterImage {
         type Newest = super::GraphicsGLRegisterImage;
-        const NAME: &'static str = "cuGraphicsGLRegisterImage";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsGLRegisterImage_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsMapResources`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsMapResources`](super::GraphicsMapResources).
     pub enum cuGraphicsMapResources {}
     impl super::sealed::Sealed for cuGraphicsMapResources {}
     impl super::Symbol for cuGraphicsMapResources {
         type Newest = super::GraphicsMapResources;
-        const NAME: &'static str = "cuGraphicsMapResources";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsMapResources_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsMapResources_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphicsMapResources_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGraphicsResourceGetMappedEglFrame`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedEglFrame`](super::GraphicsResourceGetMappedEglFrame).
     #[cfg(feature = "egl")]
@@ -16572,126 +13779,42 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuGraphicsResourceGetMappedEglFrame {
         type Newest = super::GraphicsResourceGetMappedEglFrame;
-        const NAME: &'static str = "cuGraphicsResourceGetMappedEglFrame";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsResourceGetMappedMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedMipmappedArray`](super::GraphicsResourceGetMappedMipmappedArray).
     pub enum cuGraphicsResourceGetMappedMipmappedArray {}
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedMipmappedArray {}
     impl super::Symbol for cuGraphicsResourceGetMappedMipmappedArray {
         type Newest = super::GraphicsResourceGetMappedMipmappedArray;
-        const NAME: &'static str = "cuGraphicsResourceGetMappedMipmappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedPointer`](super::GraphicsResourceGetMappedPointer).
     pub enum cuGraphicsResourceGetMappedPointer {}
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedPointer {}
     impl super::Symbol for cuGraphicsResourceGetMappedPointer {
         type Newest = super::GraphicsResourceGetMappedPointer;
-        const NAME: &'static str = "cuGraphicsResourceGetMappedPointer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsResourceGetMappedPointer_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphicsResourceGetMappedPointer_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceSetMapFlags`](super::GraphicsResourceSetMapFlags).
     pub enum cuGraphicsResourceSetMapFlags {}
     impl super::sealed::Sealed for cuGraphicsResourceSetMapFlags {}
     impl super::Symbol for cuGraphicsResourceSetMapFlags {
         type Newest = super::GraphicsResourceSetMapFlags;
-        const NAME: &'static str = "cuGraphicsResourceSetMapFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsResourceSetMapFlags_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphicsResourceSetMapFlags_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsSubResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsSubResourceGetMappedArray`](super::GraphicsSubResourceGetMappedArray).
     pub enum cuGraphicsSubResourceGetMappedArray {}
     impl super::sealed::Sealed for cuGraphicsSubResourceGetMappedArray {}
     impl super::Symbol for cuGraphicsSubResourceGetMappedArray {
         type Newest = super::GraphicsSubResourceGetMappedArray;
-        const NAME: &'static str = "cuGraphicsSubResourceGetMappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsSubResourceGetMappedArray_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsUnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsUnmapResources`](super::GraphicsUnmapResources).
     pub enum cuGraphicsUnmapResources {}
     impl super::sealed::Sealed for cuGraphicsUnmapResources {}
     impl super::Symbol for cuGraphicsUnmapResources {
         type Newest = super::GraphicsUnmapResources;
-        const NAME: &'static str = "cuGraphicsUnmapResources";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsUnmapResources_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsUnmapResources_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuGraphicsUnmapResources_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuGraphicsUnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsUnregisterResource`](super::GraphicsUnregisterResource).
     pub enum cuGraphicsUnregisterResource {}
     impl super::sealed::Sealed for cuGraphicsUnregisterResource {}
     impl super::Symbol for cuGraphicsUnregisterResource {
         type Newest = super::GraphicsUnregisterResource;
-        const NAME: &'static str = "cuGraphicsUnregisterResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsUnregisterResource_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsVDPAURegisterOutputSurface`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsVDPAURegisterOutputSurface`](super::GraphicsVDPAURegisterOutputSurface).
     #[cfg(feature = "vdpau")]
@@ -16701,15 +13824,6 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuGraphicsVDPAURegisterOutputSurface {
         type Newest = super::GraphicsVDPAURegisterOutputSurface;
-        const NAME: &'static str = "cuGraphicsVDPAURegisterOutputSurface";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010 as crate::registry::Entry>::INDEX,
-                version: 3010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsVDPAURegisterVideoSurface`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsVDPAURegisterVideoSurface`](super::GraphicsVDPAURegisterVideoSurface).
     #[cfg(feature = "vdpau")]
@@ -16719,3903 +13833,1176 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuGraphicsVDPAURegisterVideoSurface {
         type Newest = super::GraphicsVDPAURegisterVideoSurface;
-        const NAME: &'static str = "cuGraphicsVDPAURegisterVideoSurface";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010 as crate::registry::Entry>::INDEX,
-                version: 3010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxCreate`](super::GreenCtxCreate).
     pub enum cuGreenCtxCreate {}
     impl super::sealed::Sealed for cuGreenCtxCreate {}
     impl super::Symbol for cuGreenCtxCreate {
         type Newest = super::GreenCtxCreate;
-        const NAME: &'static str = "cuGreenCtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxCreate_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxDestroy`](super::GreenCtxDestroy).
     pub enum cuGreenCtxDestroy {}
     impl super::sealed::Sealed for cuGreenCtxDestroy {}
     impl super::Symbol for cuGreenCtxDestroy {
         type Newest = super::GreenCtxDestroy;
-        const NAME: &'static str = "cuGreenCtxDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxDestroy_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxGetDevResource`](super::GreenCtxGetDevResource).
     pub enum cuGreenCtxGetDevResource {}
     impl super::sealed::Sealed for cuGreenCtxGetDevResource {}
     impl super::Symbol for cuGreenCtxGetDevResource {
         type Newest = super::GreenCtxGetDevResource;
-        const NAME: &'static str = "cuGreenCtxGetDevResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxGetDevResource_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxGetId`](super::GreenCtxGetId).
     pub enum cuGreenCtxGetId {}
     impl super::sealed::Sealed for cuGreenCtxGetId {}
     impl super::Symbol for cuGreenCtxGetId {
         type Newest = super::GreenCtxGetId;
-        const NAME: &'static str = "cuGreenCtxGetId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxGetId_v12090 as crate::registry::Entry>::INDEX,
-                version: 12090u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxRecordEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxRecordEvent`](super::GreenCtxRecordEvent).
     pub enum cuGreenCtxRecordEvent {}
     impl super::sealed::Sealed for cuGreenCtxRecordEvent {}
     impl super::Symbol for cuGreenCtxRecordEvent {
         type Newest = super::GreenCtxRecordEvent;
-        const NAME: &'static str = "cuGreenCtxRecordEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxRecordEvent_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxStreamCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxStreamCreate`](super::GreenCtxStreamCreate).
     pub enum cuGreenCtxStreamCreate {}
     impl super::sealed::Sealed for cuGreenCtxStreamCreate {}
     impl super::Symbol for cuGreenCtxStreamCreate {
         type Newest = super::GreenCtxStreamCreate;
-        const NAME: &'static str = "cuGreenCtxStreamCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxStreamCreate_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxWaitEvent`](super::GreenCtxWaitEvent).
     pub enum cuGreenCtxWaitEvent {}
     impl super::sealed::Sealed for cuGreenCtxWaitEvent {}
     impl super::Symbol for cuGreenCtxWaitEvent {
         type Newest = super::GreenCtxWaitEvent;
-        const NAME: &'static str = "cuGreenCtxWaitEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuGreenCtxWaitEvent_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuImportExternalMemory`, for [`Driver::newest`](crate::Driver::newest): see [`ImportExternalMemory`](super::ImportExternalMemory).
     pub enum cuImportExternalMemory {}
     impl super::sealed::Sealed for cuImportExternalMemory {}
     impl super::Symbol for cuImportExternalMemory {
         type Newest = super::ImportExternalMemory;
-        const NAME: &'static str = "cuImportExternalMemory";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuImportExternalMemory_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuImportExternalSemaphore`, for [`Driver::newest`](crate::Driver::newest): see [`ImportExternalSemaphore`](super::ImportExternalSemaphore).
     pub enum cuImportExternalSemaphore {}
     impl super::sealed::Sealed for cuImportExternalSemaphore {}
     impl super::Symbol for cuImportExternalSemaphore {
         type Newest = super::ImportExternalSemaphore;
-        const NAME: &'static str = "cuImportExternalSemaphore";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuImportExternalSemaphore_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuInit`, for [`Driver::newest`](crate::Driver::newest): see [`Init`](super::Init).
     pub enum cuInit {}
     impl super::sealed::Sealed for cuInit {}
     impl super::Symbol for cuInit {
         type Newest = super::Init;
-        const NAME: &'static str = "cuInit";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuInit_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcCloseMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcCloseMemHandle`](super::IpcCloseMemHandle).
     pub enum cuIpcCloseMemHandle {}
     impl super::sealed::Sealed for cuIpcCloseMemHandle {}
     impl super::Symbol for cuIpcCloseMemHandle {
         type Newest = super::IpcCloseMemHandle;
-        const NAME: &'static str = "cuIpcCloseMemHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuIpcCloseMemHandle_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcGetEventHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcGetEventHandle`](super::IpcGetEventHandle).
     pub enum cuIpcGetEventHandle {}
     impl super::sealed::Sealed for cuIpcGetEventHandle {}
     impl super::Symbol for cuIpcGetEventHandle {
         type Newest = super::IpcGetEventHandle;
-        const NAME: &'static str = "cuIpcGetEventHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuIpcGetEventHandle_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcGetMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcGetMemHandle`](super::IpcGetMemHandle).
     pub enum cuIpcGetMemHandle {}
     impl super::sealed::Sealed for cuIpcGetMemHandle {}
     impl super::Symbol for cuIpcGetMemHandle {
         type Newest = super::IpcGetMemHandle;
-        const NAME: &'static str = "cuIpcGetMemHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuIpcGetMemHandle_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcOpenEventHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcOpenEventHandle`](super::IpcOpenEventHandle).
     pub enum cuIpcOpenEventHandle {}
     impl super::sealed::Sealed for cuIpcOpenEventHandle {}
     impl super::Symbol for cuIpcOpenEventHandle {
         type Newest = super::IpcOpenEventHandle;
-        const NAME: &'static str = "cuIpcOpenEventHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuIpcOpenEventHandle_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcOpenMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcOpenMemHandle`](super::IpcOpenMemHandle).
     pub enum cuIpcOpenMemHandle {}
     impl super::sealed::Sealed for cuIpcOpenMemHandle {}
     impl super::Symbol for cuIpcOpenMemHandle {
         type Newest = super::IpcOpenMemHandle;
-        const NAME: &'static str = "cuIpcOpenMemHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuIpcOpenMemHandle_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuIpcOpenMemHandle_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetAttribute`](super::KernelGetAttribute).
     pub enum cuKernelGetAttribute {}
     impl super::sealed::Sealed for cuKernelGetAttribute {}
     impl super::Symbol for cuKernelGetAttribute {
         type Newest = super::KernelGetAttribute;
-        const NAME: &'static str = "cuKernelGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelGetAttribute_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetFunction`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetFunction`](super::KernelGetFunction).
     pub enum cuKernelGetFunction {}
     impl super::sealed::Sealed for cuKernelGetFunction {}
     impl super::Symbol for cuKernelGetFunction {
         type Newest = super::KernelGetFunction;
-        const NAME: &'static str = "cuKernelGetFunction";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelGetFunction_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetLibrary`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetLibrary`](super::KernelGetLibrary).
     pub enum cuKernelGetLibrary {}
     impl super::sealed::Sealed for cuKernelGetLibrary {}
     impl super::Symbol for cuKernelGetLibrary {
         type Newest = super::KernelGetLibrary;
-        const NAME: &'static str = "cuKernelGetLibrary";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelGetLibrary_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetName`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetName`](super::KernelGetName).
     pub enum cuKernelGetName {}
     impl super::sealed::Sealed for cuKernelGetName {}
     impl super::Symbol for cuKernelGetName {
         type Newest = super::KernelGetName;
-        const NAME: &'static str = "cuKernelGetName";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelGetName_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetParamCount`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetParamCount`](super::KernelGetParamCount).
     pub enum cuKernelGetParamCount {}
     impl super::sealed::Sealed for cuKernelGetParamCount {}
     impl super::Symbol for cuKernelGetParamCount {
         type Newest = super::KernelGetParamCount;
-        const NAME: &'static str = "cuKernelGetParamCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelGetParamCount_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetParamInfo`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetParamInfo`](super::KernelGetParamInfo).
     pub enum cuKernelGetParamInfo {}
     impl super::sealed::Sealed for cuKernelGetParamInfo {}
     impl super::Symbol for cuKernelGetParamInfo {
         type Newest = super::KernelGetParamInfo;
-        const NAME: &'static str = "cuKernelGetParamInfo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelGetParamInfo_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`KernelSetAttribute`](super::KernelSetAttribute).
     pub enum cuKernelSetAttribute {}
     impl super::sealed::Sealed for cuKernelSetAttribute {}
     impl super::Symbol for cuKernelSetAttribute {
         type Newest = super::KernelSetAttribute;
-        const NAME: &'static str = "cuKernelSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelSetAttribute_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`KernelSetCacheConfig`](super::KernelSetCacheConfig).
     pub enum cuKernelSetCacheConfig {}
     impl super::sealed::Sealed for cuKernelSetCacheConfig {}
     impl super::Symbol for cuKernelSetCacheConfig {
         type Newest = super::KernelSetCacheConfig;
-        const NAME: &'static str = "cuKernelSetCacheConfig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuKernelSetCacheConfig_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunch`, for [`Driver::newest`](crate::Driver::newest): see [`Launch`](super::Launch).
     pub enum cuLaunch {}
     impl super::sealed::Sealed for cuLaunch {}
     impl super::Symbol for cuLaunch {
         type Newest = super::Launch;
-        const NAME: &'static str = "cuLaunch";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunch_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchCooperativeKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchCooperativeKernel`](super::LaunchCooperativeKernel).
     pub enum cuLaunchCooperativeKernel {}
     impl super::sealed::Sealed for cuLaunchCooperativeKernel {}
     impl super::Symbol for cuLaunchCooperativeKernel {
         type Newest = super::LaunchCooperativeKernel;
-        const NAME: &'static str = "cuLaunchCooperativeKernel";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchCooperativeKernel_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchCooperativeKernel_v9000_ptsz as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchCooperativeKernel_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuLaunchCooperativeKernelMultiDevice`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchCooperativeKernelMultiDevice`](super::LaunchCooperativeKernelMultiDevice).
     pub enum cuLaunchCooperativeKernelMultiDevice {}
     impl super::sealed::Sealed for cuLaunchCooperativeKernelMultiDevice {}
     impl super::Symbol for cuLaunchCooperativeKernelMultiDevice {
         type Newest = super::LaunchCooperativeKernelMultiDevice;
-        const NAME: &'static str = "cuLaunchCooperativeKernelMultiDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchGrid`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchGrid`](super::LaunchGrid).
     pub enum cuLaunchGrid {}
     impl super::sealed::Sealed for cuLaunchGrid {}
     impl super::Symbol for cuLaunchGrid {
         type Newest = super::LaunchGrid;
-        const NAME: &'static str = "cuLaunchGrid";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchGrid_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchGridAsync`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchGridAsync`](super::LaunchGridAsync).
     pub enum cuLaunchGridAsync {}
     impl super::sealed::Sealed for cuLaunchGridAsync {}
     impl super::Symbol for cuLaunchGridAsync {
         type Newest = super::LaunchGridAsync;
-        const NAME: &'static str = "cuLaunchGridAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchGridAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchHostFunc`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchHostFunc`](super::LaunchHostFunc).
     pub enum cuLaunchHostFunc {}
     impl super::sealed::Sealed for cuLaunchHostFunc {}
     impl super::Symbol for cuLaunchHostFunc {
         type Newest = super::LaunchHostFunc;
-        const NAME: &'static str = "cuLaunchHostFunc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchHostFunc_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchHostFunc_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchHostFunc_v13010_ptsz as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchHostFunc_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchHostFunc_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchHostFunc_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuLaunchKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchKernel`](super::LaunchKernel).
     pub enum cuLaunchKernel {}
     impl super::sealed::Sealed for cuLaunchKernel {}
     impl super::Symbol for cuLaunchKernel {
         type Newest = super::LaunchKernel;
-        const NAME: &'static str = "cuLaunchKernel";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchKernel_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchKernel_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchKernel_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuLaunchKernelEx`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchKernelEx`](super::LaunchKernelEx).
     pub enum cuLaunchKernelEx {}
     impl super::sealed::Sealed for cuLaunchKernelEx {}
     impl super::Symbol for cuLaunchKernelEx {
         type Newest = super::LaunchKernelEx;
-        const NAME: &'static str = "cuLaunchKernelEx";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchKernelEx_v11060 as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLaunchKernelEx_v11060_ptsz as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuLaunchKernelEx_v11060 as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuLibraryEnumerateKernels`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryEnumerateKernels`](super::LibraryEnumerateKernels).
     pub enum cuLibraryEnumerateKernels {}
     impl super::sealed::Sealed for cuLibraryEnumerateKernels {}
     impl super::Symbol for cuLibraryEnumerateKernels {
         type Newest = super::LibraryEnumerateKernels;
-        const NAME: &'static str = "cuLibraryEnumerateKernels";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryEnumerateKernels_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetGlobal`](super::LibraryGetGlobal).
     pub enum cuLibraryGetGlobal {}
     impl super::sealed::Sealed for cuLibraryGetGlobal {}
     impl super::Symbol for cuLibraryGetGlobal {
         type Newest = super::LibraryGetGlobal;
-        const NAME: &'static str = "cuLibraryGetGlobal";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryGetGlobal_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetKernel`](super::LibraryGetKernel).
     pub enum cuLibraryGetKernel {}
     impl super::sealed::Sealed for cuLibraryGetKernel {}
     impl super::Symbol for cuLibraryGetKernel {
         type Newest = super::LibraryGetKernel;
-        const NAME: &'static str = "cuLibraryGetKernel";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryGetKernel_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetKernelCount`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetKernelCount`](super::LibraryGetKernelCount).
     pub enum cuLibraryGetKernelCount {}
     impl super::sealed::Sealed for cuLibraryGetKernelCount {}
     impl super::Symbol for cuLibraryGetKernelCount {
         type Newest = super::LibraryGetKernelCount;
-        const NAME: &'static str = "cuLibraryGetKernelCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryGetKernelCount_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetManaged`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetManaged`](super::LibraryGetManaged).
     pub enum cuLibraryGetManaged {}
     impl super::sealed::Sealed for cuLibraryGetManaged {}
     impl super::Symbol for cuLibraryGetManaged {
         type Newest = super::LibraryGetManaged;
-        const NAME: &'static str = "cuLibraryGetManaged";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryGetManaged_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetModule`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetModule`](super::LibraryGetModule).
     pub enum cuLibraryGetModule {}
     impl super::sealed::Sealed for cuLibraryGetModule {}
     impl super::Symbol for cuLibraryGetModule {
         type Newest = super::LibraryGetModule;
-        const NAME: &'static str = "cuLibraryGetModule";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryGetModule_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetUnifiedFunction`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetUnifiedFunction`](super::LibraryGetUnifiedFunction).
     pub enum cuLibraryGetUnifiedFunction {}
     impl super::sealed::Sealed for cuLibraryGetUnifiedFunction {}
     impl super::Symbol for cuLibraryGetUnifiedFunction {
         type Newest = super::LibraryGetUnifiedFunction;
-        const NAME: &'static str = "cuLibraryGetUnifiedFunction";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryGetUnifiedFunction_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryLoadData`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryLoadData`](super::LibraryLoadData).
     pub enum cuLibraryLoadData {}
     impl super::sealed::Sealed for cuLibraryLoadData {}
     impl super::Symbol for cuLibraryLoadData {
         type Newest = super::LibraryLoadData;
-        const NAME: &'static str = "cuLibraryLoadData";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryLoadData_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryLoadFromFile`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryLoadFromFile`](super::LibraryLoadFromFile).
     pub enum cuLibraryLoadFromFile {}
     impl super::sealed::Sealed for cuLibraryLoadFromFile {}
     impl super::Symbol for cuLibraryLoadFromFile {
         type Newest = super::LibraryLoadFromFile;
-        const NAME: &'static str = "cuLibraryLoadFromFile";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryLoadFromFile_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryUnload`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryUnload`](super::LibraryUnload).
     pub enum cuLibraryUnload {}
     impl super::sealed::Sealed for cuLibraryUnload {}
     impl super::Symbol for cuLibraryUnload {
         type Newest = super::LibraryUnload;
-        const NAME: &'static str = "cuLibraryUnload";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLibraryUnload_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkAddData`, for [`Driver::newest`](crate::Driver::newest): see [`LinkAddData`](super::LinkAddData).
     pub enum cuLinkAddData {}
     impl super::sealed::Sealed for cuLinkAddData {}
     impl super::Symbol for cuLinkAddData {
         type Newest = super::LinkAddData;
-        const NAME: &'static str = "cuLinkAddData";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLinkAddData_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuLinkAddData_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkAddFile`, for [`Driver::newest`](crate::Driver::newest): see [`LinkAddFile`](super::LinkAddFile).
     pub enum cuLinkAddFile {}
     impl super::sealed::Sealed for cuLinkAddFile {}
     impl super::Symbol for cuLinkAddFile {
         type Newest = super::LinkAddFile;
-        const NAME: &'static str = "cuLinkAddFile";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLinkAddFile_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuLinkAddFile_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkComplete`, for [`Driver::newest`](crate::Driver::newest): see [`LinkComplete`](super::LinkComplete).
     pub enum cuLinkComplete {}
     impl super::sealed::Sealed for cuLinkComplete {}
     impl super::Symbol for cuLinkComplete {
         type Newest = super::LinkComplete;
-        const NAME: &'static str = "cuLinkComplete";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLinkComplete_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkCreate`, for [`Driver::newest`](crate::Driver::newest): see [`LinkCreate`](super::LinkCreate).
     pub enum cuLinkCreate {}
     impl super::sealed::Sealed for cuLinkCreate {}
     impl super::Symbol for cuLinkCreate {
         type Newest = super::LinkCreate;
-        const NAME: &'static str = "cuLinkCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLinkCreate_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuLinkCreate_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`LinkDestroy`](super::LinkDestroy).
     pub enum cuLinkDestroy {}
     impl super::sealed::Sealed for cuLinkDestroy {}
     impl super::Symbol for cuLinkDestroy {
         type Newest = super::LinkDestroy;
-        const NAME: &'static str = "cuLinkDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLinkDestroy_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointAddDevice`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointAddDevice`](super::LogicalEndpointAddDevice).
     pub enum cuLogicalEndpointAddDevice {}
     impl super::sealed::Sealed for cuLogicalEndpointAddDevice {}
     impl super::Symbol for cuLogicalEndpointAddDevice {
         type Newest = super::LogicalEndpointAddDevice;
-        const NAME: &'static str = "cuLogicalEndpointAddDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointAddDevice_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointBindAddr`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointBindAddr`](super::LogicalEndpointBindAddr).
     pub enum cuLogicalEndpointBindAddr {}
     impl super::sealed::Sealed for cuLogicalEndpointBindAddr {}
     impl super::Symbol for cuLogicalEndpointBindAddr {
         type Newest = super::LogicalEndpointBindAddr;
-        const NAME: &'static str = "cuLogicalEndpointBindAddr";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointBindAddr_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointBindMem`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointBindMem`](super::LogicalEndpointBindMem).
     pub enum cuLogicalEndpointBindMem {}
     impl super::sealed::Sealed for cuLogicalEndpointBindMem {}
     impl super::Symbol for cuLogicalEndpointBindMem {
         type Newest = super::LogicalEndpointBindMem;
-        const NAME: &'static str = "cuLogicalEndpointBindMem";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointBindMem_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointCreate`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointCreate`](super::LogicalEndpointCreate).
     pub enum cuLogicalEndpointCreate {}
     impl super::sealed::Sealed for cuLogicalEndpointCreate {}
     impl super::Symbol for cuLogicalEndpointCreate {
         type Newest = super::LogicalEndpointCreate;
-        const NAME: &'static str = "cuLogicalEndpointCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointCreate_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointDestroy`](super::LogicalEndpointDestroy).
     pub enum cuLogicalEndpointDestroy {}
     impl super::sealed::Sealed for cuLogicalEndpointDestroy {}
     impl super::Symbol for cuLogicalEndpointDestroy {
         type Newest = super::LogicalEndpointDestroy;
-        const NAME: &'static str = "cuLogicalEndpointDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointDestroy_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointExport`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointExport`](super::LogicalEndpointExport).
     pub enum cuLogicalEndpointExport {}
     impl super::sealed::Sealed for cuLogicalEndpointExport {}
     impl super::Symbol for cuLogicalEndpointExport {
         type Newest = super::LogicalEndpointExport;
-        const NAME: &'static str = "cuLogicalEndpointExport";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointExport_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointGetLimits`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointGetLimits`](super::LogicalEndpointGetLimits).
     pub enum cuLogicalEndpointGetLimits {}
     impl super::sealed::Sealed for cuLogicalEndpointGetLimits {}
     impl super::Symbol for cuLogicalEndpointGetLimits {
         type Newest = super::LogicalEndpointGetLimits;
-        const NAME: &'static str = "cuLogicalEndpointGetLimits";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointGetLimits_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointIdRelease`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointIdRelease`](super::LogicalEndpointIdRelease).
     pub enum cuLogicalEndpointIdRelease {}
     impl super::sealed::Sealed for cuLogicalEndpointIdRelease {}
     impl super::Symbol for cuLogicalEndpointIdRelease {
         type Newest = super::LogicalEndpointIdRelease;
-        const NAME: &'static str = "cuLogicalEndpointIdRelease";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointIdRelease_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointIdReserve`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointIdReserve`](super::LogicalEndpointIdReserve).
     pub enum cuLogicalEndpointIdReserve {}
     impl super::sealed::Sealed for cuLogicalEndpointIdReserve {}
     impl super::Symbol for cuLogicalEndpointIdReserve {
         type Newest = super::LogicalEndpointIdReserve;
-        const NAME: &'static str = "cuLogicalEndpointIdReserve";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointIdReserve_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointImport`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointImport`](super::LogicalEndpointImport).
     pub enum cuLogicalEndpointImport {}
     impl super::sealed::Sealed for cuLogicalEndpointImport {}
     impl super::Symbol for cuLogicalEndpointImport {
         type Newest = super::LogicalEndpointImport;
-        const NAME: &'static str = "cuLogicalEndpointImport";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointImport_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointQuery`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointQuery`](super::LogicalEndpointQuery).
     pub enum cuLogicalEndpointQuery {}
     impl super::sealed::Sealed for cuLogicalEndpointQuery {}
     impl super::Symbol for cuLogicalEndpointQuery {
         type Newest = super::LogicalEndpointQuery;
-        const NAME: &'static str = "cuLogicalEndpointQuery";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointQuery_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointUnbind`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointUnbind`](super::LogicalEndpointUnbind).
     pub enum cuLogicalEndpointUnbind {}
     impl super::sealed::Sealed for cuLogicalEndpointUnbind {}
     impl super::Symbol for cuLogicalEndpointUnbind {
         type Newest = super::LogicalEndpointUnbind;
-        const NAME: &'static str = "cuLogicalEndpointUnbind";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogicalEndpointUnbind_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`LogsCurrent`](super::LogsCurrent).
     pub enum cuLogsCurrent {}
     impl super::sealed::Sealed for cuLogsCurrent {}
     impl super::Symbol for cuLogsCurrent {
         type Newest = super::LogsCurrent;
-        const NAME: &'static str = "cuLogsCurrent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogsCurrent_v12090 as crate::registry::Entry>::INDEX,
-                version: 12090u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsDumpToFile`, for [`Driver::newest`](crate::Driver::newest): see [`LogsDumpToFile`](super::LogsDumpToFile).
     pub enum cuLogsDumpToFile {}
     impl super::sealed::Sealed for cuLogsDumpToFile {}
     impl super::Symbol for cuLogsDumpToFile {
         type Newest = super::LogsDumpToFile;
-        const NAME: &'static str = "cuLogsDumpToFile";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogsDumpToFile_v12090 as crate::registry::Entry>::INDEX,
-                version: 12090u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsDumpToMemory`, for [`Driver::newest`](crate::Driver::newest): see [`LogsDumpToMemory`](super::LogsDumpToMemory).
     pub enum cuLogsDumpToMemory {}
     impl super::sealed::Sealed for cuLogsDumpToMemory {}
     impl super::Symbol for cuLogsDumpToMemory {
         type Newest = super::LogsDumpToMemory;
-        const NAME: &'static str = "cuLogsDumpToMemory";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogsDumpToMemory_v12090 as crate::registry::Entry>::INDEX,
-                version: 12090u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsRegisterCallback`, for [`Driver::newest`](crate::Driver::newest): see [`LogsRegisterCallback`](super::LogsRegisterCallback).
     pub enum cuLogsRegisterCallback {}
     impl super::sealed::Sealed for cuLogsRegisterCallback {}
     impl super::Symbol for cuLogsRegisterCallback {
         type Newest = super::LogsRegisterCallback;
-        const NAME: &'static str = "cuLogsRegisterCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogsRegisterCallback_v12090 as crate::registry::Entry>::INDEX,
-                version: 12090u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsUnregisterCallback`, for [`Driver::newest`](crate::Driver::newest): see [`LogsUnregisterCallback`](super::LogsUnregisterCallback).
     pub enum cuLogsUnregisterCallback {}
     impl super::sealed::Sealed for cuLogsUnregisterCallback {}
     impl super::Symbol for cuLogsUnregisterCallback {
         type Newest = super::LogsUnregisterCallback;
-        const NAME: &'static str = "cuLogsUnregisterCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuLogsUnregisterCallback_v12090 as crate::registry::Entry>::INDEX,
-                version: 12090u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAddressFree`, for [`Driver::newest`](crate::Driver::newest): see [`MemAddressFree`](super::MemAddressFree).
     pub enum cuMemAddressFree {}
     impl super::sealed::Sealed for cuMemAddressFree {}
     impl super::Symbol for cuMemAddressFree {
         type Newest = super::MemAddressFree;
-        const NAME: &'static str = "cuMemAddressFree";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAddressFree_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAddressReserve`, for [`Driver::newest`](crate::Driver::newest): see [`MemAddressReserve`](super::MemAddressReserve).
     pub enum cuMemAddressReserve {}
     impl super::sealed::Sealed for cuMemAddressReserve {}
     impl super::Symbol for cuMemAddressReserve {
         type Newest = super::MemAddressReserve;
-        const NAME: &'static str = "cuMemAddressReserve";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAddressReserve_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAdvise`, for [`Driver::newest`](crate::Driver::newest): see [`MemAdvise`](super::MemAdvise).
     pub enum cuMemAdvise {}
     impl super::sealed::Sealed for cuMemAdvise {}
     impl super::Symbol for cuMemAdvise {
         type Newest = super::MemAdvise;
-        const NAME: &'static str = "cuMemAdvise";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAdvise_v12020 as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemAdvise_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAlloc`, for [`Driver::newest`](crate::Driver::newest): see [`MemAlloc`](super::MemAlloc).
     pub enum cuMemAlloc {}
     impl super::sealed::Sealed for cuMemAlloc {}
     impl super::Symbol for cuMemAlloc {
         type Newest = super::MemAlloc;
-        const NAME: &'static str = "cuMemAlloc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAlloc_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemAlloc_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAllocAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocAsync`](super::MemAllocAsync).
     pub enum cuMemAllocAsync {}
     impl super::sealed::Sealed for cuMemAllocAsync {}
     impl super::Symbol for cuMemAllocAsync {
         type Newest = super::MemAllocAsync;
-        const NAME: &'static str = "cuMemAllocAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocAsync_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocAsync_v11020_ptsz as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemAllocAsync_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemAllocFromPoolAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocFromPoolAsync`](super::MemAllocFromPoolAsync).
     pub enum cuMemAllocFromPoolAsync {}
     impl super::sealed::Sealed for cuMemAllocFromPoolAsync {}
     impl super::Symbol for cuMemAllocFromPoolAsync {
         type Newest = super::MemAllocFromPoolAsync;
-        const NAME: &'static str = "cuMemAllocFromPoolAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocFromPoolAsync_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemAllocFromPoolAsync_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemAllocHost`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocHost`](super::MemAllocHost).
     pub enum cuMemAllocHost {}
     impl super::sealed::Sealed for cuMemAllocHost {}
     impl super::Symbol for cuMemAllocHost {
         type Newest = super::MemAllocHost;
-        const NAME: &'static str = "cuMemAllocHost";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocHost_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemAllocHost_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAllocManaged`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocManaged`](super::MemAllocManaged).
     pub enum cuMemAllocManaged {}
     impl super::sealed::Sealed for cuMemAllocManaged {}
     impl super::Symbol for cuMemAllocManaged {
         type Newest = super::MemAllocManaged;
-        const NAME: &'static str = "cuMemAllocManaged";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocManaged_v6000 as crate::registry::Entry>::INDEX,
-                version: 6000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAllocPitch`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocPitch`](super::MemAllocPitch).
     pub enum cuMemAllocPitch {}
     impl super::sealed::Sealed for cuMemAllocPitch {}
     impl super::Symbol for cuMemAllocPitch {
         type Newest = super::MemAllocPitch;
-        const NAME: &'static str = "cuMemAllocPitch";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemAllocPitch_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemAllocPitch_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemBatchDecompressAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemBatchDecompressAsync`](super::MemBatchDecompressAsync).
     pub enum cuMemBatchDecompressAsync {}
     impl super::sealed::Sealed for cuMemBatchDecompressAsync {}
     impl super::Symbol for cuMemBatchDecompressAsync {
         type Newest = super::MemBatchDecompressAsync;
-        const NAME: &'static str = "cuMemBatchDecompressAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemBatchDecompressAsync_v12060 as crate::registry::Entry>::INDEX,
-                version: 12060u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemBatchDecompressAsync_v12060_ptsz as crate::registry::Entry>::INDEX,
-                version: 12060u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemBatchDecompressAsync_v12060 as crate::registry::Entry>::INDEX,
-                version: 12060u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MemCreate`](super::MemCreate).
     pub enum cuMemCreate {}
     impl super::sealed::Sealed for cuMemCreate {}
     impl super::Symbol for cuMemCreate {
         type Newest = super::MemCreate;
-        const NAME: &'static str = "cuMemCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemCreate_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemDiscardAndPrefetchBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemDiscardAndPrefetchBatchAsync`](super::MemDiscardAndPrefetchBatchAsync).
     pub enum cuMemDiscardAndPrefetchBatchAsync {}
     impl super::sealed::Sealed for cuMemDiscardAndPrefetchBatchAsync {}
     impl super::Symbol for cuMemDiscardAndPrefetchBatchAsync {
         type Newest = super::MemDiscardAndPrefetchBatchAsync;
-        const NAME: &'static str = "cuMemDiscardAndPrefetchBatchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemDiscardBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemDiscardBatchAsync`](super::MemDiscardBatchAsync).
     pub enum cuMemDiscardBatchAsync {}
     impl super::sealed::Sealed for cuMemDiscardBatchAsync {}
     impl super::Symbol for cuMemDiscardBatchAsync {
         type Newest = super::MemDiscardBatchAsync;
-        const NAME: &'static str = "cuMemDiscardBatchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemDiscardBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemDiscardBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemDiscardBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemExportToShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemExportToShareableHandle`](super::MemExportToShareableHandle).
     pub enum cuMemExportToShareableHandle {}
     impl super::sealed::Sealed for cuMemExportToShareableHandle {}
     impl super::Symbol for cuMemExportToShareableHandle {
         type Newest = super::MemExportToShareableHandle;
-        const NAME: &'static str = "cuMemExportToShareableHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemExportToShareableHandle_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemFree`, for [`Driver::newest`](crate::Driver::newest): see [`MemFree`](super::MemFree).
     pub enum cuMemFree {}
     impl super::sealed::Sealed for cuMemFree {}
     impl super::Symbol for cuMemFree {
         type Newest = super::MemFree;
-        const NAME: &'static str = "cuMemFree";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemFree_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemFree_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemFreeAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemFreeAsync`](super::MemFreeAsync).
     pub enum cuMemFreeAsync {}
     impl super::sealed::Sealed for cuMemFreeAsync {}
     impl super::Symbol for cuMemFreeAsync {
         type Newest = super::MemFreeAsync;
-        const NAME: &'static str = "cuMemFreeAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemFreeAsync_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemFreeAsync_v11020_ptsz as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemFreeAsync_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemFreeHost`, for [`Driver::newest`](crate::Driver::newest): see [`MemFreeHost`](super::MemFreeHost).
     pub enum cuMemFreeHost {}
     impl super::sealed::Sealed for cuMemFreeHost {}
     impl super::Symbol for cuMemFreeHost {
         type Newest = super::MemFreeHost;
-        const NAME: &'static str = "cuMemFreeHost";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemFreeHost_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAccess`](super::MemGetAccess).
     pub enum cuMemGetAccess {}
     impl super::sealed::Sealed for cuMemGetAccess {}
     impl super::Symbol for cuMemGetAccess {
         type Newest = super::MemGetAccess;
-        const NAME: &'static str = "cuMemGetAccess";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetAccess_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAddressRange`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAddressRange`](super::MemGetAddressRange).
     pub enum cuMemGetAddressRange {}
     impl super::sealed::Sealed for cuMemGetAddressRange {}
     impl super::Symbol for cuMemGetAddressRange {
         type Newest = super::MemGetAddressRange;
-        const NAME: &'static str = "cuMemGetAddressRange";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetAddressRange_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemGetAddressRange_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAllocationGranularity`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAllocationGranularity`](super::MemGetAllocationGranularity).
     pub enum cuMemGetAllocationGranularity {}
     impl super::sealed::Sealed for cuMemGetAllocationGranularity {}
     impl super::Symbol for cuMemGetAllocationGranularity {
         type Newest = super::MemGetAllocationGranularity;
-        const NAME: &'static str = "cuMemGetAllocationGranularity";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetAllocationGranularity_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAllocationPropertiesFromHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAllocationPropertiesFromHandle`](super::MemGetAllocationPropertiesFromHandle).
     pub enum cuMemGetAllocationPropertiesFromHandle {}
     impl super::sealed::Sealed for cuMemGetAllocationPropertiesFromHandle {}
     impl super::Symbol for cuMemGetAllocationPropertiesFromHandle {
         type Newest = super::MemGetAllocationPropertiesFromHandle;
-        const NAME: &'static str = "cuMemGetAllocationPropertiesFromHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetDefaultMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetDefaultMemPool`](super::MemGetDefaultMemPool).
     pub enum cuMemGetDefaultMemPool {}
     impl super::sealed::Sealed for cuMemGetDefaultMemPool {}
     impl super::Symbol for cuMemGetDefaultMemPool {
         type Newest = super::MemGetDefaultMemPool;
-        const NAME: &'static str = "cuMemGetDefaultMemPool";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetDefaultMemPool_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetHandleForAddressRange`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetHandleForAddressRange`](super::MemGetHandleForAddressRange).
     pub enum cuMemGetHandleForAddressRange {}
     impl super::sealed::Sealed for cuMemGetHandleForAddressRange {}
     impl super::Symbol for cuMemGetHandleForAddressRange {
         type Newest = super::MemGetHandleForAddressRange;
-        const NAME: &'static str = "cuMemGetHandleForAddressRange";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetHandleForAddressRange_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetInfo`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetInfo`](super::MemGetInfo).
     pub enum cuMemGetInfo {}
     impl super::sealed::Sealed for cuMemGetInfo {}
     impl super::Symbol for cuMemGetInfo {
         type Newest = super::MemGetInfo;
-        const NAME: &'static str = "cuMemGetInfo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetInfo_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemGetInfo_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetLocationInfo`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetLocationInfo`](super::MemGetLocationInfo).
     pub enum cuMemGetLocationInfo {}
     impl super::sealed::Sealed for cuMemGetLocationInfo {}
     impl super::Symbol for cuMemGetLocationInfo {
         type Newest = super::MemGetLocationInfo;
-        const NAME: &'static str = "cuMemGetLocationInfo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetLocationInfo_v13040 as crate::registry::Entry>::INDEX,
-                version: 13040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetMemPool`](super::MemGetMemPool).
     pub enum cuMemGetMemPool {}
     impl super::sealed::Sealed for cuMemGetMemPool {}
     impl super::Symbol for cuMemGetMemPool {
         type Newest = super::MemGetMemPool;
-        const NAME: &'static str = "cuMemGetMemPool";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemGetMemPool_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostAlloc`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostAlloc`](super::MemHostAlloc).
     pub enum cuMemHostAlloc {}
     impl super::sealed::Sealed for cuMemHostAlloc {}
     impl super::Symbol for cuMemHostAlloc {
         type Newest = super::MemHostAlloc;
-        const NAME: &'static str = "cuMemHostAlloc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemHostAlloc_v2020 as crate::registry::Entry>::INDEX,
-                version: 2020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostGetDevicePointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostGetDevicePointer`](super::MemHostGetDevicePointer).
     pub enum cuMemHostGetDevicePointer {}
     impl super::sealed::Sealed for cuMemHostGetDevicePointer {}
     impl super::Symbol for cuMemHostGetDevicePointer {
         type Newest = super::MemHostGetDevicePointer;
-        const NAME: &'static str = "cuMemHostGetDevicePointer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemHostGetDevicePointer_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemHostGetDevicePointer_v2020 as crate::registry::Entry>::INDEX,
-                version: 2020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostGetFlags`](super::MemHostGetFlags).
     pub enum cuMemHostGetFlags {}
     impl super::sealed::Sealed for cuMemHostGetFlags {}
     impl super::Symbol for cuMemHostGetFlags {
         type Newest = super::MemHostGetFlags;
-        const NAME: &'static str = "cuMemHostGetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemHostGetFlags_v2030 as crate::registry::Entry>::INDEX,
-                version: 2030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostRegister`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostRegister`](super::MemHostRegister).
     pub enum cuMemHostRegister {}
     impl super::sealed::Sealed for cuMemHostRegister {}
     impl super::Symbol for cuMemHostRegister {
         type Newest = super::MemHostRegister;
-        const NAME: &'static str = "cuMemHostRegister";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemHostRegister_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemHostRegister_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostUnregister`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostUnregister`](super::MemHostUnregister).
     pub enum cuMemHostUnregister {}
     impl super::sealed::Sealed for cuMemHostUnregister {}
     impl super::Symbol for cuMemHostUnregister {
         type Newest = super::MemHostUnregister;
-        const NAME: &'static str = "cuMemHostUnregister";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemHostUnregister_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemImportFromShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemImportFromShareableHandle`](super::MemImportFromShareableHandle).
     pub enum cuMemImportFromShareableHandle {}
     impl super::sealed::Sealed for cuMemImportFromShareableHandle {}
     impl super::Symbol for cuMemImportFromShareableHandle {
         type Newest = super::MemImportFromShareableHandle;
-        const NAME: &'static str = "cuMemImportFromShareableHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemImportFromShareableHandle_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemMap`, for [`Driver::newest`](crate::Driver::newest): see [`MemMap`](super::MemMap).
     pub enum cuMemMap {}
     impl super::sealed::Sealed for cuMemMap {}
     impl super::Symbol for cuMemMap {
         type Newest = super::MemMap;
-        const NAME: &'static str = "cuMemMap";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemMap_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemMapArrayAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemMapArrayAsync`](super::MemMapArrayAsync).
     pub enum cuMemMapArrayAsync {}
     impl super::sealed::Sealed for cuMemMapArrayAsync {}
     impl super::Symbol for cuMemMapArrayAsync {
         type Newest = super::MemMapArrayAsync;
-        const NAME: &'static str = "cuMemMapArrayAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemMapArrayAsync_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemMapArrayAsync_v11010_ptsz as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemMapArrayAsync_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemPoolCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolCreate`](super::MemPoolCreate).
     pub enum cuMemPoolCreate {}
     impl super::sealed::Sealed for cuMemPoolCreate {}
     impl super::Symbol for cuMemPoolCreate {
         type Newest = super::MemPoolCreate;
-        const NAME: &'static str = "cuMemPoolCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolCreate_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolDestroy`](super::MemPoolDestroy).
     pub enum cuMemPoolDestroy {}
     impl super::sealed::Sealed for cuMemPoolDestroy {}
     impl super::Symbol for cuMemPoolDestroy {
         type Newest = super::MemPoolDestroy;
-        const NAME: &'static str = "cuMemPoolDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolDestroy_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolExportPointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolExportPointer`](super::MemPoolExportPointer).
     pub enum cuMemPoolExportPointer {}
     impl super::sealed::Sealed for cuMemPoolExportPointer {}
     impl super::Symbol for cuMemPoolExportPointer {
         type Newest = super::MemPoolExportPointer;
-        const NAME: &'static str = "cuMemPoolExportPointer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolExportPointer_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolExportToShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolExportToShareableHandle`](super::MemPoolExportToShareableHandle).
     pub enum cuMemPoolExportToShareableHandle {}
     impl super::sealed::Sealed for cuMemPoolExportToShareableHandle {}
     impl super::Symbol for cuMemPoolExportToShareableHandle {
         type Newest = super::MemPoolExportToShareableHandle;
-        const NAME: &'static str = "cuMemPoolExportToShareableHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolExportToShareableHandle_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolGetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolGetAccess`](super::MemPoolGetAccess).
     pub enum cuMemPoolGetAccess {}
     impl super::sealed::Sealed for cuMemPoolGetAccess {}
     impl super::Symbol for cuMemPoolGetAccess {
         type Newest = super::MemPoolGetAccess;
-        const NAME: &'static str = "cuMemPoolGetAccess";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolGetAccess_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolGetAttribute`](super::MemPoolGetAttribute).
     pub enum cuMemPoolGetAttribute {}
     impl super::sealed::Sealed for cuMemPoolGetAttribute {}
     impl super::Symbol for cuMemPoolGetAttribute {
         type Newest = super::MemPoolGetAttribute;
-        const NAME: &'static str = "cuMemPoolGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolGetAttribute_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolImportFromShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolImportFromShareableHandle`](super::MemPoolImportFromShareableHandle).
     pub enum cuMemPoolImportFromShareableHandle {}
     impl super::sealed::Sealed for cuMemPoolImportFromShareableHandle {}
     impl super::Symbol for cuMemPoolImportFromShareableHandle {
         type Newest = super::MemPoolImportFromShareableHandle;
-        const NAME: &'static str = "cuMemPoolImportFromShareableHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolImportFromShareableHandle_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolImportPointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolImportPointer`](super::MemPoolImportPointer).
     pub enum cuMemPoolImportPointer {}
     impl super::sealed::Sealed for cuMemPoolImportPointer {}
     impl super::Symbol for cuMemPoolImportPointer {
         type Newest = super::MemPoolImportPointer;
-        const NAME: &'static str = "cuMemPoolImportPointer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolImportPointer_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolSetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolSetAccess`](super::MemPoolSetAccess).
     pub enum cuMemPoolSetAccess {}
     impl super::sealed::Sealed for cuMemPoolSetAccess {}
     impl super::Symbol for cuMemPoolSetAccess {
         type Newest = super::MemPoolSetAccess;
-        const NAME: &'static str = "cuMemPoolSetAccess";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolSetAccess_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolSetAttribute`](super::MemPoolSetAttribute).
     pub enum cuMemPoolSetAttribute {}
     impl super::sealed::Sealed for cuMemPoolSetAttribute {}
     impl super::Symbol for cuMemPoolSetAttribute {
         type Newest = super::MemPoolSetAttribute;
-        const NAME: &'static str = "cuMemPoolSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolSetAttribute_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolTrimTo`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolTrimTo`](super::MemPoolTrimTo).
     pub enum cuMemPoolTrimTo {}
     impl super::sealed::Sealed for cuMemPoolTrimTo {}
     impl super::Symbol for cuMemPoolTrimTo {
         type Newest = super::MemPoolTrimTo;
-        const NAME: &'static str = "cuMemPoolTrimTo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPoolTrimTo_v11020 as crate::registry::Entry>::INDEX,
-                version: 11020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPrefetchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemPrefetchAsync`](super::MemPrefetchAsync).
     pub enum cuMemPrefetchAsync {}
     impl super::sealed::Sealed for cuMemPrefetchAsync {}
     impl super::Symbol for cuMemPrefetchAsync {
         type Newest = super::MemPrefetchAsync;
-        const NAME: &'static str = "cuMemPrefetchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchAsync_v12020 as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchAsync_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchAsync_v12020_ptsz as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchAsync_v12020 as crate::registry::Entry>::INDEX,
-                version: 12020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchAsync_v8000_ptsz as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchAsync_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemPrefetchBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemPrefetchBatchAsync`](super::MemPrefetchBatchAsync).
     pub enum cuMemPrefetchBatchAsync {}
     impl super::sealed::Sealed for cuMemPrefetchBatchAsync {}
     impl super::Symbol for cuMemPrefetchBatchAsync {
         type Newest = super::MemPrefetchBatchAsync;
-        const NAME: &'static str = "cuMemPrefetchBatchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemPrefetchBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemRangeGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemRangeGetAttribute`](super::MemRangeGetAttribute).
     pub enum cuMemRangeGetAttribute {}
     impl super::sealed::Sealed for cuMemRangeGetAttribute {}
     impl super::Symbol for cuMemRangeGetAttribute {
         type Newest = super::MemRangeGetAttribute;
-        const NAME: &'static str = "cuMemRangeGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemRangeGetAttribute_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemRangeGetAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`MemRangeGetAttributes`](super::MemRangeGetAttributes).
     pub enum cuMemRangeGetAttributes {}
     impl super::sealed::Sealed for cuMemRangeGetAttributes {}
     impl super::Symbol for cuMemRangeGetAttributes {
         type Newest = super::MemRangeGetAttributes;
-        const NAME: &'static str = "cuMemRangeGetAttributes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemRangeGetAttributes_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemRelease`, for [`Driver::newest`](crate::Driver::newest): see [`MemRelease`](super::MemRelease).
     pub enum cuMemRelease {}
     impl super::sealed::Sealed for cuMemRelease {}
     impl super::Symbol for cuMemRelease {
         type Newest = super::MemRelease;
-        const NAME: &'static str = "cuMemRelease";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemRelease_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemRetainAllocationHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemRetainAllocationHandle`](super::MemRetainAllocationHandle).
     pub enum cuMemRetainAllocationHandle {}
     impl super::sealed::Sealed for cuMemRetainAllocationHandle {}
     impl super::Symbol for cuMemRetainAllocationHandle {
         type Newest = super::MemRetainAllocationHandle;
-        const NAME: &'static str = "cuMemRetainAllocationHandle";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemRetainAllocationHandle_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemSetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemSetAccess`](super::MemSetAccess).
     pub enum cuMemSetAccess {}
     impl super::sealed::Sealed for cuMemSetAccess {}
     impl super::Symbol for cuMemSetAccess {
         type Newest = super::MemSetAccess;
-        const NAME: &'static str = "cuMemSetAccess";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemSetAccess_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemSetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemSetMemPool`](super::MemSetMemPool).
     pub enum cuMemSetMemPool {}
     impl super::sealed::Sealed for cuMemSetMemPool {}
     impl super::Symbol for cuMemSetMemPool {
         type Newest = super::MemSetMemPool;
-        const NAME: &'static str = "cuMemSetMemPool";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemSetMemPool_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemUnmap`, for [`Driver::newest`](crate::Driver::newest): see [`MemUnmap`](super::MemUnmap).
     pub enum cuMemUnmap {}
     impl super::sealed::Sealed for cuMemUnmap {}
     impl super::Symbol for cuMemUnmap {
         type Newest = super::MemUnmap;
-        const NAME: &'static str = "cuMemUnmap";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemUnmap_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemcpy`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy`](super::Memcpy).
     pub enum cuMemcpy {}
     impl super::sealed::Sealed for cuMemcpy {}
     impl super::Symbol for cuMemcpy {
         type Newest = super::Memcpy;
-        const NAME: &'static str = "cuMemcpy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy2D`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2D`](super::Memcpy2D).
     pub enum cuMemcpy2D {}
     impl super::sealed::Sealed for cuMemcpy2D {}
     impl super::Symbol for cuMemcpy2D {
         type Newest = super::Memcpy2D;
-        const NAME: &'static str = "cuMemcpy2D";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2D_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2D_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2D_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2D_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2D_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy2DAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2DAsync`](super::Memcpy2DAsync).
     pub enum cuMemcpy2DAsync {}
     impl super::sealed::Sealed for cuMemcpy2DAsync {}
     impl super::Symbol for cuMemcpy2DAsync {
         type Newest = super::Memcpy2DAsync;
-        const NAME: &'static str = "cuMemcpy2DAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy2DUnaligned`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2DUnaligned`](super::Memcpy2DUnaligned).
     pub enum cuMemcpy2DUnaligned {}
     impl super::sealed::Sealed for cuMemcpy2DUnaligned {}
     impl super::Symbol for cuMemcpy2DUnaligned {
         type Newest = super::Memcpy2DUnaligned;
-        const NAME: &'static str = "cuMemcpy2DUnaligned";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DUnaligned_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DUnaligned_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DUnaligned_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DUnaligned_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy2DUnaligned_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy3D`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3D`](super::Memcpy3D).
     pub enum cuMemcpy3D {}
     impl super::sealed::Sealed for cuMemcpy3D {}
     impl super::Symbol for cuMemcpy3D {
         type Newest = super::Memcpy3D;
-        const NAME: &'static str = "cuMemcpy3D";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3D_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3D_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3D_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3D_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3D_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy3DAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DAsync`](super::Memcpy3DAsync).
     pub enum cuMemcpy3DAsync {}
     impl super::sealed::Sealed for cuMemcpy3DAsync {}
     impl super::Symbol for cuMemcpy3DAsync {
         type Newest = super::Memcpy3DAsync;
-        const NAME: &'static str = "cuMemcpy3DAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy3DBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DBatchAsync`](super::Memcpy3DBatchAsync).
     pub enum cuMemcpy3DBatchAsync {}
     impl super::sealed::Sealed for cuMemcpy3DBatchAsync {}
     impl super::Symbol for cuMemcpy3DBatchAsync {
         type Newest = super::Memcpy3DBatchAsync;
-        const NAME: &'static str = "cuMemcpy3DBatchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DBatchAsync_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DBatchAsync_v12080_ptsz as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DBatchAsync_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy3DPeer`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DPeer`](super::Memcpy3DPeer).
     pub enum cuMemcpy3DPeer {}
     impl super::sealed::Sealed for cuMemcpy3DPeer {}
     impl super::Symbol for cuMemcpy3DPeer {
         type Newest = super::Memcpy3DPeer;
-        const NAME: &'static str = "cuMemcpy3DPeer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DPeer_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DPeer_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DPeer_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy3DPeerAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DPeerAsync`](super::Memcpy3DPeerAsync).
     pub enum cuMemcpy3DPeerAsync {}
     impl super::sealed::Sealed for cuMemcpy3DPeerAsync {}
     impl super::Symbol for cuMemcpy3DPeerAsync {
         type Newest = super::Memcpy3DPeerAsync;
-        const NAME: &'static str = "cuMemcpy3DPeerAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DPeerAsync_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DPeerAsync_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpy3DWithAttributesAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DWithAttributesAsync`](super::Memcpy3DWithAttributesAsync).
     pub enum cuMemcpy3DWithAttributesAsync {}
     impl super::sealed::Sealed for cuMemcpy3DWithAttributesAsync {}
     impl super::Symbol for cuMemcpy3DWithAttributesAsync {
         type Newest = super::Memcpy3DWithAttributesAsync;
-        const NAME: &'static str = "cuMemcpy3DWithAttributesAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DWithAttributesAsync_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpy3DWithAttributesAsync_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAsync`](super::MemcpyAsync).
     pub enum cuMemcpyAsync {}
     impl super::sealed::Sealed for cuMemcpyAsync {}
     impl super::Symbol for cuMemcpyAsync {
         type Newest = super::MemcpyAsync;
-        const NAME: &'static str = "cuMemcpyAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAsync_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAsync_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyAtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoA`](super::MemcpyAtoA).
     pub enum cuMemcpyAtoA {}
     impl super::sealed::Sealed for cuMemcpyAtoA {}
     impl super::Symbol for cuMemcpyAtoA {
         type Newest = super::MemcpyAtoA;
-        const NAME: &'static str = "cuMemcpyAtoA";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoA_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoA_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoA_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoA_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoA_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyAtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoD`](super::MemcpyAtoD).
     pub enum cuMemcpyAtoD {}
     impl super::sealed::Sealed for cuMemcpyAtoD {}
     impl super::Symbol for cuMemcpyAtoD {
         type Newest = super::MemcpyAtoD;
-        const NAME: &'static str = "cuMemcpyAtoD";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoD_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoD_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoD_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoD_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoD_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyAtoH`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoH`](super::MemcpyAtoH).
     pub enum cuMemcpyAtoH {}
     impl super::sealed::Sealed for cuMemcpyAtoH {}
     impl super::Symbol for cuMemcpyAtoH {
         type Newest = super::MemcpyAtoH;
-        const NAME: &'static str = "cuMemcpyAtoH";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoH_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoH_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoH_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoH_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoH_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyAtoHAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoHAsync`](super::MemcpyAtoHAsync).
     pub enum cuMemcpyAtoHAsync {}
     impl super::sealed::Sealed for cuMemcpyAtoHAsync {}
     impl super::Symbol for cuMemcpyAtoHAsync {
         type Newest = super::MemcpyAtoHAsync;
-        const NAME: &'static str = "cuMemcpyAtoHAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoHAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoHAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoHAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoHAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyAtoHAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyBatchAsync`](super::MemcpyBatchAsync).
     pub enum cuMemcpyBatchAsync {}
     impl super::sealed::Sealed for cuMemcpyBatchAsync {}
     impl super::Symbol for cuMemcpyBatchAsync {
         type Newest = super::MemcpyBatchAsync;
-        const NAME: &'static str = "cuMemcpyBatchAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyBatchAsync_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-                version: 13000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyBatchAsync_v12080_ptsz as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyBatchAsync_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyDtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoA`](super::MemcpyDtoA).
     pub enum cuMemcpyDtoA {}
     impl super::sealed::Sealed for cuMemcpyDtoA {}
     impl super::Symbol for cuMemcpyDtoA {
         type Newest = super::MemcpyDtoA;
-        const NAME: &'static str = "cuMemcpyDtoA";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoA_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoA_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoA_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoA_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoA_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyDtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoD`](super::MemcpyDtoD).
     pub enum cuMemcpyDtoD {}
     impl super::sealed::Sealed for cuMemcpyDtoD {}
     impl super::Symbol for cuMemcpyDtoD {
         type Newest = super::MemcpyDtoD;
-        const NAME: &'static str = "cuMemcpyDtoD";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoD_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoD_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoD_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoD_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoD_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyDtoDAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoDAsync`](super::MemcpyDtoDAsync).
     pub enum cuMemcpyDtoDAsync {}
     impl super::sealed::Sealed for cuMemcpyDtoDAsync {}
     impl super::Symbol for cuMemcpyDtoDAsync {
         type Newest = super::MemcpyDtoDAsync;
-        const NAME: &'static str = "cuMemcpyDtoDAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoDAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoDAsync_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoDAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoDAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoDAsync_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyDtoH`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoH`](super::MemcpyDtoH).
     pub enum cuMemcpyDtoH {}
     impl super::sealed::Sealed for cuMemcpyDtoH {}
     impl super::Symbol for cuMemcpyDtoH {
         type Newest = super::MemcpyDtoH;
-        const NAME: &'static str = "cuMemcpyDtoH";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoH_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoH_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoH_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoH_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoH_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyDtoHAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoHAsync`](super::MemcpyDtoHAsync).
     pub enum cuMemcpyDtoHAsync {}
     impl super::sealed::Sealed for cuMemcpyDtoHAsync {}
     impl super::Symbol for cuMemcpyDtoHAsync {
         type Newest = super::MemcpyDtoHAsync;
-        const NAME: &'static str = "cuMemcpyDtoHAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoHAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoHAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoHAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoHAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyDtoHAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyHtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoA`](super::MemcpyHtoA).
     pub enum cuMemcpyHtoA {}
     impl super::sealed::Sealed for cuMemcpyHtoA {}
     impl super::Symbol for cuMemcpyHtoA {
         type Newest = super::MemcpyHtoA;
-        const NAME: &'static str = "cuMemcpyHtoA";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoA_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoA_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoA_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoA_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoA_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyHtoAAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoAAsync`](super::MemcpyHtoAAsync).
     pub enum cuMemcpyHtoAAsync {}
     impl super::sealed::Sealed for cuMemcpyHtoAAsync {}
     impl super::Symbol for cuMemcpyHtoAAsync {
         type Newest = super::MemcpyHtoAAsync;
-        const NAME: &'static str = "cuMemcpyHtoAAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoAAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoAAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoAAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoAAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoAAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyHtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoD`](super::MemcpyHtoD).
     pub enum cuMemcpyHtoD {}
     impl super::sealed::Sealed for cuMemcpyHtoD {}
     impl super::Symbol for cuMemcpyHtoD {
         type Newest = super::MemcpyHtoD;
-        const NAME: &'static str = "cuMemcpyHtoD";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoD_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoD_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoD_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoD_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoD_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyHtoDAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoDAsync`](super::MemcpyHtoDAsync).
     pub enum cuMemcpyHtoDAsync {}
     impl super::sealed::Sealed for cuMemcpyHtoDAsync {}
     impl super::Symbol for cuMemcpyHtoDAsync {
         type Newest = super::MemcpyHtoDAsync;
-        const NAME: &'static str = "cuMemcpyHtoDAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoDAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoDAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoDAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoDAsync_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyHtoDAsync_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyPeer`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyPeer`](super::MemcpyPeer).
     pub enum cuMemcpyPeer {}
     impl super::sealed::Sealed for cuMemcpyPeer {}
     impl super::Symbol for cuMemcpyPeer {
         type Newest = super::MemcpyPeer;
-        const NAME: &'static str = "cuMemcpyPeer";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyPeer_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyPeer_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyPeer_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyPeerAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyPeerAsync`](super::MemcpyPeerAsync).
     pub enum cuMemcpyPeerAsync {}
     impl super::sealed::Sealed for cuMemcpyPeerAsync {}
     impl super::Symbol for cuMemcpyPeerAsync {
         type Newest = super::MemcpyPeerAsync;
-        const NAME: &'static str = "cuMemcpyPeerAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyPeerAsync_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyPeerAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyPeerAsync_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemcpyWithAttributesAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyWithAttributesAsync`](super::MemcpyWithAttributesAsync).
     pub enum cuMemcpyWithAttributesAsync {}
     impl super::sealed::Sealed for cuMemcpyWithAttributesAsync {}
     impl super::Symbol for cuMemcpyWithAttributesAsync {
         type Newest = super::MemcpyWithAttributesAsync;
-        const NAME: &'static str = "cuMemcpyWithAttributesAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyWithAttributesAsync_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemcpyWithAttributesAsync_v13020 as crate::registry::Entry>::INDEX,
-                version: 13020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD16`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD16`](super::MemsetD16).
     pub enum cuMemsetD16 {}
     impl super::sealed::Sealed for cuMemsetD16 {}
     impl super::Symbol for cuMemsetD16 {
         type Newest = super::MemsetD16;
-        const NAME: &'static str = "cuMemsetD16";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD16Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD16Async`](super::MemsetD16Async).
     pub enum cuMemsetD16Async {}
     impl super::sealed::Sealed for cuMemsetD16Async {}
     impl super::Symbol for cuMemsetD16Async {
         type Newest = super::MemsetD16Async;
-        const NAME: &'static str = "cuMemsetD16Async";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD16Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD2D16`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D16`](super::MemsetD2D16).
     pub enum cuMemsetD2D16 {}
     impl super::sealed::Sealed for cuMemsetD2D16 {}
     impl super::Symbol for cuMemsetD2D16 {
         type Newest = super::MemsetD2D16;
-        const NAME: &'static str = "cuMemsetD2D16";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD2D16Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D16Async`](super::MemsetD2D16Async).
     pub enum cuMemsetD2D16Async {}
     impl super::sealed::Sealed for cuMemsetD2D16Async {}
     impl super::Symbol for cuMemsetD2D16Async {
         type Newest = super::MemsetD2D16Async;
-        const NAME: &'static str = "cuMemsetD2D16Async";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D16Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD2D32`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D32`](super::MemsetD2D32).
     pub enum cuMemsetD2D32 {}
     impl super::sealed::Sealed for cuMemsetD2D32 {}
     impl super::Symbol for cuMemsetD2D32 {
         type Newest = super::MemsetD2D32;
-        const NAME: &'static str = "cuMemsetD2D32";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD2D32Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D32Async`](super::MemsetD2D32Async).
     pub enum cuMemsetD2D32Async {}
     impl super::sealed::Sealed for cuMemsetD2D32Async {}
     impl super::Symbol for cuMemsetD2D32Async {
         type Newest = super::MemsetD2D32Async;
-        const NAME: &'static str = "cuMemsetD2D32Async";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D32Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD2D8`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D8`](super::MemsetD2D8).
     pub enum cuMemsetD2D8 {}
     impl super::sealed::Sealed for cuMemsetD2D8 {}
     impl super::Symbol for cuMemsetD2D8 {
         type Newest = super::MemsetD2D8;
-        const NAME: &'static str = "cuMemsetD2D8";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD2D8Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D8Async`](super::MemsetD2D8Async).
     pub enum cuMemsetD2D8Async {}
     impl super::sealed::Sealed for cuMemsetD2D8Async {}
     impl super::Symbol for cuMemsetD2D8Async {
         type Newest = super::MemsetD2D8Async;
-        const NAME: &'static str = "cuMemsetD2D8Async";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD2D8Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD32`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD32`](super::MemsetD32).
     pub enum cuMemsetD32 {}
     impl super::sealed::Sealed for cuMemsetD32 {}
     impl super::Symbol for cuMemsetD32 {
         type Newest = super::MemsetD32;
-        const NAME: &'static str = "cuMemsetD32";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD32Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD32Async`](super::MemsetD32Async).
     pub enum cuMemsetD32Async {}
     impl super::sealed::Sealed for cuMemsetD32Async {}
     impl super::Symbol for cuMemsetD32Async {
         type Newest = super::MemsetD32Async;
-        const NAME: &'static str = "cuMemsetD32Async";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD32Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD8`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD8`](super::MemsetD8).
     pub enum cuMemsetD8 {}
     impl super::sealed::Sealed for cuMemsetD8 {}
     impl super::Symbol for cuMemsetD8 {
         type Newest = super::MemsetD8;
-        const NAME: &'static str = "cuMemsetD8";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8_v7000_ptds as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptds),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMemsetD8Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD8Async`](super::MemsetD8Async).
     pub enum cuMemsetD8Async {}
     impl super::sealed::Sealed for cuMemsetD8Async {}
     impl super::Symbol for cuMemsetD8Async {
         type Newest = super::MemsetD8Async;
-        const NAME: &'static str = "cuMemsetD8Async";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuMemsetD8Async_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuMipmappedArrayCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayCreate`](super::MipmappedArrayCreate).
     pub enum cuMipmappedArrayCreate {}
     impl super::sealed::Sealed for cuMipmappedArrayCreate {}
     impl super::Symbol for cuMipmappedArrayCreate {
         type Newest = super::MipmappedArrayCreate;
-        const NAME: &'static str = "cuMipmappedArrayCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMipmappedArrayCreate_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayDestroy`](super::MipmappedArrayDestroy).
     pub enum cuMipmappedArrayDestroy {}
     impl super::sealed::Sealed for cuMipmappedArrayDestroy {}
     impl super::Symbol for cuMipmappedArrayDestroy {
         type Newest = super::MipmappedArrayDestroy;
-        const NAME: &'static str = "cuMipmappedArrayDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMipmappedArrayDestroy_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayGetLevel`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetLevel`](super::MipmappedArrayGetLevel).
     pub enum cuMipmappedArrayGetLevel {}
     impl super::sealed::Sealed for cuMipmappedArrayGetLevel {}
     impl super::Symbol for cuMipmappedArrayGetLevel {
         type Newest = super::MipmappedArrayGetLevel;
-        const NAME: &'static str = "cuMipmappedArrayGetLevel";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMipmappedArrayGetLevel_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayGetMemoryRequirements`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetMemoryRequirements`](super::MipmappedArrayGetMemoryRequirements).
     pub enum cuMipmappedArrayGetMemoryRequirements {}
     impl super::sealed::Sealed for cuMipmappedArrayGetMemoryRequirements {}
     impl super::Symbol for cuMipmappedArrayGetMemoryRequirements {
         type Newest = super::MipmappedArrayGetMemoryRequirements;
-        const NAME: &'static str = "cuMipmappedArrayGetMemoryRequirements";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060 as crate::registry::Entry>::INDEX,
-                version: 11060u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayGetSparseProperties`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetSparseProperties`](super::MipmappedArrayGetSparseProperties).
     pub enum cuMipmappedArrayGetSparseProperties {}
     impl super::sealed::Sealed for cuMipmappedArrayGetSparseProperties {}
     impl super::Symbol for cuMipmappedArrayGetSparseProperties {
         type Newest = super::MipmappedArrayGetSparseProperties;
-        const NAME: &'static str = "cuMipmappedArrayGetSparseProperties";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMipmappedArrayGetSparseProperties_v11010 as crate::registry::Entry>::INDEX,
-                version: 11010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleEnumerateFunctions`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleEnumerateFunctions`](super::ModuleEnumerateFunctions).
     pub enum cuModuleEnumerateFunctions {}
     impl super::sealed::Sealed for cuModuleEnumerateFunctions {}
     impl super::Symbol for cuModuleEnumerateFunctions {
         type Newest = super::ModuleEnumerateFunctions;
-        const NAME: &'static str = "cuModuleEnumerateFunctions";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleEnumerateFunctions_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetFunction`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetFunction`](super::ModuleGetFunction).
     pub enum cuModuleGetFunction {}
     impl super::sealed::Sealed for cuModuleGetFunction {}
     impl super::Symbol for cuModuleGetFunction {
         type Newest = super::ModuleGetFunction;
-        const NAME: &'static str = "cuModuleGetFunction";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleGetFunction_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetFunctionCount`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetFunctionCount`](super::ModuleGetFunctionCount).
     pub enum cuModuleGetFunctionCount {}
     impl super::sealed::Sealed for cuModuleGetFunctionCount {}
     impl super::Symbol for cuModuleGetFunctionCount {
         type Newest = super::ModuleGetFunctionCount;
-        const NAME: &'static str = "cuModuleGetFunctionCount";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleGetFunctionCount_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetGlobal`](super::ModuleGetGlobal).
     pub enum cuModuleGetGlobal {}
     impl super::sealed::Sealed for cuModuleGetGlobal {}
     impl super::Symbol for cuModuleGetGlobal {
         type Newest = super::ModuleGetGlobal;
-        const NAME: &'static str = "cuModuleGetGlobal";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleGetGlobal_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuModuleGetGlobal_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetLoadingMode`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetLoadingMode`](super::ModuleGetLoadingMode).
     pub enum cuModuleGetLoadingMode {}
     impl super::sealed::Sealed for cuModuleGetLoadingMode {}
     impl super::Symbol for cuModuleGetLoadingMode {
         type Newest = super::ModuleGetLoadingMode;
-        const NAME: &'static str = "cuModuleGetLoadingMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleGetLoadingMode_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetSurfRef`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetSurfRef`](super::ModuleGetSurfRef).
     pub enum cuModuleGetSurfRef {}
     impl super::sealed::Sealed for cuModuleGetSurfRef {}
     impl super::Symbol for cuModuleGetSurfRef {
         type Newest = super::ModuleGetSurfRef;
-        const NAME: &'static str = "cuModuleGetSurfRef";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleGetSurfRef_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetTexRef`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetTexRef`](super::ModuleGetTexRef).
     pub enum cuModuleGetTexRef {}
     impl super::sealed::Sealed for cuModuleGetTexRef {}
     impl super::Symbol for cuModuleGetTexRef {
         type Newest = super::ModuleGetTexRef;
-        const NAME: &'static str = "cuModuleGetTexRef";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleGetTexRef_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoad`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoad`](super::ModuleLoad).
     pub enum cuModuleLoad {}
     impl super::sealed::Sealed for cuModuleLoad {}
     impl super::Symbol for cuModuleLoad {
         type Newest = super::ModuleLoad;
-        const NAME: &'static str = "cuModuleLoad";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleLoad_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoadData`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadData`](super::ModuleLoadData).
     pub enum cuModuleLoadData {}
     impl super::sealed::Sealed for cuModuleLoadData {}
     impl super::Symbol for cuModuleLoadData {
         type Newest = super::ModuleLoadData;
-        const NAME: &'static str = "cuModuleLoadData";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleLoadData_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoadDataEx`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadDataEx`](super::ModuleLoadDataEx).
     pub enum cuModuleLoadDataEx {}
     impl super::sealed::Sealed for cuModuleLoadDataEx {}
     impl super::Symbol for cuModuleLoadDataEx {
         type Newest = super::ModuleLoadDataEx;
-        const NAME: &'static str = "cuModuleLoadDataEx";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleLoadDataEx_v2010 as crate::registry::Entry>::INDEX,
-                version: 2010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoadFatBinary`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadFatBinary`](super::ModuleLoadFatBinary).
     pub enum cuModuleLoadFatBinary {}
     impl super::sealed::Sealed for cuModuleLoadFatBinary {}
     impl super::Symbol for cuModuleLoadFatBinary {
         type Newest = super::ModuleLoadFatBinary;
-        const NAME: &'static str = "cuModuleLoadFatBinary";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleLoadFatBinary_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleUnload`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleUnload`](super::ModuleUnload).
     pub enum cuModuleUnload {}
     impl super::sealed::Sealed for cuModuleUnload {}
     impl super::Symbol for cuModuleUnload {
         type Newest = super::ModuleUnload;
-        const NAME: &'static str = "cuModuleUnload";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuModuleUnload_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastAddDevice`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastAddDevice`](super::MulticastAddDevice).
     pub enum cuMulticastAddDevice {}
     impl super::sealed::Sealed for cuMulticastAddDevice {}
     impl super::Symbol for cuMulticastAddDevice {
         type Newest = super::MulticastAddDevice;
-        const NAME: &'static str = "cuMulticastAddDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMulticastAddDevice_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastBindAddr`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastBindAddr`](super::MulticastBindAddr).
     pub enum cuMulticastBindAddr {}
     impl super::sealed::Sealed for cuMulticastBindAddr {}
     impl super::Symbol for cuMulticastBindAddr {
         type Newest = super::MulticastBindAddr;
-        const NAME: &'static str = "cuMulticastBindAddr";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMulticastBindAddr_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMulticastBindAddr_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastBindMem`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastBindMem`](super::MulticastBindMem).
     pub enum cuMulticastBindMem {}
     impl super::sealed::Sealed for cuMulticastBindMem {}
     impl super::Symbol for cuMulticastBindMem {
         type Newest = super::MulticastBindMem;
-        const NAME: &'static str = "cuMulticastBindMem";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMulticastBindMem_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuMulticastBindMem_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastCreate`](super::MulticastCreate).
     pub enum cuMulticastCreate {}
     impl super::sealed::Sealed for cuMulticastCreate {}
     impl super::Symbol for cuMulticastCreate {
         type Newest = super::MulticastCreate;
-        const NAME: &'static str = "cuMulticastCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMulticastCreate_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastGetGranularity`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastGetGranularity`](super::MulticastGetGranularity).
     pub enum cuMulticastGetGranularity {}
     impl super::sealed::Sealed for cuMulticastGetGranularity {}
     impl super::Symbol for cuMulticastGetGranularity {
         type Newest = super::MulticastGetGranularity;
-        const NAME: &'static str = "cuMulticastGetGranularity";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMulticastGetGranularity_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastUnbind`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastUnbind`](super::MulticastUnbind).
     pub enum cuMulticastUnbind {}
     impl super::sealed::Sealed for cuMulticastUnbind {}
     impl super::Symbol for cuMulticastUnbind {
         type Newest = super::MulticastUnbind;
-        const NAME: &'static str = "cuMulticastUnbind";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuMulticastUnbind_v12010 as crate::registry::Entry>::INDEX,
-                version: 12010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyAvailableDynamicSMemPerBlock`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyAvailableDynamicSMemPerBlock`](super::OccupancyAvailableDynamicSMemPerBlock).
     pub enum cuOccupancyAvailableDynamicSMemPerBlock {}
     impl super::sealed::Sealed for cuOccupancyAvailableDynamicSMemPerBlock {}
     impl super::Symbol for cuOccupancyAvailableDynamicSMemPerBlock {
         type Newest = super::OccupancyAvailableDynamicSMemPerBlock;
-        const NAME: &'static str = "cuOccupancyAvailableDynamicSMemPerBlock";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020 as crate::registry::Entry>::INDEX,
-                version: 10020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxActiveBlocksPerMultiprocessor`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveBlocksPerMultiprocessor`](super::OccupancyMaxActiveBlocksPerMultiprocessor).
     pub enum cuOccupancyMaxActiveBlocksPerMultiprocessor {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessor {}
     impl super::Symbol for cuOccupancyMaxActiveBlocksPerMultiprocessor {
         type Newest = super::OccupancyMaxActiveBlocksPerMultiprocessor;
-        const NAME: &'static str = "cuOccupancyMaxActiveBlocksPerMultiprocessor";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveBlocksPerMultiprocessorWithFlags`](super::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
     pub enum cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
     impl super::Symbol for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
         type Newest = super::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
-        const NAME: &'static str = "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxActiveClusters`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveClusters`](super::OccupancyMaxActiveClusters).
     pub enum cuOccupancyMaxActiveClusters {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveClusters {}
     impl super::Symbol for cuOccupancyMaxActiveClusters {
         type Newest = super::OccupancyMaxActiveClusters;
-        const NAME: &'static str = "cuOccupancyMaxActiveClusters";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyMaxActiveClusters_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxPotentialBlockSize`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialBlockSize`](super::OccupancyMaxPotentialBlockSize).
     pub enum cuOccupancyMaxPotentialBlockSize {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSize {}
     impl super::Symbol for cuOccupancyMaxPotentialBlockSize {
         type Newest = super::OccupancyMaxPotentialBlockSize;
-        const NAME: &'static str = "cuOccupancyMaxPotentialBlockSize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyMaxPotentialBlockSize_v6050 as crate::registry::Entry>::INDEX,
-                version: 6050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxPotentialBlockSizeWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialBlockSizeWithFlags`](super::OccupancyMaxPotentialBlockSizeWithFlags).
     pub enum cuOccupancyMaxPotentialBlockSizeWithFlags {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSizeWithFlags {}
     impl super::Symbol for cuOccupancyMaxPotentialBlockSizeWithFlags {
         type Newest = super::OccupancyMaxPotentialBlockSizeWithFlags;
-        const NAME: &'static str = "cuOccupancyMaxPotentialBlockSizeWithFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxPotentialClusterSize`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialClusterSize`](super::OccupancyMaxPotentialClusterSize).
     pub enum cuOccupancyMaxPotentialClusterSize {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialClusterSize {}
     impl super::Symbol for cuOccupancyMaxPotentialClusterSize {
         type Newest = super::OccupancyMaxPotentialClusterSize;
-        const NAME: &'static str = "cuOccupancyMaxPotentialClusterSize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuOccupancyMaxPotentialClusterSize_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetSize`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetSize`](super::ParamSetSize).
     pub enum cuParamSetSize {}
     impl super::sealed::Sealed for cuParamSetSize {}
     impl super::Symbol for cuParamSetSize {
         type Newest = super::ParamSetSize;
-        const NAME: &'static str = "cuParamSetSize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuParamSetSize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetTexRef`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetTexRef`](super::ParamSetTexRef).
     pub enum cuParamSetTexRef {}
     impl super::sealed::Sealed for cuParamSetTexRef {}
     impl super::Symbol for cuParamSetTexRef {
         type Newest = super::ParamSetTexRef;
-        const NAME: &'static str = "cuParamSetTexRef";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuParamSetTexRef_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetf`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetf`](super::ParamSetf).
     pub enum cuParamSetf {}
     impl super::sealed::Sealed for cuParamSetf {}
     impl super::Symbol for cuParamSetf {
         type Newest = super::ParamSetf;
-        const NAME: &'static str = "cuParamSetf";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuParamSetf_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSeti`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSeti`](super::ParamSeti).
     pub enum cuParamSeti {}
     impl super::sealed::Sealed for cuParamSeti {}
     impl super::Symbol for cuParamSeti {
         type Newest = super::ParamSeti;
-        const NAME: &'static str = "cuParamSeti";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuParamSeti_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetv`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetv`](super::ParamSetv).
     pub enum cuParamSetv {}
     impl super::sealed::Sealed for cuParamSetv {}
     impl super::Symbol for cuParamSetv {
         type Newest = super::ParamSetv;
-        const NAME: &'static str = "cuParamSetv";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuParamSetv_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuPointerGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`PointerGetAttribute`](super::PointerGetAttribute).
     pub enum cuPointerGetAttribute {}
     impl super::sealed::Sealed for cuPointerGetAttribute {}
     impl super::Symbol for cuPointerGetAttribute {
         type Newest = super::PointerGetAttribute;
-        const NAME: &'static str = "cuPointerGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuPointerGetAttribute_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuPointerGetAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`PointerGetAttributes`](super::PointerGetAttributes).
     pub enum cuPointerGetAttributes {}
     impl super::sealed::Sealed for cuPointerGetAttributes {}
     impl super::Symbol for cuPointerGetAttributes {
         type Newest = super::PointerGetAttributes;
-        const NAME: &'static str = "cuPointerGetAttributes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuPointerGetAttributes_v7000 as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuPointerSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`PointerSetAttribute`](super::PointerSetAttribute).
     pub enum cuPointerSetAttribute {}
     impl super::sealed::Sealed for cuPointerSetAttribute {}
     impl super::Symbol for cuPointerSetAttribute {
         type Newest = super::PointerSetAttribute;
-        const NAME: &'static str = "cuPointerSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuPointerSetAttribute_v6000 as crate::registry::Entry>::INDEX,
-                version: 6000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuProfilerInitialize`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerInitialize`](super::ProfilerInitialize).
     #[cfg(feature = "profiler")]
@@ -20625,15 +15012,6 @@ pub mod symbols {
     #[cfg(feature = "profiler")]
     impl super::Symbol for cuProfilerInitialize {
         type Newest = super::ProfilerInitialize;
-        const NAME: &'static str = "cuProfilerInitialize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuProfilerInitialize_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuProfilerStart`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerStart`](super::ProfilerStart).
     #[cfg(feature = "profiler")]
@@ -20643,15 +15021,6 @@ pub mod symbols {
     #[cfg(feature = "profiler")]
     impl super::Symbol for cuProfilerStart {
         type Newest = super::ProfilerStart;
-        const NAME: &'static str = "cuProfilerStart";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuProfilerStart_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuProfilerStop`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerStop`](super::ProfilerStop).
     #[cfg(feature = "profiler")]
@@ -20661,1694 +15030,480 @@ pub mod symbols {
     #[cfg(feature = "profiler")]
     impl super::Symbol for cuProfilerStop {
         type Newest = super::ProfilerStop;
-        const NAME: &'static str = "cuProfilerStop";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuProfilerStop_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSignalExternalSemaphoresAsync`, for [`Driver::newest`](crate::Driver::newest): see [`SignalExternalSemaphoresAsync`](super::SignalExternalSemaphoresAsync).
     pub enum cuSignalExternalSemaphoresAsync {}
     impl super::sealed::Sealed for cuSignalExternalSemaphoresAsync {}
     impl super::Symbol for cuSignalExternalSemaphoresAsync {
         type Newest = super::SignalExternalSemaphoresAsync;
-        const NAME: &'static str = "cuSignalExternalSemaphoresAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSignalExternalSemaphoresAsync_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuSignalExternalSemaphoresAsync_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamAddCallback`, for [`Driver::newest`](crate::Driver::newest): see [`StreamAddCallback`](super::StreamAddCallback).
     pub enum cuStreamAddCallback {}
     impl super::sealed::Sealed for cuStreamAddCallback {}
     impl super::Symbol for cuStreamAddCallback {
         type Newest = super::StreamAddCallback;
-        const NAME: &'static str = "cuStreamAddCallback";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamAddCallback_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamAddCallback_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamAddCallback_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamAttachMemAsync`, for [`Driver::newest`](crate::Driver::newest): see [`StreamAttachMemAsync`](super::StreamAttachMemAsync).
     pub enum cuStreamAttachMemAsync {}
     impl super::sealed::Sealed for cuStreamAttachMemAsync {}
     impl super::Symbol for cuStreamAttachMemAsync {
         type Newest = super::StreamAttachMemAsync;
-        const NAME: &'static str = "cuStreamAttachMemAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamAttachMemAsync_v6000 as crate::registry::Entry>::INDEX,
-                version: 6000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamAttachMemAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamAttachMemAsync_v6000 as crate::registry::Entry>::INDEX,
-                version: 6000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamBatchMemOp`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBatchMemOp`](super::StreamBatchMemOp).
     pub enum cuStreamBatchMemOp {}
     impl super::sealed::Sealed for cuStreamBatchMemOp {}
     impl super::Symbol for cuStreamBatchMemOp {
         type Newest = super::StreamBatchMemOp;
-        const NAME: &'static str = "cuStreamBatchMemOp";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBatchMemOp_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBatchMemOp_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBatchMemOp_v11070_ptsz as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBatchMemOp_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBatchMemOp_v8000_ptsz as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBatchMemOp_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamBeginCapture`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCapture`](super::StreamBeginCapture).
     pub enum cuStreamBeginCapture {}
     impl super::sealed::Sealed for cuStreamBeginCapture {}
     impl super::Symbol for cuStreamBeginCapture {
         type Newest = super::StreamBeginCapture;
-        const NAME: &'static str = "cuStreamBeginCapture";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCapture_v10010 as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCapture_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCapture_v10010_ptsz as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCapture_v10010 as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCapture_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCapture_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamBeginCaptureToCig`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCaptureToCig`](super::StreamBeginCaptureToCig).
     pub enum cuStreamBeginCaptureToCig {}
     impl super::sealed::Sealed for cuStreamBeginCaptureToCig {}
     impl super::Symbol for cuStreamBeginCaptureToCig {
         type Newest = super::StreamBeginCaptureToCig;
-        const NAME: &'static str = "cuStreamBeginCaptureToCig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCaptureToCig_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCaptureToCig_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamBeginCaptureToGraph`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCaptureToGraph`](super::StreamBeginCaptureToGraph).
     pub enum cuStreamBeginCaptureToGraph {}
     impl super::sealed::Sealed for cuStreamBeginCaptureToGraph {}
     impl super::Symbol for cuStreamBeginCaptureToGraph {
         type Newest = super::StreamBeginCaptureToGraph;
-        const NAME: &'static str = "cuStreamBeginCaptureToGraph";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCaptureToGraph_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginCaptureToGraph_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamBeginRecaptureToGraph`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginRecaptureToGraph`](super::StreamBeginRecaptureToGraph).
     pub enum cuStreamBeginRecaptureToGraph {}
     impl super::sealed::Sealed for cuStreamBeginRecaptureToGraph {}
     impl super::Symbol for cuStreamBeginRecaptureToGraph {
         type Newest = super::StreamBeginRecaptureToGraph;
-        const NAME: &'static str = "cuStreamBeginRecaptureToGraph";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginRecaptureToGraph_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamBeginRecaptureToGraph_v13030 as crate::registry::Entry>::INDEX,
-                version: 13030u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamCopyAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCopyAttributes`](super::StreamCopyAttributes).
     pub enum cuStreamCopyAttributes {}
     impl super::sealed::Sealed for cuStreamCopyAttributes {}
     impl super::Symbol for cuStreamCopyAttributes {
         type Newest = super::StreamCopyAttributes;
-        const NAME: &'static str = "cuStreamCopyAttributes";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamCopyAttributes_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamCopyAttributes_v11000_ptsz as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamCopyAttributes_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamCreate`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCreate`](super::StreamCreate).
     pub enum cuStreamCreate {}
     impl super::sealed::Sealed for cuStreamCreate {}
     impl super::Symbol for cuStreamCreate {
         type Newest = super::StreamCreate;
-        const NAME: &'static str = "cuStreamCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamCreateWithPriority`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCreateWithPriority`](super::StreamCreateWithPriority).
     pub enum cuStreamCreateWithPriority {}
     impl super::sealed::Sealed for cuStreamCreateWithPriority {}
     impl super::Symbol for cuStreamCreateWithPriority {
         type Newest = super::StreamCreateWithPriority;
-        const NAME: &'static str = "cuStreamCreateWithPriority";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamCreateWithPriority_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`StreamDestroy`](super::StreamDestroy).
     pub enum cuStreamDestroy {}
     impl super::sealed::Sealed for cuStreamDestroy {}
     impl super::Symbol for cuStreamDestroy {
         type Newest = super::StreamDestroy;
-        const NAME: &'static str = "cuStreamDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamDestroy_v4000 as crate::registry::Entry>::INDEX,
-                version: 4000u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamDestroy_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamEndCapture`, for [`Driver::newest`](crate::Driver::newest): see [`StreamEndCapture`](super::StreamEndCapture).
     pub enum cuStreamEndCapture {}
     impl super::sealed::Sealed for cuStreamEndCapture {}
     impl super::Symbol for cuStreamEndCapture {
         type Newest = super::StreamEndCapture;
-        const NAME: &'static str = "cuStreamEndCapture";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamEndCapture_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamEndCapture_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamEndCapture_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamEndCaptureToCig`, for [`Driver::newest`](crate::Driver::newest): see [`StreamEndCaptureToCig`](super::StreamEndCaptureToCig).
     pub enum cuStreamEndCaptureToCig {}
     impl super::sealed::Sealed for cuStreamEndCaptureToCig {}
     impl super::Symbol for cuStreamEndCaptureToCig {
         type Newest = super::StreamEndCaptureToCig;
-        const NAME: &'static str = "cuStreamEndCaptureToCig";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamEndCaptureToCig_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamEndCaptureToCig_v13010_ptsz as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamEndCaptureToCig_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetAttribute`](super::StreamGetAttribute).
     pub enum cuStreamGetAttribute {}
     impl super::sealed::Sealed for cuStreamGetAttribute {}
     impl super::Symbol for cuStreamGetAttribute {
         type Newest = super::StreamGetAttribute;
-        const NAME: &'static str = "cuStreamGetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetAttribute_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetAttribute_v11000_ptsz as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetAttribute_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetCaptureInfo`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetCaptureInfo`](super::StreamGetCaptureInfo).
     pub enum cuStreamGetCaptureInfo {}
     impl super::sealed::Sealed for cuStreamGetCaptureInfo {}
     impl super::Symbol for cuStreamGetCaptureInfo {
         type Newest = super::StreamGetCaptureInfo;
-        const NAME: &'static str = "cuStreamGetCaptureInfo";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v10010 as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v12030_ptsz as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v11030_ptsz as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v10010_ptsz as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCaptureInfo_v10010 as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetCtx`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetCtx`](super::StreamGetCtx).
     pub enum cuStreamGetCtx {}
     impl super::sealed::Sealed for cuStreamGetCtx {}
     impl super::Symbol for cuStreamGetCtx {
         type Newest = super::StreamGetCtx;
-        const NAME: &'static str = "cuStreamGetCtx";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCtx_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCtx_v9020 as crate::registry::Entry>::INDEX,
-                version: 9020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCtx_v12050_ptsz as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCtx_v12050 as crate::registry::Entry>::INDEX,
-                version: 12050u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCtx_v9020_ptsz as crate::registry::Entry>::INDEX,
-                version: 9020u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetCtx_v9020 as crate::registry::Entry>::INDEX,
-                version: 9020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetDevResource`](super::StreamGetDevResource).
     pub enum cuStreamGetDevResource {}
     impl super::sealed::Sealed for cuStreamGetDevResource {}
     impl super::Symbol for cuStreamGetDevResource {
         type Newest = super::StreamGetDevResource;
-        const NAME: &'static str = "cuStreamGetDevResource";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetDevResource_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetDevResource_v13010_ptsz as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetDevResource_v13010 as crate::registry::Entry>::INDEX,
-                version: 13010u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetDevice`](super::StreamGetDevice).
     pub enum cuStreamGetDevice {}
     impl super::sealed::Sealed for cuStreamGetDevice {}
     impl super::Symbol for cuStreamGetDevice {
         type Newest = super::StreamGetDevice;
-        const NAME: &'static str = "cuStreamGetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetDevice_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetDevice_v12080_ptsz as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetDevice_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetFlags`](super::StreamGetFlags).
     pub enum cuStreamGetFlags {}
     impl super::sealed::Sealed for cuStreamGetFlags {}
     impl super::Symbol for cuStreamGetFlags {
         type Newest = super::StreamGetFlags;
-        const NAME: &'static str = "cuStreamGetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetFlags_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetFlags_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetFlags_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetGreenCtx`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetGreenCtx`](super::StreamGetGreenCtx).
     pub enum cuStreamGetGreenCtx {}
     impl super::sealed::Sealed for cuStreamGetGreenCtx {}
     impl super::Symbol for cuStreamGetGreenCtx {
         type Newest = super::StreamGetGreenCtx;
-        const NAME: &'static str = "cuStreamGetGreenCtx";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetGreenCtx_v12040 as crate::registry::Entry>::INDEX,
-                version: 12040u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamGetId`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetId`](super::StreamGetId).
     pub enum cuStreamGetId {}
     impl super::sealed::Sealed for cuStreamGetId {}
     impl super::Symbol for cuStreamGetId {
         type Newest = super::StreamGetId;
-        const NAME: &'static str = "cuStreamGetId";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetId_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetId_v12000_ptsz as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetId_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamGetPriority`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetPriority`](super::StreamGetPriority).
     pub enum cuStreamGetPriority {}
     impl super::sealed::Sealed for cuStreamGetPriority {}
     impl super::Symbol for cuStreamGetPriority {
         type Newest = super::StreamGetPriority;
-        const NAME: &'static str = "cuStreamGetPriority";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetPriority_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamGetPriority_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamGetPriority_v5050 as crate::registry::Entry>::INDEX,
-                version: 5050u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamIsCapturing`, for [`Driver::newest`](crate::Driver::newest): see [`StreamIsCapturing`](super::StreamIsCapturing).
     pub enum cuStreamIsCapturing {}
     impl super::sealed::Sealed for cuStreamIsCapturing {}
     impl super::Symbol for cuStreamIsCapturing {
         type Newest = super::StreamIsCapturing;
-        const NAME: &'static str = "cuStreamIsCapturing";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamIsCapturing_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamIsCapturing_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamIsCapturing_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamQuery`, for [`Driver::newest`](crate::Driver::newest): see [`StreamQuery`](super::StreamQuery).
     pub enum cuStreamQuery {}
     impl super::sealed::Sealed for cuStreamQuery {}
     impl super::Symbol for cuStreamQuery {
         type Newest = super::StreamQuery;
-        const NAME: &'static str = "cuStreamQuery";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamQuery_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamQuery_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamQuery_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`StreamSetAttribute`](super::StreamSetAttribute).
     pub enum cuStreamSetAttribute {}
     impl super::sealed::Sealed for cuStreamSetAttribute {}
     impl super::Symbol for cuStreamSetAttribute {
         type Newest = super::StreamSetAttribute;
-        const NAME: &'static str = "cuStreamSetAttribute";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamSetAttribute_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamSetAttribute_v11000_ptsz as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamSetAttribute_v11000 as crate::registry::Entry>::INDEX,
-                version: 11000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`StreamSynchronize`](super::StreamSynchronize).
     pub enum cuStreamSynchronize {}
     impl super::sealed::Sealed for cuStreamSynchronize {}
     impl super::Symbol for cuStreamSynchronize {
         type Newest = super::StreamSynchronize;
-        const NAME: &'static str = "cuStreamSynchronize";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamSynchronize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamSynchronize_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamSynchronize_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamUpdateCaptureDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`StreamUpdateCaptureDependencies`](super::StreamUpdateCaptureDependencies).
     pub enum cuStreamUpdateCaptureDependencies {}
     impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies {}
     impl super::Symbol for cuStreamUpdateCaptureDependencies {
         type Newest = super::StreamUpdateCaptureDependencies;
-        const NAME: &'static str = "cuStreamUpdateCaptureDependencies";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamUpdateCaptureDependencies_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamUpdateCaptureDependencies_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamUpdateCaptureDependencies_v12030 as crate::registry::Entry>::INDEX,
-                version: 12030u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamUpdateCaptureDependencies_v11030_ptsz as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamUpdateCaptureDependencies_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitEvent`](super::StreamWaitEvent).
     pub enum cuStreamWaitEvent {}
     impl super::sealed::Sealed for cuStreamWaitEvent {}
     impl super::Symbol for cuStreamWaitEvent {
         type Newest = super::StreamWaitEvent;
-        const NAME: &'static str = "cuStreamWaitEvent";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitEvent_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitEvent_v7000_ptsz as crate::registry::Entry>::INDEX,
-                version: 7000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitEvent_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamWaitValue32`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitValue32`](super::StreamWaitValue32).
     pub enum cuStreamWaitValue32 {}
     impl super::sealed::Sealed for cuStreamWaitValue32 {}
     impl super::Symbol for cuStreamWaitValue32 {
         type Newest = super::StreamWaitValue32;
-        const NAME: &'static str = "cuStreamWaitValue32";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue32_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue32_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue32_v11070_ptsz as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue32_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue32_v8000_ptsz as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue32_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamWaitValue64`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitValue64`](super::StreamWaitValue64).
     pub enum cuStreamWaitValue64 {}
     impl super::sealed::Sealed for cuStreamWaitValue64 {}
     impl super::Symbol for cuStreamWaitValue64 {
         type Newest = super::StreamWaitValue64;
-        const NAME: &'static str = "cuStreamWaitValue64";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue64_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue64_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue64_v11070_ptsz as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue64_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue64_v9000_ptsz as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWaitValue64_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamWriteValue32`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWriteValue32`](super::StreamWriteValue32).
     pub enum cuStreamWriteValue32 {}
     impl super::sealed::Sealed for cuStreamWriteValue32 {}
     impl super::Symbol for cuStreamWriteValue32 {
         type Newest = super::StreamWriteValue32;
-        const NAME: &'static str = "cuStreamWriteValue32";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue32_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue32_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue32_v11070_ptsz as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue32_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue32_v8000_ptsz as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue32_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuStreamWriteValue64`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWriteValue64`](super::StreamWriteValue64).
     pub enum cuStreamWriteValue64 {}
     impl super::sealed::Sealed for cuStreamWriteValue64 {}
     impl super::Symbol for cuStreamWriteValue64 {
         type Newest = super::StreamWriteValue64;
-        const NAME: &'static str = "cuStreamWriteValue64";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue64_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue64_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue64_v11070_ptsz as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue64_v11070 as crate::registry::Entry>::INDEX,
-                version: 11070u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue64_v9000_ptsz as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuStreamWriteValue64_v9000 as crate::registry::Entry>::INDEX,
-                version: 9000u32,
-                variant: None,
-            },
-        ];
     }
     /// The symbol `cuSurfObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectCreate`](super::SurfObjectCreate).
     pub enum cuSurfObjectCreate {}
     impl super::sealed::Sealed for cuSurfObjectCreate {}
     impl super::Symbol for cuSurfObjectCreate {
         type Newest = super::SurfObjectCreate;
-        const NAME: &'static str = "cuSurfObjectCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSurfObjectCreate_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfObjectDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectDestroy`](super::SurfObjectDestroy).
     pub enum cuSurfObjectDestroy {}
     impl super::sealed::Sealed for cuSurfObjectDestroy {}
     impl super::Symbol for cuSurfObjectDestroy {
         type Newest = super::SurfObjectDestroy;
-        const NAME: &'static str = "cuSurfObjectDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSurfObjectDestroy_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfObjectGetResourceDesc`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectGetResourceDesc`](super::SurfObjectGetResourceDesc).
     pub enum cuSurfObjectGetResourceDesc {}
     impl super::sealed::Sealed for cuSurfObjectGetResourceDesc {}
     impl super::Symbol for cuSurfObjectGetResourceDesc {
         type Newest = super::SurfObjectGetResourceDesc;
-        const NAME: &'static str = "cuSurfObjectGetResourceDesc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSurfObjectGetResourceDesc_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfRefGetArray`, for [`Driver::newest`](crate::Driver::newest): see [`SurfRefGetArray`](super::SurfRefGetArray).
     pub enum cuSurfRefGetArray {}
     impl super::sealed::Sealed for cuSurfRefGetArray {}
     impl super::Symbol for cuSurfRefGetArray {
         type Newest = super::SurfRefGetArray;
-        const NAME: &'static str = "cuSurfRefGetArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSurfRefGetArray_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfRefSetArray`, for [`Driver::newest`](crate::Driver::newest): see [`SurfRefSetArray`](super::SurfRefSetArray).
     pub enum cuSurfRefSetArray {}
     impl super::sealed::Sealed for cuSurfRefSetArray {}
     impl super::Symbol for cuSurfRefSetArray {
         type Newest = super::SurfRefSetArray;
-        const NAME: &'static str = "cuSurfRefSetArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuSurfRefSetArray_v3000 as crate::registry::Entry>::INDEX,
-                version: 3000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapEncodeIm2col`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeIm2col`](super::TensorMapEncodeIm2col).
     pub enum cuTensorMapEncodeIm2col {}
     impl super::sealed::Sealed for cuTensorMapEncodeIm2col {}
     impl super::Symbol for cuTensorMapEncodeIm2col {
         type Newest = super::TensorMapEncodeIm2col;
-        const NAME: &'static str = "cuTensorMapEncodeIm2col";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTensorMapEncodeIm2col_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapEncodeIm2colWide`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeIm2colWide`](super::TensorMapEncodeIm2colWide).
     pub enum cuTensorMapEncodeIm2colWide {}
     impl super::sealed::Sealed for cuTensorMapEncodeIm2colWide {}
     impl super::Symbol for cuTensorMapEncodeIm2colWide {
         type Newest = super::TensorMapEncodeIm2colWide;
-        const NAME: &'static str = "cuTensorMapEncodeIm2colWide";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTensorMapEncodeIm2colWide_v12080 as crate::registry::Entry>::INDEX,
-                version: 12080u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapEncodeTiled`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeTiled`](super::TensorMapEncodeTiled).
     pub enum cuTensorMapEncodeTiled {}
     impl super::sealed::Sealed for cuTensorMapEncodeTiled {}
     impl super::Symbol for cuTensorMapEncodeTiled {
         type Newest = super::TensorMapEncodeTiled;
-        const NAME: &'static str = "cuTensorMapEncodeTiled";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTensorMapEncodeTiled_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapReplaceAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapReplaceAddress`](super::TensorMapReplaceAddress).
     pub enum cuTensorMapReplaceAddress {}
     impl super::sealed::Sealed for cuTensorMapReplaceAddress {}
     impl super::Symbol for cuTensorMapReplaceAddress {
         type Newest = super::TensorMapReplaceAddress;
-        const NAME: &'static str = "cuTensorMapReplaceAddress";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTensorMapReplaceAddress_v12000 as crate::registry::Entry>::INDEX,
-                version: 12000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapSetAllocationClass`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapSetAllocationClass`](super::TensorMapSetAllocationClass).
     pub enum cuTensorMapSetAllocationClass {}
     impl super::sealed::Sealed for cuTensorMapSetAllocationClass {}
     impl super::Symbol for cuTensorMapSetAllocationClass {
         type Newest = super::TensorMapSetAllocationClass;
-        const NAME: &'static str = "cuTensorMapSetAllocationClass";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTensorMapSetAllocationClass_v13050 as crate::registry::Entry>::INDEX,
-                version: 13050u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectCreate`](super::TexObjectCreate).
     pub enum cuTexObjectCreate {}
     impl super::sealed::Sealed for cuTexObjectCreate {}
     impl super::Symbol for cuTexObjectCreate {
         type Newest = super::TexObjectCreate;
-        const NAME: &'static str = "cuTexObjectCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexObjectCreate_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectDestroy`](super::TexObjectDestroy).
     pub enum cuTexObjectDestroy {}
     impl super::sealed::Sealed for cuTexObjectDestroy {}
     impl super::Symbol for cuTexObjectDestroy {
         type Newest = super::TexObjectDestroy;
-        const NAME: &'static str = "cuTexObjectDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexObjectDestroy_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectGetResourceDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetResourceDesc`](super::TexObjectGetResourceDesc).
     pub enum cuTexObjectGetResourceDesc {}
     impl super::sealed::Sealed for cuTexObjectGetResourceDesc {}
     impl super::Symbol for cuTexObjectGetResourceDesc {
         type Newest = super::TexObjectGetResourceDesc;
-        const NAME: &'static str = "cuTexObjectGetResourceDesc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexObjectGetResourceDesc_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectGetResourceViewDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetResourceViewDesc`](super::TexObjectGetResourceViewDesc).
     pub enum cuTexObjectGetResourceViewDesc {}
     impl super::sealed::Sealed for cuTexObjectGetResourceViewDesc {}
     impl super::Symbol for cuTexObjectGetResourceViewDesc {
         type Newest = super::TexObjectGetResourceViewDesc;
-        const NAME: &'static str = "cuTexObjectGetResourceViewDesc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexObjectGetResourceViewDesc_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectGetTextureDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetTextureDesc`](super::TexObjectGetTextureDesc).
     pub enum cuTexObjectGetTextureDesc {}
     impl super::sealed::Sealed for cuTexObjectGetTextureDesc {}
     impl super::Symbol for cuTexObjectGetTextureDesc {
         type Newest = super::TexObjectGetTextureDesc;
-        const NAME: &'static str = "cuTexObjectGetTextureDesc";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexObjectGetTextureDesc_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefCreate`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefCreate`](super::TexRefCreate).
     pub enum cuTexRefCreate {}
     impl super::sealed::Sealed for cuTexRefCreate {}
     impl super::Symbol for cuTexRefCreate {
         type Newest = super::TexRefCreate;
-        const NAME: &'static str = "cuTexRefCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefCreate_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefDestroy`](super::TexRefDestroy).
     pub enum cuTexRefDestroy {}
     impl super::sealed::Sealed for cuTexRefDestroy {}
     impl super::Symbol for cuTexRefDestroy {
         type Newest = super::TexRefDestroy;
-        const NAME: &'static str = "cuTexRefDestroy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefDestroy_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetAddress`](super::TexRefGetAddress).
     pub enum cuTexRefGetAddress {}
     impl super::sealed::Sealed for cuTexRefGetAddress {}
     impl super::Symbol for cuTexRefGetAddress {
         type Newest = super::TexRefGetAddress;
-        const NAME: &'static str = "cuTexRefGetAddress";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetAddress_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetAddress_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetAddressMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetAddressMode`](super::TexRefGetAddressMode).
     pub enum cuTexRefGetAddressMode {}
     impl super::sealed::Sealed for cuTexRefGetAddressMode {}
     impl super::Symbol for cuTexRefGetAddressMode {
         type Newest = super::TexRefGetAddressMode;
-        const NAME: &'static str = "cuTexRefGetAddressMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetAddressMode_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetArray`](super::TexRefGetArray).
     pub enum cuTexRefGetArray {}
     impl super::sealed::Sealed for cuTexRefGetArray {}
     impl super::Symbol for cuTexRefGetArray {
         type Newest = super::TexRefGetArray;
-        const NAME: &'static str = "cuTexRefGetArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetArray_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetBorderColor`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetBorderColor`](super::TexRefGetBorderColor).
     pub enum cuTexRefGetBorderColor {}
     impl super::sealed::Sealed for cuTexRefGetBorderColor {}
     impl super::Symbol for cuTexRefGetBorderColor {
         type Newest = super::TexRefGetBorderColor;
-        const NAME: &'static str = "cuTexRefGetBorderColor";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetBorderColor_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFilterMode`](super::TexRefGetFilterMode).
     pub enum cuTexRefGetFilterMode {}
     impl super::sealed::Sealed for cuTexRefGetFilterMode {}
     impl super::Symbol for cuTexRefGetFilterMode {
         type Newest = super::TexRefGetFilterMode;
-        const NAME: &'static str = "cuTexRefGetFilterMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetFilterMode_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFlags`](super::TexRefGetFlags).
     pub enum cuTexRefGetFlags {}
     impl super::sealed::Sealed for cuTexRefGetFlags {}
     impl super::Symbol for cuTexRefGetFlags {
         type Newest = super::TexRefGetFlags;
-        const NAME: &'static str = "cuTexRefGetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetFlags_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetFormat`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFormat`](super::TexRefGetFormat).
     pub enum cuTexRefGetFormat {}
     impl super::sealed::Sealed for cuTexRefGetFormat {}
     impl super::Symbol for cuTexRefGetFormat {
         type Newest = super::TexRefGetFormat;
-        const NAME: &'static str = "cuTexRefGetFormat";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetFormat_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMaxAnisotropy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMaxAnisotropy`](super::TexRefGetMaxAnisotropy).
     pub enum cuTexRefGetMaxAnisotropy {}
     impl super::sealed::Sealed for cuTexRefGetMaxAnisotropy {}
     impl super::Symbol for cuTexRefGetMaxAnisotropy {
         type Newest = super::TexRefGetMaxAnisotropy;
-        const NAME: &'static str = "cuTexRefGetMaxAnisotropy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetMaxAnisotropy_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmapFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapFilterMode`](super::TexRefGetMipmapFilterMode).
     pub enum cuTexRefGetMipmapFilterMode {}
     impl super::sealed::Sealed for cuTexRefGetMipmapFilterMode {}
     impl super::Symbol for cuTexRefGetMipmapFilterMode {
         type Newest = super::TexRefGetMipmapFilterMode;
-        const NAME: &'static str = "cuTexRefGetMipmapFilterMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetMipmapFilterMode_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmapLevelBias`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapLevelBias`](super::TexRefGetMipmapLevelBias).
     pub enum cuTexRefGetMipmapLevelBias {}
     impl super::sealed::Sealed for cuTexRefGetMipmapLevelBias {}
     impl super::Symbol for cuTexRefGetMipmapLevelBias {
         type Newest = super::TexRefGetMipmapLevelBias;
-        const NAME: &'static str = "cuTexRefGetMipmapLevelBias";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetMipmapLevelBias_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmapLevelClamp`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapLevelClamp`](super::TexRefGetMipmapLevelClamp).
     pub enum cuTexRefGetMipmapLevelClamp {}
     impl super::sealed::Sealed for cuTexRefGetMipmapLevelClamp {}
     impl super::Symbol for cuTexRefGetMipmapLevelClamp {
         type Newest = super::TexRefGetMipmapLevelClamp;
-        const NAME: &'static str = "cuTexRefGetMipmapLevelClamp";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetMipmapLevelClamp_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmappedArray`](super::TexRefGetMipmappedArray).
     pub enum cuTexRefGetMipmappedArray {}
     impl super::sealed::Sealed for cuTexRefGetMipmappedArray {}
     impl super::Symbol for cuTexRefGetMipmappedArray {
         type Newest = super::TexRefGetMipmappedArray;
-        const NAME: &'static str = "cuTexRefGetMipmappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefGetMipmappedArray_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddress`](super::TexRefSetAddress).
     pub enum cuTexRefSetAddress {}
     impl super::sealed::Sealed for cuTexRefSetAddress {}
     impl super::Symbol for cuTexRefSetAddress {
         type Newest = super::TexRefSetAddress;
-        const NAME: &'static str = "cuTexRefSetAddress";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetAddress_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetAddress_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetAddress2D`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddress2D`](super::TexRefSetAddress2D).
     pub enum cuTexRefSetAddress2D {}
     impl super::sealed::Sealed for cuTexRefSetAddress2D {}
     impl super::Symbol for cuTexRefSetAddress2D {
         type Newest = super::TexRefSetAddress2D;
-        const NAME: &'static str = "cuTexRefSetAddress2D";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetAddress2D_v4010 as crate::registry::Entry>::INDEX,
-                version: 4010u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetAddress2D_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetAddress2D_v2020 as crate::registry::Entry>::INDEX,
-                version: 2020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetAddressMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddressMode`](super::TexRefSetAddressMode).
     pub enum cuTexRefSetAddressMode {}
     impl super::sealed::Sealed for cuTexRefSetAddressMode {}
     impl super::Symbol for cuTexRefSetAddressMode {
         type Newest = super::TexRefSetAddressMode;
-        const NAME: &'static str = "cuTexRefSetAddressMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetAddressMode_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetArray`](super::TexRefSetArray).
     pub enum cuTexRefSetArray {}
     impl super::sealed::Sealed for cuTexRefSetArray {}
     impl super::Symbol for cuTexRefSetArray {
         type Newest = super::TexRefSetArray;
-        const NAME: &'static str = "cuTexRefSetArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetArray_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetBorderColor`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetBorderColor`](super::TexRefSetBorderColor).
     pub enum cuTexRefSetBorderColor {}
     impl super::sealed::Sealed for cuTexRefSetBorderColor {}
     impl super::Symbol for cuTexRefSetBorderColor {
         type Newest = super::TexRefSetBorderColor;
-        const NAME: &'static str = "cuTexRefSetBorderColor";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetBorderColor_v8000 as crate::registry::Entry>::INDEX,
-                version: 8000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFilterMode`](super::TexRefSetFilterMode).
     pub enum cuTexRefSetFilterMode {}
     impl super::sealed::Sealed for cuTexRefSetFilterMode {}
     impl super::Symbol for cuTexRefSetFilterMode {
         type Newest = super::TexRefSetFilterMode;
-        const NAME: &'static str = "cuTexRefSetFilterMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetFilterMode_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFlags`](super::TexRefSetFlags).
     pub enum cuTexRefSetFlags {}
     impl super::sealed::Sealed for cuTexRefSetFlags {}
     impl super::Symbol for cuTexRefSetFlags {
         type Newest = super::TexRefSetFlags;
-        const NAME: &'static str = "cuTexRefSetFlags";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetFlags_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetFormat`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFormat`](super::TexRefSetFormat).
     pub enum cuTexRefSetFormat {}
     impl super::sealed::Sealed for cuTexRefSetFormat {}
     impl super::Symbol for cuTexRefSetFormat {
         type Newest = super::TexRefSetFormat;
-        const NAME: &'static str = "cuTexRefSetFormat";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetFormat_v2000 as crate::registry::Entry>::INDEX,
-                version: 2000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMaxAnisotropy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMaxAnisotropy`](super::TexRefSetMaxAnisotropy).
     pub enum cuTexRefSetMaxAnisotropy {}
     impl super::sealed::Sealed for cuTexRefSetMaxAnisotropy {}
     impl super::Symbol for cuTexRefSetMaxAnisotropy {
         type Newest = super::TexRefSetMaxAnisotropy;
-        const NAME: &'static str = "cuTexRefSetMaxAnisotropy";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetMaxAnisotropy_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmapFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapFilterMode`](super::TexRefSetMipmapFilterMode).
     pub enum cuTexRefSetMipmapFilterMode {}
     impl super::sealed::Sealed for cuTexRefSetMipmapFilterMode {}
     impl super::Symbol for cuTexRefSetMipmapFilterMode {
         type Newest = super::TexRefSetMipmapFilterMode;
-        const NAME: &'static str = "cuTexRefSetMipmapFilterMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetMipmapFilterMode_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmapLevelBias`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapLevelBias`](super::TexRefSetMipmapLevelBias).
     pub enum cuTexRefSetMipmapLevelBias {}
     impl super::sealed::Sealed for cuTexRefSetMipmapLevelBias {}
     impl super::Symbol for cuTexRefSetMipmapLevelBias {
         type Newest = super::TexRefSetMipmapLevelBias;
-        const NAME: &'static str = "cuTexRefSetMipmapLevelBias";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetMipmapLevelBias_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmapLevelClamp`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapLevelClamp`](super::TexRefSetMipmapLevelClamp).
     pub enum cuTexRefSetMipmapLevelClamp {}
     impl super::sealed::Sealed for cuTexRefSetMipmapLevelClamp {}
     impl super::Symbol for cuTexRefSetMipmapLevelClamp {
         type Newest = super::TexRefSetMipmapLevelClamp;
-        const NAME: &'static str = "cuTexRefSetMipmapLevelClamp";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetMipmapLevelClamp_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmappedArray`](super::TexRefSetMipmappedArray).
     pub enum cuTexRefSetMipmappedArray {}
     impl super::sealed::Sealed for cuTexRefSetMipmappedArray {}
     impl super::Symbol for cuTexRefSetMipmappedArray {
         type Newest = super::TexRefSetMipmappedArray;
-        const NAME: &'static str = "cuTexRefSetMipmappedArray";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuTexRefSetMipmappedArray_v5000 as crate::registry::Entry>::INDEX,
-                version: 5000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuThreadExchangeStreamCaptureMode`, for [`Driver::newest`](crate::Driver::newest): see [`ThreadExchangeStreamCaptureMode`](super::ThreadExchangeStreamCaptureMode).
     pub enum cuThreadExchangeStreamCaptureMode {}
     impl super::sealed::Sealed for cuThreadExchangeStreamCaptureMode {}
     impl super::Symbol for cuThreadExchangeStreamCaptureMode {
         type Newest = super::ThreadExchangeStreamCaptureMode;
-        const NAME: &'static str = "cuThreadExchangeStreamCaptureMode";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuThreadExchangeStreamCaptureMode_v10010 as crate::registry::Entry>::INDEX,
-                version: 10010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuUserObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectCreate`](super::UserObjectCreate).
     pub enum cuUserObjectCreate {}
     impl super::sealed::Sealed for cuUserObjectCreate {}
     impl super::Symbol for cuUserObjectCreate {
         type Newest = super::UserObjectCreate;
-        const NAME: &'static str = "cuUserObjectCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuUserObjectCreate_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuUserObjectRelease`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectRelease`](super::UserObjectRelease).
     pub enum cuUserObjectRelease {}
     impl super::sealed::Sealed for cuUserObjectRelease {}
     impl super::Symbol for cuUserObjectRelease {
         type Newest = super::UserObjectRelease;
-        const NAME: &'static str = "cuUserObjectRelease";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuUserObjectRelease_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuUserObjectRetain`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectRetain`](super::UserObjectRetain).
     pub enum cuUserObjectRetain {}
     impl super::sealed::Sealed for cuUserObjectRetain {}
     impl super::Symbol for cuUserObjectRetain {
         type Newest = super::UserObjectRetain;
-        const NAME: &'static str = "cuUserObjectRetain";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuUserObjectRetain_v11030 as crate::registry::Entry>::INDEX,
-                version: 11030u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuVDPAUCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`VDPAUCtxCreate`](super::VDPAUCtxCreate).
     #[cfg(feature = "vdpau")]
@@ -22358,20 +15513,6 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuVDPAUCtxCreate {
         type Newest = super::VDPAUCtxCreate;
-        const NAME: &'static str = "cuVDPAUCtxCreate";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuVDPAUCtxCreate_v3020 as crate::registry::Entry>::INDEX,
-                version: 3020u32,
-                variant: None,
-            },
-            super::Candidate {
-                index: <crate::entries::cuVDPAUCtxCreate_v3010 as crate::registry::Entry>::INDEX,
-                version: 3010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuVDPAUGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`VDPAUGetDevice`](super::VDPAUGetDevice).
     #[cfg(feature = "vdpau")]
@@ -22381,15 +15522,6 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuVDPAUGetDevice {
         type Newest = super::VDPAUGetDevice;
-        const NAME: &'static str = "cuVDPAUGetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuVDPAUGetDevice_v3010 as crate::registry::Entry>::INDEX,
-                version: 3010u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuWGLGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`WGLGetDevice`](super::WGLGetDevice).
     #[cfg(feature = "wgl")]
@@ -22399,40 +15531,11 @@ pub mod symbols {
     #[cfg(feature = "wgl")]
     impl super::Symbol for cuWGLGetDevice {
         type Newest = super::WGLGetDevice;
-        const NAME: &'static str = "cuWGLGetDevice";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuWGLGetDevice_v2020 as crate::registry::Entry>::INDEX,
-                version: 2020u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuWaitExternalSemaphoresAsync`, for [`Driver::newest`](crate::Driver::newest): see [`WaitExternalSemaphoresAsync`](super::WaitExternalSemaphoresAsync).
     pub enum cuWaitExternalSemaphoresAsync {}
     impl super::sealed::Sealed for cuWaitExternalSemaphoresAsync {}
     impl super::Symbol for cuWaitExternalSemaphoresAsync {
         type Newest = super::WaitExternalSemaphoresAsync;
-        const NAME: &'static str = "cuWaitExternalSemaphoresAsync";
-        const LEGACY_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuWaitExternalSemaphoresAsync_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
-        const PER_THREAD_ORDER: &'static [super::Candidate] = &[
-            super::Candidate {
-                index: <crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: Some(crate::Variant::Ptsz),
-            },
-            super::Candidate {
-                index: <crate::entries::cuWaitExternalSemaphoresAsync_v10000 as crate::registry::Entry>::INDEX,
-                version: 10000u32,
-                variant: None,
-            },
-        ];
     }
 }

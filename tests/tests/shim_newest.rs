@@ -46,8 +46,7 @@ impl SymbolVisitor for NewestEvery<'_> {
     fn visit<S: Symbol>(&mut self) {
         let per_thread = self.stream == DefaultStream::PerThread;
         let order = expected_order(S::NAME, per_thread);
-        let generated = if per_thread { S::PER_THREAD_ORDER } else { S::LEGACY_ORDER };
-        let generated: Vec<&str> = generated.iter().map(|c| c.info().unwrap().pfn).collect();
+        let generated: Vec<&str> = S::order(self.stream).map(|info| info.pfn).collect();
         assert_eq!(generated, order.iter().map(|e| e.pfn).collect::<Vec<_>>(), "{}: the order to try", S::NAME);
         let dv = self.driver.version();
         self.fake.clear_log();

@@ -1,5 +1,5 @@
-//! `src/newest.rs`: per symbol, an enum with one case per ABI and a marker type that tells
-//! `Driver::newest` which ABIs to try in which order; and `src/visit.rs`: generic dispatch
+//! `src/newest.rs`: per symbol, an enum with one case per ABI, declared in the order
+//! `Driver::newest` tries them, and a marker type that names it; and `src/visit.rs`: generic dispatch
 //! over every entry and every symbol, for programs (the doctor, the tests) that must call
 //! `Driver::get::<E>()` for each marker without naming every marker.
 
@@ -86,23 +86,6 @@ pub(crate) fn per_thread_order<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
     out
 }
 
-fn candidates(ctx: &Ctx<'_>, order: &[&Entry]) -> Result<TokenStream, Error> {
-    let items = order
-        .iter()
-        .map(|e| {
-            let index = entry_index(ctx, e)?;
-            let version = e.version;
-            let variant = match e.variant {
-                None => quote!(None),
-                Some(Variant::Ptds) => quote!(Some(crate::Variant::Ptds)),
-                Some(Variant::Ptsz) => quote!(Some(crate::Variant::Ptsz)),
-            };
-            Ok(quote!(super::Candidate { index: #index, version: #version, variant: #variant },))
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
-    Ok(quote!(&[#(#items)*]))
-}
-
 /// The entry's index in `ENTRIES`, by its marker's name, so that a new toolkit changes the
 /// lines of the symbols it changes, not every index after them.
 fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<TokenStream, Error> {
@@ -133,8 +116,9 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         let name = enum_name(symbol, &taken)?;
         taken.insert(name.clone());
         let enum_ident = ident(&name);
-        let mut cases: Vec<&Entry> = entries.clone();
-        cases.sort_by_key(|e| std::cmp::Reverse((e.version, e.variant)));
+        // Declared in the order `newest` tries them with per-thread variants preferred; the
+        // legacy order is the same without the per-thread cases (`newest::order`).
+        let cases = per_thread_order(&entries);
         let has_per_thread = cases.iter().any(|e| e.variant.is_some());
         let variants = cases.iter().map(|e| {
             let case = case_name(e);
@@ -184,10 +168,6 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
                 const CASES: &'static [usize] = &[#(#indices),*];
             }
         });
-        let legacy = legacy_order(&entries);
-        let threads = per_thread_order(&entries);
-        let legacy_items = candidates(ctx, &legacy)?;
-        let threads_items = if !has_per_thread { quote!(Self::LEGACY_ORDER) } else { candidates(ctx, &threads)? };
         let m = ident(symbol);
         let mdoc = format!(
             " The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name})."
@@ -201,9 +181,6 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             #cfg
             impl super::Symbol for #m {
                 type Newest = super::#enum_ident;
-                const NAME: &'static str = #symbol;
-                const LEGACY_ORDER: &'static [super::Candidate] = #legacy_items;
-                const PER_THREAD_ORDER: &'static [super::Candidate] = #threads_items;
             }
         });
     }
@@ -224,54 +201,49 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
     );
     Ok(quote! {
         //! The newest ABI of a symbol (feature `newest`): per symbol, an enum with one case per
-        //! ABI this crate knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...) and a marker
-        //! in [`symbols`] for [`Driver::newest`](crate::Driver::newest), which tries the ABIs
-        //! from the highest version at or below the driver's down, each at exactly its own
-        //! version.
+        //! ABI this crate knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...), declared in
+        //! the order they are tried, and a marker in [`symbols`] for
+        //! [`Driver::newest`](crate::Driver::newest), which tries the ABIs from the highest
+        //! version at or below the driver's down, each at exactly its own version.
         #![doc = #example]
         #![allow(non_camel_case_types)]
         use core::ffi::c_void;
         use core::ptr::NonNull;
 
-        use crate::registry::{EntryInfo, Variant, ENTRIES};
+        use crate::registry::{EntryInfo, ENTRIES};
 
         mod sealed {
             pub trait Sealed {}
         }
 
-        /// One ABI [`Driver::newest`](crate::Driver::newest) may try: which entry, at which
-        /// version. Plain data: the driver looks the entry up by its index (through the same
-        /// cache as [`Driver::get`](crate::Driver::get)), and the symbol's enum turns the
-        /// pointer into its case ([`NewestAbi::from_entry`]), so that no code is generated per
-        /// candidate.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub struct Candidate {
-            /// The entry's index in [`ENTRIES`].
-            pub index: usize,
-            /// The version it is asked for with (its own).
-            pub version: u32,
-            pub variant: Option<Variant>,
-        }
-
-        impl Candidate {
-            /// The entry's row.
-            pub fn info(&self) -> Option<&'static EntryInfo> {
-                ENTRIES.get(self.index)
-            }
-        }
-
-        /// A driver symbol, as a type: implemented only by the markers in [`symbols`].
+        /// A driver symbol, as a type: implemented only by the markers in [`symbols`], each of
+        /// which names its enum and nothing else.
+        ///
+        /// The enums are not symbols themselves, so that a program reaches `newest` only
+        /// through a name `cuda-sys-gen min-driver` reads (`symbols::cuCtxCreate`).
         pub trait Symbol: sealed::Sealed + 'static {
             /// The enum with one case per ABI.
             type Newest: NewestAbi;
             /// The name passed to `cuGetProcAddress`.
-            const NAME: &'static str;
-            /// What `newest` tries with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy):
-            /// the default ABIs, highest version first.
-            const LEGACY_ORDER: &'static [Candidate];
-            /// What it tries with [`DefaultStream::PerThread`](crate::DefaultStream::PerThread):
-            /// before each default ABI, the per-thread variants that pair with it.
-            const PER_THREAD_ORDER: &'static [Candidate];
+            // Every enum has a case: the generator makes one only for a symbol with entries.
+            const NAME: &'static str = ENTRIES[<Self::Newest as NewestAbi>::CASES[0]].symbol;
+            /// The registry rows [`Driver::newest_with`](crate::Driver::newest_with) tries, in
+            /// order: with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy) the default
+            /// ABIs, highest version first; with
+            /// [`DefaultStream::PerThread`](crate::DefaultStream::PerThread) the same with,
+            /// before each, the per-thread variants that pair with it (those whose version it
+            /// is the highest default one at or below).
+            fn order(stream: crate::DefaultStream) -> impl Iterator<Item = &'static EntryInfo> {
+                order(<Self::Newest as NewestAbi>::CASES, stream).filter_map(|i| ENTRIES.get(i))
+            }
+        }
+
+        /// An enum's [`NewestAbi::CASES`], in the order [`Symbol::order`] says: all of them
+        /// with per-thread variants preferred (the order they are declared in), else the
+        /// default ABIs among them. One function for every symbol.
+        pub(crate) fn order(cases: &'static [usize], stream: crate::DefaultStream) -> impl Iterator<Item = usize> {
+            let per_thread = matches!(stream, crate::DefaultStream::PerThread);
+            cases.iter().copied().filter(move |&i| per_thread || ENTRIES.get(i).is_some_and(|e| e.variant.is_none()))
         }
 
         /// What every symbol's enum can say about the case it holds.
@@ -282,7 +254,9 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         /// layout once, generically, instead of a `match` per enum: the crate compiles no
         /// code per symbol (issue 28, compile time).
         pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
-            /// Per case, in declaration order: the index in [`ENTRIES`] of its ABI.
+            /// Per case, in declaration order: the index in [`ENTRIES`] of its ABI. The cases are
+            /// declared highest version first, each per-thread variant before the default ABI
+            /// it pairs with: the order [`Symbol::order`] tries them in.
             const CASES: &'static [usize];
             /// The index in [`ENTRIES`] of the ABI held.
             fn index(&self) -> usize {
@@ -453,6 +427,10 @@ mod tests {
             names(&per_thread_order(&refs)),
             ["v12000", "v10010_ptsz", "v10000", "v7000_ptds", "v3020", "v2000"]
         );
+        // The emitted enums declare the per-thread order, and `newest::order` takes the legacy
+        // one from it by dropping the per-thread cases: the two must agree.
+        let defaults: Vec<&Entry> = per_thread_order(&refs).into_iter().filter(|e| e.variant.is_none()).collect();
+        assert_eq!(names(&defaults), names(&legacy_order(&refs)));
     }
 
     #[test]
