@@ -128,15 +128,14 @@ fn raw<T: NewestAbi>(value: &T) -> Raw {
     unsafe { core::mem::transmute_copy::<T, Raw>(value) }
 }
 /// Every enum's `Debug`: the typedef and the pointer (`PFN_cuCtxCreate_v12050(0x7f..)`).
-fn debug_abi(
-    info: &EntryInfo,
-    p: *const c_void,
+fn debug_abi<T: NewestAbi>(
+    abi: &T,
     f: &mut core::fmt::Formatter<'_>,
 ) -> core::fmt::Result {
-    write!(f, "{}({:p})", info.pfn, p)
+    write!(f, "{}({:p})", abi.info().pfn, abi.as_ptr())
 }
 /// The ABIs of `cuArray3DCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArray3DCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Array3DCreate {
     /// [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020): `cuArray3DCreate` of CUDA 3.2 (3020).
@@ -145,10 +144,16 @@ pub enum Array3DCreate {
     V2000(crate::pfn::PFN_cuArray3DCreate_v2000),
 }
 impl sealed::Sealed for Array3DCreate {}
+impl Clone for Array3DCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Array3DCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Array3DCreate {
@@ -158,7 +163,7 @@ impl NewestAbi for Array3DCreate {
     ];
 }
 /// The ABIs of `cuArray3DGetDescriptor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArray3DGetDescriptor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Array3DGetDescriptor {
     /// [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020): `cuArray3DGetDescriptor` of CUDA 3.2 (3020).
@@ -167,10 +172,16 @@ pub enum Array3DGetDescriptor {
     V2000(crate::pfn::PFN_cuArray3DGetDescriptor_v2000),
 }
 impl sealed::Sealed for Array3DGetDescriptor {}
+impl Clone for Array3DGetDescriptor {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Array3DGetDescriptor {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Array3DGetDescriptor {
@@ -180,7 +191,7 @@ impl NewestAbi for Array3DGetDescriptor {
     ];
 }
 /// The ABIs of `cuArrayCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ArrayCreate {
     /// [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020): `cuArrayCreate` of CUDA 3.2 (3020).
@@ -189,10 +200,16 @@ pub enum ArrayCreate {
     V2000(crate::pfn::PFN_cuArrayCreate_v2000),
 }
 impl sealed::Sealed for ArrayCreate {}
+impl Clone for ArrayCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ArrayCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ArrayCreate {
@@ -202,17 +219,23 @@ impl NewestAbi for ArrayCreate {
     ];
 }
 /// The ABIs of `cuArrayDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ArrayDestroy {
     /// [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000): `cuArrayDestroy` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuArrayDestroy_v2000),
 }
 impl sealed::Sealed for ArrayDestroy {}
+impl Clone for ArrayDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ArrayDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ArrayDestroy {
@@ -221,7 +244,7 @@ impl NewestAbi for ArrayDestroy {
     ];
 }
 /// The ABIs of `cuArrayGetDescriptor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetDescriptor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ArrayGetDescriptor {
     /// [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020): `cuArrayGetDescriptor` of CUDA 3.2 (3020).
@@ -230,10 +253,16 @@ pub enum ArrayGetDescriptor {
     V2000(crate::pfn::PFN_cuArrayGetDescriptor_v2000),
 }
 impl sealed::Sealed for ArrayGetDescriptor {}
+impl Clone for ArrayGetDescriptor {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ArrayGetDescriptor {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ArrayGetDescriptor {
@@ -243,17 +272,23 @@ impl NewestAbi for ArrayGetDescriptor {
     ];
 }
 /// The ABIs of `cuArrayGetMemoryRequirements` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetMemoryRequirements`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ArrayGetMemoryRequirements {
     /// [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060): `cuArrayGetMemoryRequirements` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060),
 }
 impl sealed::Sealed for ArrayGetMemoryRequirements {}
+impl Clone for ArrayGetMemoryRequirements {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ArrayGetMemoryRequirements {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ArrayGetMemoryRequirements {
@@ -262,17 +297,23 @@ impl NewestAbi for ArrayGetMemoryRequirements {
     ];
 }
 /// The ABIs of `cuArrayGetPlane` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetPlane`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ArrayGetPlane {
     /// [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020): `cuArrayGetPlane` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuArrayGetPlane_v11020),
 }
 impl sealed::Sealed for ArrayGetPlane {}
+impl Clone for ArrayGetPlane {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ArrayGetPlane {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ArrayGetPlane {
@@ -281,17 +322,23 @@ impl NewestAbi for ArrayGetPlane {
     ];
 }
 /// The ABIs of `cuArrayGetSparseProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetSparseProperties`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ArrayGetSparseProperties {
     /// [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010): `cuArrayGetSparseProperties` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuArrayGetSparseProperties_v11010),
 }
 impl sealed::Sealed for ArrayGetSparseProperties {}
+impl Clone for ArrayGetSparseProperties {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ArrayGetSparseProperties {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ArrayGetSparseProperties {
@@ -300,17 +347,23 @@ impl NewestAbi for ArrayGetSparseProperties {
     ];
 }
 /// The ABIs of `cuCheckpointOperationComplete` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointOperationComplete`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointOperationComplete {
     /// [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040): `cuCheckpointOperationComplete` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuCheckpointOperationComplete_v13040),
 }
 impl sealed::Sealed for CheckpointOperationComplete {}
+impl Clone for CheckpointOperationComplete {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointOperationComplete {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointOperationComplete {
@@ -319,17 +372,23 @@ impl NewestAbi for CheckpointOperationComplete {
     ];
 }
 /// The ABIs of `cuCheckpointProcessCheckpoint` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessCheckpoint`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointProcessCheckpoint {
     /// [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080): `cuCheckpointProcessCheckpoint` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080),
 }
 impl sealed::Sealed for CheckpointProcessCheckpoint {}
+impl Clone for CheckpointProcessCheckpoint {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointProcessCheckpoint {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointProcessCheckpoint {
@@ -338,17 +397,23 @@ impl NewestAbi for CheckpointProcessCheckpoint {
     ];
 }
 /// The ABIs of `cuCheckpointProcessGetRestoreThreadId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessGetRestoreThreadId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointProcessGetRestoreThreadId {
     /// [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080): `cuCheckpointProcessGetRestoreThreadId` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080),
 }
 impl sealed::Sealed for CheckpointProcessGetRestoreThreadId {}
+impl Clone for CheckpointProcessGetRestoreThreadId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointProcessGetRestoreThreadId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointProcessGetRestoreThreadId {
@@ -357,17 +422,23 @@ impl NewestAbi for CheckpointProcessGetRestoreThreadId {
     ];
 }
 /// The ABIs of `cuCheckpointProcessGetState` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessGetState`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointProcessGetState {
     /// [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080): `cuCheckpointProcessGetState` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessGetState_v12080),
 }
 impl sealed::Sealed for CheckpointProcessGetState {}
+impl Clone for CheckpointProcessGetState {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointProcessGetState {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointProcessGetState {
@@ -376,17 +447,23 @@ impl NewestAbi for CheckpointProcessGetState {
     ];
 }
 /// The ABIs of `cuCheckpointProcessLock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessLock`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointProcessLock {
     /// [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080): `cuCheckpointProcessLock` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessLock_v12080),
 }
 impl sealed::Sealed for CheckpointProcessLock {}
+impl Clone for CheckpointProcessLock {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointProcessLock {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointProcessLock {
@@ -395,17 +472,23 @@ impl NewestAbi for CheckpointProcessLock {
     ];
 }
 /// The ABIs of `cuCheckpointProcessRestore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessRestore`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointProcessRestore {
     /// [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080): `cuCheckpointProcessRestore` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessRestore_v12080),
 }
 impl sealed::Sealed for CheckpointProcessRestore {}
+impl Clone for CheckpointProcessRestore {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointProcessRestore {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointProcessRestore {
@@ -414,17 +497,23 @@ impl NewestAbi for CheckpointProcessRestore {
     ];
 }
 /// The ABIs of `cuCheckpointProcessUnlock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessUnlock`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CheckpointProcessUnlock {
     /// [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080): `cuCheckpointProcessUnlock` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessUnlock_v12080),
 }
 impl sealed::Sealed for CheckpointProcessUnlock {}
+impl Clone for CheckpointProcessUnlock {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CheckpointProcessUnlock {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CheckpointProcessUnlock {
@@ -433,17 +522,23 @@ impl NewestAbi for CheckpointProcessUnlock {
     ];
 }
 /// The ABIs of `cuCoredumpDeregisterCompleteCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpDeregisterCompleteCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpDeregisterCompleteCallback {
     /// [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020): `cuCoredumpDeregisterCompleteCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020),
 }
 impl sealed::Sealed for CoredumpDeregisterCompleteCallback {}
+impl Clone for CoredumpDeregisterCompleteCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpDeregisterCompleteCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpDeregisterCompleteCallback {
@@ -452,17 +547,23 @@ impl NewestAbi for CoredumpDeregisterCompleteCallback {
     ];
 }
 /// The ABIs of `cuCoredumpDeregisterStartCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpDeregisterStartCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpDeregisterStartCallback {
     /// [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020): `cuCoredumpDeregisterStartCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020),
 }
 impl sealed::Sealed for CoredumpDeregisterStartCallback {}
+impl Clone for CoredumpDeregisterStartCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpDeregisterStartCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpDeregisterStartCallback {
@@ -471,17 +572,23 @@ impl NewestAbi for CoredumpDeregisterStartCallback {
     ];
 }
 /// The ABIs of `cuCoredumpGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpGetAttribute {
     /// [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010): `cuCoredumpGetAttribute` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpGetAttribute_v12010),
 }
 impl sealed::Sealed for CoredumpGetAttribute {}
+impl Clone for CoredumpGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpGetAttribute {
@@ -490,17 +597,23 @@ impl NewestAbi for CoredumpGetAttribute {
     ];
 }
 /// The ABIs of `cuCoredumpGetAttributeGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpGetAttributeGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpGetAttributeGlobal {
     /// [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010): `cuCoredumpGetAttributeGlobal` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010),
 }
 impl sealed::Sealed for CoredumpGetAttributeGlobal {}
+impl Clone for CoredumpGetAttributeGlobal {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpGetAttributeGlobal {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpGetAttributeGlobal {
@@ -509,17 +622,23 @@ impl NewestAbi for CoredumpGetAttributeGlobal {
     ];
 }
 /// The ABIs of `cuCoredumpRegisterCompleteCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpRegisterCompleteCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpRegisterCompleteCallback {
     /// [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020): `cuCoredumpRegisterCompleteCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020),
 }
 impl sealed::Sealed for CoredumpRegisterCompleteCallback {}
+impl Clone for CoredumpRegisterCompleteCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpRegisterCompleteCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpRegisterCompleteCallback {
@@ -528,17 +647,23 @@ impl NewestAbi for CoredumpRegisterCompleteCallback {
     ];
 }
 /// The ABIs of `cuCoredumpRegisterStartCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpRegisterStartCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpRegisterStartCallback {
     /// [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020): `cuCoredumpRegisterStartCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020),
 }
 impl sealed::Sealed for CoredumpRegisterStartCallback {}
+impl Clone for CoredumpRegisterStartCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpRegisterStartCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpRegisterStartCallback {
@@ -547,17 +672,23 @@ impl NewestAbi for CoredumpRegisterStartCallback {
     ];
 }
 /// The ABIs of `cuCoredumpSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpSetAttribute {
     /// [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010): `cuCoredumpSetAttribute` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpSetAttribute_v12010),
 }
 impl sealed::Sealed for CoredumpSetAttribute {}
+impl Clone for CoredumpSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpSetAttribute {
@@ -566,17 +697,23 @@ impl NewestAbi for CoredumpSetAttribute {
     ];
 }
 /// The ABIs of `cuCoredumpSetAttributeGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpSetAttributeGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CoredumpSetAttributeGlobal {
     /// [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010): `cuCoredumpSetAttributeGlobal` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010),
 }
 impl sealed::Sealed for CoredumpSetAttributeGlobal {}
+impl Clone for CoredumpSetAttributeGlobal {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CoredumpSetAttributeGlobal {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CoredumpSetAttributeGlobal {
@@ -585,17 +722,23 @@ impl NewestAbi for CoredumpSetAttributeGlobal {
     ];
 }
 /// The ABIs of `cuCtxAttach` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxAttach`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxAttach {
     /// [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000): `cuCtxAttach` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuCtxAttach_v2000),
 }
 impl sealed::Sealed for CtxAttach {}
+impl Clone for CtxAttach {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxAttach {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxAttach {
@@ -604,7 +747,7 @@ impl NewestAbi for CtxAttach {
     ];
 }
 /// The ABIs of `cuCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxCreate {
     /// [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050): `cuCtxCreate` of CUDA 12.5 (12050).
@@ -617,10 +760,16 @@ pub enum CtxCreate {
     V2000(crate::pfn::PFN_cuCtxCreate_v2000),
 }
 impl sealed::Sealed for CtxCreate {}
+impl Clone for CtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxCreate {
@@ -632,7 +781,7 @@ impl NewestAbi for CtxCreate {
     ];
 }
 /// The ABIs of `cuCtxDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxDestroy {
     /// [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000): `cuCtxDestroy` of CUDA 4.0 (4000).
@@ -641,10 +790,16 @@ pub enum CtxDestroy {
     V2000(crate::pfn::PFN_cuCtxDestroy_v2000),
 }
 impl sealed::Sealed for CtxDestroy {}
+impl Clone for CtxDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxDestroy {
@@ -654,17 +809,23 @@ impl NewestAbi for CtxDestroy {
     ];
 }
 /// The ABIs of `cuCtxDetach` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDetach`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxDetach {
     /// [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000): `cuCtxDetach` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuCtxDetach_v2000),
 }
 impl sealed::Sealed for CtxDetach {}
+impl Clone for CtxDetach {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxDetach {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxDetach {
@@ -673,17 +834,23 @@ impl NewestAbi for CtxDetach {
     ];
 }
 /// The ABIs of `cuCtxDisablePeerAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDisablePeerAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxDisablePeerAccess {
     /// [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000): `cuCtxDisablePeerAccess` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxDisablePeerAccess_v4000),
 }
 impl sealed::Sealed for CtxDisablePeerAccess {}
+impl Clone for CtxDisablePeerAccess {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxDisablePeerAccess {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxDisablePeerAccess {
@@ -692,17 +859,23 @@ impl NewestAbi for CtxDisablePeerAccess {
     ];
 }
 /// The ABIs of `cuCtxEnablePeerAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxEnablePeerAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxEnablePeerAccess {
     /// [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000): `cuCtxEnablePeerAccess` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxEnablePeerAccess_v4000),
 }
 impl sealed::Sealed for CtxEnablePeerAccess {}
+impl Clone for CtxEnablePeerAccess {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxEnablePeerAccess {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxEnablePeerAccess {
@@ -711,17 +884,23 @@ impl NewestAbi for CtxEnablePeerAccess {
     ];
 }
 /// The ABIs of `cuCtxFromGreenCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxFromGreenCtx`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxFromGreenCtx {
     /// [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040): `cuCtxFromGreenCtx` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuCtxFromGreenCtx_v12040),
 }
 impl sealed::Sealed for CtxFromGreenCtx {}
+impl Clone for CtxFromGreenCtx {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxFromGreenCtx {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxFromGreenCtx {
@@ -730,17 +909,23 @@ impl NewestAbi for CtxFromGreenCtx {
     ];
 }
 /// The ABIs of `cuCtxGetApiVersion` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetApiVersion`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetApiVersion {
     /// [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020): `cuCtxGetApiVersion` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuCtxGetApiVersion_v3020),
 }
 impl sealed::Sealed for CtxGetApiVersion {}
+impl Clone for CtxGetApiVersion {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetApiVersion {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetApiVersion {
@@ -749,17 +934,23 @@ impl NewestAbi for CtxGetApiVersion {
     ];
 }
 /// The ABIs of `cuCtxGetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetCacheConfig {
     /// [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020): `cuCtxGetCacheConfig` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuCtxGetCacheConfig_v3020),
 }
 impl sealed::Sealed for CtxGetCacheConfig {}
+impl Clone for CtxGetCacheConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetCacheConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetCacheConfig {
@@ -768,17 +959,23 @@ impl NewestAbi for CtxGetCacheConfig {
     ];
 }
 /// The ABIs of `cuCtxGetCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetCurrent {
     /// [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000): `cuCtxGetCurrent` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxGetCurrent_v4000),
 }
 impl sealed::Sealed for CtxGetCurrent {}
+impl Clone for CtxGetCurrent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetCurrent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetCurrent {
@@ -787,17 +984,23 @@ impl NewestAbi for CtxGetCurrent {
     ];
 }
 /// The ABIs of `cuCtxGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetDevResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetDevResource {
     /// [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040): `cuCtxGetDevResource` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuCtxGetDevResource_v12040),
 }
 impl sealed::Sealed for CtxGetDevResource {}
+impl Clone for CtxGetDevResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetDevResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetDevResource {
@@ -806,7 +1009,7 @@ impl NewestAbi for CtxGetDevResource {
     ];
 }
 /// The ABIs of `cuCtxGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetDevice {
     /// [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000): `cuCtxGetDevice` of CUDA 13.0 (13000).
@@ -815,10 +1018,16 @@ pub enum CtxGetDevice {
     V2000(crate::pfn::PFN_cuCtxGetDevice_v2000),
 }
 impl sealed::Sealed for CtxGetDevice {}
+impl Clone for CtxGetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetDevice {
@@ -828,17 +1037,23 @@ impl NewestAbi for CtxGetDevice {
     ];
 }
 /// The ABIs of `cuCtxGetExecAffinity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetExecAffinity`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetExecAffinity {
     /// [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040): `cuCtxGetExecAffinity` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuCtxGetExecAffinity_v11040),
 }
 impl sealed::Sealed for CtxGetExecAffinity {}
+impl Clone for CtxGetExecAffinity {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetExecAffinity {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetExecAffinity {
@@ -847,17 +1062,23 @@ impl NewestAbi for CtxGetExecAffinity {
     ];
 }
 /// The ABIs of `cuCtxGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetFlags {
     /// [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000): `cuCtxGetFlags` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuCtxGetFlags_v7000),
 }
 impl sealed::Sealed for CtxGetFlags {}
+impl Clone for CtxGetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetFlags {
@@ -866,17 +1087,23 @@ impl NewestAbi for CtxGetFlags {
     ];
 }
 /// The ABIs of `cuCtxGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetId {
     /// [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000): `cuCtxGetId` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuCtxGetId_v12000),
 }
 impl sealed::Sealed for CtxGetId {}
+impl Clone for CtxGetId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetId {
@@ -885,17 +1112,23 @@ impl NewestAbi for CtxGetId {
     ];
 }
 /// The ABIs of `cuCtxGetLimit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetLimit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetLimit {
     /// [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010): `cuCtxGetLimit` of CUDA 3.1 (3010).
     V3010(crate::pfn::PFN_cuCtxGetLimit_v3010),
 }
 impl sealed::Sealed for CtxGetLimit {}
+impl Clone for CtxGetLimit {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetLimit {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetLimit {
@@ -904,17 +1137,23 @@ impl NewestAbi for CtxGetLimit {
     ];
 }
 /// The ABIs of `cuCtxGetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetSharedMemConfig {
     /// [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020): `cuCtxGetSharedMemConfig` of CUDA 4.2 (4020).
     V4020(crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020),
 }
 impl sealed::Sealed for CtxGetSharedMemConfig {}
+impl Clone for CtxGetSharedMemConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetSharedMemConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetSharedMemConfig {
@@ -923,17 +1162,23 @@ impl NewestAbi for CtxGetSharedMemConfig {
     ];
 }
 /// The ABIs of `cuCtxGetStreamPriorityRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetStreamPriorityRange`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxGetStreamPriorityRange {
     /// [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050): `cuCtxGetStreamPriorityRange` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050),
 }
 impl sealed::Sealed for CtxGetStreamPriorityRange {}
+impl Clone for CtxGetStreamPriorityRange {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxGetStreamPriorityRange {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxGetStreamPriorityRange {
@@ -942,7 +1187,7 @@ impl NewestAbi for CtxGetStreamPriorityRange {
     ];
 }
 /// The ABIs of `cuCtxPopCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxPopCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxPopCurrent {
     /// [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000): `cuCtxPopCurrent` of CUDA 4.0 (4000).
@@ -951,10 +1196,16 @@ pub enum CtxPopCurrent {
     V2000(crate::pfn::PFN_cuCtxPopCurrent_v2000),
 }
 impl sealed::Sealed for CtxPopCurrent {}
+impl Clone for CtxPopCurrent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxPopCurrent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxPopCurrent {
@@ -964,7 +1215,7 @@ impl NewestAbi for CtxPopCurrent {
     ];
 }
 /// The ABIs of `cuCtxPushCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxPushCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxPushCurrent {
     /// [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000): `cuCtxPushCurrent` of CUDA 4.0 (4000).
@@ -973,10 +1224,16 @@ pub enum CtxPushCurrent {
     V2000(crate::pfn::PFN_cuCtxPushCurrent_v2000),
 }
 impl sealed::Sealed for CtxPushCurrent {}
+impl Clone for CtxPushCurrent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxPushCurrent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxPushCurrent {
@@ -986,17 +1243,23 @@ impl NewestAbi for CtxPushCurrent {
     ];
 }
 /// The ABIs of `cuCtxRecordEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxRecordEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxRecordEvent {
     /// [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050): `cuCtxRecordEvent` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuCtxRecordEvent_v12050),
 }
 impl sealed::Sealed for CtxRecordEvent {}
+impl Clone for CtxRecordEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxRecordEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxRecordEvent {
@@ -1005,17 +1268,23 @@ impl NewestAbi for CtxRecordEvent {
     ];
 }
 /// The ABIs of `cuCtxResetPersistingL2Cache` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxResetPersistingL2Cache`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxResetPersistingL2Cache {
     /// [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000): `cuCtxResetPersistingL2Cache` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000),
 }
 impl sealed::Sealed for CtxResetPersistingL2Cache {}
+impl Clone for CtxResetPersistingL2Cache {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxResetPersistingL2Cache {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxResetPersistingL2Cache {
@@ -1024,17 +1293,23 @@ impl NewestAbi for CtxResetPersistingL2Cache {
     ];
 }
 /// The ABIs of `cuCtxSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxSetCacheConfig {
     /// [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020): `cuCtxSetCacheConfig` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuCtxSetCacheConfig_v3020),
 }
 impl sealed::Sealed for CtxSetCacheConfig {}
+impl Clone for CtxSetCacheConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxSetCacheConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxSetCacheConfig {
@@ -1043,17 +1318,23 @@ impl NewestAbi for CtxSetCacheConfig {
     ];
 }
 /// The ABIs of `cuCtxSetCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxSetCurrent {
     /// [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000): `cuCtxSetCurrent` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxSetCurrent_v4000),
 }
 impl sealed::Sealed for CtxSetCurrent {}
+impl Clone for CtxSetCurrent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxSetCurrent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxSetCurrent {
@@ -1062,17 +1343,23 @@ impl NewestAbi for CtxSetCurrent {
     ];
 }
 /// The ABIs of `cuCtxSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxSetFlags {
     /// [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010): `cuCtxSetFlags` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCtxSetFlags_v12010),
 }
 impl sealed::Sealed for CtxSetFlags {}
+impl Clone for CtxSetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxSetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxSetFlags {
@@ -1081,17 +1368,23 @@ impl NewestAbi for CtxSetFlags {
     ];
 }
 /// The ABIs of `cuCtxSetLimit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetLimit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxSetLimit {
     /// [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010): `cuCtxSetLimit` of CUDA 3.1 (3010).
     V3010(crate::pfn::PFN_cuCtxSetLimit_v3010),
 }
 impl sealed::Sealed for CtxSetLimit {}
+impl Clone for CtxSetLimit {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxSetLimit {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxSetLimit {
@@ -1100,17 +1393,23 @@ impl NewestAbi for CtxSetLimit {
     ];
 }
 /// The ABIs of `cuCtxSetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxSetSharedMemConfig {
     /// [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020): `cuCtxSetSharedMemConfig` of CUDA 4.2 (4020).
     V4020(crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020),
 }
 impl sealed::Sealed for CtxSetSharedMemConfig {}
+impl Clone for CtxSetSharedMemConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxSetSharedMemConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxSetSharedMemConfig {
@@ -1119,7 +1418,7 @@ impl NewestAbi for CtxSetSharedMemConfig {
     ];
 }
 /// The ABIs of `cuCtxSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSynchronize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxSynchronize {
     /// [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000): `cuCtxSynchronize` of CUDA 13.0 (13000).
@@ -1128,10 +1427,16 @@ pub enum CtxSynchronize {
     V2000(crate::pfn::PFN_cuCtxSynchronize_v2000),
 }
 impl sealed::Sealed for CtxSynchronize {}
+impl Clone for CtxSynchronize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxSynchronize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxSynchronize {
@@ -1141,17 +1446,23 @@ impl NewestAbi for CtxSynchronize {
     ];
 }
 /// The ABIs of `cuCtxWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxWaitEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum CtxWaitEvent {
     /// [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050): `cuCtxWaitEvent` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuCtxWaitEvent_v12050),
 }
 impl sealed::Sealed for CtxWaitEvent {}
+impl Clone for CtxWaitEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for CtxWaitEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for CtxWaitEvent {
@@ -1161,7 +1472,7 @@ impl NewestAbi for CtxWaitEvent {
 }
 /// The ABIs of `cuD3D10CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10CtxCreate {
     /// [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020): `cuD3D10CtxCreate` of CUDA 3.2 (3020).
@@ -1172,10 +1483,17 @@ pub enum D3D10CtxCreate {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10CtxCreate {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10CtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10CtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1187,7 +1505,7 @@ impl NewestAbi for D3D10CtxCreate {
 }
 /// The ABIs of `cuD3D10CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10CtxCreateOnDevice {
     /// [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020): `cuD3D10CtxCreateOnDevice` of CUDA 3.2 (3020).
@@ -1196,10 +1514,17 @@ pub enum D3D10CtxCreateOnDevice {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10CtxCreateOnDevice {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10CtxCreateOnDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10CtxCreateOnDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1210,7 +1535,7 @@ impl NewestAbi for D3D10CtxCreateOnDevice {
 }
 /// The ABIs of `cuD3D10GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10GetDevice {
     /// [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010): `cuD3D10GetDevice` of CUDA 2.1 (2010).
@@ -1219,10 +1544,17 @@ pub enum D3D10GetDevice {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10GetDevice {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10GetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10GetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1233,7 +1565,7 @@ impl NewestAbi for D3D10GetDevice {
 }
 /// The ABIs of `cuD3D10GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10GetDevices {
     /// [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020): `cuD3D10GetDevices` of CUDA 3.2 (3020).
@@ -1242,10 +1574,17 @@ pub enum D3D10GetDevices {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10GetDevices {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10GetDevices {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10GetDevices {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1256,7 +1595,7 @@ impl NewestAbi for D3D10GetDevices {
 }
 /// The ABIs of `cuD3D10GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10GetDirect3DDevice {
     /// [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020): `cuD3D10GetDirect3DDevice` of CUDA 3.2 (3020).
@@ -1265,10 +1604,17 @@ pub enum D3D10GetDirect3DDevice {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10GetDirect3DDevice {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10GetDirect3DDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10GetDirect3DDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1279,7 +1625,7 @@ impl NewestAbi for D3D10GetDirect3DDevice {
 }
 /// The ABIs of `cuD3D10MapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10MapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10MapResources {
     /// [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010): `cuD3D10MapResources` of CUDA 2.1 (2010).
@@ -1288,10 +1634,17 @@ pub enum D3D10MapResources {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10MapResources {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10MapResources {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10MapResources {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1302,7 +1655,7 @@ impl NewestAbi for D3D10MapResources {
 }
 /// The ABIs of `cuD3D10RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10RegisterResource {
     /// [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010): `cuD3D10RegisterResource` of CUDA 2.1 (2010).
@@ -1311,10 +1664,17 @@ pub enum D3D10RegisterResource {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10RegisterResource {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10RegisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10RegisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1325,7 +1685,7 @@ impl NewestAbi for D3D10RegisterResource {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10ResourceGetMappedArray {
     /// [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010): `cuD3D10ResourceGetMappedArray` of CUDA 2.1 (2010).
@@ -1334,10 +1694,17 @@ pub enum D3D10ResourceGetMappedArray {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedArray {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10ResourceGetMappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10ResourceGetMappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1348,7 +1715,7 @@ impl NewestAbi for D3D10ResourceGetMappedArray {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedPitch`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10ResourceGetMappedPitch {
     /// [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020): `cuD3D10ResourceGetMappedPitch` of CUDA 3.2 (3020).
@@ -1359,10 +1726,17 @@ pub enum D3D10ResourceGetMappedPitch {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedPitch {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10ResourceGetMappedPitch {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10ResourceGetMappedPitch {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1374,7 +1748,7 @@ impl NewestAbi for D3D10ResourceGetMappedPitch {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10ResourceGetMappedPointer {
     /// [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020): `cuD3D10ResourceGetMappedPointer` of CUDA 3.2 (3020).
@@ -1385,10 +1759,17 @@ pub enum D3D10ResourceGetMappedPointer {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedPointer {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10ResourceGetMappedPointer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10ResourceGetMappedPointer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1400,7 +1781,7 @@ impl NewestAbi for D3D10ResourceGetMappedPointer {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedSize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10ResourceGetMappedSize {
     /// [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020): `cuD3D10ResourceGetMappedSize` of CUDA 3.2 (3020).
@@ -1411,10 +1792,17 @@ pub enum D3D10ResourceGetMappedSize {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedSize {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10ResourceGetMappedSize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10ResourceGetMappedSize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1426,7 +1814,7 @@ impl NewestAbi for D3D10ResourceGetMappedSize {
 }
 /// The ABIs of `cuD3D10ResourceGetSurfaceDimensions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetSurfaceDimensions`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10ResourceGetSurfaceDimensions {
     /// [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020): `cuD3D10ResourceGetSurfaceDimensions` of CUDA 3.2 (3020).
@@ -1437,10 +1825,17 @@ pub enum D3D10ResourceGetSurfaceDimensions {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetSurfaceDimensions {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10ResourceGetSurfaceDimensions {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10ResourceGetSurfaceDimensions {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1452,7 +1847,7 @@ impl NewestAbi for D3D10ResourceGetSurfaceDimensions {
 }
 /// The ABIs of `cuD3D10ResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10ResourceSetMapFlags {
     /// [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010): `cuD3D10ResourceSetMapFlags` of CUDA 2.1 (2010).
@@ -1461,10 +1856,17 @@ pub enum D3D10ResourceSetMapFlags {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceSetMapFlags {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10ResourceSetMapFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10ResourceSetMapFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1475,7 +1877,7 @@ impl NewestAbi for D3D10ResourceSetMapFlags {
 }
 /// The ABIs of `cuD3D10UnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10UnmapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10UnmapResources {
     /// [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010): `cuD3D10UnmapResources` of CUDA 2.1 (2010).
@@ -1484,10 +1886,17 @@ pub enum D3D10UnmapResources {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10UnmapResources {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10UnmapResources {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10UnmapResources {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1498,7 +1907,7 @@ impl NewestAbi for D3D10UnmapResources {
 }
 /// The ABIs of `cuD3D10UnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10UnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D10UnregisterResource {
     /// [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010): `cuD3D10UnregisterResource` of CUDA 2.1 (2010).
@@ -1507,10 +1916,17 @@ pub enum D3D10UnregisterResource {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10UnregisterResource {}
 #[cfg(feature = "d3d10")]
+impl Clone for D3D10UnregisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for D3D10UnregisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -1521,7 +1937,7 @@ impl NewestAbi for D3D10UnregisterResource {
 }
 /// The ABIs of `cuD3D11CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D11CtxCreate {
     /// [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020): `cuD3D11CtxCreate` of CUDA 3.2 (3020).
@@ -1532,10 +1948,17 @@ pub enum D3D11CtxCreate {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11CtxCreate {}
 #[cfg(feature = "d3d11")]
+impl Clone for D3D11CtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d11")]
 impl core::fmt::Debug for D3D11CtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d11")]
@@ -1547,7 +1970,7 @@ impl NewestAbi for D3D11CtxCreate {
 }
 /// The ABIs of `cuD3D11CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D11CtxCreateOnDevice {
     /// [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020): `cuD3D11CtxCreateOnDevice` of CUDA 3.2 (3020).
@@ -1556,10 +1979,17 @@ pub enum D3D11CtxCreateOnDevice {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11CtxCreateOnDevice {}
 #[cfg(feature = "d3d11")]
+impl Clone for D3D11CtxCreateOnDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d11")]
 impl core::fmt::Debug for D3D11CtxCreateOnDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d11")]
@@ -1570,7 +2000,7 @@ impl NewestAbi for D3D11CtxCreateOnDevice {
 }
 /// The ABIs of `cuD3D11GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D11GetDevice {
     /// [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000): `cuD3D11GetDevice` of CUDA 3.0 (3000).
@@ -1579,10 +2009,17 @@ pub enum D3D11GetDevice {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11GetDevice {}
 #[cfg(feature = "d3d11")]
+impl Clone for D3D11GetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d11")]
 impl core::fmt::Debug for D3D11GetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d11")]
@@ -1593,7 +2030,7 @@ impl NewestAbi for D3D11GetDevice {
 }
 /// The ABIs of `cuD3D11GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D11GetDevices {
     /// [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020): `cuD3D11GetDevices` of CUDA 3.2 (3020).
@@ -1602,10 +2039,17 @@ pub enum D3D11GetDevices {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11GetDevices {}
 #[cfg(feature = "d3d11")]
+impl Clone for D3D11GetDevices {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d11")]
 impl core::fmt::Debug for D3D11GetDevices {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d11")]
@@ -1616,7 +2060,7 @@ impl NewestAbi for D3D11GetDevices {
 }
 /// The ABIs of `cuD3D11GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D11GetDirect3DDevice {
     /// [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020): `cuD3D11GetDirect3DDevice` of CUDA 3.2 (3020).
@@ -1625,10 +2069,17 @@ pub enum D3D11GetDirect3DDevice {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11GetDirect3DDevice {}
 #[cfg(feature = "d3d11")]
+impl Clone for D3D11GetDirect3DDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d11")]
 impl core::fmt::Debug for D3D11GetDirect3DDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d11")]
@@ -1639,7 +2090,7 @@ impl NewestAbi for D3D11GetDirect3DDevice {
 }
 /// The ABIs of `cuD3D9Begin` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9Begin`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9Begin {
     /// [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000): `cuD3D9Begin` of CUDA 2.0 (2000).
@@ -1648,10 +2099,17 @@ pub enum D3D9Begin {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9Begin {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9Begin {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9Begin {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1662,7 +2120,7 @@ impl NewestAbi for D3D9Begin {
 }
 /// The ABIs of `cuD3D9CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9CtxCreate {
     /// [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020): `cuD3D9CtxCreate` of CUDA 3.2 (3020).
@@ -1673,10 +2131,17 @@ pub enum D3D9CtxCreate {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9CtxCreate {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9CtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9CtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1688,7 +2153,7 @@ impl NewestAbi for D3D9CtxCreate {
 }
 /// The ABIs of `cuD3D9CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9CtxCreateOnDevice {
     /// [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020): `cuD3D9CtxCreateOnDevice` of CUDA 3.2 (3020).
@@ -1697,10 +2162,17 @@ pub enum D3D9CtxCreateOnDevice {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9CtxCreateOnDevice {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9CtxCreateOnDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9CtxCreateOnDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1711,7 +2183,7 @@ impl NewestAbi for D3D9CtxCreateOnDevice {
 }
 /// The ABIs of `cuD3D9End` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9End`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9End {
     /// [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000): `cuD3D9End` of CUDA 2.0 (2000).
@@ -1720,10 +2192,17 @@ pub enum D3D9End {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9End {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9End {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9End {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1734,7 +2213,7 @@ impl NewestAbi for D3D9End {
 }
 /// The ABIs of `cuD3D9GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9GetDevice {
     /// [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000): `cuD3D9GetDevice` of CUDA 2.0 (2000).
@@ -1743,10 +2222,17 @@ pub enum D3D9GetDevice {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9GetDevice {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9GetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9GetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1757,7 +2243,7 @@ impl NewestAbi for D3D9GetDevice {
 }
 /// The ABIs of `cuD3D9GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9GetDevices {
     /// [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020): `cuD3D9GetDevices` of CUDA 3.2 (3020).
@@ -1766,10 +2252,17 @@ pub enum D3D9GetDevices {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9GetDevices {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9GetDevices {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9GetDevices {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1780,7 +2273,7 @@ impl NewestAbi for D3D9GetDevices {
 }
 /// The ABIs of `cuD3D9GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9GetDirect3DDevice {
     /// [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000): `cuD3D9GetDirect3DDevice` of CUDA 2.0 (2000).
@@ -1789,10 +2282,17 @@ pub enum D3D9GetDirect3DDevice {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9GetDirect3DDevice {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9GetDirect3DDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9GetDirect3DDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1803,7 +2303,7 @@ impl NewestAbi for D3D9GetDirect3DDevice {
 }
 /// The ABIs of `cuD3D9MapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9MapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9MapResources {
     /// [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000): `cuD3D9MapResources` of CUDA 2.0 (2000).
@@ -1812,10 +2312,17 @@ pub enum D3D9MapResources {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9MapResources {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9MapResources {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9MapResources {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1826,7 +2333,7 @@ impl NewestAbi for D3D9MapResources {
 }
 /// The ABIs of `cuD3D9MapVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9MapVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9MapVertexBuffer {
     /// [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020): `cuD3D9MapVertexBuffer` of CUDA 3.2 (3020).
@@ -1837,10 +2344,17 @@ pub enum D3D9MapVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9MapVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9MapVertexBuffer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9MapVertexBuffer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1852,7 +2366,7 @@ impl NewestAbi for D3D9MapVertexBuffer {
 }
 /// The ABIs of `cuD3D9RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9RegisterResource {
     /// [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000): `cuD3D9RegisterResource` of CUDA 2.0 (2000).
@@ -1861,10 +2375,17 @@ pub enum D3D9RegisterResource {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9RegisterResource {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9RegisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9RegisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1875,7 +2396,7 @@ impl NewestAbi for D3D9RegisterResource {
 }
 /// The ABIs of `cuD3D9RegisterVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9RegisterVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9RegisterVertexBuffer {
     /// [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000): `cuD3D9RegisterVertexBuffer` of CUDA 2.0 (2000).
@@ -1884,10 +2405,17 @@ pub enum D3D9RegisterVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9RegisterVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9RegisterVertexBuffer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9RegisterVertexBuffer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1898,7 +2426,7 @@ impl NewestAbi for D3D9RegisterVertexBuffer {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9ResourceGetMappedArray {
     /// [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010): `cuD3D9ResourceGetMappedArray` of CUDA 2.1 (2010).
@@ -1907,10 +2435,17 @@ pub enum D3D9ResourceGetMappedArray {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedArray {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9ResourceGetMappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9ResourceGetMappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1921,7 +2456,7 @@ impl NewestAbi for D3D9ResourceGetMappedArray {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedPitch`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9ResourceGetMappedPitch {
     /// [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020): `cuD3D9ResourceGetMappedPitch` of CUDA 3.2 (3020).
@@ -1932,10 +2467,17 @@ pub enum D3D9ResourceGetMappedPitch {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedPitch {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9ResourceGetMappedPitch {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9ResourceGetMappedPitch {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1947,7 +2489,7 @@ impl NewestAbi for D3D9ResourceGetMappedPitch {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9ResourceGetMappedPointer {
     /// [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020): `cuD3D9ResourceGetMappedPointer` of CUDA 3.2 (3020).
@@ -1958,10 +2500,17 @@ pub enum D3D9ResourceGetMappedPointer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedPointer {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9ResourceGetMappedPointer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9ResourceGetMappedPointer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1973,7 +2522,7 @@ impl NewestAbi for D3D9ResourceGetMappedPointer {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedSize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9ResourceGetMappedSize {
     /// [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020): `cuD3D9ResourceGetMappedSize` of CUDA 3.2 (3020).
@@ -1984,10 +2533,17 @@ pub enum D3D9ResourceGetMappedSize {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedSize {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9ResourceGetMappedSize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9ResourceGetMappedSize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -1999,7 +2555,7 @@ impl NewestAbi for D3D9ResourceGetMappedSize {
 }
 /// The ABIs of `cuD3D9ResourceGetSurfaceDimensions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetSurfaceDimensions`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9ResourceGetSurfaceDimensions {
     /// [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020): `cuD3D9ResourceGetSurfaceDimensions` of CUDA 3.2 (3020).
@@ -2010,10 +2566,17 @@ pub enum D3D9ResourceGetSurfaceDimensions {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetSurfaceDimensions {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9ResourceGetSurfaceDimensions {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9ResourceGetSurfaceDimensions {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -2025,7 +2588,7 @@ impl NewestAbi for D3D9ResourceGetSurfaceDimensions {
 }
 /// The ABIs of `cuD3D9ResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9ResourceSetMapFlags {
     /// [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000): `cuD3D9ResourceSetMapFlags` of CUDA 2.0 (2000).
@@ -2034,10 +2597,17 @@ pub enum D3D9ResourceSetMapFlags {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceSetMapFlags {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9ResourceSetMapFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9ResourceSetMapFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -2048,7 +2618,7 @@ impl NewestAbi for D3D9ResourceSetMapFlags {
 }
 /// The ABIs of `cuD3D9UnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnmapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9UnmapResources {
     /// [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000): `cuD3D9UnmapResources` of CUDA 2.0 (2000).
@@ -2057,10 +2627,17 @@ pub enum D3D9UnmapResources {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnmapResources {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9UnmapResources {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9UnmapResources {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -2071,7 +2648,7 @@ impl NewestAbi for D3D9UnmapResources {
 }
 /// The ABIs of `cuD3D9UnmapVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnmapVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9UnmapVertexBuffer {
     /// [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000): `cuD3D9UnmapVertexBuffer` of CUDA 2.0 (2000).
@@ -2080,10 +2657,17 @@ pub enum D3D9UnmapVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnmapVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9UnmapVertexBuffer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9UnmapVertexBuffer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -2094,7 +2678,7 @@ impl NewestAbi for D3D9UnmapVertexBuffer {
 }
 /// The ABIs of `cuD3D9UnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9UnregisterResource {
     /// [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000): `cuD3D9UnregisterResource` of CUDA 2.0 (2000).
@@ -2103,10 +2687,17 @@ pub enum D3D9UnregisterResource {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnregisterResource {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9UnregisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9UnregisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -2117,7 +2708,7 @@ impl NewestAbi for D3D9UnregisterResource {
 }
 /// The ABIs of `cuD3D9UnregisterVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnregisterVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum D3D9UnregisterVertexBuffer {
     /// [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000): `cuD3D9UnregisterVertexBuffer` of CUDA 2.0 (2000).
@@ -2126,10 +2717,17 @@ pub enum D3D9UnregisterVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnregisterVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl Clone for D3D9UnregisterVertexBuffer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for D3D9UnregisterVertexBuffer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -2139,17 +2737,23 @@ impl NewestAbi for D3D9UnregisterVertexBuffer {
     ];
 }
 /// The ABIs of `cuDestroyExternalMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDestroyExternalMemory`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DestroyExternalMemory {
     /// [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000): `cuDestroyExternalMemory` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuDestroyExternalMemory_v10000),
 }
 impl sealed::Sealed for DestroyExternalMemory {}
+impl Clone for DestroyExternalMemory {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DestroyExternalMemory {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DestroyExternalMemory {
@@ -2158,17 +2762,23 @@ impl NewestAbi for DestroyExternalMemory {
     ];
 }
 /// The ABIs of `cuDestroyExternalSemaphore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDestroyExternalSemaphore`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DestroyExternalSemaphore {
     /// [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000): `cuDestroyExternalSemaphore` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuDestroyExternalSemaphore_v10000),
 }
 impl sealed::Sealed for DestroyExternalSemaphore {}
+impl Clone for DestroyExternalSemaphore {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DestroyExternalSemaphore {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DestroyExternalSemaphore {
@@ -2177,17 +2787,23 @@ impl NewestAbi for DestroyExternalSemaphore {
     ];
 }
 /// The ABIs of `cuDevResourceGenerateDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevResourceGenerateDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevResourceGenerateDesc {
     /// [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040): `cuDevResourceGenerateDesc` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDevResourceGenerateDesc_v12040),
 }
 impl sealed::Sealed for DevResourceGenerateDesc {}
+impl Clone for DevResourceGenerateDesc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevResourceGenerateDesc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevResourceGenerateDesc {
@@ -2196,17 +2812,23 @@ impl NewestAbi for DevResourceGenerateDesc {
     ];
 }
 /// The ABIs of `cuDevSmResourceSplit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevSmResourceSplit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevSmResourceSplit {
     /// [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010): `cuDevSmResourceSplit` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuDevSmResourceSplit_v13010),
 }
 impl sealed::Sealed for DevSmResourceSplit {}
+impl Clone for DevSmResourceSplit {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevSmResourceSplit {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevSmResourceSplit {
@@ -2215,17 +2837,23 @@ impl NewestAbi for DevSmResourceSplit {
     ];
 }
 /// The ABIs of `cuDevSmResourceSplitByCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevSmResourceSplitByCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevSmResourceSplitByCount {
     /// [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040): `cuDevSmResourceSplitByCount` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040),
 }
 impl sealed::Sealed for DevSmResourceSplitByCount {}
+impl Clone for DevSmResourceSplitByCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevSmResourceSplitByCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevSmResourceSplitByCount {
@@ -2234,17 +2862,23 @@ impl NewestAbi for DevSmResourceSplitByCount {
     ];
 }
 /// The ABIs of `cuDeviceCanAccessPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceCanAccessPeer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceCanAccessPeer {
     /// [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000): `cuDeviceCanAccessPeer` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuDeviceCanAccessPeer_v4000),
 }
 impl sealed::Sealed for DeviceCanAccessPeer {}
+impl Clone for DeviceCanAccessPeer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceCanAccessPeer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceCanAccessPeer {
@@ -2253,17 +2887,23 @@ impl NewestAbi for DeviceCanAccessPeer {
     ];
 }
 /// The ABIs of `cuDeviceComputeCapability` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceComputeCapability`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceComputeCapability {
     /// [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000): `cuDeviceComputeCapability` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceComputeCapability_v2000),
 }
 impl sealed::Sealed for DeviceComputeCapability {}
+impl Clone for DeviceComputeCapability {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceComputeCapability {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceComputeCapability {
@@ -2272,17 +2912,23 @@ impl NewestAbi for DeviceComputeCapability {
     ];
 }
 /// The ABIs of `cuDeviceGet` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGet`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGet {
     /// [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000): `cuDeviceGet` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGet_v2000),
 }
 impl sealed::Sealed for DeviceGet {}
+impl Clone for DeviceGet {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGet {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGet {
@@ -2291,17 +2937,23 @@ impl NewestAbi for DeviceGet {
     ];
 }
 /// The ABIs of `cuDeviceGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetAttribute {
     /// [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000): `cuDeviceGetAttribute` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetAttribute_v2000),
 }
 impl sealed::Sealed for DeviceGetAttribute {}
+impl Clone for DeviceGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetAttribute {
@@ -2310,17 +2962,23 @@ impl NewestAbi for DeviceGetAttribute {
     ];
 }
 /// The ABIs of `cuDeviceGetByPCIBusId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetByPCIBusId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetByPCIBusId {
     /// [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010): `cuDeviceGetByPCIBusId` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010),
 }
 impl sealed::Sealed for DeviceGetByPCIBusId {}
+impl Clone for DeviceGetByPCIBusId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetByPCIBusId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetByPCIBusId {
@@ -2329,17 +2987,23 @@ impl NewestAbi for DeviceGetByPCIBusId {
     ];
 }
 /// The ABIs of `cuDeviceGetCliqueCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCliqueCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetCliqueCount {
     /// [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040): `cuDeviceGetCliqueCount` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuDeviceGetCliqueCount_v13040),
 }
 impl sealed::Sealed for DeviceGetCliqueCount {}
+impl Clone for DeviceGetCliqueCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetCliqueCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetCliqueCount {
@@ -2348,17 +3012,23 @@ impl NewestAbi for DeviceGetCliqueCount {
     ];
 }
 /// The ABIs of `cuDeviceGetCliqueInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCliqueInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetCliqueInfo {
     /// [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040): `cuDeviceGetCliqueInfo` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040),
 }
 impl sealed::Sealed for DeviceGetCliqueInfo {}
+impl Clone for DeviceGetCliqueInfo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetCliqueInfo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetCliqueInfo {
@@ -2367,17 +3037,23 @@ impl NewestAbi for DeviceGetCliqueInfo {
     ];
 }
 /// The ABIs of `cuDeviceGetCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetCount {
     /// [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000): `cuDeviceGetCount` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetCount_v2000),
 }
 impl sealed::Sealed for DeviceGetCount {}
+impl Clone for DeviceGetCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetCount {
@@ -2386,17 +3062,23 @@ impl NewestAbi for DeviceGetCount {
     ];
 }
 /// The ABIs of `cuDeviceGetDefaultMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetDefaultMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetDefaultMemPool {
     /// [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020): `cuDeviceGetDefaultMemPool` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020),
 }
 impl sealed::Sealed for DeviceGetDefaultMemPool {}
+impl Clone for DeviceGetDefaultMemPool {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetDefaultMemPool {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetDefaultMemPool {
@@ -2405,17 +3087,23 @@ impl NewestAbi for DeviceGetDefaultMemPool {
     ];
 }
 /// The ABIs of `cuDeviceGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetDevResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetDevResource {
     /// [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040): `cuDeviceGetDevResource` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDeviceGetDevResource_v12040),
 }
 impl sealed::Sealed for DeviceGetDevResource {}
+impl Clone for DeviceGetDevResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetDevResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetDevResource {
@@ -2424,17 +3112,23 @@ impl NewestAbi for DeviceGetDevResource {
     ];
 }
 /// The ABIs of `cuDeviceGetExecAffinitySupport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetExecAffinitySupport`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetExecAffinitySupport {
     /// [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040): `cuDeviceGetExecAffinitySupport` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040),
 }
 impl sealed::Sealed for DeviceGetExecAffinitySupport {}
+impl Clone for DeviceGetExecAffinitySupport {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetExecAffinitySupport {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetExecAffinitySupport {
@@ -2443,17 +3137,23 @@ impl NewestAbi for DeviceGetExecAffinitySupport {
     ];
 }
 /// The ABIs of `cuDeviceGetFabricClusterUuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetFabricClusterUuid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetFabricClusterUuid {
     /// [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040): `cuDeviceGetFabricClusterUuid` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040),
 }
 impl sealed::Sealed for DeviceGetFabricClusterUuid {}
+impl Clone for DeviceGetFabricClusterUuid {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetFabricClusterUuid {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetFabricClusterUuid {
@@ -2462,17 +3162,23 @@ impl NewestAbi for DeviceGetFabricClusterUuid {
     ];
 }
 /// The ABIs of `cuDeviceGetGraphMemAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetGraphMemAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetGraphMemAttribute {
     /// [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040): `cuDeviceGetGraphMemAttribute` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040),
 }
 impl sealed::Sealed for DeviceGetGraphMemAttribute {}
+impl Clone for DeviceGetGraphMemAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetGraphMemAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetGraphMemAttribute {
@@ -2481,17 +3187,23 @@ impl NewestAbi for DeviceGetGraphMemAttribute {
     ];
 }
 /// The ABIs of `cuDeviceGetHostAtomicCapabilities` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetHostAtomicCapabilities`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetHostAtomicCapabilities {
     /// [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000): `cuDeviceGetHostAtomicCapabilities` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000),
 }
 impl sealed::Sealed for DeviceGetHostAtomicCapabilities {}
+impl Clone for DeviceGetHostAtomicCapabilities {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetHostAtomicCapabilities {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetHostAtomicCapabilities {
@@ -2500,17 +3212,23 @@ impl NewestAbi for DeviceGetHostAtomicCapabilities {
     ];
 }
 /// The ABIs of `cuDeviceGetLuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetLuid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetLuid {
     /// [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000): `cuDeviceGetLuid` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuDeviceGetLuid_v10000),
 }
 impl sealed::Sealed for DeviceGetLuid {}
+impl Clone for DeviceGetLuid {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetLuid {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetLuid {
@@ -2519,17 +3237,23 @@ impl NewestAbi for DeviceGetLuid {
     ];
 }
 /// The ABIs of `cuDeviceGetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetMemPool {
     /// [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020): `cuDeviceGetMemPool` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuDeviceGetMemPool_v11020),
 }
 impl sealed::Sealed for DeviceGetMemPool {}
+impl Clone for DeviceGetMemPool {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetMemPool {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetMemPool {
@@ -2538,17 +3262,23 @@ impl NewestAbi for DeviceGetMemPool {
     ];
 }
 /// The ABIs of `cuDeviceGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetName {
     /// [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000): `cuDeviceGetName` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetName_v2000),
 }
 impl sealed::Sealed for DeviceGetName {}
+impl Clone for DeviceGetName {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetName {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetName {
@@ -2557,17 +3287,23 @@ impl NewestAbi for DeviceGetName {
     ];
 }
 /// The ABIs of `cuDeviceGetNvSciSyncAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetNvSciSyncAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetNvSciSyncAttributes {
     /// [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020): `cuDeviceGetNvSciSyncAttributes` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020),
 }
 impl sealed::Sealed for DeviceGetNvSciSyncAttributes {}
+impl Clone for DeviceGetNvSciSyncAttributes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetNvSciSyncAttributes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetNvSciSyncAttributes {
@@ -2576,17 +3312,23 @@ impl NewestAbi for DeviceGetNvSciSyncAttributes {
     ];
 }
 /// The ABIs of `cuDeviceGetP2PAtomicCapabilities` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetP2PAtomicCapabilities`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetP2PAtomicCapabilities {
     /// [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000): `cuDeviceGetP2PAtomicCapabilities` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000),
 }
 impl sealed::Sealed for DeviceGetP2PAtomicCapabilities {}
+impl Clone for DeviceGetP2PAtomicCapabilities {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetP2PAtomicCapabilities {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetP2PAtomicCapabilities {
@@ -2595,17 +3337,23 @@ impl NewestAbi for DeviceGetP2PAtomicCapabilities {
     ];
 }
 /// The ABIs of `cuDeviceGetP2PAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetP2PAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetP2PAttribute {
     /// [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000): `cuDeviceGetP2PAttribute` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000),
 }
 impl sealed::Sealed for DeviceGetP2PAttribute {}
+impl Clone for DeviceGetP2PAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetP2PAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetP2PAttribute {
@@ -2614,17 +3362,23 @@ impl NewestAbi for DeviceGetP2PAttribute {
     ];
 }
 /// The ABIs of `cuDeviceGetPCIBusId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetPCIBusId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetPCIBusId {
     /// [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010): `cuDeviceGetPCIBusId` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuDeviceGetPCIBusId_v4010),
 }
 impl sealed::Sealed for DeviceGetPCIBusId {}
+impl Clone for DeviceGetPCIBusId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetPCIBusId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetPCIBusId {
@@ -2633,17 +3387,23 @@ impl NewestAbi for DeviceGetPCIBusId {
     ];
 }
 /// The ABIs of `cuDeviceGetProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetProperties`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetProperties {
     /// [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000): `cuDeviceGetProperties` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetProperties_v2000),
 }
 impl sealed::Sealed for DeviceGetProperties {}
+impl Clone for DeviceGetProperties {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetProperties {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetProperties {
@@ -2652,17 +3412,23 @@ impl NewestAbi for DeviceGetProperties {
     ];
 }
 /// The ABIs of `cuDeviceGetTexture1DLinearMaxWidth` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetTexture1DLinearMaxWidth`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetTexture1DLinearMaxWidth {
     /// [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010): `cuDeviceGetTexture1DLinearMaxWidth` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010),
 }
 impl sealed::Sealed for DeviceGetTexture1DLinearMaxWidth {}
+impl Clone for DeviceGetTexture1DLinearMaxWidth {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetTexture1DLinearMaxWidth {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetTexture1DLinearMaxWidth {
@@ -2671,7 +3437,7 @@ impl NewestAbi for DeviceGetTexture1DLinearMaxWidth {
     ];
 }
 /// The ABIs of `cuDeviceGetUuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetUuid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGetUuid {
     /// [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040): `cuDeviceGetUuid` of CUDA 11.4 (11040).
@@ -2680,10 +3446,16 @@ pub enum DeviceGetUuid {
     V9020(crate::pfn::PFN_cuDeviceGetUuid_v9020),
 }
 impl sealed::Sealed for DeviceGetUuid {}
+impl Clone for DeviceGetUuid {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGetUuid {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGetUuid {
@@ -2693,17 +3465,23 @@ impl NewestAbi for DeviceGetUuid {
     ];
 }
 /// The ABIs of `cuDeviceGraphMemTrim` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGraphMemTrim`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceGraphMemTrim {
     /// [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040): `cuDeviceGraphMemTrim` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGraphMemTrim_v11040),
 }
 impl sealed::Sealed for DeviceGraphMemTrim {}
+impl Clone for DeviceGraphMemTrim {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceGraphMemTrim {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceGraphMemTrim {
@@ -2712,17 +3490,23 @@ impl NewestAbi for DeviceGraphMemTrim {
     ];
 }
 /// The ABIs of `cuDevicePrimaryCtxGetState` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxGetState`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevicePrimaryCtxGetState {
     /// [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000): `cuDevicePrimaryCtxGetState` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxGetState {}
+impl Clone for DevicePrimaryCtxGetState {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevicePrimaryCtxGetState {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevicePrimaryCtxGetState {
@@ -2731,7 +3515,7 @@ impl NewestAbi for DevicePrimaryCtxGetState {
     ];
 }
 /// The ABIs of `cuDevicePrimaryCtxRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevicePrimaryCtxRelease {
     /// [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000): `cuDevicePrimaryCtxRelease` of CUDA 11.0 (11000).
@@ -2740,10 +3524,16 @@ pub enum DevicePrimaryCtxRelease {
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxRelease {}
+impl Clone for DevicePrimaryCtxRelease {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevicePrimaryCtxRelease {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevicePrimaryCtxRelease {
@@ -2753,7 +3543,7 @@ impl NewestAbi for DevicePrimaryCtxRelease {
     ];
 }
 /// The ABIs of `cuDevicePrimaryCtxReset` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxReset`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevicePrimaryCtxReset {
     /// [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000): `cuDevicePrimaryCtxReset` of CUDA 11.0 (11000).
@@ -2762,10 +3552,16 @@ pub enum DevicePrimaryCtxReset {
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxReset {}
+impl Clone for DevicePrimaryCtxReset {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevicePrimaryCtxReset {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevicePrimaryCtxReset {
@@ -2775,17 +3571,23 @@ impl NewestAbi for DevicePrimaryCtxReset {
     ];
 }
 /// The ABIs of `cuDevicePrimaryCtxRetain` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxRetain`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevicePrimaryCtxRetain {
     /// [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000): `cuDevicePrimaryCtxRetain` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxRetain {}
+impl Clone for DevicePrimaryCtxRetain {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevicePrimaryCtxRetain {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevicePrimaryCtxRetain {
@@ -2794,7 +3596,7 @@ impl NewestAbi for DevicePrimaryCtxRetain {
     ];
 }
 /// The ABIs of `cuDevicePrimaryCtxSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxSetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DevicePrimaryCtxSetFlags {
     /// [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000): `cuDevicePrimaryCtxSetFlags` of CUDA 11.0 (11000).
@@ -2803,10 +3605,16 @@ pub enum DevicePrimaryCtxSetFlags {
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxSetFlags {}
+impl Clone for DevicePrimaryCtxSetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DevicePrimaryCtxSetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DevicePrimaryCtxSetFlags {
@@ -2816,17 +3624,23 @@ impl NewestAbi for DevicePrimaryCtxSetFlags {
     ];
 }
 /// The ABIs of `cuDeviceRegisterAsyncNotification` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceRegisterAsyncNotification`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceRegisterAsyncNotification {
     /// [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040): `cuDeviceRegisterAsyncNotification` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040),
 }
 impl sealed::Sealed for DeviceRegisterAsyncNotification {}
+impl Clone for DeviceRegisterAsyncNotification {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceRegisterAsyncNotification {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceRegisterAsyncNotification {
@@ -2835,17 +3649,23 @@ impl NewestAbi for DeviceRegisterAsyncNotification {
     ];
 }
 /// The ABIs of `cuDeviceSetGraphMemAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceSetGraphMemAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceSetGraphMemAttribute {
     /// [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040): `cuDeviceSetGraphMemAttribute` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040),
 }
 impl sealed::Sealed for DeviceSetGraphMemAttribute {}
+impl Clone for DeviceSetGraphMemAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceSetGraphMemAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceSetGraphMemAttribute {
@@ -2854,17 +3674,23 @@ impl NewestAbi for DeviceSetGraphMemAttribute {
     ];
 }
 /// The ABIs of `cuDeviceSetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceSetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceSetMemPool {
     /// [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020): `cuDeviceSetMemPool` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuDeviceSetMemPool_v11020),
 }
 impl sealed::Sealed for DeviceSetMemPool {}
+impl Clone for DeviceSetMemPool {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceSetMemPool {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceSetMemPool {
@@ -2873,7 +3699,7 @@ impl NewestAbi for DeviceSetMemPool {
     ];
 }
 /// The ABIs of `cuDeviceTotalMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceTotalMem`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceTotalMem {
     /// [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020): `cuDeviceTotalMem` of CUDA 3.2 (3020).
@@ -2882,10 +3708,16 @@ pub enum DeviceTotalMem {
     V2000(crate::pfn::PFN_cuDeviceTotalMem_v2000),
 }
 impl sealed::Sealed for DeviceTotalMem {}
+impl Clone for DeviceTotalMem {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceTotalMem {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceTotalMem {
@@ -2895,17 +3727,23 @@ impl NewestAbi for DeviceTotalMem {
     ];
 }
 /// The ABIs of `cuDeviceUnregisterAsyncNotification` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceUnregisterAsyncNotification`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DeviceUnregisterAsyncNotification {
     /// [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040): `cuDeviceUnregisterAsyncNotification` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040),
 }
 impl sealed::Sealed for DeviceUnregisterAsyncNotification {}
+impl Clone for DeviceUnregisterAsyncNotification {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DeviceUnregisterAsyncNotification {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DeviceUnregisterAsyncNotification {
@@ -2914,17 +3752,23 @@ impl NewestAbi for DeviceUnregisterAsyncNotification {
     ];
 }
 /// The ABIs of `cuDriverGetVersion` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDriverGetVersion`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum DriverGetVersion {
     /// [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020): `cuDriverGetVersion` of CUDA 2.2 (2020).
     V2020(crate::pfn::PFN_cuDriverGetVersion_v2020),
 }
 impl sealed::Sealed for DriverGetVersion {}
+impl Clone for DriverGetVersion {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for DriverGetVersion {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for DriverGetVersion {
@@ -2934,7 +3778,7 @@ impl NewestAbi for DriverGetVersion {
 }
 /// The ABIs of `cuEGLStreamConsumerAcquireFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerAcquireFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamConsumerAcquireFrame {
     /// [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000): `cuEGLStreamConsumerAcquireFrame` of CUDA 7.0 (7000).
@@ -2943,10 +3787,17 @@ pub enum EGLStreamConsumerAcquireFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerAcquireFrame {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamConsumerAcquireFrame {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamConsumerAcquireFrame {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -2957,7 +3808,7 @@ impl NewestAbi for EGLStreamConsumerAcquireFrame {
 }
 /// The ABIs of `cuEGLStreamConsumerConnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerConnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamConsumerConnect {
     /// [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000): `cuEGLStreamConsumerConnect` of CUDA 7.0 (7000).
@@ -2966,10 +3817,17 @@ pub enum EGLStreamConsumerConnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerConnect {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamConsumerConnect {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamConsumerConnect {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -2980,7 +3838,7 @@ impl NewestAbi for EGLStreamConsumerConnect {
 }
 /// The ABIs of `cuEGLStreamConsumerConnectWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerConnectWithFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamConsumerConnectWithFlags {
     /// [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000): `cuEGLStreamConsumerConnectWithFlags` of CUDA 8.0 (8000).
@@ -2989,10 +3847,17 @@ pub enum EGLStreamConsumerConnectWithFlags {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerConnectWithFlags {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamConsumerConnectWithFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamConsumerConnectWithFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3003,7 +3868,7 @@ impl NewestAbi for EGLStreamConsumerConnectWithFlags {
 }
 /// The ABIs of `cuEGLStreamConsumerDisconnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerDisconnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamConsumerDisconnect {
     /// [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000): `cuEGLStreamConsumerDisconnect` of CUDA 7.0 (7000).
@@ -3012,10 +3877,17 @@ pub enum EGLStreamConsumerDisconnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerDisconnect {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamConsumerDisconnect {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamConsumerDisconnect {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3026,7 +3898,7 @@ impl NewestAbi for EGLStreamConsumerDisconnect {
 }
 /// The ABIs of `cuEGLStreamConsumerReleaseFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerReleaseFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamConsumerReleaseFrame {
     /// [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000): `cuEGLStreamConsumerReleaseFrame` of CUDA 7.0 (7000).
@@ -3035,10 +3907,17 @@ pub enum EGLStreamConsumerReleaseFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerReleaseFrame {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamConsumerReleaseFrame {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamConsumerReleaseFrame {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3049,7 +3928,7 @@ impl NewestAbi for EGLStreamConsumerReleaseFrame {
 }
 /// The ABIs of `cuEGLStreamProducerConnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerConnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamProducerConnect {
     /// [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000): `cuEGLStreamProducerConnect` of CUDA 7.0 (7000).
@@ -3058,10 +3937,17 @@ pub enum EGLStreamProducerConnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerConnect {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamProducerConnect {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamProducerConnect {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3072,7 +3958,7 @@ impl NewestAbi for EGLStreamProducerConnect {
 }
 /// The ABIs of `cuEGLStreamProducerDisconnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerDisconnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamProducerDisconnect {
     /// [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000): `cuEGLStreamProducerDisconnect` of CUDA 7.0 (7000).
@@ -3081,10 +3967,17 @@ pub enum EGLStreamProducerDisconnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerDisconnect {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamProducerDisconnect {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamProducerDisconnect {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3095,7 +3988,7 @@ impl NewestAbi for EGLStreamProducerDisconnect {
 }
 /// The ABIs of `cuEGLStreamProducerPresentFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerPresentFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamProducerPresentFrame {
     /// [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000): `cuEGLStreamProducerPresentFrame` of CUDA 7.0 (7000).
@@ -3104,10 +3997,17 @@ pub enum EGLStreamProducerPresentFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerPresentFrame {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamProducerPresentFrame {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamProducerPresentFrame {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3118,7 +4018,7 @@ impl NewestAbi for EGLStreamProducerPresentFrame {
 }
 /// The ABIs of `cuEGLStreamProducerReturnFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerReturnFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EGLStreamProducerReturnFrame {
     /// [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000): `cuEGLStreamProducerReturnFrame` of CUDA 7.0 (7000).
@@ -3127,10 +4027,17 @@ pub enum EGLStreamProducerReturnFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerReturnFrame {}
 #[cfg(feature = "egl")]
+impl Clone for EGLStreamProducerReturnFrame {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EGLStreamProducerReturnFrame {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3140,17 +4047,23 @@ impl NewestAbi for EGLStreamProducerReturnFrame {
     ];
 }
 /// The ABIs of `cuEventCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventCreate {
     /// [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000): `cuEventCreate` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuEventCreate_v2000),
 }
 impl sealed::Sealed for EventCreate {}
+impl Clone for EventCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventCreate {
@@ -3160,7 +4073,7 @@ impl NewestAbi for EventCreate {
 }
 /// The ABIs of `cuEventCreateFromEGLSync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventCreateFromEGLSync`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventCreateFromEGLSync {
     /// [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000): `cuEventCreateFromEGLSync` of CUDA 9.0 (9000).
@@ -3169,10 +4082,17 @@ pub enum EventCreateFromEGLSync {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EventCreateFromEGLSync {}
 #[cfg(feature = "egl")]
+impl Clone for EventCreateFromEGLSync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for EventCreateFromEGLSync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -3182,7 +4102,7 @@ impl NewestAbi for EventCreateFromEGLSync {
     ];
 }
 /// The ABIs of `cuEventDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventDestroy {
     /// [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000): `cuEventDestroy` of CUDA 4.0 (4000).
@@ -3191,10 +4111,16 @@ pub enum EventDestroy {
     V2000(crate::pfn::PFN_cuEventDestroy_v2000),
 }
 impl sealed::Sealed for EventDestroy {}
+impl Clone for EventDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventDestroy {
@@ -3204,7 +4130,7 @@ impl NewestAbi for EventDestroy {
     ];
 }
 /// The ABIs of `cuEventElapsedTime` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventElapsedTime`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventElapsedTime {
     /// [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080): `cuEventElapsedTime` of CUDA 12.8 (12080).
@@ -3213,10 +4139,16 @@ pub enum EventElapsedTime {
     V2000(crate::pfn::PFN_cuEventElapsedTime_v2000),
 }
 impl sealed::Sealed for EventElapsedTime {}
+impl Clone for EventElapsedTime {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventElapsedTime {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventElapsedTime {
@@ -3226,17 +4158,23 @@ impl NewestAbi for EventElapsedTime {
     ];
 }
 /// The ABIs of `cuEventQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventQuery`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventQuery {
     /// [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000): `cuEventQuery` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuEventQuery_v2000),
 }
 impl sealed::Sealed for EventQuery {}
+impl Clone for EventQuery {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventQuery {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventQuery {
@@ -3247,7 +4185,7 @@ impl NewestAbi for EventQuery {
 /** The ABIs of `cuEventRecord` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventRecord`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventRecord {
     /// [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz): `cuEventRecord` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -3256,10 +4194,16 @@ pub enum EventRecord {
     V2000(crate::pfn::PFN_cuEventRecord_v2000),
 }
 impl sealed::Sealed for EventRecord {}
+impl Clone for EventRecord {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventRecord {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventRecord {
@@ -3271,7 +4215,7 @@ impl NewestAbi for EventRecord {
 /** The ABIs of `cuEventRecordWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventRecordWithFlags`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventRecordWithFlags {
     /// [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz): `cuEventRecordWithFlags` of CUDA 11.1 (11010), the per-thread default stream variant.
@@ -3280,10 +4224,16 @@ pub enum EventRecordWithFlags {
     V11010(crate::pfn::PFN_cuEventRecordWithFlags_v11010),
 }
 impl sealed::Sealed for EventRecordWithFlags {}
+impl Clone for EventRecordWithFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventRecordWithFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventRecordWithFlags {
@@ -3293,17 +4243,23 @@ impl NewestAbi for EventRecordWithFlags {
     ];
 }
 /// The ABIs of `cuEventSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventSynchronize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum EventSynchronize {
     /// [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000): `cuEventSynchronize` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuEventSynchronize_v2000),
 }
 impl sealed::Sealed for EventSynchronize {}
+impl Clone for EventSynchronize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for EventSynchronize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for EventSynchronize {
@@ -3312,17 +4268,23 @@ impl NewestAbi for EventSynchronize {
     ];
 }
 /// The ABIs of `cuExternalMemoryGetMappedBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuExternalMemoryGetMappedBuffer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ExternalMemoryGetMappedBuffer {
     /// [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000): `cuExternalMemoryGetMappedBuffer` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000),
 }
 impl sealed::Sealed for ExternalMemoryGetMappedBuffer {}
+impl Clone for ExternalMemoryGetMappedBuffer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ExternalMemoryGetMappedBuffer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ExternalMemoryGetMappedBuffer {
@@ -3331,17 +4293,23 @@ impl NewestAbi for ExternalMemoryGetMappedBuffer {
     ];
 }
 /// The ABIs of `cuExternalMemoryGetMappedMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuExternalMemoryGetMappedMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ExternalMemoryGetMappedMipmappedArray {
     /// [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000): `cuExternalMemoryGetMappedMipmappedArray` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000),
 }
 impl sealed::Sealed for ExternalMemoryGetMappedMipmappedArray {}
+impl Clone for ExternalMemoryGetMappedMipmappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ExternalMemoryGetMappedMipmappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ExternalMemoryGetMappedMipmappedArray {
@@ -3352,7 +4320,7 @@ impl NewestAbi for ExternalMemoryGetMappedMipmappedArray {
 /** The ABIs of `cuFabricCpyBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFabricCpyBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FabricCpyBatchAsync {
     /// [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz): `cuFabricCpyBatchAsync` of CUDA 13.5 (13050), the per-thread default stream variant.
@@ -3361,10 +4329,16 @@ pub enum FabricCpyBatchAsync {
     V13050(crate::pfn::PFN_cuFabricCpyBatchAsync_v13050),
 }
 impl sealed::Sealed for FabricCpyBatchAsync {}
+impl Clone for FabricCpyBatchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FabricCpyBatchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FabricCpyBatchAsync {
@@ -3374,17 +4348,23 @@ impl NewestAbi for FabricCpyBatchAsync {
     ];
 }
 /// The ABIs of `cuFlushGPUDirectRDMAWrites` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFlushGPUDirectRDMAWrites`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FlushGPUDirectRDMAWrites {
     /// [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030): `cuFlushGPUDirectRDMAWrites` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030),
 }
 impl sealed::Sealed for FlushGPUDirectRDMAWrites {}
+impl Clone for FlushGPUDirectRDMAWrites {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FlushGPUDirectRDMAWrites {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FlushGPUDirectRDMAWrites {
@@ -3393,17 +4373,23 @@ impl NewestAbi for FlushGPUDirectRDMAWrites {
     ];
 }
 /// The ABIs of `cuFuncGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncGetAttribute {
     /// [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020): `cuFuncGetAttribute` of CUDA 2.2 (2020).
     V2020(crate::pfn::PFN_cuFuncGetAttribute_v2020),
 }
 impl sealed::Sealed for FuncGetAttribute {}
+impl Clone for FuncGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncGetAttribute {
@@ -3412,17 +4398,23 @@ impl NewestAbi for FuncGetAttribute {
     ];
 }
 /// The ABIs of `cuFuncGetModule` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetModule`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncGetModule {
     /// [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000): `cuFuncGetModule` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuFuncGetModule_v11000),
 }
 impl sealed::Sealed for FuncGetModule {}
+impl Clone for FuncGetModule {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncGetModule {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncGetModule {
@@ -3431,17 +4423,23 @@ impl NewestAbi for FuncGetModule {
     ];
 }
 /// The ABIs of `cuFuncGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncGetName {
     /// [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030): `cuFuncGetName` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuFuncGetName_v12030),
 }
 impl sealed::Sealed for FuncGetName {}
+impl Clone for FuncGetName {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncGetName {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncGetName {
@@ -3450,17 +4448,23 @@ impl NewestAbi for FuncGetName {
     ];
 }
 /// The ABIs of `cuFuncGetParamCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetParamCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncGetParamCount {
     /// [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020): `cuFuncGetParamCount` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuFuncGetParamCount_v13020),
 }
 impl sealed::Sealed for FuncGetParamCount {}
+impl Clone for FuncGetParamCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncGetParamCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncGetParamCount {
@@ -3469,17 +4473,23 @@ impl NewestAbi for FuncGetParamCount {
     ];
 }
 /// The ABIs of `cuFuncGetParamInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetParamInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncGetParamInfo {
     /// [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040): `cuFuncGetParamInfo` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuFuncGetParamInfo_v12040),
 }
 impl sealed::Sealed for FuncGetParamInfo {}
+impl Clone for FuncGetParamInfo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncGetParamInfo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncGetParamInfo {
@@ -3488,17 +4498,23 @@ impl NewestAbi for FuncGetParamInfo {
     ];
 }
 /// The ABIs of `cuFuncIsLoaded` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncIsLoaded`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncIsLoaded {
     /// [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040): `cuFuncIsLoaded` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuFuncIsLoaded_v12040),
 }
 impl sealed::Sealed for FuncIsLoaded {}
+impl Clone for FuncIsLoaded {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncIsLoaded {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncIsLoaded {
@@ -3507,17 +4523,23 @@ impl NewestAbi for FuncIsLoaded {
     ];
 }
 /// The ABIs of `cuFuncLoad` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncLoad`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncLoad {
     /// [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040): `cuFuncLoad` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuFuncLoad_v12040),
 }
 impl sealed::Sealed for FuncLoad {}
+impl Clone for FuncLoad {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncLoad {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncLoad {
@@ -3526,17 +4548,23 @@ impl NewestAbi for FuncLoad {
     ];
 }
 /// The ABIs of `cuFuncSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncSetAttribute {
     /// [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000): `cuFuncSetAttribute` of CUDA 9.0 (9000).
     V9000(crate::pfn::PFN_cuFuncSetAttribute_v9000),
 }
 impl sealed::Sealed for FuncSetAttribute {}
+impl Clone for FuncSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncSetAttribute {
@@ -3545,17 +4573,23 @@ impl NewestAbi for FuncSetAttribute {
     ];
 }
 /// The ABIs of `cuFuncSetBlockShape` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetBlockShape`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncSetBlockShape {
     /// [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000): `cuFuncSetBlockShape` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuFuncSetBlockShape_v2000),
 }
 impl sealed::Sealed for FuncSetBlockShape {}
+impl Clone for FuncSetBlockShape {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncSetBlockShape {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncSetBlockShape {
@@ -3564,17 +4598,23 @@ impl NewestAbi for FuncSetBlockShape {
     ];
 }
 /// The ABIs of `cuFuncSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncSetCacheConfig {
     /// [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000): `cuFuncSetCacheConfig` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuFuncSetCacheConfig_v3000),
 }
 impl sealed::Sealed for FuncSetCacheConfig {}
+impl Clone for FuncSetCacheConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncSetCacheConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncSetCacheConfig {
@@ -3583,17 +4623,23 @@ impl NewestAbi for FuncSetCacheConfig {
     ];
 }
 /// The ABIs of `cuFuncSetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncSetSharedMemConfig {
     /// [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020): `cuFuncSetSharedMemConfig` of CUDA 4.2 (4020).
     V4020(crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020),
 }
 impl sealed::Sealed for FuncSetSharedMemConfig {}
+impl Clone for FuncSetSharedMemConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncSetSharedMemConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncSetSharedMemConfig {
@@ -3602,17 +4648,23 @@ impl NewestAbi for FuncSetSharedMemConfig {
     ];
 }
 /// The ABIs of `cuFuncSetSharedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetSharedSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum FuncSetSharedSize {
     /// [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000): `cuFuncSetSharedSize` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuFuncSetSharedSize_v2000),
 }
 impl sealed::Sealed for FuncSetSharedSize {}
+impl Clone for FuncSetSharedSize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for FuncSetSharedSize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for FuncSetSharedSize {
@@ -3622,7 +4674,7 @@ impl NewestAbi for FuncSetSharedSize {
 }
 /// The ABIs of `cuGLCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLCtxCreate {
     /// [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020): `cuGLCtxCreate` of CUDA 3.2 (3020).
@@ -3633,10 +4685,17 @@ pub enum GLCtxCreate {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLCtxCreate {}
 #[cfg(feature = "gl")]
+impl Clone for GLCtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLCtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3648,7 +4707,7 @@ impl NewestAbi for GLCtxCreate {
 }
 /// The ABIs of `cuGLGetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLGetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLGetDevices {
     /// [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050): `cuGLGetDevices` of CUDA 6.5 (6050).
@@ -3659,10 +4718,17 @@ pub enum GLGetDevices {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLGetDevices {}
 #[cfg(feature = "gl")]
+impl Clone for GLGetDevices {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLGetDevices {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3674,7 +4740,7 @@ impl NewestAbi for GLGetDevices {
 }
 /// The ABIs of `cuGLInit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLInit`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLInit {
     /// [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000): `cuGLInit` of CUDA 2.0 (2000).
@@ -3683,10 +4749,17 @@ pub enum GLInit {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLInit {}
 #[cfg(feature = "gl")]
+impl Clone for GLInit {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLInit {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3699,7 +4772,7 @@ impl NewestAbi for GLInit {
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLMapBufferObject {
     /// [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds): `cuGLMapBufferObject` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -3712,10 +4785,17 @@ pub enum GLMapBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLMapBufferObject {}
 #[cfg(feature = "gl")]
+impl Clone for GLMapBufferObject {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLMapBufferObject {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3730,7 +4810,7 @@ impl NewestAbi for GLMapBufferObject {
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLMapBufferObjectAsync {
     /// [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz): `cuGLMapBufferObjectAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -3743,10 +4823,17 @@ pub enum GLMapBufferObjectAsync {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLMapBufferObjectAsync {}
 #[cfg(feature = "gl")]
+impl Clone for GLMapBufferObjectAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLMapBufferObjectAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3759,7 +4846,7 @@ impl NewestAbi for GLMapBufferObjectAsync {
 }
 /// The ABIs of `cuGLRegisterBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLRegisterBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLRegisterBufferObject {
     /// [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000): `cuGLRegisterBufferObject` of CUDA 2.0 (2000).
@@ -3768,10 +4855,17 @@ pub enum GLRegisterBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLRegisterBufferObject {}
 #[cfg(feature = "gl")]
+impl Clone for GLRegisterBufferObject {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLRegisterBufferObject {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3782,7 +4876,7 @@ impl NewestAbi for GLRegisterBufferObject {
 }
 /// The ABIs of `cuGLSetBufferObjectMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLSetBufferObjectMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLSetBufferObjectMapFlags {
     /// [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030): `cuGLSetBufferObjectMapFlags` of CUDA 2.3 (2030).
@@ -3791,10 +4885,17 @@ pub enum GLSetBufferObjectMapFlags {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLSetBufferObjectMapFlags {}
 #[cfg(feature = "gl")]
+impl Clone for GLSetBufferObjectMapFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLSetBufferObjectMapFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3805,7 +4906,7 @@ impl NewestAbi for GLSetBufferObjectMapFlags {
 }
 /// The ABIs of `cuGLUnmapBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnmapBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLUnmapBufferObject {
     /// [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000): `cuGLUnmapBufferObject` of CUDA 2.0 (2000).
@@ -3814,10 +4915,17 @@ pub enum GLUnmapBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLUnmapBufferObject {}
 #[cfg(feature = "gl")]
+impl Clone for GLUnmapBufferObject {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLUnmapBufferObject {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3828,7 +4936,7 @@ impl NewestAbi for GLUnmapBufferObject {
 }
 /// The ABIs of `cuGLUnmapBufferObjectAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnmapBufferObjectAsync`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLUnmapBufferObjectAsync {
     /// [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030): `cuGLUnmapBufferObjectAsync` of CUDA 2.3 (2030).
@@ -3837,10 +4945,17 @@ pub enum GLUnmapBufferObjectAsync {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLUnmapBufferObjectAsync {}
 #[cfg(feature = "gl")]
+impl Clone for GLUnmapBufferObjectAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLUnmapBufferObjectAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3851,7 +4966,7 @@ impl NewestAbi for GLUnmapBufferObjectAsync {
 }
 /// The ABIs of `cuGLUnregisterBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnregisterBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GLUnregisterBufferObject {
     /// [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000): `cuGLUnregisterBufferObject` of CUDA 2.0 (2000).
@@ -3860,10 +4975,17 @@ pub enum GLUnregisterBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLUnregisterBufferObject {}
 #[cfg(feature = "gl")]
+impl Clone for GLUnregisterBufferObject {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GLUnregisterBufferObject {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -3873,17 +4995,23 @@ impl NewestAbi for GLUnregisterBufferObject {
     ];
 }
 /// The ABIs of `cuGetErrorName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetErrorName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GetErrorName {
     /// [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000): `cuGetErrorName` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuGetErrorName_v6000),
 }
 impl sealed::Sealed for GetErrorName {}
+impl Clone for GetErrorName {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GetErrorName {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GetErrorName {
@@ -3892,17 +5020,23 @@ impl NewestAbi for GetErrorName {
     ];
 }
 /// The ABIs of `cuGetErrorString` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetErrorString`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GetErrorString {
     /// [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000): `cuGetErrorString` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuGetErrorString_v6000),
 }
 impl sealed::Sealed for GetErrorString {}
+impl Clone for GetErrorString {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GetErrorString {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GetErrorString {
@@ -3911,17 +5045,23 @@ impl NewestAbi for GetErrorString {
     ];
 }
 /// The ABIs of `cuGetExportTable` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetExportTable`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GetExportTable {
     /// [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000): `cuGetExportTable` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuGetExportTable_v3000),
 }
 impl sealed::Sealed for GetExportTable {}
+impl Clone for GetExportTable {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GetExportTable {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GetExportTable {
@@ -3930,7 +5070,7 @@ impl NewestAbi for GetExportTable {
     ];
 }
 /// The ABIs of `cuGetProcAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetProcAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GetProcAddress {
     /// [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000): `cuGetProcAddress` of CUDA 12.0 (12000).
@@ -3939,10 +5079,16 @@ pub enum GetProcAddress {
     V11030(crate::pfn::PFN_cuGetProcAddress_v11030),
 }
 impl sealed::Sealed for GetProcAddress {}
+impl Clone for GetProcAddress {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GetProcAddress {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GetProcAddress {
@@ -3952,17 +5098,23 @@ impl NewestAbi for GetProcAddress {
     ];
 }
 /// The ABIs of `cuGraphAddBatchMemOpNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddBatchMemOpNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddBatchMemOpNode {
     /// [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070): `cuGraphAddBatchMemOpNode` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070),
 }
 impl sealed::Sealed for GraphAddBatchMemOpNode {}
+impl Clone for GraphAddBatchMemOpNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddBatchMemOpNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddBatchMemOpNode {
@@ -3971,17 +5123,23 @@ impl NewestAbi for GraphAddBatchMemOpNode {
     ];
 }
 /// The ABIs of `cuGraphAddChildGraphNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddChildGraphNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddChildGraphNode {
     /// [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000): `cuGraphAddChildGraphNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddChildGraphNode_v10000),
 }
 impl sealed::Sealed for GraphAddChildGraphNode {}
+impl Clone for GraphAddChildGraphNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddChildGraphNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddChildGraphNode {
@@ -3990,7 +5148,7 @@ impl NewestAbi for GraphAddChildGraphNode {
     ];
 }
 /// The ABIs of `cuGraphAddDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddDependencies`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddDependencies {
     /// [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030): `cuGraphAddDependencies` of CUDA 12.3 (12030).
@@ -3999,10 +5157,16 @@ pub enum GraphAddDependencies {
     V10000(crate::pfn::PFN_cuGraphAddDependencies_v10000),
 }
 impl sealed::Sealed for GraphAddDependencies {}
+impl Clone for GraphAddDependencies {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddDependencies {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddDependencies {
@@ -4012,17 +5176,23 @@ impl NewestAbi for GraphAddDependencies {
     ];
 }
 /// The ABIs of `cuGraphAddEmptyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEmptyNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddEmptyNode {
     /// [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000): `cuGraphAddEmptyNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddEmptyNode_v10000),
 }
 impl sealed::Sealed for GraphAddEmptyNode {}
+impl Clone for GraphAddEmptyNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddEmptyNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddEmptyNode {
@@ -4031,17 +5201,23 @@ impl NewestAbi for GraphAddEmptyNode {
     ];
 }
 /// The ABIs of `cuGraphAddEventRecordNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEventRecordNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddEventRecordNode {
     /// [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010): `cuGraphAddEventRecordNode` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphAddEventRecordNode_v11010),
 }
 impl sealed::Sealed for GraphAddEventRecordNode {}
+impl Clone for GraphAddEventRecordNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddEventRecordNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddEventRecordNode {
@@ -4050,17 +5226,23 @@ impl NewestAbi for GraphAddEventRecordNode {
     ];
 }
 /// The ABIs of `cuGraphAddEventWaitNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEventWaitNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddEventWaitNode {
     /// [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010): `cuGraphAddEventWaitNode` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphAddEventWaitNode_v11010),
 }
 impl sealed::Sealed for GraphAddEventWaitNode {}
+impl Clone for GraphAddEventWaitNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddEventWaitNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddEventWaitNode {
@@ -4069,17 +5251,23 @@ impl NewestAbi for GraphAddEventWaitNode {
     ];
 }
 /// The ABIs of `cuGraphAddExternalSemaphoresSignalNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddExternalSemaphoresSignalNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddExternalSemaphoresSignalNode {
     /// [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020): `cuGraphAddExternalSemaphoresSignalNode` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020),
 }
 impl sealed::Sealed for GraphAddExternalSemaphoresSignalNode {}
+impl Clone for GraphAddExternalSemaphoresSignalNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddExternalSemaphoresSignalNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddExternalSemaphoresSignalNode {
@@ -4088,17 +5276,23 @@ impl NewestAbi for GraphAddExternalSemaphoresSignalNode {
     ];
 }
 /// The ABIs of `cuGraphAddExternalSemaphoresWaitNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddExternalSemaphoresWaitNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddExternalSemaphoresWaitNode {
     /// [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020): `cuGraphAddExternalSemaphoresWaitNode` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020),
 }
 impl sealed::Sealed for GraphAddExternalSemaphoresWaitNode {}
+impl Clone for GraphAddExternalSemaphoresWaitNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddExternalSemaphoresWaitNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddExternalSemaphoresWaitNode {
@@ -4107,17 +5301,23 @@ impl NewestAbi for GraphAddExternalSemaphoresWaitNode {
     ];
 }
 /// The ABIs of `cuGraphAddHostNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddHostNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddHostNode {
     /// [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000): `cuGraphAddHostNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddHostNode_v10000),
 }
 impl sealed::Sealed for GraphAddHostNode {}
+impl Clone for GraphAddHostNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddHostNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddHostNode {
@@ -4126,7 +5326,7 @@ impl NewestAbi for GraphAddHostNode {
     ];
 }
 /// The ABIs of `cuGraphAddKernelNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddKernelNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddKernelNode {
     /// [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000): `cuGraphAddKernelNode` of CUDA 12.0 (12000).
@@ -4135,10 +5335,16 @@ pub enum GraphAddKernelNode {
     V10000(crate::pfn::PFN_cuGraphAddKernelNode_v10000),
 }
 impl sealed::Sealed for GraphAddKernelNode {}
+impl Clone for GraphAddKernelNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddKernelNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddKernelNode {
@@ -4148,17 +5354,23 @@ impl NewestAbi for GraphAddKernelNode {
     ];
 }
 /// The ABIs of `cuGraphAddMemAllocNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemAllocNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddMemAllocNode {
     /// [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040): `cuGraphAddMemAllocNode` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphAddMemAllocNode_v11040),
 }
 impl sealed::Sealed for GraphAddMemAllocNode {}
+impl Clone for GraphAddMemAllocNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddMemAllocNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddMemAllocNode {
@@ -4167,17 +5379,23 @@ impl NewestAbi for GraphAddMemAllocNode {
     ];
 }
 /// The ABIs of `cuGraphAddMemFreeNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemFreeNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddMemFreeNode {
     /// [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040): `cuGraphAddMemFreeNode` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphAddMemFreeNode_v11040),
 }
 impl sealed::Sealed for GraphAddMemFreeNode {}
+impl Clone for GraphAddMemFreeNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddMemFreeNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddMemFreeNode {
@@ -4186,17 +5404,23 @@ impl NewestAbi for GraphAddMemFreeNode {
     ];
 }
 /// The ABIs of `cuGraphAddMemcpyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemcpyNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddMemcpyNode {
     /// [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000): `cuGraphAddMemcpyNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddMemcpyNode_v10000),
 }
 impl sealed::Sealed for GraphAddMemcpyNode {}
+impl Clone for GraphAddMemcpyNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddMemcpyNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddMemcpyNode {
@@ -4205,17 +5429,23 @@ impl NewestAbi for GraphAddMemcpyNode {
     ];
 }
 /// The ABIs of `cuGraphAddMemsetNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemsetNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddMemsetNode {
     /// [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000): `cuGraphAddMemsetNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddMemsetNode_v10000),
 }
 impl sealed::Sealed for GraphAddMemsetNode {}
+impl Clone for GraphAddMemsetNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddMemsetNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddMemsetNode {
@@ -4224,7 +5454,7 @@ impl NewestAbi for GraphAddMemsetNode {
     ];
 }
 /// The ABIs of `cuGraphAddNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphAddNode {
     /// [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040): `cuGraphAddNode` of CUDA 13.4 (13040).
@@ -4235,10 +5465,16 @@ pub enum GraphAddNode {
     V12020(crate::pfn::PFN_cuGraphAddNode_v12020),
 }
 impl sealed::Sealed for GraphAddNode {}
+impl Clone for GraphAddNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphAddNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphAddNode {
@@ -4249,17 +5485,23 @@ impl NewestAbi for GraphAddNode {
     ];
 }
 /// The ABIs of `cuGraphBatchMemOpNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphBatchMemOpNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphBatchMemOpNodeGetParams {
     /// [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070): `cuGraphBatchMemOpNodeGetParams` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070),
 }
 impl sealed::Sealed for GraphBatchMemOpNodeGetParams {}
+impl Clone for GraphBatchMemOpNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphBatchMemOpNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphBatchMemOpNodeGetParams {
@@ -4268,17 +5510,23 @@ impl NewestAbi for GraphBatchMemOpNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphBatchMemOpNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphBatchMemOpNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphBatchMemOpNodeSetParams {
     /// [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070): `cuGraphBatchMemOpNodeSetParams` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070),
 }
 impl sealed::Sealed for GraphBatchMemOpNodeSetParams {}
+impl Clone for GraphBatchMemOpNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphBatchMemOpNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphBatchMemOpNodeSetParams {
@@ -4287,17 +5535,23 @@ impl NewestAbi for GraphBatchMemOpNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphChildGraphNodeGetGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphChildGraphNodeGetGraph`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphChildGraphNodeGetGraph {
     /// [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000): `cuGraphChildGraphNodeGetGraph` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000),
 }
 impl sealed::Sealed for GraphChildGraphNodeGetGraph {}
+impl Clone for GraphChildGraphNodeGetGraph {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphChildGraphNodeGetGraph {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphChildGraphNodeGetGraph {
@@ -4306,17 +5560,23 @@ impl NewestAbi for GraphChildGraphNodeGetGraph {
     ];
 }
 /// The ABIs of `cuGraphClone` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphClone`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphClone {
     /// [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000): `cuGraphClone` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphClone_v10000),
 }
 impl sealed::Sealed for GraphClone {}
+impl Clone for GraphClone {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphClone {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphClone {
@@ -4325,17 +5585,23 @@ impl NewestAbi for GraphClone {
     ];
 }
 /// The ABIs of `cuGraphConditionalHandleCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphConditionalHandleCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphConditionalHandleCreate {
     /// [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030): `cuGraphConditionalHandleCreate` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030),
 }
 impl sealed::Sealed for GraphConditionalHandleCreate {}
+impl Clone for GraphConditionalHandleCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphConditionalHandleCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphConditionalHandleCreate {
@@ -4344,17 +5610,23 @@ impl NewestAbi for GraphConditionalHandleCreate {
     ];
 }
 /// The ABIs of `cuGraphCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphCreate {
     /// [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000): `cuGraphCreate` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphCreate_v10000),
 }
 impl sealed::Sealed for GraphCreate {}
+impl Clone for GraphCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphCreate {
@@ -4363,17 +5635,23 @@ impl NewestAbi for GraphCreate {
     ];
 }
 /// The ABIs of `cuGraphDebugDotPrint` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDebugDotPrint`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphDebugDotPrint {
     /// [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030): `cuGraphDebugDotPrint` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuGraphDebugDotPrint_v11030),
 }
 impl sealed::Sealed for GraphDebugDotPrint {}
+impl Clone for GraphDebugDotPrint {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphDebugDotPrint {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphDebugDotPrint {
@@ -4382,17 +5660,23 @@ impl NewestAbi for GraphDebugDotPrint {
     ];
 }
 /// The ABIs of `cuGraphDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphDestroy {
     /// [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000): `cuGraphDestroy` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphDestroy_v10000),
 }
 impl sealed::Sealed for GraphDestroy {}
+impl Clone for GraphDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphDestroy {
@@ -4401,17 +5685,23 @@ impl NewestAbi for GraphDestroy {
     ];
 }
 /// The ABIs of `cuGraphDestroyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDestroyNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphDestroyNode {
     /// [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000): `cuGraphDestroyNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphDestroyNode_v10000),
 }
 impl sealed::Sealed for GraphDestroyNode {}
+impl Clone for GraphDestroyNode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphDestroyNode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphDestroyNode {
@@ -4420,17 +5710,23 @@ impl NewestAbi for GraphDestroyNode {
     ];
 }
 /// The ABIs of `cuGraphEventRecordNodeGetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventRecordNodeGetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphEventRecordNodeGetEvent {
     /// [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010): `cuGraphEventRecordNodeGetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventRecordNodeGetEvent {}
+impl Clone for GraphEventRecordNodeGetEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphEventRecordNodeGetEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphEventRecordNodeGetEvent {
@@ -4439,17 +5735,23 @@ impl NewestAbi for GraphEventRecordNodeGetEvent {
     ];
 }
 /// The ABIs of `cuGraphEventRecordNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventRecordNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphEventRecordNodeSetEvent {
     /// [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010): `cuGraphEventRecordNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventRecordNodeSetEvent {}
+impl Clone for GraphEventRecordNodeSetEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphEventRecordNodeSetEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphEventRecordNodeSetEvent {
@@ -4458,17 +5760,23 @@ impl NewestAbi for GraphEventRecordNodeSetEvent {
     ];
 }
 /// The ABIs of `cuGraphEventWaitNodeGetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventWaitNodeGetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphEventWaitNodeGetEvent {
     /// [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010): `cuGraphEventWaitNodeGetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventWaitNodeGetEvent {}
+impl Clone for GraphEventWaitNodeGetEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphEventWaitNodeGetEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphEventWaitNodeGetEvent {
@@ -4477,17 +5785,23 @@ impl NewestAbi for GraphEventWaitNodeGetEvent {
     ];
 }
 /// The ABIs of `cuGraphEventWaitNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventWaitNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphEventWaitNodeSetEvent {
     /// [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010): `cuGraphEventWaitNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventWaitNodeSetEvent {}
+impl Clone for GraphEventWaitNodeSetEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphEventWaitNodeSetEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphEventWaitNodeSetEvent {
@@ -4496,17 +5810,23 @@ impl NewestAbi for GraphEventWaitNodeSetEvent {
     ];
 }
 /// The ABIs of `cuGraphExecBatchMemOpNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecBatchMemOpNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecBatchMemOpNodeSetParams {
     /// [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070): `cuGraphExecBatchMemOpNodeSetParams` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070),
 }
 impl sealed::Sealed for GraphExecBatchMemOpNodeSetParams {}
+impl Clone for GraphExecBatchMemOpNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecBatchMemOpNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecBatchMemOpNodeSetParams {
@@ -4515,17 +5835,23 @@ impl NewestAbi for GraphExecBatchMemOpNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecChildGraphNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecChildGraphNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecChildGraphNodeSetParams {
     /// [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010): `cuGraphExecChildGraphNodeSetParams` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010),
 }
 impl sealed::Sealed for GraphExecChildGraphNodeSetParams {}
+impl Clone for GraphExecChildGraphNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecChildGraphNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecChildGraphNodeSetParams {
@@ -4534,17 +5860,23 @@ impl NewestAbi for GraphExecChildGraphNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecDestroy {
     /// [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000): `cuGraphExecDestroy` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphExecDestroy_v10000),
 }
 impl sealed::Sealed for GraphExecDestroy {}
+impl Clone for GraphExecDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecDestroy {
@@ -4553,17 +5885,23 @@ impl NewestAbi for GraphExecDestroy {
     ];
 }
 /// The ABIs of `cuGraphExecEventRecordNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecEventRecordNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecEventRecordNodeSetEvent {
     /// [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010): `cuGraphExecEventRecordNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphExecEventRecordNodeSetEvent {}
+impl Clone for GraphExecEventRecordNodeSetEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecEventRecordNodeSetEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecEventRecordNodeSetEvent {
@@ -4572,17 +5910,23 @@ impl NewestAbi for GraphExecEventRecordNodeSetEvent {
     ];
 }
 /// The ABIs of `cuGraphExecEventWaitNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecEventWaitNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecEventWaitNodeSetEvent {
     /// [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010): `cuGraphExecEventWaitNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphExecEventWaitNodeSetEvent {}
+impl Clone for GraphExecEventWaitNodeSetEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecEventWaitNodeSetEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecEventWaitNodeSetEvent {
@@ -4591,17 +5935,23 @@ impl NewestAbi for GraphExecEventWaitNodeSetEvent {
     ];
 }
 /// The ABIs of `cuGraphExecExternalSemaphoresSignalNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecExternalSemaphoresSignalNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecExternalSemaphoresSignalNodeSetParams {
     /// [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExecExternalSemaphoresSignalNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExecExternalSemaphoresSignalNodeSetParams {}
+impl Clone for GraphExecExternalSemaphoresSignalNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecExternalSemaphoresSignalNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecExternalSemaphoresSignalNodeSetParams {
@@ -4610,17 +5960,23 @@ impl NewestAbi for GraphExecExternalSemaphoresSignalNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecExternalSemaphoresWaitNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecExternalSemaphoresWaitNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecExternalSemaphoresWaitNodeSetParams {
     /// [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExecExternalSemaphoresWaitNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExecExternalSemaphoresWaitNodeSetParams {}
+impl Clone for GraphExecExternalSemaphoresWaitNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecExternalSemaphoresWaitNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecExternalSemaphoresWaitNodeSetParams {
@@ -4629,17 +5985,23 @@ impl NewestAbi for GraphExecExternalSemaphoresWaitNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecGetFlags {
     /// [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000): `cuGraphExecGetFlags` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphExecGetFlags_v12000),
 }
 impl sealed::Sealed for GraphExecGetFlags {}
+impl Clone for GraphExecGetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecGetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecGetFlags {
@@ -4648,17 +6010,23 @@ impl NewestAbi for GraphExecGetFlags {
     ];
 }
 /// The ABIs of `cuGraphExecGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecGetId {
     /// [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010): `cuGraphExecGetId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphExecGetId_v13010),
 }
 impl sealed::Sealed for GraphExecGetId {}
+impl Clone for GraphExecGetId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecGetId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecGetId {
@@ -4667,17 +6035,23 @@ impl NewestAbi for GraphExecGetId {
     ];
 }
 /// The ABIs of `cuGraphExecHostNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecHostNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecHostNodeSetParams {
     /// [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020): `cuGraphExecHostNodeSetParams` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020),
 }
 impl sealed::Sealed for GraphExecHostNodeSetParams {}
+impl Clone for GraphExecHostNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecHostNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecHostNodeSetParams {
@@ -4686,7 +6060,7 @@ impl NewestAbi for GraphExecHostNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecKernelNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecKernelNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecKernelNodeSetParams {
     /// [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000): `cuGraphExecKernelNodeSetParams` of CUDA 12.0 (12000).
@@ -4695,10 +6069,16 @@ pub enum GraphExecKernelNodeSetParams {
     V10010(crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010),
 }
 impl sealed::Sealed for GraphExecKernelNodeSetParams {}
+impl Clone for GraphExecKernelNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecKernelNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecKernelNodeSetParams {
@@ -4708,17 +6088,23 @@ impl NewestAbi for GraphExecKernelNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecMemcpyNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecMemcpyNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecMemcpyNodeSetParams {
     /// [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020): `cuGraphExecMemcpyNodeSetParams` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020),
 }
 impl sealed::Sealed for GraphExecMemcpyNodeSetParams {}
+impl Clone for GraphExecMemcpyNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecMemcpyNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecMemcpyNodeSetParams {
@@ -4727,17 +6113,23 @@ impl NewestAbi for GraphExecMemcpyNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecMemsetNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecMemsetNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecMemsetNodeSetParams {
     /// [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020): `cuGraphExecMemsetNodeSetParams` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020),
 }
 impl sealed::Sealed for GraphExecMemsetNodeSetParams {}
+impl Clone for GraphExecMemsetNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecMemsetNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecMemsetNodeSetParams {
@@ -4746,17 +6138,23 @@ impl NewestAbi for GraphExecMemsetNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecNodeSetParams {
     /// [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020): `cuGraphExecNodeSetParams` of CUDA 12.2 (12020).
     V12020(crate::pfn::PFN_cuGraphExecNodeSetParams_v12020),
 }
 impl sealed::Sealed for GraphExecNodeSetParams {}
+impl Clone for GraphExecNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecNodeSetParams {
@@ -4765,7 +6163,7 @@ impl NewestAbi for GraphExecNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExecUpdate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecUpdate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExecUpdate {
     /// [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000): `cuGraphExecUpdate` of CUDA 12.0 (12000).
@@ -4774,10 +6172,16 @@ pub enum GraphExecUpdate {
     V10020(crate::pfn::PFN_cuGraphExecUpdate_v10020),
 }
 impl sealed::Sealed for GraphExecUpdate {}
+impl Clone for GraphExecUpdate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExecUpdate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExecUpdate {
@@ -4787,17 +6191,23 @@ impl NewestAbi for GraphExecUpdate {
     ];
 }
 /// The ABIs of `cuGraphExternalSemaphoresSignalNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresSignalNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExternalSemaphoresSignalNodeGetParams {
     /// [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020): `cuGraphExternalSemaphoresSignalNodeGetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresSignalNodeGetParams {}
+impl Clone for GraphExternalSemaphoresSignalNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExternalSemaphoresSignalNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExternalSemaphoresSignalNodeGetParams {
@@ -4806,17 +6216,23 @@ impl NewestAbi for GraphExternalSemaphoresSignalNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphExternalSemaphoresSignalNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresSignalNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExternalSemaphoresSignalNodeSetParams {
     /// [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExternalSemaphoresSignalNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresSignalNodeSetParams {}
+impl Clone for GraphExternalSemaphoresSignalNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExternalSemaphoresSignalNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExternalSemaphoresSignalNodeSetParams {
@@ -4825,17 +6241,23 @@ impl NewestAbi for GraphExternalSemaphoresSignalNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphExternalSemaphoresWaitNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresWaitNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExternalSemaphoresWaitNodeGetParams {
     /// [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020): `cuGraphExternalSemaphoresWaitNodeGetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresWaitNodeGetParams {}
+impl Clone for GraphExternalSemaphoresWaitNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExternalSemaphoresWaitNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExternalSemaphoresWaitNodeGetParams {
@@ -4844,17 +6266,23 @@ impl NewestAbi for GraphExternalSemaphoresWaitNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphExternalSemaphoresWaitNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresWaitNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphExternalSemaphoresWaitNodeSetParams {
     /// [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExternalSemaphoresWaitNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresWaitNodeSetParams {}
+impl Clone for GraphExternalSemaphoresWaitNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphExternalSemaphoresWaitNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphExternalSemaphoresWaitNodeSetParams {
@@ -4863,7 +6291,7 @@ impl NewestAbi for GraphExternalSemaphoresWaitNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphGetEdges` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetEdges`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphGetEdges {
     /// [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030): `cuGraphGetEdges` of CUDA 12.3 (12030).
@@ -4872,10 +6300,16 @@ pub enum GraphGetEdges {
     V10000(crate::pfn::PFN_cuGraphGetEdges_v10000),
 }
 impl sealed::Sealed for GraphGetEdges {}
+impl Clone for GraphGetEdges {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphGetEdges {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphGetEdges {
@@ -4885,17 +6319,23 @@ impl NewestAbi for GraphGetEdges {
     ];
 }
 /// The ABIs of `cuGraphGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphGetId {
     /// [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010): `cuGraphGetId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphGetId_v13010),
 }
 impl sealed::Sealed for GraphGetId {}
+impl Clone for GraphGetId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphGetId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphGetId {
@@ -4904,17 +6344,23 @@ impl NewestAbi for GraphGetId {
     ];
 }
 /// The ABIs of `cuGraphGetNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetNodes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphGetNodes {
     /// [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000): `cuGraphGetNodes` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphGetNodes_v10000),
 }
 impl sealed::Sealed for GraphGetNodes {}
+impl Clone for GraphGetNodes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphGetNodes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphGetNodes {
@@ -4923,17 +6369,23 @@ impl NewestAbi for GraphGetNodes {
     ];
 }
 /// The ABIs of `cuGraphGetRootNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetRootNodes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphGetRootNodes {
     /// [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000): `cuGraphGetRootNodes` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphGetRootNodes_v10000),
 }
 impl sealed::Sealed for GraphGetRootNodes {}
+impl Clone for GraphGetRootNodes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphGetRootNodes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphGetRootNodes {
@@ -4942,17 +6394,23 @@ impl NewestAbi for GraphGetRootNodes {
     ];
 }
 /// The ABIs of `cuGraphHostNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphHostNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphHostNodeGetParams {
     /// [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000): `cuGraphHostNodeGetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphHostNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphHostNodeGetParams {}
+impl Clone for GraphHostNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphHostNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphHostNodeGetParams {
@@ -4961,17 +6419,23 @@ impl NewestAbi for GraphHostNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphHostNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphHostNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphHostNodeSetParams {
     /// [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000): `cuGraphHostNodeSetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphHostNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphHostNodeSetParams {}
+impl Clone for GraphHostNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphHostNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphHostNodeSetParams {
@@ -4980,7 +6444,7 @@ impl NewestAbi for GraphHostNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphInstantiate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphInstantiate {
     /// [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000): `cuGraphInstantiate` of CUDA 11.0 (11000).
@@ -4989,10 +6453,16 @@ pub enum GraphInstantiate {
     V10000(crate::pfn::PFN_cuGraphInstantiate_v10000),
 }
 impl sealed::Sealed for GraphInstantiate {}
+impl Clone for GraphInstantiate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphInstantiate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphInstantiate {
@@ -5002,17 +6472,23 @@ impl NewestAbi for GraphInstantiate {
     ];
 }
 /// The ABIs of `cuGraphInstantiateWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiateWithFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphInstantiateWithFlags {
     /// [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040): `cuGraphInstantiateWithFlags` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040),
 }
 impl sealed::Sealed for GraphInstantiateWithFlags {}
+impl Clone for GraphInstantiateWithFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphInstantiateWithFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphInstantiateWithFlags {
@@ -5023,7 +6499,7 @@ impl NewestAbi for GraphInstantiateWithFlags {
 /** The ABIs of `cuGraphInstantiateWithParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiateWithParams`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphInstantiateWithParams {
     /// [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz): `cuGraphInstantiateWithParams` of CUDA 12.0 (12000), the per-thread default stream variant.
@@ -5032,10 +6508,16 @@ pub enum GraphInstantiateWithParams {
     V12000(crate::pfn::PFN_cuGraphInstantiateWithParams_v12000),
 }
 impl sealed::Sealed for GraphInstantiateWithParams {}
+impl Clone for GraphInstantiateWithParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphInstantiateWithParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphInstantiateWithParams {
@@ -5045,17 +6527,23 @@ impl NewestAbi for GraphInstantiateWithParams {
     ];
 }
 /// The ABIs of `cuGraphKernelNodeCopyAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeCopyAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphKernelNodeCopyAttributes {
     /// [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000): `cuGraphKernelNodeCopyAttributes` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000),
 }
 impl sealed::Sealed for GraphKernelNodeCopyAttributes {}
+impl Clone for GraphKernelNodeCopyAttributes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphKernelNodeCopyAttributes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphKernelNodeCopyAttributes {
@@ -5064,17 +6552,23 @@ impl NewestAbi for GraphKernelNodeCopyAttributes {
     ];
 }
 /// The ABIs of `cuGraphKernelNodeGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphKernelNodeGetAttribute {
     /// [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000): `cuGraphKernelNodeGetAttribute` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000),
 }
 impl sealed::Sealed for GraphKernelNodeGetAttribute {}
+impl Clone for GraphKernelNodeGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphKernelNodeGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphKernelNodeGetAttribute {
@@ -5083,7 +6577,7 @@ impl NewestAbi for GraphKernelNodeGetAttribute {
     ];
 }
 /// The ABIs of `cuGraphKernelNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphKernelNodeGetParams {
     /// [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000): `cuGraphKernelNodeGetParams` of CUDA 12.0 (12000).
@@ -5092,10 +6586,16 @@ pub enum GraphKernelNodeGetParams {
     V10000(crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphKernelNodeGetParams {}
+impl Clone for GraphKernelNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphKernelNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphKernelNodeGetParams {
@@ -5105,17 +6605,23 @@ impl NewestAbi for GraphKernelNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphKernelNodeSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphKernelNodeSetAttribute {
     /// [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000): `cuGraphKernelNodeSetAttribute` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000),
 }
 impl sealed::Sealed for GraphKernelNodeSetAttribute {}
+impl Clone for GraphKernelNodeSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphKernelNodeSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphKernelNodeSetAttribute {
@@ -5124,7 +6630,7 @@ impl NewestAbi for GraphKernelNodeSetAttribute {
     ];
 }
 /// The ABIs of `cuGraphKernelNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphKernelNodeSetParams {
     /// [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000): `cuGraphKernelNodeSetParams` of CUDA 12.0 (12000).
@@ -5133,10 +6639,16 @@ pub enum GraphKernelNodeSetParams {
     V10000(crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphKernelNodeSetParams {}
+impl Clone for GraphKernelNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphKernelNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphKernelNodeSetParams {
@@ -5148,7 +6660,7 @@ impl NewestAbi for GraphKernelNodeSetParams {
 /** The ABIs of `cuGraphLaunch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphLaunch`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphLaunch {
     /// [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz): `cuGraphLaunch` of CUDA 10.0 (10000), the per-thread default stream variant.
@@ -5157,10 +6669,16 @@ pub enum GraphLaunch {
     V10000(crate::pfn::PFN_cuGraphLaunch_v10000),
 }
 impl sealed::Sealed for GraphLaunch {}
+impl Clone for GraphLaunch {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphLaunch {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphLaunch {
@@ -5170,17 +6688,23 @@ impl NewestAbi for GraphLaunch {
     ];
 }
 /// The ABIs of `cuGraphMemAllocNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemAllocNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphMemAllocNodeGetParams {
     /// [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040): `cuGraphMemAllocNodeGetParams` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040),
 }
 impl sealed::Sealed for GraphMemAllocNodeGetParams {}
+impl Clone for GraphMemAllocNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphMemAllocNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphMemAllocNodeGetParams {
@@ -5189,17 +6713,23 @@ impl NewestAbi for GraphMemAllocNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphMemFreeNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemFreeNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphMemFreeNodeGetParams {
     /// [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040): `cuGraphMemFreeNodeGetParams` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040),
 }
 impl sealed::Sealed for GraphMemFreeNodeGetParams {}
+impl Clone for GraphMemFreeNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphMemFreeNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphMemFreeNodeGetParams {
@@ -5208,17 +6738,23 @@ impl NewestAbi for GraphMemFreeNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphMemcpyNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemcpyNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphMemcpyNodeGetParams {
     /// [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000): `cuGraphMemcpyNodeGetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphMemcpyNodeGetParams {}
+impl Clone for GraphMemcpyNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphMemcpyNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphMemcpyNodeGetParams {
@@ -5227,17 +6763,23 @@ impl NewestAbi for GraphMemcpyNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphMemcpyNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemcpyNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphMemcpyNodeSetParams {
     /// [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000): `cuGraphMemcpyNodeSetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphMemcpyNodeSetParams {}
+impl Clone for GraphMemcpyNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphMemcpyNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphMemcpyNodeSetParams {
@@ -5246,17 +6788,23 @@ impl NewestAbi for GraphMemcpyNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphMemsetNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemsetNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphMemsetNodeGetParams {
     /// [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000): `cuGraphMemsetNodeGetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphMemsetNodeGetParams {}
+impl Clone for GraphMemsetNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphMemsetNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphMemsetNodeGetParams {
@@ -5265,17 +6813,23 @@ impl NewestAbi for GraphMemsetNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphMemsetNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemsetNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphMemsetNodeSetParams {
     /// [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000): `cuGraphMemsetNodeSetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphMemsetNodeSetParams {}
+impl Clone for GraphMemsetNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphMemsetNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphMemsetNodeSetParams {
@@ -5284,17 +6838,23 @@ impl NewestAbi for GraphMemsetNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphNodeFindInClone` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeFindInClone`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeFindInClone {
     /// [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000): `cuGraphNodeFindInClone` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphNodeFindInClone_v10000),
 }
 impl sealed::Sealed for GraphNodeFindInClone {}
+impl Clone for GraphNodeFindInClone {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeFindInClone {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeFindInClone {
@@ -5303,17 +6863,23 @@ impl NewestAbi for GraphNodeFindInClone {
     ];
 }
 /// The ABIs of `cuGraphNodeGetContainingGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetContainingGraph`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetContainingGraph {
     /// [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010): `cuGraphNodeGetContainingGraph` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010),
 }
 impl sealed::Sealed for GraphNodeGetContainingGraph {}
+impl Clone for GraphNodeGetContainingGraph {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetContainingGraph {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetContainingGraph {
@@ -5322,7 +6888,7 @@ impl NewestAbi for GraphNodeGetContainingGraph {
     ];
 }
 /// The ABIs of `cuGraphNodeGetDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetDependencies`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetDependencies {
     /// [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030): `cuGraphNodeGetDependencies` of CUDA 12.3 (12030).
@@ -5331,10 +6897,16 @@ pub enum GraphNodeGetDependencies {
     V10000(crate::pfn::PFN_cuGraphNodeGetDependencies_v10000),
 }
 impl sealed::Sealed for GraphNodeGetDependencies {}
+impl Clone for GraphNodeGetDependencies {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetDependencies {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetDependencies {
@@ -5344,7 +6916,7 @@ impl NewestAbi for GraphNodeGetDependencies {
     ];
 }
 /// The ABIs of `cuGraphNodeGetDependentNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetDependentNodes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetDependentNodes {
     /// [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030): `cuGraphNodeGetDependentNodes` of CUDA 12.3 (12030).
@@ -5353,10 +6925,16 @@ pub enum GraphNodeGetDependentNodes {
     V10000(crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000),
 }
 impl sealed::Sealed for GraphNodeGetDependentNodes {}
+impl Clone for GraphNodeGetDependentNodes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetDependentNodes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetDependentNodes {
@@ -5366,17 +6944,23 @@ impl NewestAbi for GraphNodeGetDependentNodes {
     ];
 }
 /// The ABIs of `cuGraphNodeGetEnabled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetEnabled`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetEnabled {
     /// [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060): `cuGraphNodeGetEnabled` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuGraphNodeGetEnabled_v11060),
 }
 impl sealed::Sealed for GraphNodeGetEnabled {}
+impl Clone for GraphNodeGetEnabled {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetEnabled {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetEnabled {
@@ -5385,17 +6969,23 @@ impl NewestAbi for GraphNodeGetEnabled {
     ];
 }
 /// The ABIs of `cuGraphNodeGetLocalId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetLocalId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetLocalId {
     /// [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010): `cuGraphNodeGetLocalId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphNodeGetLocalId_v13010),
 }
 impl sealed::Sealed for GraphNodeGetLocalId {}
+impl Clone for GraphNodeGetLocalId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetLocalId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetLocalId {
@@ -5404,17 +6994,23 @@ impl NewestAbi for GraphNodeGetLocalId {
     ];
 }
 /// The ABIs of `cuGraphNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetParams {
     /// [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020): `cuGraphNodeGetParams` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuGraphNodeGetParams_v13020),
 }
 impl sealed::Sealed for GraphNodeGetParams {}
+impl Clone for GraphNodeGetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetParams {
@@ -5423,17 +7019,23 @@ impl NewestAbi for GraphNodeGetParams {
     ];
 }
 /// The ABIs of `cuGraphNodeGetToolsId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetToolsId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetToolsId {
     /// [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010): `cuGraphNodeGetToolsId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphNodeGetToolsId_v13010),
 }
 impl sealed::Sealed for GraphNodeGetToolsId {}
+impl Clone for GraphNodeGetToolsId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetToolsId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetToolsId {
@@ -5442,17 +7044,23 @@ impl NewestAbi for GraphNodeGetToolsId {
     ];
 }
 /// The ABIs of `cuGraphNodeGetType` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetType`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeGetType {
     /// [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000): `cuGraphNodeGetType` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphNodeGetType_v10000),
 }
 impl sealed::Sealed for GraphNodeGetType {}
+impl Clone for GraphNodeGetType {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeGetType {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeGetType {
@@ -5461,17 +7069,23 @@ impl NewestAbi for GraphNodeGetType {
     ];
 }
 /// The ABIs of `cuGraphNodeSetEnabled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeSetEnabled`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeSetEnabled {
     /// [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060): `cuGraphNodeSetEnabled` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuGraphNodeSetEnabled_v11060),
 }
 impl sealed::Sealed for GraphNodeSetEnabled {}
+impl Clone for GraphNodeSetEnabled {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeSetEnabled {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeSetEnabled {
@@ -5480,7 +7094,7 @@ impl NewestAbi for GraphNodeSetEnabled {
     ];
 }
 /// The ABIs of `cuGraphNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphNodeSetParams {
     /// [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040): `cuGraphNodeSetParams` of CUDA 13.4 (13040).
@@ -5489,10 +7103,16 @@ pub enum GraphNodeSetParams {
     V12020(crate::pfn::PFN_cuGraphNodeSetParams_v12020),
 }
 impl sealed::Sealed for GraphNodeSetParams {}
+impl Clone for GraphNodeSetParams {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphNodeSetParams {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphNodeSetParams {
@@ -5502,17 +7122,23 @@ impl NewestAbi for GraphNodeSetParams {
     ];
 }
 /// The ABIs of `cuGraphReleaseUserObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphReleaseUserObject`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphReleaseUserObject {
     /// [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030): `cuGraphReleaseUserObject` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuGraphReleaseUserObject_v11030),
 }
 impl sealed::Sealed for GraphReleaseUserObject {}
+impl Clone for GraphReleaseUserObject {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphReleaseUserObject {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphReleaseUserObject {
@@ -5521,7 +7147,7 @@ impl NewestAbi for GraphReleaseUserObject {
     ];
 }
 /// The ABIs of `cuGraphRemoveDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphRemoveDependencies`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphRemoveDependencies {
     /// [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030): `cuGraphRemoveDependencies` of CUDA 12.3 (12030).
@@ -5530,10 +7156,16 @@ pub enum GraphRemoveDependencies {
     V10000(crate::pfn::PFN_cuGraphRemoveDependencies_v10000),
 }
 impl sealed::Sealed for GraphRemoveDependencies {}
+impl Clone for GraphRemoveDependencies {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphRemoveDependencies {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphRemoveDependencies {
@@ -5543,17 +7175,23 @@ impl NewestAbi for GraphRemoveDependencies {
     ];
 }
 /// The ABIs of `cuGraphRetainUserObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphRetainUserObject`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphRetainUserObject {
     /// [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030): `cuGraphRetainUserObject` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuGraphRetainUserObject_v11030),
 }
 impl sealed::Sealed for GraphRetainUserObject {}
+impl Clone for GraphRetainUserObject {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphRetainUserObject {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphRetainUserObject {
@@ -5564,7 +7202,7 @@ impl NewestAbi for GraphRetainUserObject {
 /** The ABIs of `cuGraphUpload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphUpload`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphUpload {
     /// [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz): `cuGraphUpload` of CUDA 11.1 (11010), the per-thread default stream variant.
@@ -5573,10 +7211,16 @@ pub enum GraphUpload {
     V11010(crate::pfn::PFN_cuGraphUpload_v11010),
 }
 impl sealed::Sealed for GraphUpload {}
+impl Clone for GraphUpload {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphUpload {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphUpload {
@@ -5587,7 +7231,7 @@ impl NewestAbi for GraphUpload {
 }
 /// The ABIs of `cuGraphicsD3D10RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D10RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsD3D10RegisterResource {
     /// [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000): `cuGraphicsD3D10RegisterResource` of CUDA 3.0 (3000).
@@ -5596,10 +7240,17 @@ pub enum GraphicsD3D10RegisterResource {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for GraphicsD3D10RegisterResource {}
 #[cfg(feature = "d3d10")]
+impl Clone for GraphicsD3D10RegisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d10")]
 impl core::fmt::Debug for GraphicsD3D10RegisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d10")]
@@ -5610,7 +7261,7 @@ impl NewestAbi for GraphicsD3D10RegisterResource {
 }
 /// The ABIs of `cuGraphicsD3D11RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D11RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsD3D11RegisterResource {
     /// [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000): `cuGraphicsD3D11RegisterResource` of CUDA 3.0 (3000).
@@ -5619,10 +7270,17 @@ pub enum GraphicsD3D11RegisterResource {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for GraphicsD3D11RegisterResource {}
 #[cfg(feature = "d3d11")]
+impl Clone for GraphicsD3D11RegisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d11")]
 impl core::fmt::Debug for GraphicsD3D11RegisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d11")]
@@ -5633,7 +7291,7 @@ impl NewestAbi for GraphicsD3D11RegisterResource {
 }
 /// The ABIs of `cuGraphicsD3D9RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D9RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsD3D9RegisterResource {
     /// [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000): `cuGraphicsD3D9RegisterResource` of CUDA 3.0 (3000).
@@ -5642,10 +7300,17 @@ pub enum GraphicsD3D9RegisterResource {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for GraphicsD3D9RegisterResource {}
 #[cfg(feature = "d3d9")]
+impl Clone for GraphicsD3D9RegisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "d3d9")]
 impl core::fmt::Debug for GraphicsD3D9RegisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "d3d9")]
@@ -5656,7 +7321,7 @@ impl NewestAbi for GraphicsD3D9RegisterResource {
 }
 /// The ABIs of `cuGraphicsEGLRegisterImage` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsEGLRegisterImage`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsEGLRegisterImage {
     /// [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000): `cuGraphicsEGLRegisterImage` of CUDA 7.0 (7000).
@@ -5665,10 +7330,17 @@ pub enum GraphicsEGLRegisterImage {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for GraphicsEGLRegisterImage {}
 #[cfg(feature = "egl")]
+impl Clone for GraphicsEGLRegisterImage {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for GraphicsEGLRegisterImage {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -5679,7 +7351,7 @@ impl NewestAbi for GraphicsEGLRegisterImage {
 }
 /// The ABIs of `cuGraphicsGLRegisterBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsGLRegisterBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsGLRegisterBuffer {
     /// [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000): `cuGraphicsGLRegisterBuffer` of CUDA 3.0 (3000).
@@ -5688,10 +7360,17 @@ pub enum GraphicsGLRegisterBuffer {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GraphicsGLRegisterBuffer {}
 #[cfg(feature = "gl")]
+impl Clone for GraphicsGLRegisterBuffer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GraphicsGLRegisterBuffer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -5702,7 +7381,7 @@ impl NewestAbi for GraphicsGLRegisterBuffer {
 }
 /// The ABIs of `cuGraphicsGLRegisterImage` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsGLRegisterImage`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsGLRegisterImage {
     /// [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000): `cuGraphicsGLRegisterImage` of CUDA 3.0 (3000).
@@ -5711,10 +7390,17 @@ pub enum GraphicsGLRegisterImage {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GraphicsGLRegisterImage {}
 #[cfg(feature = "gl")]
+impl Clone for GraphicsGLRegisterImage {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "gl")]
 impl core::fmt::Debug for GraphicsGLRegisterImage {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "gl")]
@@ -5726,7 +7412,7 @@ impl NewestAbi for GraphicsGLRegisterImage {
 /** The ABIs of `cuGraphicsMapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsMapResources`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsMapResources {
     /// [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz): `cuGraphicsMapResources` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -5735,10 +7421,16 @@ pub enum GraphicsMapResources {
     V3000(crate::pfn::PFN_cuGraphicsMapResources_v3000),
 }
 impl sealed::Sealed for GraphicsMapResources {}
+impl Clone for GraphicsMapResources {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsMapResources {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsMapResources {
@@ -5749,7 +7441,7 @@ impl NewestAbi for GraphicsMapResources {
 }
 /// The ABIs of `cuGraphicsResourceGetMappedEglFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedEglFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsResourceGetMappedEglFrame {
     /// [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000): `cuGraphicsResourceGetMappedEglFrame` of CUDA 7.0 (7000).
@@ -5758,10 +7450,17 @@ pub enum GraphicsResourceGetMappedEglFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for GraphicsResourceGetMappedEglFrame {}
 #[cfg(feature = "egl")]
+impl Clone for GraphicsResourceGetMappedEglFrame {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "egl")]
 impl core::fmt::Debug for GraphicsResourceGetMappedEglFrame {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "egl")]
@@ -5771,17 +7470,23 @@ impl NewestAbi for GraphicsResourceGetMappedEglFrame {
     ];
 }
 /// The ABIs of `cuGraphicsResourceGetMappedMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsResourceGetMappedMipmappedArray {
     /// [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000): `cuGraphicsResourceGetMappedMipmappedArray` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000),
 }
 impl sealed::Sealed for GraphicsResourceGetMappedMipmappedArray {}
+impl Clone for GraphicsResourceGetMappedMipmappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsResourceGetMappedMipmappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsResourceGetMappedMipmappedArray {
@@ -5790,7 +7495,7 @@ impl NewestAbi for GraphicsResourceGetMappedMipmappedArray {
     ];
 }
 /// The ABIs of `cuGraphicsResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsResourceGetMappedPointer {
     /// [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020): `cuGraphicsResourceGetMappedPointer` of CUDA 3.2 (3020).
@@ -5799,10 +7504,16 @@ pub enum GraphicsResourceGetMappedPointer {
     V3000(crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000),
 }
 impl sealed::Sealed for GraphicsResourceGetMappedPointer {}
+impl Clone for GraphicsResourceGetMappedPointer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsResourceGetMappedPointer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsResourceGetMappedPointer {
@@ -5812,7 +7523,7 @@ impl NewestAbi for GraphicsResourceGetMappedPointer {
     ];
 }
 /// The ABIs of `cuGraphicsResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsResourceSetMapFlags {
     /// [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050): `cuGraphicsResourceSetMapFlags` of CUDA 6.5 (6050).
@@ -5821,10 +7532,16 @@ pub enum GraphicsResourceSetMapFlags {
     V3000(crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000),
 }
 impl sealed::Sealed for GraphicsResourceSetMapFlags {}
+impl Clone for GraphicsResourceSetMapFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsResourceSetMapFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsResourceSetMapFlags {
@@ -5834,17 +7551,23 @@ impl NewestAbi for GraphicsResourceSetMapFlags {
     ];
 }
 /// The ABIs of `cuGraphicsSubResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsSubResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsSubResourceGetMappedArray {
     /// [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000): `cuGraphicsSubResourceGetMappedArray` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000),
 }
 impl sealed::Sealed for GraphicsSubResourceGetMappedArray {}
+impl Clone for GraphicsSubResourceGetMappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsSubResourceGetMappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsSubResourceGetMappedArray {
@@ -5855,7 +7578,7 @@ impl NewestAbi for GraphicsSubResourceGetMappedArray {
 /** The ABIs of `cuGraphicsUnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsUnmapResources`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsUnmapResources {
     /// [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz): `cuGraphicsUnmapResources` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -5864,10 +7587,16 @@ pub enum GraphicsUnmapResources {
     V3000(crate::pfn::PFN_cuGraphicsUnmapResources_v3000),
 }
 impl sealed::Sealed for GraphicsUnmapResources {}
+impl Clone for GraphicsUnmapResources {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsUnmapResources {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsUnmapResources {
@@ -5877,17 +7606,23 @@ impl NewestAbi for GraphicsUnmapResources {
     ];
 }
 /// The ABIs of `cuGraphicsUnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsUnregisterResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsUnregisterResource {
     /// [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000): `cuGraphicsUnregisterResource` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuGraphicsUnregisterResource_v3000),
 }
 impl sealed::Sealed for GraphicsUnregisterResource {}
+impl Clone for GraphicsUnregisterResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GraphicsUnregisterResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GraphicsUnregisterResource {
@@ -5897,7 +7632,7 @@ impl NewestAbi for GraphicsUnregisterResource {
 }
 /// The ABIs of `cuGraphicsVDPAURegisterOutputSurface` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsVDPAURegisterOutputSurface`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsVDPAURegisterOutputSurface {
     /// [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010): `cuGraphicsVDPAURegisterOutputSurface` of CUDA 3.1 (3010).
@@ -5906,10 +7641,17 @@ pub enum GraphicsVDPAURegisterOutputSurface {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for GraphicsVDPAURegisterOutputSurface {}
 #[cfg(feature = "vdpau")]
+impl Clone for GraphicsVDPAURegisterOutputSurface {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "vdpau")]
 impl core::fmt::Debug for GraphicsVDPAURegisterOutputSurface {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "vdpau")]
@@ -5920,7 +7662,7 @@ impl NewestAbi for GraphicsVDPAURegisterOutputSurface {
 }
 /// The ABIs of `cuGraphicsVDPAURegisterVideoSurface` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsVDPAURegisterVideoSurface`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GraphicsVDPAURegisterVideoSurface {
     /// [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010): `cuGraphicsVDPAURegisterVideoSurface` of CUDA 3.1 (3010).
@@ -5929,10 +7671,17 @@ pub enum GraphicsVDPAURegisterVideoSurface {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for GraphicsVDPAURegisterVideoSurface {}
 #[cfg(feature = "vdpau")]
+impl Clone for GraphicsVDPAURegisterVideoSurface {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "vdpau")]
 impl core::fmt::Debug for GraphicsVDPAURegisterVideoSurface {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "vdpau")]
@@ -5942,17 +7691,23 @@ impl NewestAbi for GraphicsVDPAURegisterVideoSurface {
     ];
 }
 /// The ABIs of `cuGreenCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxCreate {
     /// [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040): `cuGreenCtxCreate` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxCreate_v12040),
 }
 impl sealed::Sealed for GreenCtxCreate {}
+impl Clone for GreenCtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxCreate {
@@ -5961,17 +7716,23 @@ impl NewestAbi for GreenCtxCreate {
     ];
 }
 /// The ABIs of `cuGreenCtxDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxDestroy {
     /// [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040): `cuGreenCtxDestroy` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxDestroy_v12040),
 }
 impl sealed::Sealed for GreenCtxDestroy {}
+impl Clone for GreenCtxDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxDestroy {
@@ -5980,17 +7741,23 @@ impl NewestAbi for GreenCtxDestroy {
     ];
 }
 /// The ABIs of `cuGreenCtxGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxGetDevResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxGetDevResource {
     /// [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040): `cuGreenCtxGetDevResource` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxGetDevResource_v12040),
 }
 impl sealed::Sealed for GreenCtxGetDevResource {}
+impl Clone for GreenCtxGetDevResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxGetDevResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxGetDevResource {
@@ -5999,17 +7766,23 @@ impl NewestAbi for GreenCtxGetDevResource {
     ];
 }
 /// The ABIs of `cuGreenCtxGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxGetId {
     /// [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090): `cuGreenCtxGetId` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuGreenCtxGetId_v12090),
 }
 impl sealed::Sealed for GreenCtxGetId {}
+impl Clone for GreenCtxGetId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxGetId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxGetId {
@@ -6018,17 +7791,23 @@ impl NewestAbi for GreenCtxGetId {
     ];
 }
 /// The ABIs of `cuGreenCtxRecordEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxRecordEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxRecordEvent {
     /// [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040): `cuGreenCtxRecordEvent` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxRecordEvent_v12040),
 }
 impl sealed::Sealed for GreenCtxRecordEvent {}
+impl Clone for GreenCtxRecordEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxRecordEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxRecordEvent {
@@ -6037,17 +7816,23 @@ impl NewestAbi for GreenCtxRecordEvent {
     ];
 }
 /// The ABIs of `cuGreenCtxStreamCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxStreamCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxStreamCreate {
     /// [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050): `cuGreenCtxStreamCreate` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuGreenCtxStreamCreate_v12050),
 }
 impl sealed::Sealed for GreenCtxStreamCreate {}
+impl Clone for GreenCtxStreamCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxStreamCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxStreamCreate {
@@ -6056,17 +7841,23 @@ impl NewestAbi for GreenCtxStreamCreate {
     ];
 }
 /// The ABIs of `cuGreenCtxWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxWaitEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum GreenCtxWaitEvent {
     /// [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040): `cuGreenCtxWaitEvent` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxWaitEvent_v12040),
 }
 impl sealed::Sealed for GreenCtxWaitEvent {}
+impl Clone for GreenCtxWaitEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for GreenCtxWaitEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for GreenCtxWaitEvent {
@@ -6075,17 +7866,23 @@ impl NewestAbi for GreenCtxWaitEvent {
     ];
 }
 /// The ABIs of `cuImportExternalMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuImportExternalMemory`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ImportExternalMemory {
     /// [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000): `cuImportExternalMemory` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuImportExternalMemory_v10000),
 }
 impl sealed::Sealed for ImportExternalMemory {}
+impl Clone for ImportExternalMemory {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ImportExternalMemory {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ImportExternalMemory {
@@ -6094,17 +7891,23 @@ impl NewestAbi for ImportExternalMemory {
     ];
 }
 /// The ABIs of `cuImportExternalSemaphore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuImportExternalSemaphore`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ImportExternalSemaphore {
     /// [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000): `cuImportExternalSemaphore` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuImportExternalSemaphore_v10000),
 }
 impl sealed::Sealed for ImportExternalSemaphore {}
+impl Clone for ImportExternalSemaphore {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ImportExternalSemaphore {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ImportExternalSemaphore {
@@ -6113,17 +7916,23 @@ impl NewestAbi for ImportExternalSemaphore {
     ];
 }
 /// The ABIs of `cuInit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuInit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Init {
     /// [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000): `cuInit` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuInit_v2000),
 }
 impl sealed::Sealed for Init {}
+impl Clone for Init {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Init {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Init {
@@ -6132,17 +7941,23 @@ impl NewestAbi for Init {
     ];
 }
 /// The ABIs of `cuIpcCloseMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcCloseMemHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum IpcCloseMemHandle {
     /// [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010): `cuIpcCloseMemHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcCloseMemHandle_v4010),
 }
 impl sealed::Sealed for IpcCloseMemHandle {}
+impl Clone for IpcCloseMemHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for IpcCloseMemHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for IpcCloseMemHandle {
@@ -6151,17 +7966,23 @@ impl NewestAbi for IpcCloseMemHandle {
     ];
 }
 /// The ABIs of `cuIpcGetEventHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcGetEventHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum IpcGetEventHandle {
     /// [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010): `cuIpcGetEventHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcGetEventHandle_v4010),
 }
 impl sealed::Sealed for IpcGetEventHandle {}
+impl Clone for IpcGetEventHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for IpcGetEventHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for IpcGetEventHandle {
@@ -6170,17 +7991,23 @@ impl NewestAbi for IpcGetEventHandle {
     ];
 }
 /// The ABIs of `cuIpcGetMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcGetMemHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum IpcGetMemHandle {
     /// [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010): `cuIpcGetMemHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcGetMemHandle_v4010),
 }
 impl sealed::Sealed for IpcGetMemHandle {}
+impl Clone for IpcGetMemHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for IpcGetMemHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for IpcGetMemHandle {
@@ -6189,17 +8016,23 @@ impl NewestAbi for IpcGetMemHandle {
     ];
 }
 /// The ABIs of `cuIpcOpenEventHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcOpenEventHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum IpcOpenEventHandle {
     /// [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010): `cuIpcOpenEventHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcOpenEventHandle_v4010),
 }
 impl sealed::Sealed for IpcOpenEventHandle {}
+impl Clone for IpcOpenEventHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for IpcOpenEventHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for IpcOpenEventHandle {
@@ -6208,7 +8041,7 @@ impl NewestAbi for IpcOpenEventHandle {
     ];
 }
 /// The ABIs of `cuIpcOpenMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcOpenMemHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum IpcOpenMemHandle {
     /// [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000): `cuIpcOpenMemHandle` of CUDA 11.0 (11000).
@@ -6217,10 +8050,16 @@ pub enum IpcOpenMemHandle {
     V4010(crate::pfn::PFN_cuIpcOpenMemHandle_v4010),
 }
 impl sealed::Sealed for IpcOpenMemHandle {}
+impl Clone for IpcOpenMemHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for IpcOpenMemHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for IpcOpenMemHandle {
@@ -6230,17 +8069,23 @@ impl NewestAbi for IpcOpenMemHandle {
     ];
 }
 /// The ABIs of `cuKernelGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelGetAttribute {
     /// [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000): `cuKernelGetAttribute` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelGetAttribute_v12000),
 }
 impl sealed::Sealed for KernelGetAttribute {}
+impl Clone for KernelGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelGetAttribute {
@@ -6249,17 +8094,23 @@ impl NewestAbi for KernelGetAttribute {
     ];
 }
 /// The ABIs of `cuKernelGetFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetFunction`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelGetFunction {
     /// [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000): `cuKernelGetFunction` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelGetFunction_v12000),
 }
 impl sealed::Sealed for KernelGetFunction {}
+impl Clone for KernelGetFunction {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelGetFunction {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelGetFunction {
@@ -6268,17 +8119,23 @@ impl NewestAbi for KernelGetFunction {
     ];
 }
 /// The ABIs of `cuKernelGetLibrary` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetLibrary`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelGetLibrary {
     /// [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050): `cuKernelGetLibrary` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuKernelGetLibrary_v12050),
 }
 impl sealed::Sealed for KernelGetLibrary {}
+impl Clone for KernelGetLibrary {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelGetLibrary {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelGetLibrary {
@@ -6287,17 +8144,23 @@ impl NewestAbi for KernelGetLibrary {
     ];
 }
 /// The ABIs of `cuKernelGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelGetName {
     /// [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030): `cuKernelGetName` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuKernelGetName_v12030),
 }
 impl sealed::Sealed for KernelGetName {}
+impl Clone for KernelGetName {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelGetName {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelGetName {
@@ -6306,17 +8169,23 @@ impl NewestAbi for KernelGetName {
     ];
 }
 /// The ABIs of `cuKernelGetParamCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetParamCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelGetParamCount {
     /// [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020): `cuKernelGetParamCount` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuKernelGetParamCount_v13020),
 }
 impl sealed::Sealed for KernelGetParamCount {}
+impl Clone for KernelGetParamCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelGetParamCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelGetParamCount {
@@ -6325,17 +8194,23 @@ impl NewestAbi for KernelGetParamCount {
     ];
 }
 /// The ABIs of `cuKernelGetParamInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetParamInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelGetParamInfo {
     /// [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040): `cuKernelGetParamInfo` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuKernelGetParamInfo_v12040),
 }
 impl sealed::Sealed for KernelGetParamInfo {}
+impl Clone for KernelGetParamInfo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelGetParamInfo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelGetParamInfo {
@@ -6344,17 +8219,23 @@ impl NewestAbi for KernelGetParamInfo {
     ];
 }
 /// The ABIs of `cuKernelSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelSetAttribute {
     /// [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000): `cuKernelSetAttribute` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelSetAttribute_v12000),
 }
 impl sealed::Sealed for KernelSetAttribute {}
+impl Clone for KernelSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelSetAttribute {
@@ -6363,17 +8244,23 @@ impl NewestAbi for KernelSetAttribute {
     ];
 }
 /// The ABIs of `cuKernelSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum KernelSetCacheConfig {
     /// [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000): `cuKernelSetCacheConfig` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelSetCacheConfig_v12000),
 }
 impl sealed::Sealed for KernelSetCacheConfig {}
+impl Clone for KernelSetCacheConfig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for KernelSetCacheConfig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for KernelSetCacheConfig {
@@ -6382,17 +8269,23 @@ impl NewestAbi for KernelSetCacheConfig {
     ];
 }
 /// The ABIs of `cuLaunch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunch`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Launch {
     /// [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000): `cuLaunch` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuLaunch_v2000),
 }
 impl sealed::Sealed for Launch {}
+impl Clone for Launch {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Launch {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Launch {
@@ -6403,7 +8296,7 @@ impl NewestAbi for Launch {
 /** The ABIs of `cuLaunchCooperativeKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchCooperativeKernel`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchCooperativeKernel {
     /// [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz): `cuLaunchCooperativeKernel` of CUDA 9.0 (9000), the per-thread default stream variant.
@@ -6412,10 +8305,16 @@ pub enum LaunchCooperativeKernel {
     V9000(crate::pfn::PFN_cuLaunchCooperativeKernel_v9000),
 }
 impl sealed::Sealed for LaunchCooperativeKernel {}
+impl Clone for LaunchCooperativeKernel {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchCooperativeKernel {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchCooperativeKernel {
@@ -6425,17 +8324,23 @@ impl NewestAbi for LaunchCooperativeKernel {
     ];
 }
 /// The ABIs of `cuLaunchCooperativeKernelMultiDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchCooperativeKernelMultiDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchCooperativeKernelMultiDevice {
     /// [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000): `cuLaunchCooperativeKernelMultiDevice` of CUDA 9.0 (9000).
     V9000(crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000),
 }
 impl sealed::Sealed for LaunchCooperativeKernelMultiDevice {}
+impl Clone for LaunchCooperativeKernelMultiDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchCooperativeKernelMultiDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchCooperativeKernelMultiDevice {
@@ -6444,17 +8349,23 @@ impl NewestAbi for LaunchCooperativeKernelMultiDevice {
     ];
 }
 /// The ABIs of `cuLaunchGrid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchGrid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchGrid {
     /// [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000): `cuLaunchGrid` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuLaunchGrid_v2000),
 }
 impl sealed::Sealed for LaunchGrid {}
+impl Clone for LaunchGrid {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchGrid {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchGrid {
@@ -6463,17 +8374,23 @@ impl NewestAbi for LaunchGrid {
     ];
 }
 /// The ABIs of `cuLaunchGridAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchGridAsync`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchGridAsync {
     /// [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000): `cuLaunchGridAsync` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuLaunchGridAsync_v2000),
 }
 impl sealed::Sealed for LaunchGridAsync {}
+impl Clone for LaunchGridAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchGridAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchGridAsync {
@@ -6484,7 +8401,7 @@ impl NewestAbi for LaunchGridAsync {
 /** The ABIs of `cuLaunchHostFunc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchHostFunc`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchHostFunc {
     /// [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz): `cuLaunchHostFunc` of CUDA 13.1 (13010), the per-thread default stream variant.
@@ -6497,10 +8414,16 @@ pub enum LaunchHostFunc {
     V10000(crate::pfn::PFN_cuLaunchHostFunc_v10000),
 }
 impl sealed::Sealed for LaunchHostFunc {}
+impl Clone for LaunchHostFunc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchHostFunc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchHostFunc {
@@ -6514,7 +8437,7 @@ impl NewestAbi for LaunchHostFunc {
 /** The ABIs of `cuLaunchKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchKernel`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchKernel {
     /// [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz): `cuLaunchKernel` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -6523,10 +8446,16 @@ pub enum LaunchKernel {
     V4000(crate::pfn::PFN_cuLaunchKernel_v4000),
 }
 impl sealed::Sealed for LaunchKernel {}
+impl Clone for LaunchKernel {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchKernel {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchKernel {
@@ -6538,7 +8467,7 @@ impl NewestAbi for LaunchKernel {
 /** The ABIs of `cuLaunchKernelEx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchKernelEx`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LaunchKernelEx {
     /// [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz): `cuLaunchKernelEx` of CUDA 11.6 (11060), the per-thread default stream variant.
@@ -6547,10 +8476,16 @@ pub enum LaunchKernelEx {
     V11060(crate::pfn::PFN_cuLaunchKernelEx_v11060),
 }
 impl sealed::Sealed for LaunchKernelEx {}
+impl Clone for LaunchKernelEx {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LaunchKernelEx {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LaunchKernelEx {
@@ -6560,17 +8495,23 @@ impl NewestAbi for LaunchKernelEx {
     ];
 }
 /// The ABIs of `cuLibraryEnumerateKernels` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryEnumerateKernels`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryEnumerateKernels {
     /// [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040): `cuLibraryEnumerateKernels` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuLibraryEnumerateKernels_v12040),
 }
 impl sealed::Sealed for LibraryEnumerateKernels {}
+impl Clone for LibraryEnumerateKernels {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryEnumerateKernels {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryEnumerateKernels {
@@ -6579,17 +8520,23 @@ impl NewestAbi for LibraryEnumerateKernels {
     ];
 }
 /// The ABIs of `cuLibraryGetGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryGetGlobal {
     /// [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000): `cuLibraryGetGlobal` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetGlobal_v12000),
 }
 impl sealed::Sealed for LibraryGetGlobal {}
+impl Clone for LibraryGetGlobal {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryGetGlobal {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryGetGlobal {
@@ -6598,17 +8545,23 @@ impl NewestAbi for LibraryGetGlobal {
     ];
 }
 /// The ABIs of `cuLibraryGetKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetKernel`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryGetKernel {
     /// [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000): `cuLibraryGetKernel` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetKernel_v12000),
 }
 impl sealed::Sealed for LibraryGetKernel {}
+impl Clone for LibraryGetKernel {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryGetKernel {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryGetKernel {
@@ -6617,17 +8570,23 @@ impl NewestAbi for LibraryGetKernel {
     ];
 }
 /// The ABIs of `cuLibraryGetKernelCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetKernelCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryGetKernelCount {
     /// [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040): `cuLibraryGetKernelCount` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuLibraryGetKernelCount_v12040),
 }
 impl sealed::Sealed for LibraryGetKernelCount {}
+impl Clone for LibraryGetKernelCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryGetKernelCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryGetKernelCount {
@@ -6636,17 +8595,23 @@ impl NewestAbi for LibraryGetKernelCount {
     ];
 }
 /// The ABIs of `cuLibraryGetManaged` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetManaged`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryGetManaged {
     /// [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000): `cuLibraryGetManaged` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetManaged_v12000),
 }
 impl sealed::Sealed for LibraryGetManaged {}
+impl Clone for LibraryGetManaged {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryGetManaged {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryGetManaged {
@@ -6655,17 +8620,23 @@ impl NewestAbi for LibraryGetManaged {
     ];
 }
 /// The ABIs of `cuLibraryGetModule` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetModule`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryGetModule {
     /// [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000): `cuLibraryGetModule` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetModule_v12000),
 }
 impl sealed::Sealed for LibraryGetModule {}
+impl Clone for LibraryGetModule {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryGetModule {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryGetModule {
@@ -6674,17 +8645,23 @@ impl NewestAbi for LibraryGetModule {
     ];
 }
 /// The ABIs of `cuLibraryGetUnifiedFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetUnifiedFunction`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryGetUnifiedFunction {
     /// [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000): `cuLibraryGetUnifiedFunction` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000),
 }
 impl sealed::Sealed for LibraryGetUnifiedFunction {}
+impl Clone for LibraryGetUnifiedFunction {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryGetUnifiedFunction {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryGetUnifiedFunction {
@@ -6693,17 +8670,23 @@ impl NewestAbi for LibraryGetUnifiedFunction {
     ];
 }
 /// The ABIs of `cuLibraryLoadData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryLoadData`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryLoadData {
     /// [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000): `cuLibraryLoadData` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryLoadData_v12000),
 }
 impl sealed::Sealed for LibraryLoadData {}
+impl Clone for LibraryLoadData {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryLoadData {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryLoadData {
@@ -6712,17 +8695,23 @@ impl NewestAbi for LibraryLoadData {
     ];
 }
 /// The ABIs of `cuLibraryLoadFromFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryLoadFromFile`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryLoadFromFile {
     /// [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000): `cuLibraryLoadFromFile` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryLoadFromFile_v12000),
 }
 impl sealed::Sealed for LibraryLoadFromFile {}
+impl Clone for LibraryLoadFromFile {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryLoadFromFile {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryLoadFromFile {
@@ -6731,17 +8720,23 @@ impl NewestAbi for LibraryLoadFromFile {
     ];
 }
 /// The ABIs of `cuLibraryUnload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryUnload`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LibraryUnload {
     /// [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000): `cuLibraryUnload` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryUnload_v12000),
 }
 impl sealed::Sealed for LibraryUnload {}
+impl Clone for LibraryUnload {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LibraryUnload {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LibraryUnload {
@@ -6750,7 +8745,7 @@ impl NewestAbi for LibraryUnload {
     ];
 }
 /// The ABIs of `cuLinkAddData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkAddData`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LinkAddData {
     /// [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050): `cuLinkAddData` of CUDA 6.5 (6050).
@@ -6759,10 +8754,16 @@ pub enum LinkAddData {
     V5050(crate::pfn::PFN_cuLinkAddData_v5050),
 }
 impl sealed::Sealed for LinkAddData {}
+impl Clone for LinkAddData {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LinkAddData {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LinkAddData {
@@ -6772,7 +8773,7 @@ impl NewestAbi for LinkAddData {
     ];
 }
 /// The ABIs of `cuLinkAddFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkAddFile`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LinkAddFile {
     /// [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050): `cuLinkAddFile` of CUDA 6.5 (6050).
@@ -6781,10 +8782,16 @@ pub enum LinkAddFile {
     V5050(crate::pfn::PFN_cuLinkAddFile_v5050),
 }
 impl sealed::Sealed for LinkAddFile {}
+impl Clone for LinkAddFile {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LinkAddFile {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LinkAddFile {
@@ -6794,17 +8801,23 @@ impl NewestAbi for LinkAddFile {
     ];
 }
 /// The ABIs of `cuLinkComplete` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkComplete`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LinkComplete {
     /// [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050): `cuLinkComplete` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuLinkComplete_v5050),
 }
 impl sealed::Sealed for LinkComplete {}
+impl Clone for LinkComplete {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LinkComplete {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LinkComplete {
@@ -6813,7 +8826,7 @@ impl NewestAbi for LinkComplete {
     ];
 }
 /// The ABIs of `cuLinkCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LinkCreate {
     /// [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050): `cuLinkCreate` of CUDA 6.5 (6050).
@@ -6822,10 +8835,16 @@ pub enum LinkCreate {
     V5050(crate::pfn::PFN_cuLinkCreate_v5050),
 }
 impl sealed::Sealed for LinkCreate {}
+impl Clone for LinkCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LinkCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LinkCreate {
@@ -6835,17 +8854,23 @@ impl NewestAbi for LinkCreate {
     ];
 }
 /// The ABIs of `cuLinkDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LinkDestroy {
     /// [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050): `cuLinkDestroy` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuLinkDestroy_v5050),
 }
 impl sealed::Sealed for LinkDestroy {}
+impl Clone for LinkDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LinkDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LinkDestroy {
@@ -6854,17 +8879,23 @@ impl NewestAbi for LinkDestroy {
     ];
 }
 /// The ABIs of `cuLogicalEndpointAddDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointAddDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointAddDevice {
     /// [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030): `cuLogicalEndpointAddDevice` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030),
 }
 impl sealed::Sealed for LogicalEndpointAddDevice {}
+impl Clone for LogicalEndpointAddDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointAddDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointAddDevice {
@@ -6873,17 +8904,23 @@ impl NewestAbi for LogicalEndpointAddDevice {
     ];
 }
 /// The ABIs of `cuLogicalEndpointBindAddr` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointBindAddr`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointBindAddr {
     /// [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030): `cuLogicalEndpointBindAddr` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030),
 }
 impl sealed::Sealed for LogicalEndpointBindAddr {}
+impl Clone for LogicalEndpointBindAddr {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointBindAddr {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointBindAddr {
@@ -6892,17 +8929,23 @@ impl NewestAbi for LogicalEndpointBindAddr {
     ];
 }
 /// The ABIs of `cuLogicalEndpointBindMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointBindMem`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointBindMem {
     /// [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030): `cuLogicalEndpointBindMem` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointBindMem_v13030),
 }
 impl sealed::Sealed for LogicalEndpointBindMem {}
+impl Clone for LogicalEndpointBindMem {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointBindMem {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointBindMem {
@@ -6911,17 +8954,23 @@ impl NewestAbi for LogicalEndpointBindMem {
     ];
 }
 /// The ABIs of `cuLogicalEndpointCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointCreate {
     /// [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030): `cuLogicalEndpointCreate` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointCreate_v13030),
 }
 impl sealed::Sealed for LogicalEndpointCreate {}
+impl Clone for LogicalEndpointCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointCreate {
@@ -6930,17 +8979,23 @@ impl NewestAbi for LogicalEndpointCreate {
     ];
 }
 /// The ABIs of `cuLogicalEndpointDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointDestroy {
     /// [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030): `cuLogicalEndpointDestroy` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointDestroy_v13030),
 }
 impl sealed::Sealed for LogicalEndpointDestroy {}
+impl Clone for LogicalEndpointDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointDestroy {
@@ -6949,17 +9004,23 @@ impl NewestAbi for LogicalEndpointDestroy {
     ];
 }
 /// The ABIs of `cuLogicalEndpointExport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointExport`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointExport {
     /// [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030): `cuLogicalEndpointExport` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointExport_v13030),
 }
 impl sealed::Sealed for LogicalEndpointExport {}
+impl Clone for LogicalEndpointExport {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointExport {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointExport {
@@ -6968,17 +9029,23 @@ impl NewestAbi for LogicalEndpointExport {
     ];
 }
 /// The ABIs of `cuLogicalEndpointGetLimits` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointGetLimits`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointGetLimits {
     /// [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030): `cuLogicalEndpointGetLimits` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030),
 }
 impl sealed::Sealed for LogicalEndpointGetLimits {}
+impl Clone for LogicalEndpointGetLimits {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointGetLimits {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointGetLimits {
@@ -6987,17 +9054,23 @@ impl NewestAbi for LogicalEndpointGetLimits {
     ];
 }
 /// The ABIs of `cuLogicalEndpointIdRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointIdRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointIdRelease {
     /// [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030): `cuLogicalEndpointIdRelease` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030),
 }
 impl sealed::Sealed for LogicalEndpointIdRelease {}
+impl Clone for LogicalEndpointIdRelease {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointIdRelease {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointIdRelease {
@@ -7006,17 +9079,23 @@ impl NewestAbi for LogicalEndpointIdRelease {
     ];
 }
 /// The ABIs of `cuLogicalEndpointIdReserve` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointIdReserve`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointIdReserve {
     /// [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030): `cuLogicalEndpointIdReserve` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030),
 }
 impl sealed::Sealed for LogicalEndpointIdReserve {}
+impl Clone for LogicalEndpointIdReserve {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointIdReserve {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointIdReserve {
@@ -7025,17 +9104,23 @@ impl NewestAbi for LogicalEndpointIdReserve {
     ];
 }
 /// The ABIs of `cuLogicalEndpointImport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointImport`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointImport {
     /// [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030): `cuLogicalEndpointImport` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointImport_v13030),
 }
 impl sealed::Sealed for LogicalEndpointImport {}
+impl Clone for LogicalEndpointImport {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointImport {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointImport {
@@ -7044,17 +9129,23 @@ impl NewestAbi for LogicalEndpointImport {
     ];
 }
 /// The ABIs of `cuLogicalEndpointQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointQuery`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointQuery {
     /// [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030): `cuLogicalEndpointQuery` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointQuery_v13030),
 }
 impl sealed::Sealed for LogicalEndpointQuery {}
+impl Clone for LogicalEndpointQuery {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointQuery {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointQuery {
@@ -7063,17 +9154,23 @@ impl NewestAbi for LogicalEndpointQuery {
     ];
 }
 /// The ABIs of `cuLogicalEndpointUnbind` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointUnbind`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogicalEndpointUnbind {
     /// [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030): `cuLogicalEndpointUnbind` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointUnbind_v13030),
 }
 impl sealed::Sealed for LogicalEndpointUnbind {}
+impl Clone for LogicalEndpointUnbind {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogicalEndpointUnbind {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogicalEndpointUnbind {
@@ -7082,17 +9179,23 @@ impl NewestAbi for LogicalEndpointUnbind {
     ];
 }
 /// The ABIs of `cuLogsCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogsCurrent {
     /// [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090): `cuLogsCurrent` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsCurrent_v12090),
 }
 impl sealed::Sealed for LogsCurrent {}
+impl Clone for LogsCurrent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogsCurrent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogsCurrent {
@@ -7101,17 +9204,23 @@ impl NewestAbi for LogsCurrent {
     ];
 }
 /// The ABIs of `cuLogsDumpToFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsDumpToFile`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogsDumpToFile {
     /// [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090): `cuLogsDumpToFile` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsDumpToFile_v12090),
 }
 impl sealed::Sealed for LogsDumpToFile {}
+impl Clone for LogsDumpToFile {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogsDumpToFile {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogsDumpToFile {
@@ -7120,17 +9229,23 @@ impl NewestAbi for LogsDumpToFile {
     ];
 }
 /// The ABIs of `cuLogsDumpToMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsDumpToMemory`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogsDumpToMemory {
     /// [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090): `cuLogsDumpToMemory` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsDumpToMemory_v12090),
 }
 impl sealed::Sealed for LogsDumpToMemory {}
+impl Clone for LogsDumpToMemory {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogsDumpToMemory {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogsDumpToMemory {
@@ -7139,17 +9254,23 @@ impl NewestAbi for LogsDumpToMemory {
     ];
 }
 /// The ABIs of `cuLogsRegisterCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsRegisterCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogsRegisterCallback {
     /// [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090): `cuLogsRegisterCallback` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsRegisterCallback_v12090),
 }
 impl sealed::Sealed for LogsRegisterCallback {}
+impl Clone for LogsRegisterCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogsRegisterCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogsRegisterCallback {
@@ -7158,17 +9279,23 @@ impl NewestAbi for LogsRegisterCallback {
     ];
 }
 /// The ABIs of `cuLogsUnregisterCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsUnregisterCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum LogsUnregisterCallback {
     /// [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090): `cuLogsUnregisterCallback` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsUnregisterCallback_v12090),
 }
 impl sealed::Sealed for LogsUnregisterCallback {}
+impl Clone for LogsUnregisterCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for LogsUnregisterCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for LogsUnregisterCallback {
@@ -7177,17 +9304,23 @@ impl NewestAbi for LogsUnregisterCallback {
     ];
 }
 /// The ABIs of `cuMemAddressFree` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAddressFree`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAddressFree {
     /// [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020): `cuMemAddressFree` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemAddressFree_v10020),
 }
 impl sealed::Sealed for MemAddressFree {}
+impl Clone for MemAddressFree {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAddressFree {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAddressFree {
@@ -7196,17 +9329,23 @@ impl NewestAbi for MemAddressFree {
     ];
 }
 /// The ABIs of `cuMemAddressReserve` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAddressReserve`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAddressReserve {
     /// [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020): `cuMemAddressReserve` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemAddressReserve_v10020),
 }
 impl sealed::Sealed for MemAddressReserve {}
+impl Clone for MemAddressReserve {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAddressReserve {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAddressReserve {
@@ -7215,7 +9354,7 @@ impl NewestAbi for MemAddressReserve {
     ];
 }
 /// The ABIs of `cuMemAdvise` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAdvise`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAdvise {
     /// [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020): `cuMemAdvise` of CUDA 12.2 (12020).
@@ -7224,10 +9363,16 @@ pub enum MemAdvise {
     V8000(crate::pfn::PFN_cuMemAdvise_v8000),
 }
 impl sealed::Sealed for MemAdvise {}
+impl Clone for MemAdvise {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAdvise {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAdvise {
@@ -7237,7 +9382,7 @@ impl NewestAbi for MemAdvise {
     ];
 }
 /// The ABIs of `cuMemAlloc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAlloc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAlloc {
     /// [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020): `cuMemAlloc` of CUDA 3.2 (3020).
@@ -7246,10 +9391,16 @@ pub enum MemAlloc {
     V2000(crate::pfn::PFN_cuMemAlloc_v2000),
 }
 impl sealed::Sealed for MemAlloc {}
+impl Clone for MemAlloc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAlloc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAlloc {
@@ -7261,7 +9412,7 @@ impl NewestAbi for MemAlloc {
 /** The ABIs of `cuMemAllocAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAllocAsync {
     /// [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz): `cuMemAllocAsync` of CUDA 11.2 (11020), the per-thread default stream variant.
@@ -7270,10 +9421,16 @@ pub enum MemAllocAsync {
     V11020(crate::pfn::PFN_cuMemAllocAsync_v11020),
 }
 impl sealed::Sealed for MemAllocAsync {}
+impl Clone for MemAllocAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAllocAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAllocAsync {
@@ -7285,7 +9442,7 @@ impl NewestAbi for MemAllocAsync {
 /** The ABIs of `cuMemAllocFromPoolAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocFromPoolAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAllocFromPoolAsync {
     /// [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz): `cuMemAllocFromPoolAsync` of CUDA 11.2 (11020), the per-thread default stream variant.
@@ -7294,10 +9451,16 @@ pub enum MemAllocFromPoolAsync {
     V11020(crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020),
 }
 impl sealed::Sealed for MemAllocFromPoolAsync {}
+impl Clone for MemAllocFromPoolAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAllocFromPoolAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAllocFromPoolAsync {
@@ -7307,7 +9470,7 @@ impl NewestAbi for MemAllocFromPoolAsync {
     ];
 }
 /// The ABIs of `cuMemAllocHost` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocHost`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAllocHost {
     /// [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020): `cuMemAllocHost` of CUDA 3.2 (3020).
@@ -7316,10 +9479,16 @@ pub enum MemAllocHost {
     V2000(crate::pfn::PFN_cuMemAllocHost_v2000),
 }
 impl sealed::Sealed for MemAllocHost {}
+impl Clone for MemAllocHost {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAllocHost {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAllocHost {
@@ -7329,17 +9498,23 @@ impl NewestAbi for MemAllocHost {
     ];
 }
 /// The ABIs of `cuMemAllocManaged` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocManaged`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAllocManaged {
     /// [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000): `cuMemAllocManaged` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuMemAllocManaged_v6000),
 }
 impl sealed::Sealed for MemAllocManaged {}
+impl Clone for MemAllocManaged {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAllocManaged {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAllocManaged {
@@ -7348,7 +9523,7 @@ impl NewestAbi for MemAllocManaged {
     ];
 }
 /// The ABIs of `cuMemAllocPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocPitch`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemAllocPitch {
     /// [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020): `cuMemAllocPitch` of CUDA 3.2 (3020).
@@ -7357,10 +9532,16 @@ pub enum MemAllocPitch {
     V2000(crate::pfn::PFN_cuMemAllocPitch_v2000),
 }
 impl sealed::Sealed for MemAllocPitch {}
+impl Clone for MemAllocPitch {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemAllocPitch {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemAllocPitch {
@@ -7372,7 +9553,7 @@ impl NewestAbi for MemAllocPitch {
 /** The ABIs of `cuMemBatchDecompressAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemBatchDecompressAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemBatchDecompressAsync {
     /// [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz): `cuMemBatchDecompressAsync` of CUDA 12.6 (12060), the per-thread default stream variant.
@@ -7381,10 +9562,16 @@ pub enum MemBatchDecompressAsync {
     V12060(crate::pfn::PFN_cuMemBatchDecompressAsync_v12060),
 }
 impl sealed::Sealed for MemBatchDecompressAsync {}
+impl Clone for MemBatchDecompressAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemBatchDecompressAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemBatchDecompressAsync {
@@ -7394,17 +9581,23 @@ impl NewestAbi for MemBatchDecompressAsync {
     ];
 }
 /// The ABIs of `cuMemCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemCreate {
     /// [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020): `cuMemCreate` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemCreate_v10020),
 }
 impl sealed::Sealed for MemCreate {}
+impl Clone for MemCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemCreate {
@@ -7415,7 +9608,7 @@ impl NewestAbi for MemCreate {
 /** The ABIs of `cuMemDiscardAndPrefetchBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemDiscardAndPrefetchBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemDiscardAndPrefetchBatchAsync {
     /// [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz): `cuMemDiscardAndPrefetchBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
@@ -7424,10 +9617,16 @@ pub enum MemDiscardAndPrefetchBatchAsync {
     V13000(crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000),
 }
 impl sealed::Sealed for MemDiscardAndPrefetchBatchAsync {}
+impl Clone for MemDiscardAndPrefetchBatchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemDiscardAndPrefetchBatchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemDiscardAndPrefetchBatchAsync {
@@ -7439,7 +9638,7 @@ impl NewestAbi for MemDiscardAndPrefetchBatchAsync {
 /** The ABIs of `cuMemDiscardBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemDiscardBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemDiscardBatchAsync {
     /// [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz): `cuMemDiscardBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
@@ -7448,10 +9647,16 @@ pub enum MemDiscardBatchAsync {
     V13000(crate::pfn::PFN_cuMemDiscardBatchAsync_v13000),
 }
 impl sealed::Sealed for MemDiscardBatchAsync {}
+impl Clone for MemDiscardBatchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemDiscardBatchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemDiscardBatchAsync {
@@ -7461,17 +9666,23 @@ impl NewestAbi for MemDiscardBatchAsync {
     ];
 }
 /// The ABIs of `cuMemExportToShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemExportToShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemExportToShareableHandle {
     /// [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020): `cuMemExportToShareableHandle` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemExportToShareableHandle_v10020),
 }
 impl sealed::Sealed for MemExportToShareableHandle {}
+impl Clone for MemExportToShareableHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemExportToShareableHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemExportToShareableHandle {
@@ -7480,7 +9691,7 @@ impl NewestAbi for MemExportToShareableHandle {
     ];
 }
 /// The ABIs of `cuMemFree` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFree`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemFree {
     /// [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020): `cuMemFree` of CUDA 3.2 (3020).
@@ -7489,10 +9700,16 @@ pub enum MemFree {
     V2000(crate::pfn::PFN_cuMemFree_v2000),
 }
 impl sealed::Sealed for MemFree {}
+impl Clone for MemFree {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemFree {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemFree {
@@ -7504,7 +9721,7 @@ impl NewestAbi for MemFree {
 /** The ABIs of `cuMemFreeAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFreeAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemFreeAsync {
     /// [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz): `cuMemFreeAsync` of CUDA 11.2 (11020), the per-thread default stream variant.
@@ -7513,10 +9730,16 @@ pub enum MemFreeAsync {
     V11020(crate::pfn::PFN_cuMemFreeAsync_v11020),
 }
 impl sealed::Sealed for MemFreeAsync {}
+impl Clone for MemFreeAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemFreeAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemFreeAsync {
@@ -7526,17 +9749,23 @@ impl NewestAbi for MemFreeAsync {
     ];
 }
 /// The ABIs of `cuMemFreeHost` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFreeHost`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemFreeHost {
     /// [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000): `cuMemFreeHost` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuMemFreeHost_v2000),
 }
 impl sealed::Sealed for MemFreeHost {}
+impl Clone for MemFreeHost {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemFreeHost {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemFreeHost {
@@ -7545,17 +9774,23 @@ impl NewestAbi for MemFreeHost {
     ];
 }
 /// The ABIs of `cuMemGetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetAccess {
     /// [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020): `cuMemGetAccess` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemGetAccess_v10020),
 }
 impl sealed::Sealed for MemGetAccess {}
+impl Clone for MemGetAccess {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetAccess {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetAccess {
@@ -7564,7 +9799,7 @@ impl NewestAbi for MemGetAccess {
     ];
 }
 /// The ABIs of `cuMemGetAddressRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAddressRange`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetAddressRange {
     /// [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020): `cuMemGetAddressRange` of CUDA 3.2 (3020).
@@ -7573,10 +9808,16 @@ pub enum MemGetAddressRange {
     V2000(crate::pfn::PFN_cuMemGetAddressRange_v2000),
 }
 impl sealed::Sealed for MemGetAddressRange {}
+impl Clone for MemGetAddressRange {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetAddressRange {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetAddressRange {
@@ -7586,17 +9827,23 @@ impl NewestAbi for MemGetAddressRange {
     ];
 }
 /// The ABIs of `cuMemGetAllocationGranularity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAllocationGranularity`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetAllocationGranularity {
     /// [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020): `cuMemGetAllocationGranularity` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemGetAllocationGranularity_v10020),
 }
 impl sealed::Sealed for MemGetAllocationGranularity {}
+impl Clone for MemGetAllocationGranularity {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetAllocationGranularity {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetAllocationGranularity {
@@ -7605,17 +9852,23 @@ impl NewestAbi for MemGetAllocationGranularity {
     ];
 }
 /// The ABIs of `cuMemGetAllocationPropertiesFromHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAllocationPropertiesFromHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetAllocationPropertiesFromHandle {
     /// [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020): `cuMemGetAllocationPropertiesFromHandle` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020),
 }
 impl sealed::Sealed for MemGetAllocationPropertiesFromHandle {}
+impl Clone for MemGetAllocationPropertiesFromHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetAllocationPropertiesFromHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetAllocationPropertiesFromHandle {
@@ -7624,17 +9877,23 @@ impl NewestAbi for MemGetAllocationPropertiesFromHandle {
     ];
 }
 /// The ABIs of `cuMemGetDefaultMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetDefaultMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetDefaultMemPool {
     /// [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000): `cuMemGetDefaultMemPool` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuMemGetDefaultMemPool_v13000),
 }
 impl sealed::Sealed for MemGetDefaultMemPool {}
+impl Clone for MemGetDefaultMemPool {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetDefaultMemPool {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetDefaultMemPool {
@@ -7643,17 +9902,23 @@ impl NewestAbi for MemGetDefaultMemPool {
     ];
 }
 /// The ABIs of `cuMemGetHandleForAddressRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetHandleForAddressRange`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetHandleForAddressRange {
     /// [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070): `cuMemGetHandleForAddressRange` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070),
 }
 impl sealed::Sealed for MemGetHandleForAddressRange {}
+impl Clone for MemGetHandleForAddressRange {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetHandleForAddressRange {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetHandleForAddressRange {
@@ -7662,7 +9927,7 @@ impl NewestAbi for MemGetHandleForAddressRange {
     ];
 }
 /// The ABIs of `cuMemGetInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetInfo {
     /// [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020): `cuMemGetInfo` of CUDA 3.2 (3020).
@@ -7671,10 +9936,16 @@ pub enum MemGetInfo {
     V2000(crate::pfn::PFN_cuMemGetInfo_v2000),
 }
 impl sealed::Sealed for MemGetInfo {}
+impl Clone for MemGetInfo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetInfo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetInfo {
@@ -7684,17 +9955,23 @@ impl NewestAbi for MemGetInfo {
     ];
 }
 /// The ABIs of `cuMemGetLocationInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetLocationInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetLocationInfo {
     /// [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040): `cuMemGetLocationInfo` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuMemGetLocationInfo_v13040),
 }
 impl sealed::Sealed for MemGetLocationInfo {}
+impl Clone for MemGetLocationInfo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetLocationInfo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetLocationInfo {
@@ -7703,17 +9980,23 @@ impl NewestAbi for MemGetLocationInfo {
     ];
 }
 /// The ABIs of `cuMemGetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemGetMemPool {
     /// [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000): `cuMemGetMemPool` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuMemGetMemPool_v13000),
 }
 impl sealed::Sealed for MemGetMemPool {}
+impl Clone for MemGetMemPool {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemGetMemPool {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemGetMemPool {
@@ -7722,17 +10005,23 @@ impl NewestAbi for MemGetMemPool {
     ];
 }
 /// The ABIs of `cuMemHostAlloc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostAlloc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemHostAlloc {
     /// [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020): `cuMemHostAlloc` of CUDA 2.2 (2020).
     V2020(crate::pfn::PFN_cuMemHostAlloc_v2020),
 }
 impl sealed::Sealed for MemHostAlloc {}
+impl Clone for MemHostAlloc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemHostAlloc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemHostAlloc {
@@ -7741,7 +10030,7 @@ impl NewestAbi for MemHostAlloc {
     ];
 }
 /// The ABIs of `cuMemHostGetDevicePointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostGetDevicePointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemHostGetDevicePointer {
     /// [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020): `cuMemHostGetDevicePointer` of CUDA 3.2 (3020).
@@ -7750,10 +10039,16 @@ pub enum MemHostGetDevicePointer {
     V2020(crate::pfn::PFN_cuMemHostGetDevicePointer_v2020),
 }
 impl sealed::Sealed for MemHostGetDevicePointer {}
+impl Clone for MemHostGetDevicePointer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemHostGetDevicePointer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemHostGetDevicePointer {
@@ -7763,17 +10058,23 @@ impl NewestAbi for MemHostGetDevicePointer {
     ];
 }
 /// The ABIs of `cuMemHostGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemHostGetFlags {
     /// [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030): `cuMemHostGetFlags` of CUDA 2.3 (2030).
     V2030(crate::pfn::PFN_cuMemHostGetFlags_v2030),
 }
 impl sealed::Sealed for MemHostGetFlags {}
+impl Clone for MemHostGetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemHostGetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemHostGetFlags {
@@ -7782,7 +10083,7 @@ impl NewestAbi for MemHostGetFlags {
     ];
 }
 /// The ABIs of `cuMemHostRegister` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostRegister`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemHostRegister {
     /// [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050): `cuMemHostRegister` of CUDA 6.5 (6050).
@@ -7791,10 +10092,16 @@ pub enum MemHostRegister {
     V4000(crate::pfn::PFN_cuMemHostRegister_v4000),
 }
 impl sealed::Sealed for MemHostRegister {}
+impl Clone for MemHostRegister {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemHostRegister {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemHostRegister {
@@ -7804,17 +10111,23 @@ impl NewestAbi for MemHostRegister {
     ];
 }
 /// The ABIs of `cuMemHostUnregister` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostUnregister`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemHostUnregister {
     /// [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000): `cuMemHostUnregister` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuMemHostUnregister_v4000),
 }
 impl sealed::Sealed for MemHostUnregister {}
+impl Clone for MemHostUnregister {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemHostUnregister {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemHostUnregister {
@@ -7823,17 +10136,23 @@ impl NewestAbi for MemHostUnregister {
     ];
 }
 /// The ABIs of `cuMemImportFromShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemImportFromShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemImportFromShareableHandle {
     /// [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020): `cuMemImportFromShareableHandle` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemImportFromShareableHandle_v10020),
 }
 impl sealed::Sealed for MemImportFromShareableHandle {}
+impl Clone for MemImportFromShareableHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemImportFromShareableHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemImportFromShareableHandle {
@@ -7842,17 +10161,23 @@ impl NewestAbi for MemImportFromShareableHandle {
     ];
 }
 /// The ABIs of `cuMemMap` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemMap`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemMap {
     /// [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020): `cuMemMap` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemMap_v10020),
 }
 impl sealed::Sealed for MemMap {}
+impl Clone for MemMap {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemMap {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemMap {
@@ -7863,7 +10188,7 @@ impl NewestAbi for MemMap {
 /** The ABIs of `cuMemMapArrayAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemMapArrayAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemMapArrayAsync {
     /// [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz): `cuMemMapArrayAsync` of CUDA 11.1 (11010), the per-thread default stream variant.
@@ -7872,10 +10197,16 @@ pub enum MemMapArrayAsync {
     V11010(crate::pfn::PFN_cuMemMapArrayAsync_v11010),
 }
 impl sealed::Sealed for MemMapArrayAsync {}
+impl Clone for MemMapArrayAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemMapArrayAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemMapArrayAsync {
@@ -7885,17 +10216,23 @@ impl NewestAbi for MemMapArrayAsync {
     ];
 }
 /// The ABIs of `cuMemPoolCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolCreate {
     /// [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020): `cuMemPoolCreate` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolCreate_v11020),
 }
 impl sealed::Sealed for MemPoolCreate {}
+impl Clone for MemPoolCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolCreate {
@@ -7904,17 +10241,23 @@ impl NewestAbi for MemPoolCreate {
     ];
 }
 /// The ABIs of `cuMemPoolDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolDestroy {
     /// [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020): `cuMemPoolDestroy` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolDestroy_v11020),
 }
 impl sealed::Sealed for MemPoolDestroy {}
+impl Clone for MemPoolDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolDestroy {
@@ -7923,17 +10266,23 @@ impl NewestAbi for MemPoolDestroy {
     ];
 }
 /// The ABIs of `cuMemPoolExportPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolExportPointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolExportPointer {
     /// [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020): `cuMemPoolExportPointer` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolExportPointer_v11020),
 }
 impl sealed::Sealed for MemPoolExportPointer {}
+impl Clone for MemPoolExportPointer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolExportPointer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolExportPointer {
@@ -7942,17 +10291,23 @@ impl NewestAbi for MemPoolExportPointer {
     ];
 }
 /// The ABIs of `cuMemPoolExportToShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolExportToShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolExportToShareableHandle {
     /// [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020): `cuMemPoolExportToShareableHandle` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020),
 }
 impl sealed::Sealed for MemPoolExportToShareableHandle {}
+impl Clone for MemPoolExportToShareableHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolExportToShareableHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolExportToShareableHandle {
@@ -7961,17 +10316,23 @@ impl NewestAbi for MemPoolExportToShareableHandle {
     ];
 }
 /// The ABIs of `cuMemPoolGetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolGetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolGetAccess {
     /// [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020): `cuMemPoolGetAccess` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolGetAccess_v11020),
 }
 impl sealed::Sealed for MemPoolGetAccess {}
+impl Clone for MemPoolGetAccess {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolGetAccess {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolGetAccess {
@@ -7980,17 +10341,23 @@ impl NewestAbi for MemPoolGetAccess {
     ];
 }
 /// The ABIs of `cuMemPoolGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolGetAttribute {
     /// [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020): `cuMemPoolGetAttribute` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolGetAttribute_v11020),
 }
 impl sealed::Sealed for MemPoolGetAttribute {}
+impl Clone for MemPoolGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolGetAttribute {
@@ -7999,17 +10366,23 @@ impl NewestAbi for MemPoolGetAttribute {
     ];
 }
 /// The ABIs of `cuMemPoolImportFromShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolImportFromShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolImportFromShareableHandle {
     /// [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020): `cuMemPoolImportFromShareableHandle` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020),
 }
 impl sealed::Sealed for MemPoolImportFromShareableHandle {}
+impl Clone for MemPoolImportFromShareableHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolImportFromShareableHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolImportFromShareableHandle {
@@ -8018,17 +10391,23 @@ impl NewestAbi for MemPoolImportFromShareableHandle {
     ];
 }
 /// The ABIs of `cuMemPoolImportPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolImportPointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolImportPointer {
     /// [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020): `cuMemPoolImportPointer` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolImportPointer_v11020),
 }
 impl sealed::Sealed for MemPoolImportPointer {}
+impl Clone for MemPoolImportPointer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolImportPointer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolImportPointer {
@@ -8037,17 +10416,23 @@ impl NewestAbi for MemPoolImportPointer {
     ];
 }
 /// The ABIs of `cuMemPoolSetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolSetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolSetAccess {
     /// [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020): `cuMemPoolSetAccess` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolSetAccess_v11020),
 }
 impl sealed::Sealed for MemPoolSetAccess {}
+impl Clone for MemPoolSetAccess {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolSetAccess {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolSetAccess {
@@ -8056,17 +10441,23 @@ impl NewestAbi for MemPoolSetAccess {
     ];
 }
 /// The ABIs of `cuMemPoolSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolSetAttribute {
     /// [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020): `cuMemPoolSetAttribute` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolSetAttribute_v11020),
 }
 impl sealed::Sealed for MemPoolSetAttribute {}
+impl Clone for MemPoolSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolSetAttribute {
@@ -8075,17 +10466,23 @@ impl NewestAbi for MemPoolSetAttribute {
     ];
 }
 /// The ABIs of `cuMemPoolTrimTo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolTrimTo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPoolTrimTo {
     /// [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020): `cuMemPoolTrimTo` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolTrimTo_v11020),
 }
 impl sealed::Sealed for MemPoolTrimTo {}
+impl Clone for MemPoolTrimTo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPoolTrimTo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPoolTrimTo {
@@ -8096,7 +10493,7 @@ impl NewestAbi for MemPoolTrimTo {
 /** The ABIs of `cuMemPrefetchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPrefetchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPrefetchAsync {
     /// [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz): `cuMemPrefetchAsync` of CUDA 12.2 (12020), the per-thread default stream variant.
@@ -8109,10 +10506,16 @@ pub enum MemPrefetchAsync {
     V8000(crate::pfn::PFN_cuMemPrefetchAsync_v8000),
 }
 impl sealed::Sealed for MemPrefetchAsync {}
+impl Clone for MemPrefetchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPrefetchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPrefetchAsync {
@@ -8126,7 +10529,7 @@ impl NewestAbi for MemPrefetchAsync {
 /** The ABIs of `cuMemPrefetchBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPrefetchBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemPrefetchBatchAsync {
     /// [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz): `cuMemPrefetchBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
@@ -8135,10 +10538,16 @@ pub enum MemPrefetchBatchAsync {
     V13000(crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000),
 }
 impl sealed::Sealed for MemPrefetchBatchAsync {}
+impl Clone for MemPrefetchBatchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemPrefetchBatchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemPrefetchBatchAsync {
@@ -8148,17 +10557,23 @@ impl NewestAbi for MemPrefetchBatchAsync {
     ];
 }
 /// The ABIs of `cuMemRangeGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRangeGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemRangeGetAttribute {
     /// [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000): `cuMemRangeGetAttribute` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuMemRangeGetAttribute_v8000),
 }
 impl sealed::Sealed for MemRangeGetAttribute {}
+impl Clone for MemRangeGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemRangeGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemRangeGetAttribute {
@@ -8167,17 +10582,23 @@ impl NewestAbi for MemRangeGetAttribute {
     ];
 }
 /// The ABIs of `cuMemRangeGetAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRangeGetAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemRangeGetAttributes {
     /// [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000): `cuMemRangeGetAttributes` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuMemRangeGetAttributes_v8000),
 }
 impl sealed::Sealed for MemRangeGetAttributes {}
+impl Clone for MemRangeGetAttributes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemRangeGetAttributes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemRangeGetAttributes {
@@ -8186,17 +10607,23 @@ impl NewestAbi for MemRangeGetAttributes {
     ];
 }
 /// The ABIs of `cuMemRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemRelease {
     /// [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020): `cuMemRelease` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemRelease_v10020),
 }
 impl sealed::Sealed for MemRelease {}
+impl Clone for MemRelease {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemRelease {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemRelease {
@@ -8205,17 +10632,23 @@ impl NewestAbi for MemRelease {
     ];
 }
 /// The ABIs of `cuMemRetainAllocationHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRetainAllocationHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemRetainAllocationHandle {
     /// [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000): `cuMemRetainAllocationHandle` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuMemRetainAllocationHandle_v11000),
 }
 impl sealed::Sealed for MemRetainAllocationHandle {}
+impl Clone for MemRetainAllocationHandle {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemRetainAllocationHandle {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemRetainAllocationHandle {
@@ -8224,17 +10657,23 @@ impl NewestAbi for MemRetainAllocationHandle {
     ];
 }
 /// The ABIs of `cuMemSetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemSetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemSetAccess {
     /// [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020): `cuMemSetAccess` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemSetAccess_v10020),
 }
 impl sealed::Sealed for MemSetAccess {}
+impl Clone for MemSetAccess {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemSetAccess {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemSetAccess {
@@ -8243,17 +10682,23 @@ impl NewestAbi for MemSetAccess {
     ];
 }
 /// The ABIs of `cuMemSetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemSetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemSetMemPool {
     /// [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000): `cuMemSetMemPool` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuMemSetMemPool_v13000),
 }
 impl sealed::Sealed for MemSetMemPool {}
+impl Clone for MemSetMemPool {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemSetMemPool {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemSetMemPool {
@@ -8262,17 +10707,23 @@ impl NewestAbi for MemSetMemPool {
     ];
 }
 /// The ABIs of `cuMemUnmap` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemUnmap`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemUnmap {
     /// [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020): `cuMemUnmap` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemUnmap_v10020),
 }
 impl sealed::Sealed for MemUnmap {}
+impl Clone for MemUnmap {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemUnmap {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemUnmap {
@@ -8283,7 +10734,7 @@ impl NewestAbi for MemUnmap {
 /** The ABIs of `cuMemcpy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy {
     /// [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds): `cuMemcpy` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8292,10 +10743,16 @@ pub enum Memcpy {
     V4000(crate::pfn::PFN_cuMemcpy_v4000),
 }
 impl sealed::Sealed for Memcpy {}
+impl Clone for Memcpy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy {
@@ -8307,7 +10764,7 @@ impl NewestAbi for Memcpy {
 /** The ABIs of `cuMemcpy2D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2D`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy2D {
     /// [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds): `cuMemcpy2D` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8318,10 +10775,16 @@ pub enum Memcpy2D {
     V2000(crate::pfn::PFN_cuMemcpy2D_v2000),
 }
 impl sealed::Sealed for Memcpy2D {}
+impl Clone for Memcpy2D {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy2D {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy2D {
@@ -8334,7 +10797,7 @@ impl NewestAbi for Memcpy2D {
 /** The ABIs of `cuMemcpy2DAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2DAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy2DAsync {
     /// [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz): `cuMemcpy2DAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8345,10 +10808,16 @@ pub enum Memcpy2DAsync {
     V2000(crate::pfn::PFN_cuMemcpy2DAsync_v2000),
 }
 impl sealed::Sealed for Memcpy2DAsync {}
+impl Clone for Memcpy2DAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy2DAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy2DAsync {
@@ -8361,7 +10830,7 @@ impl NewestAbi for Memcpy2DAsync {
 /** The ABIs of `cuMemcpy2DUnaligned` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2DUnaligned`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy2DUnaligned {
     /// [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds): `cuMemcpy2DUnaligned` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8372,10 +10841,16 @@ pub enum Memcpy2DUnaligned {
     V2000(crate::pfn::PFN_cuMemcpy2DUnaligned_v2000),
 }
 impl sealed::Sealed for Memcpy2DUnaligned {}
+impl Clone for Memcpy2DUnaligned {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy2DUnaligned {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy2DUnaligned {
@@ -8388,7 +10863,7 @@ impl NewestAbi for Memcpy2DUnaligned {
 /** The ABIs of `cuMemcpy3D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3D`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy3D {
     /// [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds): `cuMemcpy3D` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8399,10 +10874,16 @@ pub enum Memcpy3D {
     V2000(crate::pfn::PFN_cuMemcpy3D_v2000),
 }
 impl sealed::Sealed for Memcpy3D {}
+impl Clone for Memcpy3D {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy3D {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy3D {
@@ -8415,7 +10896,7 @@ impl NewestAbi for Memcpy3D {
 /** The ABIs of `cuMemcpy3DAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy3DAsync {
     /// [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz): `cuMemcpy3DAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8426,10 +10907,16 @@ pub enum Memcpy3DAsync {
     V2000(crate::pfn::PFN_cuMemcpy3DAsync_v2000),
 }
 impl sealed::Sealed for Memcpy3DAsync {}
+impl Clone for Memcpy3DAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy3DAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy3DAsync {
@@ -8442,7 +10929,7 @@ impl NewestAbi for Memcpy3DAsync {
 /** The ABIs of `cuMemcpy3DBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy3DBatchAsync {
     /// [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz): `cuMemcpy3DBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
@@ -8455,10 +10942,16 @@ pub enum Memcpy3DBatchAsync {
     V12080(crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080),
 }
 impl sealed::Sealed for Memcpy3DBatchAsync {}
+impl Clone for Memcpy3DBatchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy3DBatchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy3DBatchAsync {
@@ -8472,7 +10965,7 @@ impl NewestAbi for Memcpy3DBatchAsync {
 /** The ABIs of `cuMemcpy3DPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DPeer`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy3DPeer {
     /// [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds): `cuMemcpy3DPeer` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8481,10 +10974,16 @@ pub enum Memcpy3DPeer {
     V4000(crate::pfn::PFN_cuMemcpy3DPeer_v4000),
 }
 impl sealed::Sealed for Memcpy3DPeer {}
+impl Clone for Memcpy3DPeer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy3DPeer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy3DPeer {
@@ -8496,7 +10995,7 @@ impl NewestAbi for Memcpy3DPeer {
 /** The ABIs of `cuMemcpy3DPeerAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DPeerAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy3DPeerAsync {
     /// [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz): `cuMemcpy3DPeerAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8505,10 +11004,16 @@ pub enum Memcpy3DPeerAsync {
     V4000(crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000),
 }
 impl sealed::Sealed for Memcpy3DPeerAsync {}
+impl Clone for Memcpy3DPeerAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy3DPeerAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy3DPeerAsync {
@@ -8520,7 +11025,7 @@ impl NewestAbi for Memcpy3DPeerAsync {
 /** The ABIs of `cuMemcpy3DWithAttributesAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DWithAttributesAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum Memcpy3DWithAttributesAsync {
     /// [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz): `cuMemcpy3DWithAttributesAsync` of CUDA 13.2 (13020), the per-thread default stream variant.
@@ -8529,10 +11034,16 @@ pub enum Memcpy3DWithAttributesAsync {
     V13020(crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020),
 }
 impl sealed::Sealed for Memcpy3DWithAttributesAsync {}
+impl Clone for Memcpy3DWithAttributesAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for Memcpy3DWithAttributesAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for Memcpy3DWithAttributesAsync {
@@ -8544,7 +11055,7 @@ impl NewestAbi for Memcpy3DWithAttributesAsync {
 /** The ABIs of `cuMemcpyAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyAsync {
     /// [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz): `cuMemcpyAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8553,10 +11064,16 @@ pub enum MemcpyAsync {
     V4000(crate::pfn::PFN_cuMemcpyAsync_v4000),
 }
 impl sealed::Sealed for MemcpyAsync {}
+impl Clone for MemcpyAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyAsync {
@@ -8568,7 +11085,7 @@ impl NewestAbi for MemcpyAsync {
 /** The ABIs of `cuMemcpyAtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoA`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyAtoA {
     /// [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds): `cuMemcpyAtoA` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8579,10 +11096,16 @@ pub enum MemcpyAtoA {
     V2000(crate::pfn::PFN_cuMemcpyAtoA_v2000),
 }
 impl sealed::Sealed for MemcpyAtoA {}
+impl Clone for MemcpyAtoA {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyAtoA {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyAtoA {
@@ -8595,7 +11118,7 @@ impl NewestAbi for MemcpyAtoA {
 /** The ABIs of `cuMemcpyAtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoD`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyAtoD {
     /// [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds): `cuMemcpyAtoD` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8606,10 +11129,16 @@ pub enum MemcpyAtoD {
     V2000(crate::pfn::PFN_cuMemcpyAtoD_v2000),
 }
 impl sealed::Sealed for MemcpyAtoD {}
+impl Clone for MemcpyAtoD {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyAtoD {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyAtoD {
@@ -8622,7 +11151,7 @@ impl NewestAbi for MemcpyAtoD {
 /** The ABIs of `cuMemcpyAtoH` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoH`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyAtoH {
     /// [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds): `cuMemcpyAtoH` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8633,10 +11162,16 @@ pub enum MemcpyAtoH {
     V2000(crate::pfn::PFN_cuMemcpyAtoH_v2000),
 }
 impl sealed::Sealed for MemcpyAtoH {}
+impl Clone for MemcpyAtoH {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyAtoH {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyAtoH {
@@ -8649,7 +11184,7 @@ impl NewestAbi for MemcpyAtoH {
 /** The ABIs of `cuMemcpyAtoHAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoHAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyAtoHAsync {
     /// [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz): `cuMemcpyAtoHAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8660,10 +11195,16 @@ pub enum MemcpyAtoHAsync {
     V2000(crate::pfn::PFN_cuMemcpyAtoHAsync_v2000),
 }
 impl sealed::Sealed for MemcpyAtoHAsync {}
+impl Clone for MemcpyAtoHAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyAtoHAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyAtoHAsync {
@@ -8676,7 +11217,7 @@ impl NewestAbi for MemcpyAtoHAsync {
 /** The ABIs of `cuMemcpyBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyBatchAsync {
     /// [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz): `cuMemcpyBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
@@ -8689,10 +11230,16 @@ pub enum MemcpyBatchAsync {
     V12080(crate::pfn::PFN_cuMemcpyBatchAsync_v12080),
 }
 impl sealed::Sealed for MemcpyBatchAsync {}
+impl Clone for MemcpyBatchAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyBatchAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyBatchAsync {
@@ -8706,7 +11253,7 @@ impl NewestAbi for MemcpyBatchAsync {
 /** The ABIs of `cuMemcpyDtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoA`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyDtoA {
     /// [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds): `cuMemcpyDtoA` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8717,10 +11264,16 @@ pub enum MemcpyDtoA {
     V2000(crate::pfn::PFN_cuMemcpyDtoA_v2000),
 }
 impl sealed::Sealed for MemcpyDtoA {}
+impl Clone for MemcpyDtoA {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyDtoA {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyDtoA {
@@ -8733,7 +11286,7 @@ impl NewestAbi for MemcpyDtoA {
 /** The ABIs of `cuMemcpyDtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoD`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyDtoD {
     /// [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds): `cuMemcpyDtoD` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8744,10 +11297,16 @@ pub enum MemcpyDtoD {
     V2000(crate::pfn::PFN_cuMemcpyDtoD_v2000),
 }
 impl sealed::Sealed for MemcpyDtoD {}
+impl Clone for MemcpyDtoD {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyDtoD {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyDtoD {
@@ -8760,7 +11319,7 @@ impl NewestAbi for MemcpyDtoD {
 /** The ABIs of `cuMemcpyDtoDAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoDAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyDtoDAsync {
     /// [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz): `cuMemcpyDtoDAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8771,10 +11330,16 @@ pub enum MemcpyDtoDAsync {
     V3000(crate::pfn::PFN_cuMemcpyDtoDAsync_v3000),
 }
 impl sealed::Sealed for MemcpyDtoDAsync {}
+impl Clone for MemcpyDtoDAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyDtoDAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyDtoDAsync {
@@ -8787,7 +11352,7 @@ impl NewestAbi for MemcpyDtoDAsync {
 /** The ABIs of `cuMemcpyDtoH` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoH`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyDtoH {
     /// [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds): `cuMemcpyDtoH` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8798,10 +11363,16 @@ pub enum MemcpyDtoH {
     V2000(crate::pfn::PFN_cuMemcpyDtoH_v2000),
 }
 impl sealed::Sealed for MemcpyDtoH {}
+impl Clone for MemcpyDtoH {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyDtoH {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyDtoH {
@@ -8814,7 +11385,7 @@ impl NewestAbi for MemcpyDtoH {
 /** The ABIs of `cuMemcpyDtoHAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoHAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyDtoHAsync {
     /// [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz): `cuMemcpyDtoHAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8825,10 +11396,16 @@ pub enum MemcpyDtoHAsync {
     V2000(crate::pfn::PFN_cuMemcpyDtoHAsync_v2000),
 }
 impl sealed::Sealed for MemcpyDtoHAsync {}
+impl Clone for MemcpyDtoHAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyDtoHAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyDtoHAsync {
@@ -8841,7 +11418,7 @@ impl NewestAbi for MemcpyDtoHAsync {
 /** The ABIs of `cuMemcpyHtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoA`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyHtoA {
     /// [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds): `cuMemcpyHtoA` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8852,10 +11429,16 @@ pub enum MemcpyHtoA {
     V2000(crate::pfn::PFN_cuMemcpyHtoA_v2000),
 }
 impl sealed::Sealed for MemcpyHtoA {}
+impl Clone for MemcpyHtoA {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyHtoA {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyHtoA {
@@ -8868,7 +11451,7 @@ impl NewestAbi for MemcpyHtoA {
 /** The ABIs of `cuMemcpyHtoAAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoAAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyHtoAAsync {
     /// [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz): `cuMemcpyHtoAAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8879,10 +11462,16 @@ pub enum MemcpyHtoAAsync {
     V2000(crate::pfn::PFN_cuMemcpyHtoAAsync_v2000),
 }
 impl sealed::Sealed for MemcpyHtoAAsync {}
+impl Clone for MemcpyHtoAAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyHtoAAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyHtoAAsync {
@@ -8895,7 +11484,7 @@ impl NewestAbi for MemcpyHtoAAsync {
 /** The ABIs of `cuMemcpyHtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoD`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyHtoD {
     /// [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds): `cuMemcpyHtoD` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8906,10 +11495,16 @@ pub enum MemcpyHtoD {
     V2000(crate::pfn::PFN_cuMemcpyHtoD_v2000),
 }
 impl sealed::Sealed for MemcpyHtoD {}
+impl Clone for MemcpyHtoD {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyHtoD {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyHtoD {
@@ -8922,7 +11517,7 @@ impl NewestAbi for MemcpyHtoD {
 /** The ABIs of `cuMemcpyHtoDAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoDAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyHtoDAsync {
     /// [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz): `cuMemcpyHtoDAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8933,10 +11528,16 @@ pub enum MemcpyHtoDAsync {
     V2000(crate::pfn::PFN_cuMemcpyHtoDAsync_v2000),
 }
 impl sealed::Sealed for MemcpyHtoDAsync {}
+impl Clone for MemcpyHtoDAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyHtoDAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyHtoDAsync {
@@ -8949,7 +11550,7 @@ impl NewestAbi for MemcpyHtoDAsync {
 /** The ABIs of `cuMemcpyPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyPeer`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyPeer {
     /// [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds): `cuMemcpyPeer` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8958,10 +11559,16 @@ pub enum MemcpyPeer {
     V4000(crate::pfn::PFN_cuMemcpyPeer_v4000),
 }
 impl sealed::Sealed for MemcpyPeer {}
+impl Clone for MemcpyPeer {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyPeer {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyPeer {
@@ -8973,7 +11580,7 @@ impl NewestAbi for MemcpyPeer {
 /** The ABIs of `cuMemcpyPeerAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyPeerAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyPeerAsync {
     /// [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz): `cuMemcpyPeerAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -8982,10 +11589,16 @@ pub enum MemcpyPeerAsync {
     V4000(crate::pfn::PFN_cuMemcpyPeerAsync_v4000),
 }
 impl sealed::Sealed for MemcpyPeerAsync {}
+impl Clone for MemcpyPeerAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyPeerAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyPeerAsync {
@@ -8997,7 +11610,7 @@ impl NewestAbi for MemcpyPeerAsync {
 /** The ABIs of `cuMemcpyWithAttributesAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyWithAttributesAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemcpyWithAttributesAsync {
     /// [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz): `cuMemcpyWithAttributesAsync` of CUDA 13.2 (13020), the per-thread default stream variant.
@@ -9006,10 +11619,16 @@ pub enum MemcpyWithAttributesAsync {
     V13020(crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020),
 }
 impl sealed::Sealed for MemcpyWithAttributesAsync {}
+impl Clone for MemcpyWithAttributesAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemcpyWithAttributesAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemcpyWithAttributesAsync {
@@ -9021,7 +11640,7 @@ impl NewestAbi for MemcpyWithAttributesAsync {
 /** The ABIs of `cuMemsetD16` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD16`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD16 {
     /// [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds): `cuMemsetD16` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9032,10 +11651,16 @@ pub enum MemsetD16 {
     V2000(crate::pfn::PFN_cuMemsetD16_v2000),
 }
 impl sealed::Sealed for MemsetD16 {}
+impl Clone for MemsetD16 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD16 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD16 {
@@ -9048,7 +11673,7 @@ impl NewestAbi for MemsetD16 {
 /** The ABIs of `cuMemsetD16Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD16Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD16Async {
     /// [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz): `cuMemsetD16Async` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9057,10 +11682,16 @@ pub enum MemsetD16Async {
     V3020(crate::pfn::PFN_cuMemsetD16Async_v3020),
 }
 impl sealed::Sealed for MemsetD16Async {}
+impl Clone for MemsetD16Async {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD16Async {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD16Async {
@@ -9072,7 +11703,7 @@ impl NewestAbi for MemsetD16Async {
 /** The ABIs of `cuMemsetD2D16` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D16`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD2D16 {
     /// [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds): `cuMemsetD2D16` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9083,10 +11714,16 @@ pub enum MemsetD2D16 {
     V2000(crate::pfn::PFN_cuMemsetD2D16_v2000),
 }
 impl sealed::Sealed for MemsetD2D16 {}
+impl Clone for MemsetD2D16 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD2D16 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD2D16 {
@@ -9099,7 +11736,7 @@ impl NewestAbi for MemsetD2D16 {
 /** The ABIs of `cuMemsetD2D16Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D16Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD2D16Async {
     /// [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz): `cuMemsetD2D16Async` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9108,10 +11745,16 @@ pub enum MemsetD2D16Async {
     V3020(crate::pfn::PFN_cuMemsetD2D16Async_v3020),
 }
 impl sealed::Sealed for MemsetD2D16Async {}
+impl Clone for MemsetD2D16Async {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD2D16Async {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD2D16Async {
@@ -9123,7 +11766,7 @@ impl NewestAbi for MemsetD2D16Async {
 /** The ABIs of `cuMemsetD2D32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD2D32 {
     /// [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds): `cuMemsetD2D32` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9134,10 +11777,16 @@ pub enum MemsetD2D32 {
     V2000(crate::pfn::PFN_cuMemsetD2D32_v2000),
 }
 impl sealed::Sealed for MemsetD2D32 {}
+impl Clone for MemsetD2D32 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD2D32 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD2D32 {
@@ -9150,7 +11799,7 @@ impl NewestAbi for MemsetD2D32 {
 /** The ABIs of `cuMemsetD2D32Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D32Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD2D32Async {
     /// [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz): `cuMemsetD2D32Async` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9159,10 +11808,16 @@ pub enum MemsetD2D32Async {
     V3020(crate::pfn::PFN_cuMemsetD2D32Async_v3020),
 }
 impl sealed::Sealed for MemsetD2D32Async {}
+impl Clone for MemsetD2D32Async {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD2D32Async {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD2D32Async {
@@ -9174,7 +11829,7 @@ impl NewestAbi for MemsetD2D32Async {
 /** The ABIs of `cuMemsetD2D8` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D8`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD2D8 {
     /// [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds): `cuMemsetD2D8` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9185,10 +11840,16 @@ pub enum MemsetD2D8 {
     V2000(crate::pfn::PFN_cuMemsetD2D8_v2000),
 }
 impl sealed::Sealed for MemsetD2D8 {}
+impl Clone for MemsetD2D8 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD2D8 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD2D8 {
@@ -9201,7 +11862,7 @@ impl NewestAbi for MemsetD2D8 {
 /** The ABIs of `cuMemsetD2D8Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D8Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD2D8Async {
     /// [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz): `cuMemsetD2D8Async` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9210,10 +11871,16 @@ pub enum MemsetD2D8Async {
     V3020(crate::pfn::PFN_cuMemsetD2D8Async_v3020),
 }
 impl sealed::Sealed for MemsetD2D8Async {}
+impl Clone for MemsetD2D8Async {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD2D8Async {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD2D8Async {
@@ -9225,7 +11892,7 @@ impl NewestAbi for MemsetD2D8Async {
 /** The ABIs of `cuMemsetD32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD32 {
     /// [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds): `cuMemsetD32` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9236,10 +11903,16 @@ pub enum MemsetD32 {
     V2000(crate::pfn::PFN_cuMemsetD32_v2000),
 }
 impl sealed::Sealed for MemsetD32 {}
+impl Clone for MemsetD32 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD32 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD32 {
@@ -9252,7 +11925,7 @@ impl NewestAbi for MemsetD32 {
 /** The ABIs of `cuMemsetD32Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD32Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD32Async {
     /// [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz): `cuMemsetD32Async` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9261,10 +11934,16 @@ pub enum MemsetD32Async {
     V3020(crate::pfn::PFN_cuMemsetD32Async_v3020),
 }
 impl sealed::Sealed for MemsetD32Async {}
+impl Clone for MemsetD32Async {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD32Async {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD32Async {
@@ -9276,7 +11955,7 @@ impl NewestAbi for MemsetD32Async {
 /** The ABIs of `cuMemsetD8` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD8`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD8 {
     /// [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds): `cuMemsetD8` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9287,10 +11966,16 @@ pub enum MemsetD8 {
     V2000(crate::pfn::PFN_cuMemsetD8_v2000),
 }
 impl sealed::Sealed for MemsetD8 {}
+impl Clone for MemsetD8 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD8 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD8 {
@@ -9303,7 +11988,7 @@ impl NewestAbi for MemsetD8 {
 /** The ABIs of `cuMemsetD8Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD8Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MemsetD8Async {
     /// [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz): `cuMemsetD8Async` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -9312,10 +11997,16 @@ pub enum MemsetD8Async {
     V3020(crate::pfn::PFN_cuMemsetD8Async_v3020),
 }
 impl sealed::Sealed for MemsetD8Async {}
+impl Clone for MemsetD8Async {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MemsetD8Async {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MemsetD8Async {
@@ -9325,17 +12016,23 @@ impl NewestAbi for MemsetD8Async {
     ];
 }
 /// The ABIs of `cuMipmappedArrayCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MipmappedArrayCreate {
     /// [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000): `cuMipmappedArrayCreate` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuMipmappedArrayCreate_v5000),
 }
 impl sealed::Sealed for MipmappedArrayCreate {}
+impl Clone for MipmappedArrayCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MipmappedArrayCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MipmappedArrayCreate {
@@ -9344,17 +12041,23 @@ impl NewestAbi for MipmappedArrayCreate {
     ];
 }
 /// The ABIs of `cuMipmappedArrayDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MipmappedArrayDestroy {
     /// [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000): `cuMipmappedArrayDestroy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuMipmappedArrayDestroy_v5000),
 }
 impl sealed::Sealed for MipmappedArrayDestroy {}
+impl Clone for MipmappedArrayDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MipmappedArrayDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MipmappedArrayDestroy {
@@ -9363,17 +12066,23 @@ impl NewestAbi for MipmappedArrayDestroy {
     ];
 }
 /// The ABIs of `cuMipmappedArrayGetLevel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetLevel`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MipmappedArrayGetLevel {
     /// [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000): `cuMipmappedArrayGetLevel` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000),
 }
 impl sealed::Sealed for MipmappedArrayGetLevel {}
+impl Clone for MipmappedArrayGetLevel {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MipmappedArrayGetLevel {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MipmappedArrayGetLevel {
@@ -9382,17 +12091,23 @@ impl NewestAbi for MipmappedArrayGetLevel {
     ];
 }
 /// The ABIs of `cuMipmappedArrayGetMemoryRequirements` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetMemoryRequirements`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MipmappedArrayGetMemoryRequirements {
     /// [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060): `cuMipmappedArrayGetMemoryRequirements` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060),
 }
 impl sealed::Sealed for MipmappedArrayGetMemoryRequirements {}
+impl Clone for MipmappedArrayGetMemoryRequirements {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MipmappedArrayGetMemoryRequirements {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MipmappedArrayGetMemoryRequirements {
@@ -9401,17 +12116,23 @@ impl NewestAbi for MipmappedArrayGetMemoryRequirements {
     ];
 }
 /// The ABIs of `cuMipmappedArrayGetSparseProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetSparseProperties`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MipmappedArrayGetSparseProperties {
     /// [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010): `cuMipmappedArrayGetSparseProperties` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010),
 }
 impl sealed::Sealed for MipmappedArrayGetSparseProperties {}
+impl Clone for MipmappedArrayGetSparseProperties {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MipmappedArrayGetSparseProperties {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MipmappedArrayGetSparseProperties {
@@ -9420,17 +12141,23 @@ impl NewestAbi for MipmappedArrayGetSparseProperties {
     ];
 }
 /// The ABIs of `cuModuleEnumerateFunctions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleEnumerateFunctions`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleEnumerateFunctions {
     /// [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040): `cuModuleEnumerateFunctions` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuModuleEnumerateFunctions_v12040),
 }
 impl sealed::Sealed for ModuleEnumerateFunctions {}
+impl Clone for ModuleEnumerateFunctions {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleEnumerateFunctions {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleEnumerateFunctions {
@@ -9439,17 +12166,23 @@ impl NewestAbi for ModuleEnumerateFunctions {
     ];
 }
 /// The ABIs of `cuModuleGetFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetFunction`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleGetFunction {
     /// [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000): `cuModuleGetFunction` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleGetFunction_v2000),
 }
 impl sealed::Sealed for ModuleGetFunction {}
+impl Clone for ModuleGetFunction {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleGetFunction {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleGetFunction {
@@ -9458,17 +12191,23 @@ impl NewestAbi for ModuleGetFunction {
     ];
 }
 /// The ABIs of `cuModuleGetFunctionCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetFunctionCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleGetFunctionCount {
     /// [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040): `cuModuleGetFunctionCount` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuModuleGetFunctionCount_v12040),
 }
 impl sealed::Sealed for ModuleGetFunctionCount {}
+impl Clone for ModuleGetFunctionCount {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleGetFunctionCount {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleGetFunctionCount {
@@ -9477,7 +12216,7 @@ impl NewestAbi for ModuleGetFunctionCount {
     ];
 }
 /// The ABIs of `cuModuleGetGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleGetGlobal {
     /// [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020): `cuModuleGetGlobal` of CUDA 3.2 (3020).
@@ -9486,10 +12225,16 @@ pub enum ModuleGetGlobal {
     V2000(crate::pfn::PFN_cuModuleGetGlobal_v2000),
 }
 impl sealed::Sealed for ModuleGetGlobal {}
+impl Clone for ModuleGetGlobal {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleGetGlobal {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleGetGlobal {
@@ -9499,17 +12244,23 @@ impl NewestAbi for ModuleGetGlobal {
     ];
 }
 /// The ABIs of `cuModuleGetLoadingMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetLoadingMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleGetLoadingMode {
     /// [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070): `cuModuleGetLoadingMode` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuModuleGetLoadingMode_v11070),
 }
 impl sealed::Sealed for ModuleGetLoadingMode {}
+impl Clone for ModuleGetLoadingMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleGetLoadingMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleGetLoadingMode {
@@ -9518,17 +12269,23 @@ impl NewestAbi for ModuleGetLoadingMode {
     ];
 }
 /// The ABIs of `cuModuleGetSurfRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetSurfRef`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleGetSurfRef {
     /// [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000): `cuModuleGetSurfRef` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuModuleGetSurfRef_v3000),
 }
 impl sealed::Sealed for ModuleGetSurfRef {}
+impl Clone for ModuleGetSurfRef {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleGetSurfRef {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleGetSurfRef {
@@ -9537,17 +12294,23 @@ impl NewestAbi for ModuleGetSurfRef {
     ];
 }
 /// The ABIs of `cuModuleGetTexRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetTexRef`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleGetTexRef {
     /// [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000): `cuModuleGetTexRef` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleGetTexRef_v2000),
 }
 impl sealed::Sealed for ModuleGetTexRef {}
+impl Clone for ModuleGetTexRef {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleGetTexRef {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleGetTexRef {
@@ -9556,17 +12319,23 @@ impl NewestAbi for ModuleGetTexRef {
     ];
 }
 /// The ABIs of `cuModuleLoad` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoad`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleLoad {
     /// [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000): `cuModuleLoad` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleLoad_v2000),
 }
 impl sealed::Sealed for ModuleLoad {}
+impl Clone for ModuleLoad {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleLoad {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleLoad {
@@ -9575,17 +12344,23 @@ impl NewestAbi for ModuleLoad {
     ];
 }
 /// The ABIs of `cuModuleLoadData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadData`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleLoadData {
     /// [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000): `cuModuleLoadData` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleLoadData_v2000),
 }
 impl sealed::Sealed for ModuleLoadData {}
+impl Clone for ModuleLoadData {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleLoadData {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleLoadData {
@@ -9594,17 +12369,23 @@ impl NewestAbi for ModuleLoadData {
     ];
 }
 /// The ABIs of `cuModuleLoadDataEx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadDataEx`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleLoadDataEx {
     /// [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010): `cuModuleLoadDataEx` of CUDA 2.1 (2010).
     V2010(crate::pfn::PFN_cuModuleLoadDataEx_v2010),
 }
 impl sealed::Sealed for ModuleLoadDataEx {}
+impl Clone for ModuleLoadDataEx {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleLoadDataEx {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleLoadDataEx {
@@ -9613,17 +12394,23 @@ impl NewestAbi for ModuleLoadDataEx {
     ];
 }
 /// The ABIs of `cuModuleLoadFatBinary` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadFatBinary`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleLoadFatBinary {
     /// [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000): `cuModuleLoadFatBinary` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleLoadFatBinary_v2000),
 }
 impl sealed::Sealed for ModuleLoadFatBinary {}
+impl Clone for ModuleLoadFatBinary {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleLoadFatBinary {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleLoadFatBinary {
@@ -9632,17 +12419,23 @@ impl NewestAbi for ModuleLoadFatBinary {
     ];
 }
 /// The ABIs of `cuModuleUnload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleUnload`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ModuleUnload {
     /// [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000): `cuModuleUnload` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleUnload_v2000),
 }
 impl sealed::Sealed for ModuleUnload {}
+impl Clone for ModuleUnload {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ModuleUnload {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ModuleUnload {
@@ -9651,17 +12444,23 @@ impl NewestAbi for ModuleUnload {
     ];
 }
 /// The ABIs of `cuMulticastAddDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastAddDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MulticastAddDevice {
     /// [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010): `cuMulticastAddDevice` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastAddDevice_v12010),
 }
 impl sealed::Sealed for MulticastAddDevice {}
+impl Clone for MulticastAddDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MulticastAddDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MulticastAddDevice {
@@ -9670,7 +12469,7 @@ impl NewestAbi for MulticastAddDevice {
     ];
 }
 /// The ABIs of `cuMulticastBindAddr` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastBindAddr`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MulticastBindAddr {
     /// [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010): `cuMulticastBindAddr` of CUDA 13.1 (13010).
@@ -9679,10 +12478,16 @@ pub enum MulticastBindAddr {
     V12010(crate::pfn::PFN_cuMulticastBindAddr_v12010),
 }
 impl sealed::Sealed for MulticastBindAddr {}
+impl Clone for MulticastBindAddr {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MulticastBindAddr {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MulticastBindAddr {
@@ -9692,7 +12497,7 @@ impl NewestAbi for MulticastBindAddr {
     ];
 }
 /// The ABIs of `cuMulticastBindMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastBindMem`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MulticastBindMem {
     /// [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010): `cuMulticastBindMem` of CUDA 13.1 (13010).
@@ -9701,10 +12506,16 @@ pub enum MulticastBindMem {
     V12010(crate::pfn::PFN_cuMulticastBindMem_v12010),
 }
 impl sealed::Sealed for MulticastBindMem {}
+impl Clone for MulticastBindMem {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MulticastBindMem {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MulticastBindMem {
@@ -9714,17 +12525,23 @@ impl NewestAbi for MulticastBindMem {
     ];
 }
 /// The ABIs of `cuMulticastCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MulticastCreate {
     /// [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010): `cuMulticastCreate` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastCreate_v12010),
 }
 impl sealed::Sealed for MulticastCreate {}
+impl Clone for MulticastCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MulticastCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MulticastCreate {
@@ -9733,17 +12550,23 @@ impl NewestAbi for MulticastCreate {
     ];
 }
 /// The ABIs of `cuMulticastGetGranularity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastGetGranularity`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MulticastGetGranularity {
     /// [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010): `cuMulticastGetGranularity` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastGetGranularity_v12010),
 }
 impl sealed::Sealed for MulticastGetGranularity {}
+impl Clone for MulticastGetGranularity {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MulticastGetGranularity {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MulticastGetGranularity {
@@ -9752,17 +12575,23 @@ impl NewestAbi for MulticastGetGranularity {
     ];
 }
 /// The ABIs of `cuMulticastUnbind` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastUnbind`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum MulticastUnbind {
     /// [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010): `cuMulticastUnbind` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastUnbind_v12010),
 }
 impl sealed::Sealed for MulticastUnbind {}
+impl Clone for MulticastUnbind {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for MulticastUnbind {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for MulticastUnbind {
@@ -9771,17 +12600,23 @@ impl NewestAbi for MulticastUnbind {
     ];
 }
 /// The ABIs of `cuOccupancyAvailableDynamicSMemPerBlock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyAvailableDynamicSMemPerBlock`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyAvailableDynamicSMemPerBlock {
     /// [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020): `cuOccupancyAvailableDynamicSMemPerBlock` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020),
 }
 impl sealed::Sealed for OccupancyAvailableDynamicSMemPerBlock {}
+impl Clone for OccupancyAvailableDynamicSMemPerBlock {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyAvailableDynamicSMemPerBlock {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyAvailableDynamicSMemPerBlock {
@@ -9790,17 +12625,23 @@ impl NewestAbi for OccupancyAvailableDynamicSMemPerBlock {
     ];
 }
 /// The ABIs of `cuOccupancyMaxActiveBlocksPerMultiprocessor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveBlocksPerMultiprocessor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyMaxActiveBlocksPerMultiprocessor {
     /// [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050): `cuOccupancyMaxActiveBlocksPerMultiprocessor` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050),
 }
 impl sealed::Sealed for OccupancyMaxActiveBlocksPerMultiprocessor {}
+impl Clone for OccupancyMaxActiveBlocksPerMultiprocessor {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyMaxActiveBlocksPerMultiprocessor {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessor {
@@ -9809,17 +12650,23 @@ impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessor {
     ];
 }
 /// The ABIs of `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
     /// [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000): `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000),
 }
 impl sealed::Sealed for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
+impl Clone for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
@@ -9828,17 +12675,23 @@ impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
     ];
 }
 /// The ABIs of `cuOccupancyMaxActiveClusters` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveClusters`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyMaxActiveClusters {
     /// [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070): `cuOccupancyMaxActiveClusters` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070),
 }
 impl sealed::Sealed for OccupancyMaxActiveClusters {}
+impl Clone for OccupancyMaxActiveClusters {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyMaxActiveClusters {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyMaxActiveClusters {
@@ -9847,17 +12700,23 @@ impl NewestAbi for OccupancyMaxActiveClusters {
     ];
 }
 /// The ABIs of `cuOccupancyMaxPotentialBlockSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialBlockSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyMaxPotentialBlockSize {
     /// [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050): `cuOccupancyMaxPotentialBlockSize` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050),
 }
 impl sealed::Sealed for OccupancyMaxPotentialBlockSize {}
+impl Clone for OccupancyMaxPotentialBlockSize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyMaxPotentialBlockSize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyMaxPotentialBlockSize {
@@ -9866,17 +12725,23 @@ impl NewestAbi for OccupancyMaxPotentialBlockSize {
     ];
 }
 /// The ABIs of `cuOccupancyMaxPotentialBlockSizeWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialBlockSizeWithFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyMaxPotentialBlockSizeWithFlags {
     /// [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000): `cuOccupancyMaxPotentialBlockSizeWithFlags` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000),
 }
 impl sealed::Sealed for OccupancyMaxPotentialBlockSizeWithFlags {}
+impl Clone for OccupancyMaxPotentialBlockSizeWithFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyMaxPotentialBlockSizeWithFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyMaxPotentialBlockSizeWithFlags {
@@ -9885,17 +12750,23 @@ impl NewestAbi for OccupancyMaxPotentialBlockSizeWithFlags {
     ];
 }
 /// The ABIs of `cuOccupancyMaxPotentialClusterSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialClusterSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum OccupancyMaxPotentialClusterSize {
     /// [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070): `cuOccupancyMaxPotentialClusterSize` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070),
 }
 impl sealed::Sealed for OccupancyMaxPotentialClusterSize {}
+impl Clone for OccupancyMaxPotentialClusterSize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for OccupancyMaxPotentialClusterSize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for OccupancyMaxPotentialClusterSize {
@@ -9904,17 +12775,23 @@ impl NewestAbi for OccupancyMaxPotentialClusterSize {
     ];
 }
 /// The ABIs of `cuParamSetSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ParamSetSize {
     /// [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000): `cuParamSetSize` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetSize_v2000),
 }
 impl sealed::Sealed for ParamSetSize {}
+impl Clone for ParamSetSize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ParamSetSize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ParamSetSize {
@@ -9923,17 +12800,23 @@ impl NewestAbi for ParamSetSize {
     ];
 }
 /// The ABIs of `cuParamSetTexRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetTexRef`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ParamSetTexRef {
     /// [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000): `cuParamSetTexRef` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetTexRef_v2000),
 }
 impl sealed::Sealed for ParamSetTexRef {}
+impl Clone for ParamSetTexRef {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ParamSetTexRef {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ParamSetTexRef {
@@ -9942,17 +12825,23 @@ impl NewestAbi for ParamSetTexRef {
     ];
 }
 /// The ABIs of `cuParamSetf` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetf`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ParamSetf {
     /// [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000): `cuParamSetf` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetf_v2000),
 }
 impl sealed::Sealed for ParamSetf {}
+impl Clone for ParamSetf {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ParamSetf {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ParamSetf {
@@ -9961,17 +12850,23 @@ impl NewestAbi for ParamSetf {
     ];
 }
 /// The ABIs of `cuParamSeti` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSeti`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ParamSeti {
     /// [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000): `cuParamSeti` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSeti_v2000),
 }
 impl sealed::Sealed for ParamSeti {}
+impl Clone for ParamSeti {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ParamSeti {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ParamSeti {
@@ -9980,17 +12875,23 @@ impl NewestAbi for ParamSeti {
     ];
 }
 /// The ABIs of `cuParamSetv` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetv`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ParamSetv {
     /// [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000): `cuParamSetv` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetv_v2000),
 }
 impl sealed::Sealed for ParamSetv {}
+impl Clone for ParamSetv {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ParamSetv {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ParamSetv {
@@ -9999,17 +12900,23 @@ impl NewestAbi for ParamSetv {
     ];
 }
 /// The ABIs of `cuPointerGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum PointerGetAttribute {
     /// [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000): `cuPointerGetAttribute` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuPointerGetAttribute_v4000),
 }
 impl sealed::Sealed for PointerGetAttribute {}
+impl Clone for PointerGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for PointerGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for PointerGetAttribute {
@@ -10018,17 +12925,23 @@ impl NewestAbi for PointerGetAttribute {
     ];
 }
 /// The ABIs of `cuPointerGetAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerGetAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum PointerGetAttributes {
     /// [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000): `cuPointerGetAttributes` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuPointerGetAttributes_v7000),
 }
 impl sealed::Sealed for PointerGetAttributes {}
+impl Clone for PointerGetAttributes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for PointerGetAttributes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for PointerGetAttributes {
@@ -10037,17 +12950,23 @@ impl NewestAbi for PointerGetAttributes {
     ];
 }
 /// The ABIs of `cuPointerSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum PointerSetAttribute {
     /// [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000): `cuPointerSetAttribute` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuPointerSetAttribute_v6000),
 }
 impl sealed::Sealed for PointerSetAttribute {}
+impl Clone for PointerSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for PointerSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for PointerSetAttribute {
@@ -10057,7 +12976,7 @@ impl NewestAbi for PointerSetAttribute {
 }
 /// The ABIs of `cuProfilerInitialize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerInitialize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ProfilerInitialize {
     /// [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000): `cuProfilerInitialize` of CUDA 4.0 (4000).
@@ -10066,10 +12985,17 @@ pub enum ProfilerInitialize {
 #[cfg(feature = "profiler")]
 impl sealed::Sealed for ProfilerInitialize {}
 #[cfg(feature = "profiler")]
+impl Clone for ProfilerInitialize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "profiler")]
 impl core::fmt::Debug for ProfilerInitialize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "profiler")]
@@ -10080,7 +13006,7 @@ impl NewestAbi for ProfilerInitialize {
 }
 /// The ABIs of `cuProfilerStart` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerStart`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ProfilerStart {
     /// [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000): `cuProfilerStart` of CUDA 4.0 (4000).
@@ -10089,10 +13015,17 @@ pub enum ProfilerStart {
 #[cfg(feature = "profiler")]
 impl sealed::Sealed for ProfilerStart {}
 #[cfg(feature = "profiler")]
+impl Clone for ProfilerStart {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "profiler")]
 impl core::fmt::Debug for ProfilerStart {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "profiler")]
@@ -10103,7 +13036,7 @@ impl NewestAbi for ProfilerStart {
 }
 /// The ABIs of `cuProfilerStop` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerStop`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ProfilerStop {
     /// [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000): `cuProfilerStop` of CUDA 4.0 (4000).
@@ -10112,10 +13045,17 @@ pub enum ProfilerStop {
 #[cfg(feature = "profiler")]
 impl sealed::Sealed for ProfilerStop {}
 #[cfg(feature = "profiler")]
+impl Clone for ProfilerStop {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "profiler")]
 impl core::fmt::Debug for ProfilerStop {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "profiler")]
@@ -10127,7 +13067,7 @@ impl NewestAbi for ProfilerStop {
 /** The ABIs of `cuSignalExternalSemaphoresAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSignalExternalSemaphoresAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum SignalExternalSemaphoresAsync {
     /// [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz): `cuSignalExternalSemaphoresAsync` of CUDA 10.0 (10000), the per-thread default stream variant.
@@ -10136,10 +13076,16 @@ pub enum SignalExternalSemaphoresAsync {
     V10000(crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000),
 }
 impl sealed::Sealed for SignalExternalSemaphoresAsync {}
+impl Clone for SignalExternalSemaphoresAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for SignalExternalSemaphoresAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for SignalExternalSemaphoresAsync {
@@ -10151,7 +13097,7 @@ impl NewestAbi for SignalExternalSemaphoresAsync {
 /** The ABIs of `cuStreamAddCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamAddCallback`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamAddCallback {
     /// [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz): `cuStreamAddCallback` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10160,10 +13106,16 @@ pub enum StreamAddCallback {
     V5000(crate::pfn::PFN_cuStreamAddCallback_v5000),
 }
 impl sealed::Sealed for StreamAddCallback {}
+impl Clone for StreamAddCallback {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamAddCallback {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamAddCallback {
@@ -10175,7 +13127,7 @@ impl NewestAbi for StreamAddCallback {
 /** The ABIs of `cuStreamAttachMemAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamAttachMemAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamAttachMemAsync {
     /// [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz): `cuStreamAttachMemAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10184,10 +13136,16 @@ pub enum StreamAttachMemAsync {
     V6000(crate::pfn::PFN_cuStreamAttachMemAsync_v6000),
 }
 impl sealed::Sealed for StreamAttachMemAsync {}
+impl Clone for StreamAttachMemAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamAttachMemAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamAttachMemAsync {
@@ -10199,7 +13157,7 @@ impl NewestAbi for StreamAttachMemAsync {
 /** The ABIs of `cuStreamBatchMemOp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBatchMemOp`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamBatchMemOp {
     /// [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz): `cuStreamBatchMemOp` of CUDA 11.7 (11070), the per-thread default stream variant.
@@ -10212,10 +13170,16 @@ pub enum StreamBatchMemOp {
     V8000(crate::pfn::PFN_cuStreamBatchMemOp_v8000),
 }
 impl sealed::Sealed for StreamBatchMemOp {}
+impl Clone for StreamBatchMemOp {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamBatchMemOp {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamBatchMemOp {
@@ -10229,7 +13193,7 @@ impl NewestAbi for StreamBatchMemOp {
 /** The ABIs of `cuStreamBeginCapture` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCapture`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamBeginCapture {
     /// [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz): `cuStreamBeginCapture` of CUDA 10.1 (10010), the per-thread default stream variant.
@@ -10242,10 +13206,16 @@ pub enum StreamBeginCapture {
     V10000(crate::pfn::PFN_cuStreamBeginCapture_v10000),
 }
 impl sealed::Sealed for StreamBeginCapture {}
+impl Clone for StreamBeginCapture {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamBeginCapture {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamBeginCapture {
@@ -10259,7 +13229,7 @@ impl NewestAbi for StreamBeginCapture {
 /** The ABIs of `cuStreamBeginCaptureToCig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCaptureToCig`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamBeginCaptureToCig {
     /// [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz): `cuStreamBeginCaptureToCig` of CUDA 13.1 (13010), the per-thread default stream variant.
@@ -10268,10 +13238,16 @@ pub enum StreamBeginCaptureToCig {
     V13010(crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010),
 }
 impl sealed::Sealed for StreamBeginCaptureToCig {}
+impl Clone for StreamBeginCaptureToCig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamBeginCaptureToCig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamBeginCaptureToCig {
@@ -10283,7 +13259,7 @@ impl NewestAbi for StreamBeginCaptureToCig {
 /** The ABIs of `cuStreamBeginCaptureToGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCaptureToGraph`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamBeginCaptureToGraph {
     /// [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz): `cuStreamBeginCaptureToGraph` of CUDA 12.3 (12030), the per-thread default stream variant.
@@ -10292,10 +13268,16 @@ pub enum StreamBeginCaptureToGraph {
     V12030(crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030),
 }
 impl sealed::Sealed for StreamBeginCaptureToGraph {}
+impl Clone for StreamBeginCaptureToGraph {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamBeginCaptureToGraph {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamBeginCaptureToGraph {
@@ -10307,7 +13289,7 @@ impl NewestAbi for StreamBeginCaptureToGraph {
 /** The ABIs of `cuStreamBeginRecaptureToGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginRecaptureToGraph`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamBeginRecaptureToGraph {
     /// [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz): `cuStreamBeginRecaptureToGraph` of CUDA 13.3 (13030), the per-thread default stream variant.
@@ -10316,10 +13298,16 @@ pub enum StreamBeginRecaptureToGraph {
     V13030(crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030),
 }
 impl sealed::Sealed for StreamBeginRecaptureToGraph {}
+impl Clone for StreamBeginRecaptureToGraph {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamBeginRecaptureToGraph {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamBeginRecaptureToGraph {
@@ -10331,7 +13319,7 @@ impl NewestAbi for StreamBeginRecaptureToGraph {
 /** The ABIs of `cuStreamCopyAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCopyAttributes`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamCopyAttributes {
     /// [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz): `cuStreamCopyAttributes` of CUDA 11.0 (11000), the per-thread default stream variant.
@@ -10340,10 +13328,16 @@ pub enum StreamCopyAttributes {
     V11000(crate::pfn::PFN_cuStreamCopyAttributes_v11000),
 }
 impl sealed::Sealed for StreamCopyAttributes {}
+impl Clone for StreamCopyAttributes {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamCopyAttributes {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamCopyAttributes {
@@ -10353,17 +13347,23 @@ impl NewestAbi for StreamCopyAttributes {
     ];
 }
 /// The ABIs of `cuStreamCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamCreate {
     /// [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000): `cuStreamCreate` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuStreamCreate_v2000),
 }
 impl sealed::Sealed for StreamCreate {}
+impl Clone for StreamCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamCreate {
@@ -10372,17 +13372,23 @@ impl NewestAbi for StreamCreate {
     ];
 }
 /// The ABIs of `cuStreamCreateWithPriority` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCreateWithPriority`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamCreateWithPriority {
     /// [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050): `cuStreamCreateWithPriority` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuStreamCreateWithPriority_v5050),
 }
 impl sealed::Sealed for StreamCreateWithPriority {}
+impl Clone for StreamCreateWithPriority {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamCreateWithPriority {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamCreateWithPriority {
@@ -10391,7 +13397,7 @@ impl NewestAbi for StreamCreateWithPriority {
     ];
 }
 /// The ABIs of `cuStreamDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamDestroy {
     /// [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000): `cuStreamDestroy` of CUDA 4.0 (4000).
@@ -10400,10 +13406,16 @@ pub enum StreamDestroy {
     V2000(crate::pfn::PFN_cuStreamDestroy_v2000),
 }
 impl sealed::Sealed for StreamDestroy {}
+impl Clone for StreamDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamDestroy {
@@ -10415,7 +13427,7 @@ impl NewestAbi for StreamDestroy {
 /** The ABIs of `cuStreamEndCapture` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamEndCapture`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamEndCapture {
     /// [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz): `cuStreamEndCapture` of CUDA 10.0 (10000), the per-thread default stream variant.
@@ -10424,10 +13436,16 @@ pub enum StreamEndCapture {
     V10000(crate::pfn::PFN_cuStreamEndCapture_v10000),
 }
 impl sealed::Sealed for StreamEndCapture {}
+impl Clone for StreamEndCapture {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamEndCapture {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamEndCapture {
@@ -10439,7 +13457,7 @@ impl NewestAbi for StreamEndCapture {
 /** The ABIs of `cuStreamEndCaptureToCig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamEndCaptureToCig`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamEndCaptureToCig {
     /// [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz): `cuStreamEndCaptureToCig` of CUDA 13.1 (13010), the per-thread default stream variant.
@@ -10448,10 +13466,16 @@ pub enum StreamEndCaptureToCig {
     V13010(crate::pfn::PFN_cuStreamEndCaptureToCig_v13010),
 }
 impl sealed::Sealed for StreamEndCaptureToCig {}
+impl Clone for StreamEndCaptureToCig {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamEndCaptureToCig {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamEndCaptureToCig {
@@ -10463,7 +13487,7 @@ impl NewestAbi for StreamEndCaptureToCig {
 /** The ABIs of `cuStreamGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetAttribute {
     /// [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz): `cuStreamGetAttribute` of CUDA 11.0 (11000), the per-thread default stream variant.
@@ -10472,10 +13496,16 @@ pub enum StreamGetAttribute {
     V11000(crate::pfn::PFN_cuStreamGetAttribute_v11000),
 }
 impl sealed::Sealed for StreamGetAttribute {}
+impl Clone for StreamGetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetAttribute {
@@ -10487,7 +13517,7 @@ impl NewestAbi for StreamGetAttribute {
 /** The ABIs of `cuStreamGetCaptureInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetCaptureInfo`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetCaptureInfo {
     /// [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz): `cuStreamGetCaptureInfo` of CUDA 12.3 (12030), the per-thread default stream variant.
@@ -10504,10 +13534,16 @@ pub enum StreamGetCaptureInfo {
     V10010(crate::pfn::PFN_cuStreamGetCaptureInfo_v10010),
 }
 impl sealed::Sealed for StreamGetCaptureInfo {}
+impl Clone for StreamGetCaptureInfo {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetCaptureInfo {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetCaptureInfo {
@@ -10523,7 +13559,7 @@ impl NewestAbi for StreamGetCaptureInfo {
 /** The ABIs of `cuStreamGetCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetCtx`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetCtx {
     /// [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz): `cuStreamGetCtx` of CUDA 12.5 (12050), the per-thread default stream variant.
@@ -10536,10 +13572,16 @@ pub enum StreamGetCtx {
     V9020(crate::pfn::PFN_cuStreamGetCtx_v9020),
 }
 impl sealed::Sealed for StreamGetCtx {}
+impl Clone for StreamGetCtx {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetCtx {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetCtx {
@@ -10553,7 +13595,7 @@ impl NewestAbi for StreamGetCtx {
 /** The ABIs of `cuStreamGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetDevResource`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetDevResource {
     /// [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz): `cuStreamGetDevResource` of CUDA 13.1 (13010), the per-thread default stream variant.
@@ -10562,10 +13604,16 @@ pub enum StreamGetDevResource {
     V13010(crate::pfn::PFN_cuStreamGetDevResource_v13010),
 }
 impl sealed::Sealed for StreamGetDevResource {}
+impl Clone for StreamGetDevResource {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetDevResource {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetDevResource {
@@ -10577,7 +13625,7 @@ impl NewestAbi for StreamGetDevResource {
 /** The ABIs of `cuStreamGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetDevice`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetDevice {
     /// [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz): `cuStreamGetDevice` of CUDA 12.8 (12080), the per-thread default stream variant.
@@ -10586,10 +13634,16 @@ pub enum StreamGetDevice {
     V12080(crate::pfn::PFN_cuStreamGetDevice_v12080),
 }
 impl sealed::Sealed for StreamGetDevice {}
+impl Clone for StreamGetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetDevice {
@@ -10601,7 +13655,7 @@ impl NewestAbi for StreamGetDevice {
 /** The ABIs of `cuStreamGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetFlags`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetFlags {
     /// [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz): `cuStreamGetFlags` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10610,10 +13664,16 @@ pub enum StreamGetFlags {
     V5050(crate::pfn::PFN_cuStreamGetFlags_v5050),
 }
 impl sealed::Sealed for StreamGetFlags {}
+impl Clone for StreamGetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetFlags {
@@ -10623,17 +13683,23 @@ impl NewestAbi for StreamGetFlags {
     ];
 }
 /// The ABIs of `cuStreamGetGreenCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetGreenCtx`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetGreenCtx {
     /// [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040): `cuStreamGetGreenCtx` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuStreamGetGreenCtx_v12040),
 }
 impl sealed::Sealed for StreamGetGreenCtx {}
+impl Clone for StreamGetGreenCtx {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetGreenCtx {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetGreenCtx {
@@ -10644,7 +13710,7 @@ impl NewestAbi for StreamGetGreenCtx {
 /** The ABIs of `cuStreamGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetId`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetId {
     /// [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz): `cuStreamGetId` of CUDA 12.0 (12000), the per-thread default stream variant.
@@ -10653,10 +13719,16 @@ pub enum StreamGetId {
     V12000(crate::pfn::PFN_cuStreamGetId_v12000),
 }
 impl sealed::Sealed for StreamGetId {}
+impl Clone for StreamGetId {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetId {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetId {
@@ -10668,7 +13740,7 @@ impl NewestAbi for StreamGetId {
 /** The ABIs of `cuStreamGetPriority` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetPriority`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamGetPriority {
     /// [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz): `cuStreamGetPriority` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10677,10 +13749,16 @@ pub enum StreamGetPriority {
     V5050(crate::pfn::PFN_cuStreamGetPriority_v5050),
 }
 impl sealed::Sealed for StreamGetPriority {}
+impl Clone for StreamGetPriority {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamGetPriority {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamGetPriority {
@@ -10692,7 +13770,7 @@ impl NewestAbi for StreamGetPriority {
 /** The ABIs of `cuStreamIsCapturing` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamIsCapturing`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamIsCapturing {
     /// [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz): `cuStreamIsCapturing` of CUDA 10.0 (10000), the per-thread default stream variant.
@@ -10701,10 +13779,16 @@ pub enum StreamIsCapturing {
     V10000(crate::pfn::PFN_cuStreamIsCapturing_v10000),
 }
 impl sealed::Sealed for StreamIsCapturing {}
+impl Clone for StreamIsCapturing {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamIsCapturing {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamIsCapturing {
@@ -10716,7 +13800,7 @@ impl NewestAbi for StreamIsCapturing {
 /** The ABIs of `cuStreamQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamQuery`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamQuery {
     /// [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz): `cuStreamQuery` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10725,10 +13809,16 @@ pub enum StreamQuery {
     V2000(crate::pfn::PFN_cuStreamQuery_v2000),
 }
 impl sealed::Sealed for StreamQuery {}
+impl Clone for StreamQuery {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamQuery {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamQuery {
@@ -10740,7 +13830,7 @@ impl NewestAbi for StreamQuery {
 /** The ABIs of `cuStreamSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamSetAttribute {
     /// [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz): `cuStreamSetAttribute` of CUDA 11.0 (11000), the per-thread default stream variant.
@@ -10749,10 +13839,16 @@ pub enum StreamSetAttribute {
     V11000(crate::pfn::PFN_cuStreamSetAttribute_v11000),
 }
 impl sealed::Sealed for StreamSetAttribute {}
+impl Clone for StreamSetAttribute {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamSetAttribute {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamSetAttribute {
@@ -10764,7 +13860,7 @@ impl NewestAbi for StreamSetAttribute {
 /** The ABIs of `cuStreamSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamSynchronize`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamSynchronize {
     /// [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz): `cuStreamSynchronize` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10773,10 +13869,16 @@ pub enum StreamSynchronize {
     V2000(crate::pfn::PFN_cuStreamSynchronize_v2000),
 }
 impl sealed::Sealed for StreamSynchronize {}
+impl Clone for StreamSynchronize {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamSynchronize {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamSynchronize {
@@ -10788,7 +13890,7 @@ impl NewestAbi for StreamSynchronize {
 /** The ABIs of `cuStreamUpdateCaptureDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamUpdateCaptureDependencies`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamUpdateCaptureDependencies {
     /// [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz): `cuStreamUpdateCaptureDependencies` of CUDA 12.3 (12030), the per-thread default stream variant.
@@ -10801,10 +13903,16 @@ pub enum StreamUpdateCaptureDependencies {
     V11030(crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030),
 }
 impl sealed::Sealed for StreamUpdateCaptureDependencies {}
+impl Clone for StreamUpdateCaptureDependencies {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamUpdateCaptureDependencies {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamUpdateCaptureDependencies {
@@ -10818,7 +13926,7 @@ impl NewestAbi for StreamUpdateCaptureDependencies {
 /** The ABIs of `cuStreamWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitEvent`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamWaitEvent {
     /// [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz): `cuStreamWaitEvent` of CUDA 7.0 (7000), the per-thread default stream variant.
@@ -10827,10 +13935,16 @@ pub enum StreamWaitEvent {
     V3020(crate::pfn::PFN_cuStreamWaitEvent_v3020),
 }
 impl sealed::Sealed for StreamWaitEvent {}
+impl Clone for StreamWaitEvent {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamWaitEvent {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamWaitEvent {
@@ -10842,7 +13956,7 @@ impl NewestAbi for StreamWaitEvent {
 /** The ABIs of `cuStreamWaitValue32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitValue32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamWaitValue32 {
     /// [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz): `cuStreamWaitValue32` of CUDA 11.7 (11070), the per-thread default stream variant.
@@ -10855,10 +13969,16 @@ pub enum StreamWaitValue32 {
     V8000(crate::pfn::PFN_cuStreamWaitValue32_v8000),
 }
 impl sealed::Sealed for StreamWaitValue32 {}
+impl Clone for StreamWaitValue32 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamWaitValue32 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamWaitValue32 {
@@ -10872,7 +13992,7 @@ impl NewestAbi for StreamWaitValue32 {
 /** The ABIs of `cuStreamWaitValue64` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitValue64`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamWaitValue64 {
     /// [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz): `cuStreamWaitValue64` of CUDA 11.7 (11070), the per-thread default stream variant.
@@ -10885,10 +14005,16 @@ pub enum StreamWaitValue64 {
     V9000(crate::pfn::PFN_cuStreamWaitValue64_v9000),
 }
 impl sealed::Sealed for StreamWaitValue64 {}
+impl Clone for StreamWaitValue64 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamWaitValue64 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamWaitValue64 {
@@ -10902,7 +14028,7 @@ impl NewestAbi for StreamWaitValue64 {
 /** The ABIs of `cuStreamWriteValue32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWriteValue32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamWriteValue32 {
     /// [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz): `cuStreamWriteValue32` of CUDA 11.7 (11070), the per-thread default stream variant.
@@ -10915,10 +14041,16 @@ pub enum StreamWriteValue32 {
     V8000(crate::pfn::PFN_cuStreamWriteValue32_v8000),
 }
 impl sealed::Sealed for StreamWriteValue32 {}
+impl Clone for StreamWriteValue32 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamWriteValue32 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamWriteValue32 {
@@ -10932,7 +14064,7 @@ impl NewestAbi for StreamWriteValue32 {
 /** The ABIs of `cuStreamWriteValue64` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWriteValue64`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum StreamWriteValue64 {
     /// [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz): `cuStreamWriteValue64` of CUDA 11.7 (11070), the per-thread default stream variant.
@@ -10945,10 +14077,16 @@ pub enum StreamWriteValue64 {
     V9000(crate::pfn::PFN_cuStreamWriteValue64_v9000),
 }
 impl sealed::Sealed for StreamWriteValue64 {}
+impl Clone for StreamWriteValue64 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for StreamWriteValue64 {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for StreamWriteValue64 {
@@ -10960,17 +14098,23 @@ impl NewestAbi for StreamWriteValue64 {
     ];
 }
 /// The ABIs of `cuSurfObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum SurfObjectCreate {
     /// [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000): `cuSurfObjectCreate` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuSurfObjectCreate_v5000),
 }
 impl sealed::Sealed for SurfObjectCreate {}
+impl Clone for SurfObjectCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for SurfObjectCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for SurfObjectCreate {
@@ -10979,17 +14123,23 @@ impl NewestAbi for SurfObjectCreate {
     ];
 }
 /// The ABIs of `cuSurfObjectDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum SurfObjectDestroy {
     /// [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000): `cuSurfObjectDestroy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuSurfObjectDestroy_v5000),
 }
 impl sealed::Sealed for SurfObjectDestroy {}
+impl Clone for SurfObjectDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for SurfObjectDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for SurfObjectDestroy {
@@ -10998,17 +14148,23 @@ impl NewestAbi for SurfObjectDestroy {
     ];
 }
 /// The ABIs of `cuSurfObjectGetResourceDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectGetResourceDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum SurfObjectGetResourceDesc {
     /// [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000): `cuSurfObjectGetResourceDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000),
 }
 impl sealed::Sealed for SurfObjectGetResourceDesc {}
+impl Clone for SurfObjectGetResourceDesc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for SurfObjectGetResourceDesc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for SurfObjectGetResourceDesc {
@@ -11017,17 +14173,23 @@ impl NewestAbi for SurfObjectGetResourceDesc {
     ];
 }
 /// The ABIs of `cuSurfRefGetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfRefGetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum SurfRefGetArray {
     /// [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000): `cuSurfRefGetArray` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuSurfRefGetArray_v3000),
 }
 impl sealed::Sealed for SurfRefGetArray {}
+impl Clone for SurfRefGetArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for SurfRefGetArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for SurfRefGetArray {
@@ -11036,17 +14198,23 @@ impl NewestAbi for SurfRefGetArray {
     ];
 }
 /// The ABIs of `cuSurfRefSetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfRefSetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum SurfRefSetArray {
     /// [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000): `cuSurfRefSetArray` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuSurfRefSetArray_v3000),
 }
 impl sealed::Sealed for SurfRefSetArray {}
+impl Clone for SurfRefSetArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for SurfRefSetArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for SurfRefSetArray {
@@ -11055,17 +14223,23 @@ impl NewestAbi for SurfRefSetArray {
     ];
 }
 /// The ABIs of `cuTensorMapEncodeIm2col` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeIm2col`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TensorMapEncodeIm2col {
     /// [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000): `cuTensorMapEncodeIm2col` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000),
 }
 impl sealed::Sealed for TensorMapEncodeIm2col {}
+impl Clone for TensorMapEncodeIm2col {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TensorMapEncodeIm2col {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TensorMapEncodeIm2col {
@@ -11074,17 +14248,23 @@ impl NewestAbi for TensorMapEncodeIm2col {
     ];
 }
 /// The ABIs of `cuTensorMapEncodeIm2colWide` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeIm2colWide`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TensorMapEncodeIm2colWide {
     /// [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080): `cuTensorMapEncodeIm2colWide` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080),
 }
 impl sealed::Sealed for TensorMapEncodeIm2colWide {}
+impl Clone for TensorMapEncodeIm2colWide {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TensorMapEncodeIm2colWide {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TensorMapEncodeIm2colWide {
@@ -11093,17 +14273,23 @@ impl NewestAbi for TensorMapEncodeIm2colWide {
     ];
 }
 /// The ABIs of `cuTensorMapEncodeTiled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeTiled`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TensorMapEncodeTiled {
     /// [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000): `cuTensorMapEncodeTiled` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuTensorMapEncodeTiled_v12000),
 }
 impl sealed::Sealed for TensorMapEncodeTiled {}
+impl Clone for TensorMapEncodeTiled {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TensorMapEncodeTiled {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TensorMapEncodeTiled {
@@ -11112,17 +14298,23 @@ impl NewestAbi for TensorMapEncodeTiled {
     ];
 }
 /// The ABIs of `cuTensorMapReplaceAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapReplaceAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TensorMapReplaceAddress {
     /// [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000): `cuTensorMapReplaceAddress` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuTensorMapReplaceAddress_v12000),
 }
 impl sealed::Sealed for TensorMapReplaceAddress {}
+impl Clone for TensorMapReplaceAddress {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TensorMapReplaceAddress {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TensorMapReplaceAddress {
@@ -11131,17 +14323,23 @@ impl NewestAbi for TensorMapReplaceAddress {
     ];
 }
 /// The ABIs of `cuTensorMapSetAllocationClass` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapSetAllocationClass`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TensorMapSetAllocationClass {
     /// [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050): `cuTensorMapSetAllocationClass` of CUDA 13.5 (13050).
     V13050(crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050),
 }
 impl sealed::Sealed for TensorMapSetAllocationClass {}
+impl Clone for TensorMapSetAllocationClass {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TensorMapSetAllocationClass {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TensorMapSetAllocationClass {
@@ -11150,17 +14348,23 @@ impl NewestAbi for TensorMapSetAllocationClass {
     ];
 }
 /// The ABIs of `cuTexObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexObjectCreate {
     /// [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000): `cuTexObjectCreate` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectCreate_v5000),
 }
 impl sealed::Sealed for TexObjectCreate {}
+impl Clone for TexObjectCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexObjectCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexObjectCreate {
@@ -11169,17 +14373,23 @@ impl NewestAbi for TexObjectCreate {
     ];
 }
 /// The ABIs of `cuTexObjectDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexObjectDestroy {
     /// [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000): `cuTexObjectDestroy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectDestroy_v5000),
 }
 impl sealed::Sealed for TexObjectDestroy {}
+impl Clone for TexObjectDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexObjectDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexObjectDestroy {
@@ -11188,17 +14398,23 @@ impl NewestAbi for TexObjectDestroy {
     ];
 }
 /// The ABIs of `cuTexObjectGetResourceDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetResourceDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexObjectGetResourceDesc {
     /// [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000): `cuTexObjectGetResourceDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000),
 }
 impl sealed::Sealed for TexObjectGetResourceDesc {}
+impl Clone for TexObjectGetResourceDesc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexObjectGetResourceDesc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexObjectGetResourceDesc {
@@ -11207,17 +14423,23 @@ impl NewestAbi for TexObjectGetResourceDesc {
     ];
 }
 /// The ABIs of `cuTexObjectGetResourceViewDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetResourceViewDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexObjectGetResourceViewDesc {
     /// [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000): `cuTexObjectGetResourceViewDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000),
 }
 impl sealed::Sealed for TexObjectGetResourceViewDesc {}
+impl Clone for TexObjectGetResourceViewDesc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexObjectGetResourceViewDesc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexObjectGetResourceViewDesc {
@@ -11226,17 +14448,23 @@ impl NewestAbi for TexObjectGetResourceViewDesc {
     ];
 }
 /// The ABIs of `cuTexObjectGetTextureDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetTextureDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexObjectGetTextureDesc {
     /// [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000): `cuTexObjectGetTextureDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000),
 }
 impl sealed::Sealed for TexObjectGetTextureDesc {}
+impl Clone for TexObjectGetTextureDesc {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexObjectGetTextureDesc {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexObjectGetTextureDesc {
@@ -11245,17 +14473,23 @@ impl NewestAbi for TexObjectGetTextureDesc {
     ];
 }
 /// The ABIs of `cuTexRefCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefCreate {
     /// [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000): `cuTexRefCreate` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefCreate_v2000),
 }
 impl sealed::Sealed for TexRefCreate {}
+impl Clone for TexRefCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefCreate {
@@ -11264,17 +14498,23 @@ impl NewestAbi for TexRefCreate {
     ];
 }
 /// The ABIs of `cuTexRefDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefDestroy {
     /// [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000): `cuTexRefDestroy` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefDestroy_v2000),
 }
 impl sealed::Sealed for TexRefDestroy {}
+impl Clone for TexRefDestroy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefDestroy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefDestroy {
@@ -11283,7 +14523,7 @@ impl NewestAbi for TexRefDestroy {
     ];
 }
 /// The ABIs of `cuTexRefGetAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetAddress {
     /// [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020): `cuTexRefGetAddress` of CUDA 3.2 (3020).
@@ -11292,10 +14532,16 @@ pub enum TexRefGetAddress {
     V2000(crate::pfn::PFN_cuTexRefGetAddress_v2000),
 }
 impl sealed::Sealed for TexRefGetAddress {}
+impl Clone for TexRefGetAddress {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetAddress {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetAddress {
@@ -11305,17 +14551,23 @@ impl NewestAbi for TexRefGetAddress {
     ];
 }
 /// The ABIs of `cuTexRefGetAddressMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetAddressMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetAddressMode {
     /// [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000): `cuTexRefGetAddressMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetAddressMode_v2000),
 }
 impl sealed::Sealed for TexRefGetAddressMode {}
+impl Clone for TexRefGetAddressMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetAddressMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetAddressMode {
@@ -11324,17 +14576,23 @@ impl NewestAbi for TexRefGetAddressMode {
     ];
 }
 /// The ABIs of `cuTexRefGetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetArray {
     /// [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000): `cuTexRefGetArray` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetArray_v2000),
 }
 impl sealed::Sealed for TexRefGetArray {}
+impl Clone for TexRefGetArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetArray {
@@ -11343,17 +14601,23 @@ impl NewestAbi for TexRefGetArray {
     ];
 }
 /// The ABIs of `cuTexRefGetBorderColor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetBorderColor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetBorderColor {
     /// [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000): `cuTexRefGetBorderColor` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuTexRefGetBorderColor_v8000),
 }
 impl sealed::Sealed for TexRefGetBorderColor {}
+impl Clone for TexRefGetBorderColor {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetBorderColor {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetBorderColor {
@@ -11362,17 +14626,23 @@ impl NewestAbi for TexRefGetBorderColor {
     ];
 }
 /// The ABIs of `cuTexRefGetFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetFilterMode {
     /// [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000): `cuTexRefGetFilterMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetFilterMode_v2000),
 }
 impl sealed::Sealed for TexRefGetFilterMode {}
+impl Clone for TexRefGetFilterMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetFilterMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetFilterMode {
@@ -11381,17 +14651,23 @@ impl NewestAbi for TexRefGetFilterMode {
     ];
 }
 /// The ABIs of `cuTexRefGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetFlags {
     /// [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000): `cuTexRefGetFlags` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetFlags_v2000),
 }
 impl sealed::Sealed for TexRefGetFlags {}
+impl Clone for TexRefGetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetFlags {
@@ -11400,17 +14676,23 @@ impl NewestAbi for TexRefGetFlags {
     ];
 }
 /// The ABIs of `cuTexRefGetFormat` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFormat`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetFormat {
     /// [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000): `cuTexRefGetFormat` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetFormat_v2000),
 }
 impl sealed::Sealed for TexRefGetFormat {}
+impl Clone for TexRefGetFormat {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetFormat {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetFormat {
@@ -11419,17 +14701,23 @@ impl NewestAbi for TexRefGetFormat {
     ];
 }
 /// The ABIs of `cuTexRefGetMaxAnisotropy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMaxAnisotropy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetMaxAnisotropy {
     /// [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000): `cuTexRefGetMaxAnisotropy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000),
 }
 impl sealed::Sealed for TexRefGetMaxAnisotropy {}
+impl Clone for TexRefGetMaxAnisotropy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetMaxAnisotropy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetMaxAnisotropy {
@@ -11438,17 +14726,23 @@ impl NewestAbi for TexRefGetMaxAnisotropy {
     ];
 }
 /// The ABIs of `cuTexRefGetMipmapFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetMipmapFilterMode {
     /// [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000): `cuTexRefGetMipmapFilterMode` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmapFilterMode {}
+impl Clone for TexRefGetMipmapFilterMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetMipmapFilterMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetMipmapFilterMode {
@@ -11457,17 +14751,23 @@ impl NewestAbi for TexRefGetMipmapFilterMode {
     ];
 }
 /// The ABIs of `cuTexRefGetMipmapLevelBias` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapLevelBias`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetMipmapLevelBias {
     /// [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000): `cuTexRefGetMipmapLevelBias` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmapLevelBias {}
+impl Clone for TexRefGetMipmapLevelBias {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetMipmapLevelBias {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetMipmapLevelBias {
@@ -11476,17 +14776,23 @@ impl NewestAbi for TexRefGetMipmapLevelBias {
     ];
 }
 /// The ABIs of `cuTexRefGetMipmapLevelClamp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapLevelClamp`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetMipmapLevelClamp {
     /// [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000): `cuTexRefGetMipmapLevelClamp` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmapLevelClamp {}
+impl Clone for TexRefGetMipmapLevelClamp {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetMipmapLevelClamp {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetMipmapLevelClamp {
@@ -11495,17 +14801,23 @@ impl NewestAbi for TexRefGetMipmapLevelClamp {
     ];
 }
 /// The ABIs of `cuTexRefGetMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefGetMipmappedArray {
     /// [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000): `cuTexRefGetMipmappedArray` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmappedArray {}
+impl Clone for TexRefGetMipmappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefGetMipmappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefGetMipmappedArray {
@@ -11514,7 +14826,7 @@ impl NewestAbi for TexRefGetMipmappedArray {
     ];
 }
 /// The ABIs of `cuTexRefSetAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetAddress {
     /// [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020): `cuTexRefSetAddress` of CUDA 3.2 (3020).
@@ -11523,10 +14835,16 @@ pub enum TexRefSetAddress {
     V2000(crate::pfn::PFN_cuTexRefSetAddress_v2000),
 }
 impl sealed::Sealed for TexRefSetAddress {}
+impl Clone for TexRefSetAddress {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetAddress {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetAddress {
@@ -11536,7 +14854,7 @@ impl NewestAbi for TexRefSetAddress {
     ];
 }
 /// The ABIs of `cuTexRefSetAddress2D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddress2D`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetAddress2D {
     /// [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010): `cuTexRefSetAddress2D` of CUDA 4.1 (4010).
@@ -11547,10 +14865,16 @@ pub enum TexRefSetAddress2D {
     V2020(crate::pfn::PFN_cuTexRefSetAddress2D_v2020),
 }
 impl sealed::Sealed for TexRefSetAddress2D {}
+impl Clone for TexRefSetAddress2D {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetAddress2D {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetAddress2D {
@@ -11561,17 +14885,23 @@ impl NewestAbi for TexRefSetAddress2D {
     ];
 }
 /// The ABIs of `cuTexRefSetAddressMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddressMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetAddressMode {
     /// [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000): `cuTexRefSetAddressMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetAddressMode_v2000),
 }
 impl sealed::Sealed for TexRefSetAddressMode {}
+impl Clone for TexRefSetAddressMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetAddressMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetAddressMode {
@@ -11580,17 +14910,23 @@ impl NewestAbi for TexRefSetAddressMode {
     ];
 }
 /// The ABIs of `cuTexRefSetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetArray {
     /// [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000): `cuTexRefSetArray` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetArray_v2000),
 }
 impl sealed::Sealed for TexRefSetArray {}
+impl Clone for TexRefSetArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetArray {
@@ -11599,17 +14935,23 @@ impl NewestAbi for TexRefSetArray {
     ];
 }
 /// The ABIs of `cuTexRefSetBorderColor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetBorderColor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetBorderColor {
     /// [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000): `cuTexRefSetBorderColor` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuTexRefSetBorderColor_v8000),
 }
 impl sealed::Sealed for TexRefSetBorderColor {}
+impl Clone for TexRefSetBorderColor {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetBorderColor {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetBorderColor {
@@ -11618,17 +14960,23 @@ impl NewestAbi for TexRefSetBorderColor {
     ];
 }
 /// The ABIs of `cuTexRefSetFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetFilterMode {
     /// [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000): `cuTexRefSetFilterMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetFilterMode_v2000),
 }
 impl sealed::Sealed for TexRefSetFilterMode {}
+impl Clone for TexRefSetFilterMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetFilterMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetFilterMode {
@@ -11637,17 +14985,23 @@ impl NewestAbi for TexRefSetFilterMode {
     ];
 }
 /// The ABIs of `cuTexRefSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetFlags {
     /// [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000): `cuTexRefSetFlags` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetFlags_v2000),
 }
 impl sealed::Sealed for TexRefSetFlags {}
+impl Clone for TexRefSetFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetFlags {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetFlags {
@@ -11656,17 +15010,23 @@ impl NewestAbi for TexRefSetFlags {
     ];
 }
 /// The ABIs of `cuTexRefSetFormat` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFormat`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetFormat {
     /// [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000): `cuTexRefSetFormat` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetFormat_v2000),
 }
 impl sealed::Sealed for TexRefSetFormat {}
+impl Clone for TexRefSetFormat {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetFormat {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetFormat {
@@ -11675,17 +15035,23 @@ impl NewestAbi for TexRefSetFormat {
     ];
 }
 /// The ABIs of `cuTexRefSetMaxAnisotropy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMaxAnisotropy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetMaxAnisotropy {
     /// [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000): `cuTexRefSetMaxAnisotropy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000),
 }
 impl sealed::Sealed for TexRefSetMaxAnisotropy {}
+impl Clone for TexRefSetMaxAnisotropy {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetMaxAnisotropy {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetMaxAnisotropy {
@@ -11694,17 +15060,23 @@ impl NewestAbi for TexRefSetMaxAnisotropy {
     ];
 }
 /// The ABIs of `cuTexRefSetMipmapFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetMipmapFilterMode {
     /// [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000): `cuTexRefSetMipmapFilterMode` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmapFilterMode {}
+impl Clone for TexRefSetMipmapFilterMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetMipmapFilterMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetMipmapFilterMode {
@@ -11713,17 +15085,23 @@ impl NewestAbi for TexRefSetMipmapFilterMode {
     ];
 }
 /// The ABIs of `cuTexRefSetMipmapLevelBias` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapLevelBias`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetMipmapLevelBias {
     /// [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000): `cuTexRefSetMipmapLevelBias` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmapLevelBias {}
+impl Clone for TexRefSetMipmapLevelBias {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetMipmapLevelBias {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetMipmapLevelBias {
@@ -11732,17 +15110,23 @@ impl NewestAbi for TexRefSetMipmapLevelBias {
     ];
 }
 /// The ABIs of `cuTexRefSetMipmapLevelClamp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapLevelClamp`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetMipmapLevelClamp {
     /// [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000): `cuTexRefSetMipmapLevelClamp` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmapLevelClamp {}
+impl Clone for TexRefSetMipmapLevelClamp {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetMipmapLevelClamp {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetMipmapLevelClamp {
@@ -11751,17 +15135,23 @@ impl NewestAbi for TexRefSetMipmapLevelClamp {
     ];
 }
 /// The ABIs of `cuTexRefSetMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum TexRefSetMipmappedArray {
     /// [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000): `cuTexRefSetMipmappedArray` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmappedArray {}
+impl Clone for TexRefSetMipmappedArray {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for TexRefSetMipmappedArray {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for TexRefSetMipmappedArray {
@@ -11770,17 +15160,23 @@ impl NewestAbi for TexRefSetMipmappedArray {
     ];
 }
 /// The ABIs of `cuThreadExchangeStreamCaptureMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuThreadExchangeStreamCaptureMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum ThreadExchangeStreamCaptureMode {
     /// [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010): `cuThreadExchangeStreamCaptureMode` of CUDA 10.1 (10010).
     V10010(crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010),
 }
 impl sealed::Sealed for ThreadExchangeStreamCaptureMode {}
+impl Clone for ThreadExchangeStreamCaptureMode {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for ThreadExchangeStreamCaptureMode {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for ThreadExchangeStreamCaptureMode {
@@ -11789,17 +15185,23 @@ impl NewestAbi for ThreadExchangeStreamCaptureMode {
     ];
 }
 /// The ABIs of `cuUserObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum UserObjectCreate {
     /// [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030): `cuUserObjectCreate` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuUserObjectCreate_v11030),
 }
 impl sealed::Sealed for UserObjectCreate {}
+impl Clone for UserObjectCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for UserObjectCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for UserObjectCreate {
@@ -11808,17 +15210,23 @@ impl NewestAbi for UserObjectCreate {
     ];
 }
 /// The ABIs of `cuUserObjectRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum UserObjectRelease {
     /// [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030): `cuUserObjectRelease` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuUserObjectRelease_v11030),
 }
 impl sealed::Sealed for UserObjectRelease {}
+impl Clone for UserObjectRelease {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for UserObjectRelease {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for UserObjectRelease {
@@ -11827,17 +15235,23 @@ impl NewestAbi for UserObjectRelease {
     ];
 }
 /// The ABIs of `cuUserObjectRetain` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectRetain`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum UserObjectRetain {
     /// [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030): `cuUserObjectRetain` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuUserObjectRetain_v11030),
 }
 impl sealed::Sealed for UserObjectRetain {}
+impl Clone for UserObjectRetain {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for UserObjectRetain {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for UserObjectRetain {
@@ -11847,7 +15261,7 @@ impl NewestAbi for UserObjectRetain {
 }
 /// The ABIs of `cuVDPAUCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuVDPAUCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum VDPAUCtxCreate {
     /// [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020): `cuVDPAUCtxCreate` of CUDA 3.2 (3020).
@@ -11858,10 +15272,17 @@ pub enum VDPAUCtxCreate {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for VDPAUCtxCreate {}
 #[cfg(feature = "vdpau")]
+impl Clone for VDPAUCtxCreate {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "vdpau")]
 impl core::fmt::Debug for VDPAUCtxCreate {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "vdpau")]
@@ -11873,7 +15294,7 @@ impl NewestAbi for VDPAUCtxCreate {
 }
 /// The ABIs of `cuVDPAUGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuVDPAUGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum VDPAUGetDevice {
     /// [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010): `cuVDPAUGetDevice` of CUDA 3.1 (3010).
@@ -11882,10 +15303,17 @@ pub enum VDPAUGetDevice {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for VDPAUGetDevice {}
 #[cfg(feature = "vdpau")]
+impl Clone for VDPAUGetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "vdpau")]
 impl core::fmt::Debug for VDPAUGetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "vdpau")]
@@ -11896,7 +15324,7 @@ impl NewestAbi for VDPAUGetDevice {
 }
 /// The ABIs of `cuWGLGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuWGLGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "wgl")]
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum WGLGetDevice {
     /// [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020): `cuWGLGetDevice` of CUDA 2.2 (2020).
@@ -11905,10 +15333,17 @@ pub enum WGLGetDevice {
 #[cfg(feature = "wgl")]
 impl sealed::Sealed for WGLGetDevice {}
 #[cfg(feature = "wgl")]
+impl Clone for WGLGetDevice {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+#[cfg(feature = "wgl")]
 impl core::fmt::Debug for WGLGetDevice {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 #[cfg(feature = "wgl")]
@@ -11920,7 +15355,7 @@ impl NewestAbi for WGLGetDevice {
 /** The ABIs of `cuWaitExternalSemaphoresAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuWaitExternalSemaphoresAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy)]
+#[derive(Copy)]
 #[repr(usize)]
 pub enum WaitExternalSemaphoresAsync {
     /// [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz): `cuWaitExternalSemaphoresAsync` of CUDA 10.0 (10000), the per-thread default stream variant.
@@ -11929,10 +15364,16 @@ pub enum WaitExternalSemaphoresAsync {
     V10000(crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000),
 }
 impl sealed::Sealed for WaitExternalSemaphoresAsync {}
+impl Clone for WaitExternalSemaphoresAsync {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl core::fmt::Debug for WaitExternalSemaphoresAsync {
     #[inline]
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        debug_abi(self.info(), self.as_ptr(), f)
+        debug_abi(self, f)
     }
 }
 impl NewestAbi for WaitExternalSemaphoresAsync {

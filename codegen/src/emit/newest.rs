@@ -149,18 +149,26 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         enums.push(quote! {
             #[doc = #doc]
             #cfg
-            #[derive(Clone, Copy)]
+            #[derive(Copy)]
             #[repr(usize)]
             pub enum #enum_ident {
                 #(#variants)*
             }
             #cfg
             impl sealed::Sealed for #enum_ident {}
+            // By hand: the derive would check that every case's function type is `Clone`.
+            #cfg
+            impl Clone for #enum_ident {
+                #[inline]
+                fn clone(&self) -> Self {
+                    *self
+                }
+            }
             #cfg
             impl core::fmt::Debug for #enum_ident {
                 #[inline]
                 fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    debug_abi(self.info(), self.as_ptr(), f)
+                    debug_abi(self, f)
                 }
             }
             #cfg
@@ -313,8 +321,8 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         }
 
         /// Every enum's `Debug`: the typedef and the pointer (`PFN_cuCtxCreate_v12050(0x7f..)`).
-        fn debug_abi(info: &EntryInfo, p: *const c_void, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-            write!(f, "{}({:p})", info.pfn, p)
+        fn debug_abi<T: NewestAbi>(abi: &T, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            write!(f, "{}({:p})", abi.info().pfn, abi.as_ptr())
         }
 
         #(#enums)*
