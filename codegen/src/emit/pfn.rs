@@ -1,8 +1,10 @@
 //! `src/pfn.rs`: one `PFN_<symbol>_v<version>` per ABI plus the unversioned aliases, and
 //! `src/aliases.rs`: what each toolkit's own headers mean by the unversioned names.
 
+use std::collections::BTreeMap;
+
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 
 use super::ctx::{Ctx, ModuleSpec};
 use super::docs::{Context, Docs};
@@ -184,25 +186,70 @@ fn per_thread_alias(
     one(&target.default, "", quote!())
 }
 
+/// Whether two declarations of one name exist under the same `cfg` conditions: the same
+/// attributes, item by item, whatever they re-export.
+fn same_conditions(old: &TokenStream, new: &TokenStream) -> bool {
+    let conditions = |t: &TokenStream| {
+        syn::parse2::<syn::File>(t.clone()).ok().map(|f| {
+            f.items
+                .iter()
+                .map(|item| match item {
+                    syn::Item::Use(u) => u.attrs.iter().map(|a| a.to_token_stream().to_string()).collect::<Vec<_>>(),
+                    other => vec![other.to_token_stream().to_string()],
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    matches!((conditions(old), conditions(new)), (Some(a), Some(b)) if a == b)
+}
+
 pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
     let mut modules = Vec::new();
+    // The previous toolkit's module and its names, each with its declarations.
+    let mut previous: Option<(Ident, BTreeMap<String, TokenStream>)> = None;
     for t in &ctx.model.toolkits {
         let tk = t.version;
         let module = format_ident!("cuda_{}_{}", tk.major, tk.minor);
-        let mut items = Vec::new();
+        // Per name, every declaration of it (one per `cfg` form), in the order declared.
+        let mut names: Vec<(String, TokenStream)> = Vec::new();
         for symbol in ctx.model.symbols() {
             let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
             let name = format_ident!("PFN_{}", symbol);
-            items.extend(per_thread_alias(ctx, &name, &target, AliasForm::Reexport, &|_, _| String::new()));
+            if let Some(item) = per_thread_alias(ctx, &name, &target, AliasForm::Reexport, &|_, _| String::new()) {
+                names.push((name.to_string(), item));
+            }
         }
         for (c_name, target) in ctx.model.c_names.get(&tk).into_iter().flatten() {
             let name = ident(c_name);
+            let mut group = TokenStream::new();
             for (mode, e) in super::ctx::c_name_rows(ctx, target) {
                 let Some((_, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
                 let marker = super::ctx::marker_ident(e);
-                items.push(quote!(#cfg #mode pub use crate::entries::#marker as #name;));
+                group.extend(quote!(#cfg #mode pub use crate::entries::#marker as #name;));
+            }
+            if !group.is_empty() {
+                names.push((c_name.clone(), group));
             }
         }
+        let all: BTreeMap<String, TokenStream> = names.iter().cloned().collect();
+        // Most names mean in one toolkit what they meant in the one before: such a module
+        // re-exports the previous one and declares only what is new or changed (issue 28,
+        // compile time: a fifth of the `use` items). Only where that cannot leak a name: every
+        // name of the previous module is declared here under the same `cfg` conditions.
+        let base = previous.as_ref().filter(|(_, before)| {
+            before.iter().all(|(n, old)| all.get(n).is_some_and(|new| same_conditions(old, new)))
+        });
+        let (glob, items): (TokenStream, Vec<&TokenStream>) = match base {
+            Some((base_module, before)) => (
+                quote!(#[doc(inline)] pub use super::#base_module::*;),
+                names
+                    .iter()
+                    .filter(|(n, item)| before.get(n).is_none_or(|old| old.to_string() != item.to_string()))
+                    .map(|(_, item)| item)
+                    .collect(),
+            ),
+            None => (TokenStream::new(), names.iter().map(|(_, item)| item).collect()),
+        };
         let doc = if t.has_alias_macros {
             format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")
         } else {
@@ -211,9 +258,11 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         modules.push(quote! {
             #[doc = #doc]
             pub mod #module {
+                #glob
                 #(#items)*
             }
         });
+        previous = Some((module, all));
     }
     quote! {
         //! The unversioned `PFN_<symbol>` names, per toolkit.

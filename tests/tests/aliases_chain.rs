@@ -1,0 +1,150 @@
+//! aliases.rs declares, per toolkit, only what changed since the toolkit before and re-exports
+//! the rest from it (issue 28, compile time). That must mean exactly what the flat listing
+//! meant: every C name of every toolkit (registry.json's `c_names`) and every header alias
+//! (`header_aliases`) resolves, in both stream modes, to the same typedef, and no name of an
+//! older toolkit leaks into a newer one that lacks it.
+
+use std::collections::BTreeMap;
+
+use quote::ToTokens;
+
+/// Per name, its declarations: (the `cfg` attributes, the last segment it re-exports).
+type Names = BTreeMap<String, Vec<(String, String)>>;
+
+fn last_segment(tree: &syn::UseTree) -> Option<(String, String)> {
+    match tree {
+        syn::UseTree::Path(p) => last_segment(&p.tree),
+        syn::UseTree::Rename(r) => Some((r.rename.to_string(), r.ident.to_string())),
+        syn::UseTree::Name(n) => Some((n.ident.to_string(), n.ident.to_string())),
+        _ => None,
+    }
+}
+
+fn glob_module(tree: &syn::UseTree) -> Option<String> {
+    match tree {
+        syn::UseTree::Path(p) if p.ident == "super" => match &*p.tree {
+            syn::UseTree::Path(m) if matches!(&*m.tree, syn::UseTree::Glob(_)) => Some(m.ident.to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Every module's names as rustc resolves them: its own declarations, then the names of the
+/// module it glob-imports that it does not declare itself.
+fn resolved_modules() -> (BTreeMap<String, Names>, usize) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/src/aliases.rs");
+    let file: syn::File = syn::parse_file(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out: BTreeMap<String, Names> = BTreeMap::new();
+    let mut chained = 0;
+    for item in &file.items {
+        let syn::Item::Mod(m) = item else { continue };
+        let mut own = Names::new();
+        let mut base = None;
+        for item in m.content.as_ref().map(|c| &c.1[..]).unwrap_or(&[]) {
+            let syn::Item::Use(u) = item else { panic!("{}: not a re-export", m.ident) };
+            if let Some(b) = glob_module(&u.tree) {
+                assert!(base.replace(b).is_none(), "{}: two globs", m.ident);
+                continue;
+            }
+            let cfg: Vec<String> =
+                u.attrs.iter().filter(|a| a.path().is_ident("cfg")).map(|a| a.to_token_stream().to_string()).collect();
+            let (name, target) = last_segment(&u.tree).unwrap();
+            own.entry(name).or_default().push((cfg.join(" "), target));
+        }
+        if let Some(b) = base {
+            chained += 1;
+            let inherited = out.get(&b).unwrap_or_else(|| panic!("{}: glob of {b}, not declared before it", m.ident));
+            for (name, decls) in inherited {
+                match own.get(name) {
+                    // Declared again: under exactly the same conditions, or the glob would
+                    // fill in the older meaning where the new declaration is compiled out.
+                    Some(new) => {
+                        let conds = |d: &Vec<(String, String)>| d.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>();
+                        assert_eq!(conds(new), conds(decls), "{}::{name}: other conditions than in {b}", m.ident);
+                    }
+                    None => {
+                        own.insert(name.clone(), decls.clone());
+                    }
+                }
+            }
+        }
+        out.insert(m.ident.to_string(), own);
+    }
+    (out, chained)
+}
+
+/// What a name means in one stream mode: the declaration compiled with or without the
+/// `per-thread-default-stream` feature (its module's own feature taken as on).
+fn meaning(decls: &[(String, String)], per_thread: bool) -> Option<String> {
+    let not_ptds = "not (feature = \"per-thread-default-stream\")";
+    let ptds = "feature = \"per-thread-default-stream\"";
+    decls
+        .iter()
+        .find(
+            |(cfg, _)| {
+                if per_thread {
+                    !cfg.contains(not_ptds)
+                } else {
+                    !(cfg.contains(ptds) && !cfg.contains(not_ptds))
+                }
+            },
+        )
+        .map(|(_, target)| target.trim_start_matches("PFN_").to_owned())
+}
+
+#[test]
+fn every_toolkit_s_names_mean_what_its_headers_say() {
+    let registry: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/registry.json")).unwrap(),
+    )
+    .unwrap();
+    let (modules, chained) = resolved_modules();
+    // Header aliases of a symbol (`PFN_cuCtxCreate`); not the headers' quirks of no symbol
+    // (`PFN_GraphConditionalHandleCreate`), which the crate does not declare.
+    let symbols: std::collections::BTreeSet<&str> =
+        registry["entries"].as_array().unwrap().iter().map(|e| e["symbol"].as_str().unwrap()).collect();
+    let mut checked = 0;
+    for tk in registry["toolkits"].as_array().unwrap() {
+        let tk = tk.as_str().unwrap();
+        let module = format!("cuda_{}", tk.replace('.', "_"));
+        let names = &modules[&module];
+        let c_names = registry["c_names"][tk].as_object().unwrap();
+        for (name, m) in c_names {
+            let decls = names.get(name).unwrap_or_else(|| panic!("{module}::{name} missing"));
+            for (mode, per_thread) in [("default", false), ("per_thread", true)] {
+                let Some(pfn) = m[mode].as_str() else { continue };
+                assert_eq!(
+                    meaning(decls, per_thread).as_deref(),
+                    Some(pfn.trim_start_matches("PFN_")),
+                    "{module}::{name} ({mode})"
+                );
+                checked += 1;
+            }
+        }
+        if let Some(aliases) = registry["header_aliases"][tk].as_object() {
+            for (name, m) in aliases.iter().filter(|(n, _)| symbols.contains(n.trim_start_matches("PFN_"))) {
+                let decls = names.get(name).unwrap_or_else(|| panic!("{module}::{name} missing"));
+                for (mode, per_thread) in [("default", false), ("per_thread", true)] {
+                    let pfn = m[mode].as_str().unwrap();
+                    assert_eq!(
+                        meaning(decls, per_thread).as_deref(),
+                        Some(pfn.trim_start_matches("PFN_")),
+                        "{module}::{name} ({mode})"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // No C name of another toolkit that this one lacks: a `cu...` name here is one of its own.
+        for name in names.keys().filter(|n| !n.starts_with("PFN_")) {
+            assert!(
+                c_names.contains_key(name),
+                "{module}::{name}: not a C name of CUDA {tk} (leaked from an older module?)"
+            );
+        }
+    }
+    assert!(checked > 25_000, "{checked} meanings checked");
+    assert!(chained >= 10, "only {chained} modules re-export the one before");
+    eprintln!("{checked} meanings checked, {chained} modules chained");
+}
