@@ -72,6 +72,8 @@ impl Plan {
 pub enum Target {
     /// ours / baseline at most this.
     Ratio(f64),
+    /// ours / baseline under this.
+    RatioBelow(f64),
     /// ours - baseline at most this many units.
     More(f64, &'static str),
     /// ours at most this many units, whatever the baseline.
@@ -113,6 +115,7 @@ impl Paired<'_> {
         let d = self.digits;
         let (target, pass, spread) = match self.target {
             Target::Ratio(max) => (format!("<= {max}x"), ratio <= max, spread_of("ratio", &ratios, 2, "x")),
+            Target::RatioBelow(max) => (format!("< {max}x"), ratio < max, spread_of("ratio", &ratios, 2, "x")),
             Target::More(max, unit) => {
                 let diff = median(&diffs);
                 (format!("<= {max} {unit} more"), diff <= max, spread_of("difference", &diffs, d.max(1), unit))
