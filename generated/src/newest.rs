@@ -60,7 +60,7 @@ pub(crate) fn order(
     cases: &'static [usize],
     stream: crate::DefaultStream,
 ) -> impl Iterator<Item = usize> {
-    let per_thread = matches!(stream, crate ::DefaultStream::PerThread);
+    let per_thread = stream == crate::DefaultStream::PerThread;
     cases
         .iter()
         .copied()

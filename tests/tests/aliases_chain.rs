@@ -145,6 +145,13 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
         }
     }
     assert!(checked > 25_000, "{checked} meanings checked");
+    // 12.9's well-known quirks, and the 13.x rule (the highest version the toolkit declares).
+    let pfn = |module: &str, name: &str| meaning(&modules[module][name], false).unwrap();
+    assert_eq!(pfn("cuda_12_9", "PFN_cuCtxCreate"), "cuCtxCreate_v11040");
+    assert_eq!(pfn("cuda_12_9", "PFN_cuGraphInstantiate"), "cuGraphInstantiateWithFlags_v11040");
+    assert_eq!(pfn("cuda_12_4", "PFN_cuCtxCreate"), "cuCtxCreate_v11040");
+    assert_eq!(pfn("cuda_13_0", "PFN_cuCtxCreate"), "cuCtxCreate_v12050");
+    assert_eq!(pfn("cuda_13_5", "PFN_cuCtxCreate"), "cuCtxCreate_v12050");
     assert!(chained >= 10, "only {chained} modules re-export the one before");
     eprintln!("{checked} meanings checked, {chained} modules chained");
 }

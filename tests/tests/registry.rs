@@ -1,7 +1,7 @@
 //! Properties of the committed registry (generated/registry.json and the generated crate):
 //! no libclang and no headers needed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use codegen::registry_json::Registry;
 use cuda_driver_pfn::{Entry, StreamFlags, ENTRIES, TOOLKITS};
@@ -150,59 +150,8 @@ fn per_thread_names_follow_the_header_pairing() {
     assert!(checked > 500, "only {checked} pairs checked");
 }
 
-/// `aliases::cuda_X_Y` reproduces toolkit X.Y's own `#define PFN_x` macros, every one that
-/// names a real symbol; toolkits without macros get the highest declared version.
-#[test]
-fn per_toolkit_aliases_agree_with_the_headers() {
-    let v = registry();
-    let text = std::fs::read_to_string(repo_root().join("generated/src/aliases.rs")).unwrap();
-    // What each name means in a default build, and with the per-thread-default-stream
-    // feature: a type without `cfg` means both, a `cfg`'d pair one each.
-    let mut emitted: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut per_thread: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut module = String::new();
-    let mut cfg: Option<bool> = None;
-    for line in text.lines().map(str::trim) {
-        if let Some(m) = line.strip_prefix("pub mod cuda_").and_then(|l| l.strip_suffix(" {")) {
-            module = m.replacen('_', ".", 1);
-        } else if line == "#[cfg(feature = \"per-thread-default-stream\")]" {
-            cfg = Some(true);
-        } else if line == "#[cfg(not(feature = \"per-thread-default-stream\"))]" {
-            cfg = Some(false);
-        } else if let Some(rest) = line.strip_prefix("pub use crate::") {
-            // `pub use crate::pfn::PFN_x_vN as PFN_x;`
-            let (path, name) = rest.trim_end_matches(';').split_once(" as ").unwrap();
-            let target = path.rsplit("::").next().unwrap();
-            if cfg != Some(true) {
-                emitted.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
-            }
-            if cfg != Some(false) {
-                per_thread.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
-            }
-            cfg = None;
-        }
-    }
-    let symbols: BTreeSet<&str> = v.entries.iter().map(|e| e.symbol.as_str()).collect();
-    let mut checked = 0;
-    for (tk, aliases) in &v.header_aliases {
-        let tk = tk.to_string();
-        for (name, t) in aliases {
-            if !symbols.contains(name.trim_start_matches("PFN_")) {
-                continue; // a misspelt alias such as PFN_GraphConditionalHandleCreate
-            }
-            assert_eq!(emitted[&tk][name], t.default, "{tk} {name}");
-            assert_eq!(per_thread[&tk][name], t.per_thread, "{tk} {name}, per-thread");
-            checked += 1;
-        }
-    }
-    assert!(checked > 4000, "{checked}");
-    // 12.9's well-known quirks, and the 13.x rule.
-    assert_eq!(emitted["12.9"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v11040");
-    assert_eq!(emitted["12.9"]["PFN_cuGraphInstantiate"], "PFN_cuGraphInstantiateWithFlags_v11040");
-    assert_eq!(emitted["13.5"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v12050");
-    assert_eq!(emitted["13.0"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v12050");
-    assert_eq!(emitted["12.4"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v11040");
-}
+// What `aliases::cuda_X_Y` means, per toolkit and stream mode, is checked against registry.json
+// in tests/tests/aliases_chain.rs, which resolves the modules' re-exports of each other.
 
 #[test]
 fn every_generated_file_is_marked() {

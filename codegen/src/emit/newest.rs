@@ -250,7 +250,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         /// with per-thread variants preferred (the order they are declared in), else the
         /// default ABIs among them. One function for every symbol.
         pub(crate) fn order(cases: &'static [usize], stream: crate::DefaultStream) -> impl Iterator<Item = usize> {
-            let per_thread = matches!(stream, crate::DefaultStream::PerThread);
+            let per_thread = stream == crate::DefaultStream::PerThread;
             cases.iter().copied().filter(move |&i| per_thread || ENTRIES.get(i).is_some_and(|e| e.variant.is_none()))
         }
 
