@@ -86,7 +86,7 @@ fn meaning(decls: &[(String, String)], per_thread: bool) -> Option<String> {
                 if per_thread {
                     !cfg.contains(not_ptds)
                 } else {
-                    !(cfg.contains(ptds) && !cfg.contains(not_ptds))
+                    !cfg.contains(ptds) || cfg.contains(not_ptds)
                 }
             },
         )
