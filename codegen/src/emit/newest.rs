@@ -34,7 +34,8 @@ fn case_name(e: &Entry) -> Ident {
     }
 }
 
-/// Names the module defines or imports itself, which no enum may take.
+/// Names the module defines or imports itself, which no enum may take; `Candidate` and `Variant`
+/// it no longer does, but they stay here so that no enum's name changes with that.
 const RESERVED: &[&str] = &["Candidate", "Symbol", "NewestAbi", "Sealed", "NonNull", "EntryInfo", "Variant", "ENTRIES"];
 
 /// `cuCtxCreate` -> `CtxCreate`: the symbol without its `cu` prefix, capitalised.
