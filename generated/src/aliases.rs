@@ -1576,9 +1576,10 @@ pub mod cuda_11_7 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz as cuWaitExternalSemaphoresAsync;
 }
-/// `PFN_<symbol>` as CUDA 11.8's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 11.8's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 11.8 adds or gives another meaning. Every other name means what it means in [`cuda_11_7`](crate::aliases::cuda_11_7), which this module re-exports.*/
 pub mod cuda_11_8 {
-    #[doc(inline)]
     pub use super::cuda_11_7::*;
     #[cfg(not(feature = "per-thread-default-stream"))]
     pub use crate::pfn::PFN_cuLaunchKernelEx_v11060 as PFN_cuLaunchKernelEx;
@@ -3204,9 +3205,10 @@ pub mod cuda_12_0 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz as cuWaitExternalSemaphoresAsync;
 }
-/// `PFN_<symbol>` as CUDA 12.1's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.1's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.1 adds or gives another meaning. Every other name means what it means in [`cuda_12_0`](crate::aliases::cuda_12_0), which this module re-exports.*/
 pub mod cuda_12_1 {
-    #[doc(inline)]
     pub use super::cuda_12_0::*;
     pub use crate::pfn::PFN_cuCoredumpGetAttribute_v12010 as PFN_cuCoredumpGetAttribute;
     pub use crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010 as PFN_cuCoredumpGetAttributeGlobal;
@@ -3231,9 +3233,10 @@ pub mod cuda_12_1 {
     pub use crate::entries::cuMulticastGetGranularity_v12010 as cuMulticastGetGranularity;
     pub use crate::entries::cuMulticastUnbind_v12010 as cuMulticastUnbind;
 }
-/// `PFN_<symbol>` as CUDA 12.2's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.2's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.2 adds or gives another meaning. Every other name means what it means in [`cuda_12_1`](crate::aliases::cuda_12_1), which this module re-exports.*/
 pub mod cuda_12_2 {
-    #[doc(inline)]
     pub use super::cuda_12_1::*;
     pub use crate::pfn::PFN_cuGraphAddNode_v12020 as PFN_cuGraphAddNode;
     pub use crate::pfn::PFN_cuGraphExecNodeSetParams_v12020 as PFN_cuGraphExecNodeSetParams;
@@ -3247,9 +3250,10 @@ pub mod cuda_12_2 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuMemPrefetchAsync_v12020_ptsz as cuMemPrefetchAsync_v2;
 }
-/// `PFN_<symbol>` as CUDA 12.3's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.3's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.3 adds or gives another meaning. Every other name means what it means in [`cuda_12_2`](crate::aliases::cuda_12_2), which this module re-exports.*/
 pub mod cuda_12_3 {
-    #[doc(inline)]
     pub use super::cuda_12_2::*;
     pub use crate::pfn::PFN_cuFuncGetName_v12030 as PFN_cuFuncGetName;
     pub use crate::pfn::PFN_cuGraphAddDependencies_v12030 as PFN_cuGraphAddDependencies;
@@ -3286,9 +3290,10 @@ pub mod cuda_12_3 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz as cuStreamUpdateCaptureDependencies_v2;
 }
-/// `PFN_<symbol>` as CUDA 12.4's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.4's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.4 adds or gives another meaning. Every other name means what it means in [`cuda_12_3`](crate::aliases::cuda_12_3), which this module re-exports.*/
 pub mod cuda_12_4 {
-    #[doc(inline)]
     pub use super::cuda_12_3::*;
     pub use crate::pfn::PFN_cuCtxFromGreenCtx_v12040 as PFN_cuCtxFromGreenCtx;
     pub use crate::pfn::PFN_cuCtxGetDevResource_v12040 as PFN_cuCtxGetDevResource;
@@ -3333,9 +3338,10 @@ pub mod cuda_12_4 {
     pub use crate::entries::cuModuleGetFunctionCount_v12040 as cuModuleGetFunctionCount;
     pub use crate::entries::cuStreamGetGreenCtx_v12040 as cuStreamGetGreenCtx;
 }
-/// `PFN_<symbol>` as CUDA 12.5's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.5's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.5 adds or gives another meaning. Every other name means what it means in [`cuda_12_4`](crate::aliases::cuda_12_4), which this module re-exports.*/
 pub mod cuda_12_5 {
-    #[doc(inline)]
     pub use super::cuda_12_4::*;
     pub use crate::pfn::PFN_cuCtxRecordEvent_v12050 as PFN_cuCtxRecordEvent;
     pub use crate::pfn::PFN_cuCtxWaitEvent_v12050 as PFN_cuCtxWaitEvent;
@@ -3351,14 +3357,16 @@ pub mod cuda_12_5 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuStreamGetCtx_v12050_ptsz as cuStreamGetCtx_v2;
 }
-/// `PFN_<symbol>` as CUDA 12.6's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.6's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.6 adds or gives another meaning. Every other name means what it means in [`cuda_12_5`](crate::aliases::cuda_12_5), which this module re-exports.*/
 pub mod cuda_12_6 {
-    #[doc(inline)]
     pub use super::cuda_12_5::*;
 }
-/// `PFN_<symbol>` as CUDA 12.8's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.8's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.8 adds or gives another meaning. Every other name means what it means in [`cuda_12_6`](crate::aliases::cuda_12_6), which this module re-exports.*/
 pub mod cuda_12_8 {
-    #[doc(inline)]
     pub use super::cuda_12_6::*;
     pub use crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080 as PFN_cuCheckpointProcessCheckpoint;
     pub use crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080 as PFN_cuCheckpointProcessGetRestoreThreadId;
@@ -3408,9 +3416,10 @@ pub mod cuda_12_8 {
     pub use crate::entries::cuStreamGetDevice_v12080_ptsz as cuStreamGetDevice;
     pub use crate::entries::cuTensorMapEncodeIm2colWide_v12080 as cuTensorMapEncodeIm2colWide;
 }
-/// `PFN_<symbol>` as CUDA 12.9's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+/** `PFN_<symbol>` as CUDA 12.9's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
+
+ Listed here: only the names that CUDA 12.9 adds or gives another meaning. Every other name means what it means in [`cuda_12_8`](crate::aliases::cuda_12_8), which this module re-exports.*/
 pub mod cuda_12_9 {
-    #[doc(inline)]
     pub use super::cuda_12_8::*;
     pub use crate::pfn::PFN_cuEventElapsedTime_v12080 as PFN_cuEventElapsedTime;
     pub use crate::pfn::PFN_cuLogsCurrent_v12090 as PFN_cuLogsCurrent;
@@ -5246,9 +5255,10 @@ pub mod cuda_13_0 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz as cuWaitExternalSemaphoresAsync;
 }
-/// `PFN_<symbol>` for CUDA 13.1, whose headers define no aliases: the highest version CUDA 13.1 declares.
+/** `PFN_<symbol>` for CUDA 13.1, whose headers define no aliases: the highest version CUDA 13.1 declares.
+
+ Listed here: only the names that CUDA 13.1 adds or gives another meaning. Every other name means what it means in [`cuda_13_0`](crate::aliases::cuda_13_0), which this module re-exports.*/
 pub mod cuda_13_1 {
-    #[doc(inline)]
     pub use super::cuda_13_0::*;
     pub use crate::pfn::PFN_cuDevSmResourceSplit_v13010 as PFN_cuDevSmResourceSplit;
     pub use crate::pfn::PFN_cuGraphExecGetId_v13010 as PFN_cuGraphExecGetId;
@@ -5275,9 +5285,10 @@ pub mod cuda_13_1 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuStreamGetDevResource_v13010_ptsz as cuStreamGetDevResource;
 }
-/// `PFN_<symbol>` for CUDA 13.2, whose headers define no aliases: the highest version CUDA 13.2 declares.
+/** `PFN_<symbol>` for CUDA 13.2, whose headers define no aliases: the highest version CUDA 13.2 declares.
+
+ Listed here: only the names that CUDA 13.2 adds or gives another meaning. Every other name means what it means in [`cuda_13_1`](crate::aliases::cuda_13_1), which this module re-exports.*/
 pub mod cuda_13_2 {
-    #[doc(inline)]
     pub use super::cuda_13_1::*;
     pub use crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020 as PFN_cuCoredumpDeregisterCompleteCallback;
     pub use crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020 as PFN_cuCoredumpDeregisterStartCallback;
@@ -5334,9 +5345,10 @@ pub mod cuda_13_2 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuStreamEndCaptureToCig_v13010_ptsz as cuStreamEndCaptureToCig;
 }
-/// `PFN_<symbol>` for CUDA 13.3, whose headers define no aliases: the highest version CUDA 13.3 declares.
+/** `PFN_<symbol>` for CUDA 13.3, whose headers define no aliases: the highest version CUDA 13.3 declares.
+
+ Listed here: only the names that CUDA 13.3 adds or gives another meaning. Every other name means what it means in [`cuda_13_2`](crate::aliases::cuda_13_2), which this module re-exports.*/
 pub mod cuda_13_3 {
-    #[doc(inline)]
     pub use super::cuda_13_2::*;
     pub use crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030 as PFN_cuLogicalEndpointAddDevice;
     pub use crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030 as PFN_cuLogicalEndpointBindAddr;
@@ -5371,9 +5383,10 @@ pub mod cuda_13_3 {
     #[cfg(feature = "per-thread-default-stream")]
     pub use crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz as cuStreamBeginRecaptureToGraph;
 }
-/// `PFN_<symbol>` for CUDA 13.4, whose headers define no aliases: the highest version CUDA 13.4 declares.
+/** `PFN_<symbol>` for CUDA 13.4, whose headers define no aliases: the highest version CUDA 13.4 declares.
+
+ Listed here: only the names that CUDA 13.4 adds or gives another meaning. Every other name means what it means in [`cuda_13_3`](crate::aliases::cuda_13_3), which this module re-exports.*/
 pub mod cuda_13_4 {
-    #[doc(inline)]
     pub use super::cuda_13_3::*;
     pub use crate::pfn::PFN_cuCheckpointOperationComplete_v13040 as PFN_cuCheckpointOperationComplete;
     pub use crate::pfn::PFN_cuDeviceGetCliqueCount_v13040 as PFN_cuDeviceGetCliqueCount;
@@ -5390,9 +5403,10 @@ pub mod cuda_13_4 {
     pub use crate::entries::cuGraphNodeSetParams_v13040 as cuGraphNodeSetParams_v2;
     pub use crate::entries::cuMemGetLocationInfo_v13040 as cuMemGetLocationInfo;
 }
-/// `PFN_<symbol>` for CUDA 13.5, whose headers define no aliases: the highest version CUDA 13.5 declares.
+/** `PFN_<symbol>` for CUDA 13.5, whose headers define no aliases: the highest version CUDA 13.5 declares.
+
+ Listed here: only the names that CUDA 13.5 adds or gives another meaning. Every other name means what it means in [`cuda_13_4`](crate::aliases::cuda_13_4), which this module re-exports.*/
 pub mod cuda_13_5 {
-    #[doc(inline)]
     pub use super::cuda_13_4::*;
     #[cfg(not(feature = "per-thread-default-stream"))]
     pub use crate::pfn::PFN_cuFabricCpyBatchAsync_v13050 as PFN_cuFabricCpyBatchAsync;

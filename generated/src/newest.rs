@@ -46,9 +46,10 @@ pub trait Symbol: sealed::Sealed + 'static {
     /// The registry rows [`Driver::newest_with`](crate::Driver::newest_with) tries, in
     /// order: with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy) the default
     /// ABIs, highest version first; with
-    /// [`DefaultStream::PerThread`](crate::DefaultStream::PerThread) the same with,
-    /// before each, the per-thread variants that pair with it (those whose version it
-    /// is the highest default one at or below).
+    /// [`DefaultStream::PerThread`](crate::DefaultStream::PerThread) the same, each
+    /// default ABI preceded by the per-thread variants that pair with it (a per-thread
+    /// variant pairs with the highest default ABI at or below its version; one older
+    /// than every default ABI comes last).
     fn order(stream: crate::DefaultStream) -> impl Iterator<Item = &'static EntryInfo> {
         order(<Self::Newest as NewestAbi>::CASES, stream).filter_map(|i| ENTRIES.get(i))
     }
@@ -73,8 +74,8 @@ pub(crate) fn order(
 /// Each enum is `#[repr(usize)]` with one function pointer per case, so its layout is
 /// the primitive representation's (RFC 2195): a `usize` tag, the case's index in
 /// declaration order, then the pointer. The methods read and write that
-/// layout once, generically, instead of a `match` per enum: the crate compiles no
-/// code per symbol (issue 28, compile time).
+/// layout once, generically, instead of a `match` per enum, so that the crate compiles
+/// no code per symbol.
 pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
     /// Per case, in declaration order: the index in [`ENTRIES`] of its ABI. The cases are
     /// declared highest version first, each per-thread variant before the default ABI

@@ -32,11 +32,11 @@ fn glob_module(tree: &syn::UseTree) -> Option<String> {
 
 /// Every module's names as rustc resolves them: its own declarations, then the names of the
 /// module it glob-imports that it does not declare itself.
-fn resolved_modules() -> (BTreeMap<String, Names>, usize) {
+fn resolved_modules() -> (BTreeMap<String, Names>, BTreeMap<String, String>) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/src/aliases.rs");
     let file: syn::File = syn::parse_file(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut out: BTreeMap<String, Names> = BTreeMap::new();
-    let mut chained = 0;
+    let mut chained = BTreeMap::new();
     for item in &file.items {
         let syn::Item::Mod(m) = item else { continue };
         let mut own = Names::new();
@@ -53,7 +53,7 @@ fn resolved_modules() -> (BTreeMap<String, Names>, usize) {
             own.entry(name).or_default().push((cfg.join(" "), target));
         }
         if let Some(b) = base {
-            chained += 1;
+            chained.insert(m.ident.to_string(), b.clone());
             let inherited = out.get(&b).unwrap_or_else(|| panic!("{}: glob of {b}, not declared before it", m.ident));
             for (name, decls) in inherited {
                 match own.get(name) {
@@ -100,6 +100,9 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
     )
     .unwrap();
     let (modules, chained) = resolved_modules();
+    let chained_count = chained.len();
+    let mut refused = 0;
+    let mut previous: Option<&serde_json::Map<String, serde_json::Value>> = None;
     // Header aliases of a symbol (`PFN_cuCtxCreate`); not the headers' quirks of no symbol
     // (`PFN_GraphConditionalHandleCreate`), which the crate does not declare.
     let symbols: std::collections::BTreeSet<&str> =
@@ -113,12 +116,10 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
         for (name, m) in c_names {
             let decls = names.get(name).unwrap_or_else(|| panic!("{module}::{name} missing"));
             for (mode, per_thread) in [("default", false), ("per_thread", true)] {
-                let Some(pfn) = m[mode].as_str() else { continue };
-                assert_eq!(
-                    meaning(decls, per_thread).as_deref(),
-                    Some(pfn.trim_start_matches("PFN_")),
-                    "{module}::{name} ({mode})"
-                );
+                // A mode with no meaning (null) must have none here either: no older
+                // module's meaning may fill it in.
+                let want = m[mode].as_str().map(|pfn| pfn.trim_start_matches("PFN_"));
+                assert_eq!(meaning(decls, per_thread).as_deref(), want, "{module}::{name} ({mode})");
                 checked += 1;
             }
         }
@@ -136,12 +137,31 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
                 }
             }
         }
-        // No C name of another toolkit that this one lacks: a `cu...` name here is one of its own.
-        for name in names.keys().filter(|n| !n.starts_with("PFN_")) {
-            assert!(
-                c_names.contains_key(name),
-                "{module}::{name}: not a C name of CUDA {tk} (leaked from an older module?)"
-            );
+        // No name of another toolkit that this one lacks: a `cu...` name here is one of its own
+        // C names, a `PFN_x` one of a symbol it declares.
+        let declared: std::collections::BTreeSet<String> = registry["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t.as_str() == Some(tk)))
+            .map(|e| format!("PFN_{}", e["symbol"].as_str().unwrap()))
+            .collect();
+        for name in names.keys() {
+            if name.starts_with("PFN_") {
+                assert!(declared.contains(name), "{module}::{name}: CUDA {tk} declares no such symbol (leaked?)");
+            } else {
+                assert!(c_names.contains_key(name), "{module}::{name}: not a C name of CUDA {tk} (leaked?)");
+            }
+        }
+        // A toolkit that drops a C name of the one before must not re-export that module.
+        if let Some(before) = previous.replace(c_names) {
+            if before.keys().any(|n| !c_names.contains_key(n)) {
+                assert!(
+                    !chained.contains_key(&module),
+                    "{module} drops names of the toolkit before, yet re-exports it"
+                );
+                refused += 1;
+            }
         }
     }
     assert!(checked > 25_000, "{checked} meanings checked");
@@ -152,6 +172,7 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
     assert_eq!(pfn("cuda_12_4", "PFN_cuCtxCreate"), "cuCtxCreate_v11040");
     assert_eq!(pfn("cuda_13_0", "PFN_cuCtxCreate"), "cuCtxCreate_v12050");
     assert_eq!(pfn("cuda_13_5", "PFN_cuCtxCreate"), "cuCtxCreate_v12050");
-    assert!(chained >= 10, "only {chained} modules re-export the one before");
-    eprintln!("{checked} meanings checked, {chained} modules chained");
+    assert!(chained_count >= 10, "only {chained_count} modules re-export the one before");
+    assert!(refused >= 1, "no toolkit dropped a name: the refusal to chain went unchecked");
+    eprintln!("{checked} meanings checked, {chained_count} modules chained, {refused} refused");
 }

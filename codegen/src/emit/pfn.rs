@@ -203,6 +203,37 @@ fn same_conditions(old: &TokenStream, new: &TokenStream) -> bool {
     matches!((conditions(old), conditions(new)), (Some(a), Some(b)) if a == b)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_are_the_cfg_attributes_item_by_item() {
+        let ptds = quote!(#[cfg(feature = "per-thread-default-stream")]);
+        let legacy = quote!(#[cfg(not(feature = "per-thread-default-stream"))]);
+        let pair = |a: &str, b: &str| {
+            let (a, b) = (ident(a), ident(b));
+            quote!(#legacy pub use crate::entries::#a as cuX; #ptds pub use crate::entries::#b as cuX;)
+        };
+        // Other targets, the same conditions: the newer module may declare it and chain.
+        assert!(same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &pair("cuX_v2", "cuX_v2_ptds")));
+        // Declared in one mode only where the older module had both: the glob would fill in
+        // the older per-thread meaning, so no chaining.
+        let one = quote!(#legacy pub use crate::entries::cuX_v2 as cuX;);
+        assert!(!same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &one));
+        // A feature's module behind its `cfg`, against none.
+        let gl = quote!(
+            #[cfg(feature = "gl")]
+            pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
+        );
+        let plain = quote!(
+            pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
+        );
+        assert!(!same_conditions(&gl, &plain));
+        assert!(same_conditions(&gl, &gl));
+    }
+}
+
 pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
     let mut modules = Vec::new();
     // The previous toolkit's module and its names, each with its declarations.
@@ -241,7 +272,8 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         });
         let (glob, items): (TokenStream, Vec<&TokenStream>) = match base {
             Some((base_module, before)) => (
-                quote!(#[doc(inline)] pub use super::#base_module::*;),
+                // Not `#[doc(inline)]`: rustdoc would list a shadowed name's older meaning too.
+                quote!(pub use super::#base_module::*;),
                 names
                     .iter()
                     .filter(|(n, item)| before.get(n).is_none_or(|old| old.to_string() != item.to_string()))
@@ -250,11 +282,17 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
             ),
             None => (TokenStream::new(), names.iter().map(|(_, item)| item).collect()),
         };
-        let doc = if t.has_alias_macros {
+        let mut doc = if t.has_alias_macros {
             format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")
         } else {
             format!(" `PFN_<symbol>` for CUDA {tk}, whose headers define no aliases: the highest version CUDA {tk} declares.")
         };
+        if let Some((base_module, _)) = base {
+            doc.push_str(&format!(
+                "\n\n Listed here: only the names that CUDA {tk} adds or gives another meaning. Every other name \
+                 means what it means in [`{base_module}`](crate::aliases::{base_module}), which this module re-exports."
+            ));
+        }
         modules.push(quote! {
             #[doc = #doc]
             pub mod #module {
