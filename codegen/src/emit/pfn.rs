@@ -203,37 +203,6 @@ fn same_conditions(old: &TokenStream, new: &TokenStream) -> bool {
     matches!((conditions(old), conditions(new)), (Some(a), Some(b)) if a == b)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn conditions_are_the_cfg_attributes_item_by_item() {
-        let ptds = quote!(#[cfg(feature = "per-thread-default-stream")]);
-        let legacy = quote!(#[cfg(not(feature = "per-thread-default-stream"))]);
-        let pair = |a: &str, b: &str| {
-            let (a, b) = (ident(a), ident(b));
-            quote!(#legacy pub use crate::entries::#a as cuX; #ptds pub use crate::entries::#b as cuX;)
-        };
-        // Other targets, the same conditions: the newer module may declare it and chain.
-        assert!(same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &pair("cuX_v2", "cuX_v2_ptds")));
-        // Declared in one mode only where the older module had both: the glob would fill in
-        // the older per-thread meaning, so no chaining.
-        let one = quote!(#legacy pub use crate::entries::cuX_v2 as cuX;);
-        assert!(!same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &one));
-        // A feature's module behind its `cfg`, against none.
-        let gl = quote!(
-            #[cfg(feature = "gl")]
-            pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
-        );
-        let plain = quote!(
-            pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
-        );
-        assert!(!same_conditions(&gl, &plain));
-        assert!(same_conditions(&gl, &gl));
-    }
-}
-
 pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
     let mut modules = Vec::new();
     // The previous toolkit's module and its names, each with its declarations.
@@ -321,5 +290,36 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         //! pins the ABIs of the toolkit a program was written for.
         #![allow(non_camel_case_types)]
         #(#modules)*
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_are_the_cfg_attributes_item_by_item() {
+        let ptds = quote!(#[cfg(feature = "per-thread-default-stream")]);
+        let legacy = quote!(#[cfg(not(feature = "per-thread-default-stream"))]);
+        let pair = |a: &str, b: &str| {
+            let (a, b) = (ident(a), ident(b));
+            quote!(#legacy pub use crate::entries::#a as cuX; #ptds pub use crate::entries::#b as cuX;)
+        };
+        // Other targets, the same conditions: the newer module may declare it and chain.
+        assert!(same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &pair("cuX_v2", "cuX_v2_ptds")));
+        // Declared in one mode only where the older module had both: the glob would fill in
+        // the older per-thread meaning, so no chaining.
+        let one = quote!(#legacy pub use crate::entries::cuX_v2 as cuX;);
+        assert!(!same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &one));
+        // A feature's module behind its `cfg`, against none.
+        let gl = quote!(
+            #[cfg(feature = "gl")]
+            pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
+        );
+        let plain = quote!(
+            pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
+        );
+        assert!(!same_conditions(&gl, &plain));
+        assert!(same_conditions(&gl, &gl));
     }
 }
