@@ -4,8 +4,10 @@
 //! (`header_aliases`) resolves, in both stream modes, to the same typedef, and no name of an
 //! older toolkit leaks into a newer one that lacks it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use codegen::registry_json::{Modes, Registry};
+use cuda_sys_gen_tests::repo_root;
 use quote::ToTokens;
 
 /// Per name, its declarations: (the `cfg` attributes, the last segment it re-exports).
@@ -31,12 +33,12 @@ fn glob_module(tree: &syn::UseTree) -> Option<String> {
 }
 
 /// Every module's names as rustc resolves them: its own declarations, then the names of the
-/// module it glob-imports that it does not declare itself.
-fn resolved_modules() -> (BTreeMap<String, Names>, BTreeMap<String, String>) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/src/aliases.rs");
-    let file: syn::File = syn::parse_file(&std::fs::read_to_string(path).unwrap()).unwrap();
+/// module it glob-imports that it does not declare itself; and the modules that glob-import one.
+fn resolved_modules() -> (BTreeMap<String, Names>, BTreeSet<String>) {
+    let text = std::fs::read_to_string(repo_root().join("generated/src/aliases.rs")).unwrap();
+    let file: syn::File = syn::parse_file(&text).unwrap();
     let mut out: BTreeMap<String, Names> = BTreeMap::new();
-    let mut chained = BTreeMap::new();
+    let mut chained = BTreeSet::new();
     for item in &file.items {
         let syn::Item::Mod(m) = item else { continue };
         let mut own = Names::new();
@@ -53,7 +55,7 @@ fn resolved_modules() -> (BTreeMap<String, Names>, BTreeMap<String, String>) {
             own.entry(name).or_default().push((cfg.join(" "), target));
         }
         if let Some(b) = base {
-            chained.insert(m.ident.to_string(), b.clone());
+            chained.insert(m.ident.to_string());
             let inherited = out.get(&b).unwrap_or_else(|| panic!("{}: glob of {b}, not declared before it", m.ident));
             for (name, decls) in inherited {
                 match own.get(name) {
@@ -95,57 +97,43 @@ fn meaning(decls: &[(String, String)], per_thread: bool) -> Option<String> {
 
 #[test]
 fn every_toolkit_s_names_mean_what_its_headers_say() {
-    let registry: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../generated/registry.json")).unwrap(),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap();
+    let registry = Registry::parse(&text).unwrap();
     let (modules, chained) = resolved_modules();
-    let chained_count = chained.len();
+    let mut checked = 0;
     let mut refused = 0;
-    let mut previous: Option<&serde_json::Map<String, serde_json::Value>> = None;
+    // Both stream modes of a name against what registry.json says (a `None`: no meaning, which
+    // no older module's meaning may fill in either).
+    let mut check = |module: &str, name: &str, decls: &[(String, String)], want: [Option<&str>; 2]| {
+        for (per_thread, want) in [false, true].into_iter().zip(want) {
+            let want = want.map(|pfn| pfn.trim_start_matches("PFN_"));
+            assert_eq!(meaning(decls, per_thread).as_deref(), want, "{module}::{name} (per-thread: {per_thread})");
+            checked += 1;
+        }
+    };
     // Header aliases of a symbol (`PFN_cuCtxCreate`); not the headers' quirks of no symbol
     // (`PFN_GraphConditionalHandleCreate`), which the crate does not declare.
-    let symbols: std::collections::BTreeSet<&str> =
-        registry["entries"].as_array().unwrap().iter().map(|e| e["symbol"].as_str().unwrap()).collect();
-    let mut checked = 0;
-    for tk in registry["toolkits"].as_array().unwrap() {
-        let tk = tk.as_str().unwrap();
-        let module = format!("cuda_{}", tk.replace('.', "_"));
+    let symbols: BTreeSet<&str> = registry.entries.iter().map(|e| e.symbol.as_str()).collect();
+    let no_names = BTreeMap::new();
+    let mut previous: Option<&BTreeMap<String, Modes<Option<String>>>> = None;
+    for tk in &registry.toolkits {
+        let module = format!("cuda_{}", tk.to_string().replace('.', "_"));
         let names = &modules[&module];
-        let c_names = registry["c_names"][tk].as_object().unwrap();
+        let missing = |name: &str| -> ! { panic!("{module}::{name} missing") };
+        let c_names = registry.c_names.get(tk).unwrap_or(&no_names);
         for (name, m) in c_names {
-            let decls = names.get(name).unwrap_or_else(|| panic!("{module}::{name} missing"));
-            for (mode, per_thread) in [("default", false), ("per_thread", true)] {
-                // A mode with no meaning (null) must have none here either: no older
-                // module's meaning may fill it in.
-                let want = m[mode].as_str().map(|pfn| pfn.trim_start_matches("PFN_"));
-                assert_eq!(meaning(decls, per_thread).as_deref(), want, "{module}::{name} ({mode})");
-                checked += 1;
-            }
+            let decls = names.get(name).unwrap_or_else(|| missing(name));
+            check(&module, name, decls, [m.default.as_deref(), m.per_thread.as_deref()]);
         }
-        if let Some(aliases) = registry["header_aliases"][tk].as_object() {
-            for (name, m) in aliases.iter().filter(|(n, _)| symbols.contains(n.trim_start_matches("PFN_"))) {
-                let decls = names.get(name).unwrap_or_else(|| panic!("{module}::{name} missing"));
-                for (mode, per_thread) in [("default", false), ("per_thread", true)] {
-                    let pfn = m[mode].as_str().unwrap();
-                    assert_eq!(
-                        meaning(decls, per_thread).as_deref(),
-                        Some(pfn.trim_start_matches("PFN_")),
-                        "{module}::{name} ({mode})"
-                    );
-                    checked += 1;
-                }
-            }
+        let aliases = registry.header_aliases.get(tk).into_iter().flatten();
+        for (name, m) in aliases.filter(|(n, _)| symbols.contains(n.trim_start_matches("PFN_"))) {
+            let decls = names.get(name).unwrap_or_else(|| missing(name));
+            check(&module, name, decls, [Some(&m.default), Some(&m.per_thread)]);
         }
         // No name of another toolkit that this one lacks: a `cu...` name here is one of its own
         // C names, a `PFN_x` one of a symbol it declares.
-        let declared: std::collections::BTreeSet<String> = registry["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t.as_str() == Some(tk)))
-            .map(|e| format!("PFN_{}", e["symbol"].as_str().unwrap()))
-            .collect();
+        let declared: BTreeSet<String> =
+            registry.entries.iter().filter(|e| e.toolkits.contains(tk)).map(|e| format!("PFN_{}", e.symbol)).collect();
         for name in names.keys() {
             if name.starts_with("PFN_") {
                 assert!(declared.contains(name), "{module}::{name}: CUDA {tk} declares no such symbol (leaked?)");
@@ -156,10 +144,7 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
         // A toolkit that drops a C name of the one before must not re-export that module.
         if let Some(before) = previous.replace(c_names) {
             if before.keys().any(|n| !c_names.contains_key(n)) {
-                assert!(
-                    !chained.contains_key(&module),
-                    "{module} drops names of the toolkit before, yet re-exports it"
-                );
+                assert!(!chained.contains(&module), "{module} drops names of the toolkit before, yet re-exports it");
                 refused += 1;
             }
         }
@@ -172,7 +157,7 @@ fn every_toolkit_s_names_mean_what_its_headers_say() {
     assert_eq!(pfn("cuda_12_4", "PFN_cuCtxCreate"), "cuCtxCreate_v11040");
     assert_eq!(pfn("cuda_13_0", "PFN_cuCtxCreate"), "cuCtxCreate_v12050");
     assert_eq!(pfn("cuda_13_5", "PFN_cuCtxCreate"), "cuCtxCreate_v12050");
-    assert!(chained_count >= 10, "only {chained_count} modules re-export the one before");
+    assert!(chained.len() >= 10, "only {} modules re-export the one before", chained.len());
     assert!(refused >= 1, "no toolkit dropped a name: the refusal to chain went unchecked");
-    eprintln!("{checked} meanings checked, {chained_count} modules chained, {refused} refused");
+    eprintln!("{checked} meanings checked, {} modules chained, {refused} refused", chained.len());
 }

@@ -186,31 +186,44 @@ fn per_thread_alias(
     one(&target.default, "", quote!())
 }
 
-/// Whether two declarations of one name exist under the same `cfg` conditions: the same
-/// attributes, item by item, whatever they re-export.
-fn same_conditions(old: &TokenStream, new: &TokenStream) -> bool {
-    let conditions = |t: &TokenStream| {
-        syn::parse2::<syn::File>(t.clone()).ok().map(|f| {
+/// Every declaration of one name in one `aliases` module (one per `cfg` form), with what the
+/// next module's compares: its text, and the `cfg` attributes of each item (`None` where it
+/// does not parse, which no module then chains over).
+struct Declared {
+    tokens: TokenStream,
+    text: String,
+    conditions: Option<Vec<Vec<String>>>,
+}
+
+impl Declared {
+    fn new(tokens: TokenStream) -> Self {
+        let conditions = syn::parse2::<syn::File>(tokens.clone()).ok().map(|f| {
             f.items
                 .iter()
                 .map(|item| match item {
-                    syn::Item::Use(u) => u.attrs.iter().map(|a| a.to_token_stream().to_string()).collect::<Vec<_>>(),
+                    syn::Item::Use(u) => u.attrs.iter().map(|a| a.to_token_stream().to_string()).collect(),
                     other => vec![other.to_token_stream().to_string()],
                 })
-                .collect::<Vec<_>>()
-        })
-    };
-    matches!((conditions(old), conditions(new)), (Some(a), Some(b)) if a == b)
+                .collect()
+        });
+        Declared { text: tokens.to_string(), tokens, conditions }
+    }
+}
+
+/// Whether two declarations of one name exist under the same `cfg` conditions: the same
+/// attributes, item by item, whatever they re-export.
+fn same_conditions(old: &Declared, new: &Declared) -> bool {
+    old.conditions.is_some() && old.conditions == new.conditions
 }
 
 pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
     let mut modules = Vec::new();
     // The previous toolkit's module and its names, each with its declarations.
-    let mut previous: Option<(Ident, BTreeMap<String, TokenStream>)> = None;
+    let mut previous: Option<(Ident, BTreeMap<String, Declared>)> = None;
     for t in &ctx.model.toolkits {
         let tk = t.version;
         let module = format_ident!("cuda_{}_{}", tk.major, tk.minor);
-        // Per name, every declaration of it (one per `cfg` form), in the order declared.
+        // Per name, every declaration of it (one per `cfg` form); the names in the order declared.
         let mut names: Vec<(String, TokenStream)> = Vec::new();
         for symbol in ctx.model.symbols() {
             let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
@@ -231,7 +244,8 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
                 names.push((c_name.clone(), group));
             }
         }
-        let all: BTreeMap<String, TokenStream> = names.iter().cloned().collect();
+        let order: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+        let all: BTreeMap<String, Declared> = names.into_iter().map(|(n, t)| (n, Declared::new(t))).collect();
         // Most names mean in one toolkit what they meant in the one before: such a module
         // re-exports the previous one and declares only what is new or changed (issue 28,
         // compile time: a fifth of the `use` items). Only where that cannot leak a name: every
@@ -243,13 +257,14 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
             Some((base_module, before)) => (
                 // Not `#[doc(inline)]`: rustdoc would list a shadowed name's older meaning too.
                 quote!(pub use super::#base_module::*;),
-                names
+                order
                     .iter()
-                    .filter(|(n, item)| before.get(n).is_none_or(|old| old.to_string() != item.to_string()))
-                    .map(|(_, item)| item)
+                    .map(|n| (n, &all[n]))
+                    .filter(|(n, new)| before.get(*n).is_none_or(|old| old.text != new.text))
+                    .map(|(_, new)| &new.tokens)
                     .collect(),
             ),
-            None => (TokenStream::new(), names.iter().map(|(_, item)| item).collect()),
+            None => (TokenStream::new(), order.iter().map(|n| &all[n].tokens).collect()),
         };
         let mut doc = if t.has_alias_macros {
             format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")
@@ -303,22 +318,22 @@ mod tests {
         let legacy = quote!(#[cfg(not(feature = "per-thread-default-stream"))]);
         let pair = |a: &str, b: &str| {
             let (a, b) = (ident(a), ident(b));
-            quote!(#legacy pub use crate::entries::#a as cuX; #ptds pub use crate::entries::#b as cuX;)
+            Declared::new(quote!(#legacy pub use crate::entries::#a as cuX; #ptds pub use crate::entries::#b as cuX;))
         };
         // Other targets, the same conditions: the newer module may declare it and chain.
         assert!(same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &pair("cuX_v2", "cuX_v2_ptds")));
         // Declared in one mode only where the older module had both: the glob would fill in
         // the older per-thread meaning, so no chaining.
-        let one = quote!(#legacy pub use crate::entries::cuX_v2 as cuX;);
+        let one = Declared::new(quote!(#legacy pub use crate::entries::cuX_v2 as cuX;));
         assert!(!same_conditions(&pair("cuX_v1", "cuX_v1_ptds"), &one));
         // A feature's module behind its `cfg`, against none.
-        let gl = quote!(
+        let gl = Declared::new(quote!(
             #[cfg(feature = "gl")]
             pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
-        );
-        let plain = quote!(
+        ));
+        let plain = Declared::new(quote!(
             pub use crate::gl::PFN_cuX_v1 as PFN_cuX;
-        );
+        ));
         assert!(!same_conditions(&gl, &plain));
         assert!(same_conditions(&gl, &gl));
     }
