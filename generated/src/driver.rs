@@ -804,10 +804,15 @@ pub(crate) fn not_a_pointer<F>(symbol: &CStr, version: u32, flags: StreamFlags, 
 /// # Safety
 /// `F` must be the function's type.
 pub(crate) unsafe fn exported<F: Copy>(lib: &libloading::Library, name: &CStr) -> Option<F> {
-    // Looked up as a plain pointer first: libloading would hand a NULL symbol out as a
-    // function value, which is undefined behaviour for `fn` types.
-    let p = lib.get::<*mut c_void>(name.to_bytes_with_nul()).ok().map(|s| *s)?;
-    cast::<F>(NonNull::new(p)?)
+    cast::<F>(exported_pointer(lib, name)?)
+}
+
+/// [`exported`]'s lookup, once for every `F`: looked up as a plain pointer, because
+/// libloading would hand a NULL symbol out as a function value, which is undefined
+/// behaviour for `fn` types.
+unsafe fn exported_pointer(lib: &libloading::Library, name: &CStr) -> Option<NonNull<c_void>> {
+    let symbol = lib.get::<*mut c_void>(name.to_bytes_with_nul()).ok()?;
+    NonNull::new(*symbol)
 }
 
 #[cfg(not(windows))]
@@ -833,7 +838,8 @@ pub(crate) fn load_path(path: &Path, library: LibraryKind) -> Result<libloading:
     opened.map_err(|message| {
         // A name without a folder is looked for on the loader's search path only (on Windows
         // the working directory is searched too): a file of that name here is not it.
-        if cfg!(not(windows)) && !shown.is_empty() && !shown.contains('/') && path.is_file() {
+        // (Bytes, not `contains('/')`: a `char` pattern brings std's substring search along.)
+        if cfg!(not(windows)) && !shown.is_empty() && !shown.as_bytes().contains(&b'/') && path.is_file() {
             Error::BareName { library, name: shown.clone(), message }
         } else {
             Error::LibraryNotFound { library, tried: vec![LoadAttempt { name: shown.clone(), message }] }

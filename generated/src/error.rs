@@ -213,37 +213,107 @@ impl fmt::Display for Release {
     }
 }
 
+// The helpers below write into the formatter and walk `ENTRIES` with plain loops: no
+// `String`s, no iterator adaptors, no `str::replace` or `join`. Each of those instantiates
+// std's generic code in this crate, and every build of it pays for that code (issue 28:
+// the text of `Error` was a tenth of the crate's clean build).
+
 /// The newest ABI of `lookup`'s symbol at or below `limit` in the registry, as a driver picks
 /// it: with the per-thread flag its `_ptds`/`_ptsz` variants count (and win at the same
 /// version), without it only the default ones.
 fn served_at(lookup: &Lookup, limit: u32) -> Option<&'static crate::EntryInfo> {
     let per_thread = lookup.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM;
-    ENTRIES
-        .iter()
-        .filter(|e| e.symbol == lookup.symbol && e.version <= limit && (per_thread || e.variant.is_none()))
-        .max_by_key(|e| (e.version, e.variant.is_some()))
+    let mut best: Option<&'static crate::EntryInfo> = None;
+    for e in ENTRIES.iter() {
+        if e.symbol != lookup.symbol || e.version > limit || !(per_thread || e.variant.is_none()) {
+            continue;
+        }
+        // The last of the greatest (version, is a variant), as `max_by_key` picks it.
+        let newer = match best {
+            None => true,
+            Some(b) => e.version > b.version || (e.version == b.version && (e.variant.is_some() || b.variant.is_none())),
+        };
+        if newer {
+            best = Some(e);
+        }
+    }
+    best
 }
 
 /// The registry entry a lookup asks for exactly, if it is one.
+#[allow(clippy::manual_find)] // a loop, as the note above says
 fn entry_of(lookup: &Lookup) -> Option<&'static crate::EntryInfo> {
-    ENTRIES.iter().find(|e| e.symbol == lookup.symbol && e.version == lookup.version && e.flags == lookup.flags)
+    for e in ENTRIES.iter() {
+        if e.symbol == lookup.symbol && e.version == lookup.version && e.flags == lookup.flags {
+            return Some(e);
+        }
+    }
+    None
+}
+
+/// The oldest version of `symbol` in the registry, if the registry has the symbol.
+fn first_version(symbol: &str) -> Option<u32> {
+    let mut first: Option<u32> = None;
+    for e in ENTRIES.iter() {
+        if e.symbol == symbol && first.is_none_or(|v| e.version < v) {
+            first = Some(e.version);
+        }
+    }
+    first
 }
 
 /// The marker type of an entry: `entries::cuCtxCreate_v11040`.
-fn marker(e: &crate::EntryInfo) -> String {
-    format!("entries::{}", e.pfn.strip_prefix("PFN_").unwrap_or(e.pfn))
+struct Marker(&'static crate::EntryInfo);
+
+impl fmt::Display for Marker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("entries::")?;
+        f.write_str(self.0.pfn.strip_prefix("PFN_").unwrap_or(self.0.pfn))
+    }
+}
+
+/// The least of `list` (`u32::MAX` for none).
+fn least(list: &[u32]) -> u32 {
+    let mut m = u32::MAX;
+    for &v in list {
+        m = m.min(v);
+    }
+    m
+}
+
+/// A pinned toolkit's name split at its dot: `("12", "4")` for `12.4`.
+fn toolkit_parts(toolkit: &str) -> Option<(&str, &str)> {
+    let dot = toolkit.bytes().position(|b| b == b'.')?;
+    Some((&toolkit[..dot], &toolkit[dot + 1..]))
+}
+
+/// A run of decimal digits as a number; `None` for anything else.
+fn decimal(digits: &str) -> Option<u32> {
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: u32 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u32::from(b - b'0'))?;
+    }
+    Some(n)
 }
 
 /// The newest pinned toolkit no newer than `driver_version`, as `(12040, "12.4")`.
 fn toolkit_at(driver_version: u32) -> Option<(u32, &'static str)> {
-    crate::TOOLKITS
-        .iter()
-        .filter_map(|t| {
-            let (major, minor) = t.split_once('.')?;
-            Some((major.parse::<u32>().ok()? * 1000 + minor.parse::<u32>().ok()? * 10, *t))
-        })
-        .filter(|(v, _)| *v <= driver_version)
-        .max()
+    let mut best: Option<(u32, &'static str)> = None;
+    for t in crate::TOOLKITS.iter() {
+        let Some((major, minor)) = toolkit_parts(t) else { continue };
+        let (Some(major), Some(minor)) = (decimal(major), decimal(minor)) else { continue };
+        let Some(v) = major.checked_mul(1000).and_then(|v| v.checked_add(minor.checked_mul(10)?)) else { continue };
+        if v <= driver_version && best.is_none_or(|(b, bt)| (v, *t) >= (b, bt)) {
+            best = Some((v, t));
+        }
+    }
+    best
 }
 
 /// What the registry says about a symbol the driver does not know: on which platforms the
@@ -262,23 +332,38 @@ fn symbol_not_found(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version:
 /// driver, or (neither) a gap in the driver; for a name the registry lacks, a misspelling
 /// or a newer name.
 fn why_missing(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32) -> fmt::Result {
-    let rows: Vec<_> = ENTRIES.iter().filter(|e| e.symbol == lookup.symbol).collect();
-    let Some(first) = rows.iter().map(|e| e.version).min() else {
+    // One pass over the symbol's rows: its first version, whether any is on this platform,
+    // whether any is on Windows, the header of the first row, the first architecture named.
+    let mut first: Option<u32> = None;
+    let (mut here, mut windows) = (false, false);
+    let mut header: Option<&'static str> = None;
+    let mut arch: Option<&'static str> = None;
+    for e in ENTRIES.iter() {
+        if e.symbol != lookup.symbol {
+            continue;
+        }
+        if first.is_none_or(|v| e.version < v) {
+            first = Some(e.version);
+        }
+        here |= e.platforms.here();
+        windows |= e.platforms.windows;
+        header = header.or(Some(e.header));
+        arch = arch.or(e.platforms.arch);
+    }
+    let Some(first) = first else {
         // Not in the registry (a raw lookup): a newer name, or a misspelt one.
         if lookup.version > driver_version {
             return write!(f, "The lookup asked for {}, newer than this driver: update the NVIDIA driver to one for {} or newer, or check the spelling (names are case-sensitive)", Cuda(lookup.version), Release(lookup.version));
         }
         return f.write_str("This crate does not know the name either: check the spelling (names are case-sensitive), or it is newer than this driver");
     };
-    let here = rows.iter().any(|e| e.platforms.here());
     if !here {
-        let on = if rows.iter().any(|e| e.platforms.windows) { "Windows" } else { "Linux" };
-        let header = rows.first().map_or("", |e| e.header);
-        let arch = match rows.iter().find_map(|e| e.platforms.arch) {
-            Some(arch) => format!(" on {arch}"),
-            None => String::new(),
-        };
-        return write!(f, "It is not on this platform: `{}` ({header}) is an entry point of the {on} driver{arch} only. Leave it out on this platform", lookup.symbol);
+        let on = if windows { "Windows" } else { "Linux" };
+        write!(f, "It is not on this platform: `{}` ({}) is an entry point of the {on} driver", lookup.symbol, header.unwrap_or(""))?;
+        if let Some(arch) = arch {
+            write!(f, " on {arch}")?;
+        }
+        return f.write_str(" only. Leave it out on this platform");
     }
     if first > driver_version {
         return write!(
@@ -330,22 +415,36 @@ impl fmt::Display for LibraryKind {
     }
 }
 
-fn code_name(code: u32, name: &Option<String>) -> String {
-    match name {
-        Some(n) => format!("{n} ({code})"),
-        None => format!("error {code} (a code this crate has no name for)"),
+/// A `CUresult` with its name: `CUDA_ERROR_INVALID_VALUE (1)`.
+struct CodeName<'a>(u32, &'a Option<String>);
+
+impl fmt::Display for CodeName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "error {} (a code this crate has no name for)", self.0),
+        }
     }
 }
 
 /// `12050, 11040`: a per-thread variant and its default share a version, shown once.
-fn versions(list: &[u32]) -> String {
-    let mut shown: Vec<String> = Vec::new();
-    for v in list {
-        if shown.last() != Some(&v.to_string()) {
-            shown.push(v.to_string());
+struct Versions<'a>(&'a [u32]);
+
+impl fmt::Display for Versions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut last: Option<u32> = None;
+        for &v in self.0 {
+            if last == Some(v) {
+                continue;
+            }
+            if last.is_some() {
+                f.write_str(", ")?;
+            }
+            write!(f, "{v}")?;
+            last = Some(v);
         }
+        Ok(())
     }
-    shown.join(", ")
 }
 
 impl fmt::Display for Error {
@@ -359,8 +458,10 @@ impl fmt::Display for Error {
                     write!(f, "{sep}{name} ({})", t.message)?;
                 }
                 // Driver::from_path: a file was named, so the advice is about that file.
-                let named =
-                    !tried.is_empty() && tried.iter().all(|t| t.name.contains(['/', '\\']) || t.name.is_empty());
+                let mut named = !tried.is_empty();
+                for t in tried {
+                    named &= t.name.is_empty() || t.name.bytes().any(|b| b == b'/' || b == b'\\');
+                }
                 match library {
                     LibraryKind::Driver if named => f.write_str(
                         ". Check the path, and that the file is NVIDIA's driver library for this machine: a 64-bit \
@@ -433,8 +534,7 @@ impl fmt::Display for Error {
                      cuGetProcAddress of CUDA 11.3 to 11.8, which reports no status. ",
                     Cuda(*driver_version)
                 )?;
-                let first = ENTRIES.iter().filter(|e| e.symbol == lookup.symbol).map(|e| e.version).min();
-                match first {
+                match first_version(&lookup.symbol) {
                     // At or above the symbol's first ABI, that ABI exists: the driver lacks the name.
                     Some(first) if lookup.version >= first => {
                         write!(f, "It does not know `{}`. ", lookup.symbol)?;
@@ -490,8 +590,8 @@ impl fmt::Display for Error {
                 write!(f, "Update the NVIDIA driver to one for {} or newer", Release(lookup.version))?;
                 match instead {
                     Some(e) => {
-                        write!(f, ", or use an ABI this driver has: `{}`, or Driver::newest", marker(e))?;
-                        if let Some((_, toolkit)) = toolkit_at(*driver_version) {
+                        write!(f, ", or use an ABI this driver has: `{}`, or Driver::newest", Marker(e))?;
+                        if let Some((major, minor)) = toolkit_at(*driver_version).and_then(|(_, t)| toolkit_parts(t)) {
                             // The aliases follow the crate's stream mode: a per-thread entry's
                             // alias is the per-thread one only with that feature.
                             let (mode, features) = if lookup.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM {
@@ -504,15 +604,14 @@ impl fmt::Display for Error {
                             };
                             write!(
                                 f,
-                                ", or the name as CUDA {toolkit}'s cuda.h meant it{mode} (`aliases::cuda_{}::{}`, \
-                                 {features})",
-                                toolkit.replace('.', "_"),
+                                ", or the name as CUDA {major}.{minor}'s cuda.h meant it{mode} \
+                                 (`aliases::cuda_{major}_{minor}::{}`, {features})",
                                 lookup.symbol
                             )?;
                         }
                         Ok(())
                     }
-                    None if ENTRIES.iter().any(|e| e.symbol == lookup.symbol) => {
+                    None if first_version(&lookup.symbol).is_some() => {
                         write!(f, "; this driver has no ABI of `{}` that this crate knows", lookup.symbol)
                     }
                     None => write!(
@@ -537,7 +636,7 @@ impl fmt::Display for Error {
                 "{lookup} failed with {}. cuGetProcAddress reports usage errors (an unsupported flag, a bad argument) \
                  this way: check the flags and the version; if the request came from Driver::get, report it to the \
                  cuda-driver-pfn maintainers with the driver version",
-                code_name(*code, name)
+                CodeName(*code, name)
             ),
             Error::NullPointer { lookup } => write!(
                 f,
@@ -564,15 +663,15 @@ impl fmt::Display for Error {
                         f,
                         "the crate knows versions {}, all newer than the driver. Update the NVIDIA driver to one for {} \
                          or newer",
-                        versions(known),
-                        Release(known.iter().copied().min().unwrap_or(0))
+                        Versions(known),
+                        Release(least(known))
                     )?;
                 } else {
                     write!(
                         f,
                         "the crate knows versions {}, and the driver had none of {}",
-                        versions(known),
-                        versions(tried)
+                        Versions(known),
+                        Versions(tried)
                     )?;
                     if let Some(last) = last {
                         write!(f, " (last answer: {last})")?;
@@ -582,7 +681,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::InvalidArgument { lookup, reason } => write!(f, "{lookup} was not made: {reason}"),
-            Error::Call { function, code, name } => write!(f, "{function} failed with {}", code_name(*code, name)),
+            Error::Call { function, code, name } => write!(f, "{function} failed with {}", CodeName(*code, name)),
             Error::MissingEntries { table, min_driver, errors } => {
                 write!(
                     f,
@@ -598,7 +697,7 @@ impl fmt::Display for Error {
             Error::RuntimeUnready { library, code, name } => write!(
                 f,
                 "{library} cannot say its version: cudaRuntimeGetVersion failed with {}",
-                runtime_code(*code, name.as_deref())
+                RuntimeCode(*code, name.as_deref())
             ),
             Error::RuntimeTooOld { library, runtime_version } => write!(
                 f,
@@ -640,7 +739,7 @@ impl fmt::Display for Error {
                 )
             }
             Error::Runtime { lookup, code, name } => {
-                write!(f, "{lookup} failed with {}", runtime_code(*code, name.as_deref()))
+                write!(f, "{lookup} failed with {}", RuntimeCode(*code, name.as_deref()))
             }
         }
     }
@@ -687,24 +786,25 @@ impl std::error::Error for Error {}
 /// A `cudaError_t` of the runtime's, named, with what it means where that was measured
 /// (docs/cudart-measurements.md: NVIDIA's libcudart 11.7 to 13.5 with the drivers of CUDA
 /// 10.1 to 12.5, and none, on a machine without a GPU), else the usage-error reading.
-fn runtime_code(code: u32, name: Option<&str>) -> String {
-    let named = match name {
-        Some(n) => format!("{n} ({code})"),
-        None => format!("cudaError_t {code}"),
-    };
-    match code {
-        35 => format!(
-            "{named}: there is no NVIDIA driver, or its CUDA version is older than this runtime's (a CUDA 11 \
-             runtime answers so with no libcuda or a driver before CUDA 11.0; every runtime's entry point lookup \
-             when the driver's CUDA major version is below its own). Install a driver of at least the runtime's \
-             major version, or use Driver::load, which needs no runtime"
-        ),
-        100 => format!(
-            "{named}: the driver sees no CUDA device (with no GPU, a CUDA 11 runtime cannot even say its \
-             version, and every runtime's entry point lookup fails so). Run where a GPU is visible (check \
-             CUDA_VISIBLE_DEVICES and that NVIDIA's kernel module is loaded), or use Driver::load, whose lookups \
-             need no device"
-        ),
-        _ => format!("{named}: check the flags and the version; the CUDA runtime reports usage errors this way"),
+struct RuntimeCode<'a>(u32, Option<&'a str>);
+
+impl fmt::Display for RuntimeCode<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let code = self.0;
+        match self.1 {
+            Some(n) => write!(f, "{n} ({code})")?,
+            None => write!(f, "cudaError_t {code}")?,
+        }
+        f.write_str(match code {
+            35 => ": there is no NVIDIA driver, or its CUDA version is older than this runtime's (a CUDA 11 \
+                   runtime answers so with no libcuda or a driver before CUDA 11.0; every runtime's entry point lookup \
+                   when the driver's CUDA major version is below its own). Install a driver of at least the runtime's \
+                   major version, or use Driver::load, which needs no runtime",
+            100 => ": the driver sees no CUDA device (with no GPU, a CUDA 11 runtime cannot even say its \
+                    version, and every runtime's entry point lookup fails so). Run where a GPU is visible (check \
+                    CUDA_VISIBLE_DEVICES and that NVIDIA's kernel module is loaded), or use Driver::load, whose lookups \
+                    need no device",
+            _ => ": check the flags and the version; the CUDA runtime reports usage errors this way",
+        })
     }
 }
