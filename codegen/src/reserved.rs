@@ -31,7 +31,7 @@ pub const RESERVED_MODULES: &[&str] = &[
 
 /// Features the generated Cargo.toml defines itself: no header row may take one.
 pub const RESERVED_FEATURES: &[&str] =
-    &["aliases", "api", "default", "newest", "per-thread-default-stream", "runtime", "visit"];
+    &["aliases", "api", "bare-enumerators", "default", "newest", "per-thread-default-stream", "runtime", "visit"];
 
 /// The module of a manifest header row in the generated crate: the row's name, but `pfn` for
 /// the cuda.h row (`cuda`).

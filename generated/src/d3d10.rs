@@ -45,8 +45,9 @@ impl CUd3d10DeviceList_enum {
 }
 /// CUDA devices corresponding to a D3D10 device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUd3d10DeviceList_enum(pub ::core::ffi::c_int);
+impl Eq for CUd3d10DeviceList_enum {}
 /// CUDA devices corresponding to a D3D10 device
 pub use self::CUd3d10DeviceList_enum as CUd3d10DeviceList;
 impl CUD3D10register_flags_enum {
@@ -59,8 +60,9 @@ impl CUD3D10register_flags_enum {
 }
 /// Flags to register a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUD3D10register_flags_enum(pub ::core::ffi::c_int);
+impl Eq for CUD3D10register_flags_enum {}
 /// Flags to register a resource
 pub use self::CUD3D10register_flags_enum as CUD3D10register_flags;
 impl CUD3D10map_flags_enum {
@@ -76,34 +78,43 @@ impl CUD3D10map_flags_enum {
 }
 /// Flags to map or unmap a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUD3D10map_flags_enum(pub ::core::ffi::c_int);
+impl Eq for CUD3D10map_flags_enum {}
 /// Flags to map or unmap a resource
 pub use self::CUD3D10map_flags_enum as CUD3D10map_flags;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for all GPUs used by a D3D10 device
 ///
 /// The enumerator `CU_D3D10_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_ALL`].
 pub const CU_D3D10_DEVICE_LIST_ALL: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_ALL;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs used by a D3D10 device in its currently rendering frame
 ///
 /// The enumerator `CU_D3D10_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_D3D10_DEVICE_LIST_CURRENT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_CURRENT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs to be used by a D3D10 device in the next frame
 ///
 /// The enumerator `CU_D3D10_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_D3D10_DEVICE_LIST_NEXT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_NEXT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D10_REGISTER_FLAGS_NONE` as `cuD3D10RegisterResource`'s `Flags` takes it: [`CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE`]`.0`.
 pub const CU_D3D10_REGISTER_FLAGS_NONE: ::core::ffi::c_uint = CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D10_REGISTER_FLAGS_ARRAY` as `cuD3D10RegisterResource`'s `Flags` takes it: [`CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_ARRAY`]`.0`.
 pub const CU_D3D10_REGISTER_FLAGS_ARRAY: ::core::ffi::c_uint = CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_ARRAY
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_NONE`]`.0`.
 pub const CU_D3D10_MAPRESOURCE_FLAGS_NONE: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_READONLY` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_READONLY`]`.0`.
 pub const CU_D3D10_MAPRESOURCE_FLAGS_READONLY: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_READONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD`]`.0`.
 pub const CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD
     .0;

@@ -45,18 +45,22 @@ impl CUd3d11DeviceList_enum {
 }
 /// CUDA devices corresponding to a D3D11 device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUd3d11DeviceList_enum(pub ::core::ffi::c_int);
+impl Eq for CUd3d11DeviceList_enum {}
 /// CUDA devices corresponding to a D3D11 device
 pub use self::CUd3d11DeviceList_enum as CUd3d11DeviceList;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for all GPUs used by a D3D11 device
 ///
 /// The enumerator `CU_D3D11_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_ALL`].
 pub const CU_D3D11_DEVICE_LIST_ALL: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_ALL;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs used by a D3D11 device in its currently rendering frame
 ///
 /// The enumerator `CU_D3D11_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_D3D11_DEVICE_LIST_CURRENT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_CURRENT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs to be used by a D3D11 device in the next frame
 ///
 /// The enumerator `CU_D3D11_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_NEXT_FRAME`].

@@ -49,8 +49,9 @@ impl CUd3d9DeviceList_enum {
 }
 /// CUDA devices corresponding to a D3D9 device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUd3d9DeviceList_enum(pub ::core::ffi::c_int);
+impl Eq for CUd3d9DeviceList_enum {}
 /// CUDA devices corresponding to a D3D9 device
 pub use self::CUd3d9DeviceList_enum as CUd3d9DeviceList;
 impl CUd3d9register_flags_enum {
@@ -63,8 +64,9 @@ impl CUd3d9register_flags_enum {
 }
 /// Flags to register a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUd3d9register_flags_enum(pub ::core::ffi::c_int);
+impl Eq for CUd3d9register_flags_enum {}
 /// Flags to register a resource
 pub use self::CUd3d9register_flags_enum as CUd3d9register_flags;
 impl CUd3d9map_flags_enum {
@@ -80,34 +82,43 @@ impl CUd3d9map_flags_enum {
 }
 /// Flags to map or unmap a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUd3d9map_flags_enum(pub ::core::ffi::c_int);
+impl Eq for CUd3d9map_flags_enum {}
 /// Flags to map or unmap a resource
 pub use self::CUd3d9map_flags_enum as CUd3d9map_flags;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for all GPUs used by a D3D9 device
 ///
 /// The enumerator `CU_D3D9_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_ALL`].
 pub const CU_D3D9_DEVICE_LIST_ALL: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_ALL;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs used by a D3D9 device in its currently rendering frame
 ///
 /// The enumerator `CU_D3D9_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_D3D9_DEVICE_LIST_CURRENT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_CURRENT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs to be used by a D3D9 device in the next frame
 ///
 /// The enumerator `CU_D3D9_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_D3D9_DEVICE_LIST_NEXT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_NEXT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D9_REGISTER_FLAGS_NONE` as `cuD3D9RegisterResource`'s `Flags` takes it: [`CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE`]`.0`.
 pub const CU_D3D9_REGISTER_FLAGS_NONE: ::core::ffi::c_uint = CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D9_REGISTER_FLAGS_ARRAY` as `cuD3D9RegisterResource`'s `Flags` takes it: [`CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_ARRAY`]`.0`.
 pub const CU_D3D9_REGISTER_FLAGS_ARRAY: ::core::ffi::c_uint = CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_ARRAY
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_NONE`]`.0`.
 pub const CU_D3D9_MAPRESOURCE_FLAGS_NONE: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_READONLY` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_READONLY`]`.0`.
 pub const CU_D3D9_MAPRESOURCE_FLAGS_READONLY: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_READONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD`]`.0`.
 pub const CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD
     .0;

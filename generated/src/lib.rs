@@ -10,7 +10,7 @@
 //! - **Porting a C program** that calls the driver API: `api` (feature `api`) has cuda.h's
 //!   own names, each calling the ABI that cuda.h's macros mean, and `cu!` checks each call's
 //!   `CUresult`. cuda.h's enumerators are constants of [`types`] by their bare names
-//!   (`CU_STREAM_CAPTURE_MODE_GLOBAL`), its structs start as C's `= {0}` with `Default`, and
+//!   (`CU_STREAM_CAPTURE_MODE_GLOBAL`; feature `bare-enumerators`, which `api` turns on), its structs start as C's `= {0}` with `Default`, and
 //!   the stream mode is chosen per module (`api::ptds`, `cu_ptds!`: see the `api` module's page).
 //! - **A library or program that wants its entry points in one typed table**, loaded once with
 //!   every missing one in a single error and its oldest driver known at compile time:
@@ -182,8 +182,8 @@
 //!
 //! A C program's constants and structs keep their C spelling in [`types`]:
 //!
-//! - Every enumerator is a constant by its bare name, as C has it, of the type the functions
-//!   take it as: `CU_STREAM_CAPTURE_MODE_GLOBAL` is a `CUstreamCaptureMode` (what
+//! - With the feature `bare-enumerators` (which `api` turns on), every enumerator is also a
+//!   constant by its bare name, as C has it, of the type the functions take it as: `CU_STREAM_CAPTURE_MODE_GLOBAL` is a `CUstreamCaptureMode` (what
 //!   `cuStreamBeginCapture` takes), `CU_FUNC_ATTRIBUTE_NUM_REGS` a `CUfunction_attribute`. The
 //!   values of an enum that the functions take as an integer (flags: `CU_STREAM_NON_BLOCKING`,
 //!   `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`) are that integer, of the type of the `flags`
@@ -282,6 +282,12 @@
 //!
 //! - `newest`: `Driver::newest`, the `newest` enums and the `symbols` markers. Off by default:
 //!   about half of what the crate would otherwise cost to compile.
+//! - `api`: the `api` module, cuda.h's function names through one process-wide driver, and
+//!   `cu!`'s form for them; turns `bare-enumerators` on.
+//! - `bare-enumerators`: cuda.h's enumerators as constants of [`types`] by their bare names
+//!   (`CU_STREAM_NON_BLOCKING`). Off by default: over a thousand constants, about 6% of a default
+//!   build, where the enum's own constant (`CUstream_flags::CU_STREAM_NON_BLOCKING`) is the same
+//!   value.
 //! - `aliases`: the `aliases` module, what each pinned toolkit's headers mean by `PFN_<symbol>`.
 //! - `visit`: `visit_entries` and `visit_symbols`, generic code run once per marker (each call is
 //!   a generic function instantiated per entry; [`Driver::resolve`] over [`ENTRIES`] is one).

@@ -295,8 +295,9 @@ impl CUipcMem_flags_enum {
 }
 /// CUDA Ipc Mem Flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUipcMem_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUipcMem_flags_enum {}
 /// CUDA Ipc Mem Flags
 pub use self::CUipcMem_flags_enum as CUipcMem_flags;
 impl CUmemAttach_flags_enum {
@@ -309,8 +310,9 @@ impl CUmemAttach_flags_enum {
 }
 /// CUDA Mem Attach Flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemAttach_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemAttach_flags_enum {}
 /// CUDA Mem Attach Flags
 pub use self::CUmemAttach_flags_enum as CUmemAttach_flags;
 impl CUctx_flags_enum {
@@ -341,8 +343,9 @@ impl CUctx_flags_enum {
 }
 /// Context creation flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUctx_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUctx_flags_enum {}
 /// Context creation flags
 pub use self::CUctx_flags_enum as CUctx_flags;
 impl CUevent_sched_flags_enum {
@@ -365,8 +368,9 @@ impl CUevent_sched_flags_enum {
 }
 /// Event sched flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUevent_sched_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUevent_sched_flags_enum {}
 /// Event sched flags
 pub use self::CUevent_sched_flags_enum as CUevent_sched_flags;
 impl cl_event_flags_enum {
@@ -383,8 +387,9 @@ impl cl_event_flags_enum {
 }
 /// NVCL event scheduling flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct cl_event_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for cl_event_flags_enum {}
 /// NVCL event scheduling flags
 pub use self::cl_event_flags_enum as cl_event_flags;
 impl cl_context_flags_enum {
@@ -401,8 +406,9 @@ impl cl_context_flags_enum {
 }
 /// NVCL context scheduling flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct cl_context_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for cl_context_flags_enum {}
 /// NVCL context scheduling flags
 pub use self::cl_context_flags_enum as cl_context_flags;
 impl CUhostTaskSyncMode_enum {
@@ -416,8 +422,9 @@ impl CUhostTaskSyncMode_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUhostTaskSyncMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUhostTaskSyncMode_enum {}
 pub use self::CUhostTaskSyncMode_enum as CUhostTaskSyncMode;
 impl CUstream_flags_enum {
     /// Default stream flag
@@ -427,8 +434,9 @@ impl CUstream_flags_enum {
 }
 /// Stream creation flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstream_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstream_flags_enum {}
 /// Stream creation flags
 pub use self::CUstream_flags_enum as CUstream_flags;
 impl CUevent_flags_enum {
@@ -443,8 +451,9 @@ impl CUevent_flags_enum {
 }
 /// Event creation flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUevent_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUevent_flags_enum {}
 /// Event creation flags
 pub use self::CUevent_flags_enum as CUevent_flags;
 impl CUevent_record_flags_enum {
@@ -459,8 +468,9 @@ impl CUevent_record_flags_enum {
 }
 /// Event record flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUevent_record_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUevent_record_flags_enum {}
 /// Event record flags
 pub use self::CUevent_record_flags_enum as CUevent_record_flags;
 impl CUevent_wait_flags_enum {
@@ -475,8 +485,9 @@ impl CUevent_wait_flags_enum {
 }
 /// Event wait flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUevent_wait_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUevent_wait_flags_enum {}
 /// Event wait flags
 pub use self::CUevent_wait_flags_enum as CUevent_wait_flags;
 impl CUatomicOperation_enum {
@@ -523,8 +534,9 @@ impl CUatomicOperation_enum {
 }
 /// CUDA-valid Atomic Operations
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUatomicOperation_enum(pub ::core::ffi::c_uint);
+impl Eq for CUatomicOperation_enum {}
 /// CUDA-valid Atomic Operations
 pub use self::CUatomicOperation_enum as CUatomicOperation;
 impl CUatomicOperationCapability_enum {
@@ -552,8 +564,9 @@ impl CUatomicOperationCapability_enum {
 }
 /// CUDA-valid Atomic Operation capabilities
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUatomicOperationCapability_enum(pub ::core::ffi::c_uint);
+impl Eq for CUatomicOperationCapability_enum {}
 /// CUDA-valid Atomic Operation capabilities
 pub use self::CUatomicOperationCapability_enum as CUatomicOperationCapability;
 impl CUstreamWaitValue_flags_enum {
@@ -580,8 +593,9 @@ impl CUstreamWaitValue_flags_enum {
 }
 /// Flags for [`cuStreamWaitValue32`](crate::pfn::PFN_cuStreamWaitValue32_v11070) and [`cuStreamWaitValue64`](crate::pfn::PFN_cuStreamWaitValue64_v11070)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamWaitValue_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamWaitValue_flags_enum {}
 /// Flags for ::cuStreamWaitValue32 and ::cuStreamWaitValue64
 pub use self::CUstreamWaitValue_flags_enum as CUstreamWaitValue_flags;
 impl CUstreamWriteValue_flags_enum {
@@ -596,8 +610,9 @@ impl CUstreamWriteValue_flags_enum {
 }
 /// Flags for [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamWriteValue_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamWriteValue_flags_enum {}
 /// Flags for ::cuStreamWriteValue32
 pub use self::CUstreamWriteValue_flags_enum as CUstreamWriteValue_flags;
 impl CUstreamBatchMemOpType_enum {
@@ -632,8 +647,9 @@ impl CUstreamBatchMemOpType_enum {
 }
 /// Operations for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamBatchMemOpType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamBatchMemOpType_enum {}
 /// Operations for ::cuStreamBatchMemOp
 pub use self::CUstreamBatchMemOpType_enum as CUstreamBatchMemOpType;
 impl CUstreamMemoryBarrier_flags_enum {
@@ -648,8 +664,9 @@ impl CUstreamMemoryBarrier_flags_enum {
 }
 /// Flags for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`memoryBarrier`
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamMemoryBarrier_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamMemoryBarrier_flags_enum {}
 /// Flags for ::CUstreamBatchMemOpParams::memoryBarrier
 pub use self::CUstreamMemoryBarrier_flags_enum as CUstreamMemoryBarrier_flags;
 impl CUstreamAtomicReductionOpType_enum {
@@ -668,8 +685,9 @@ impl CUstreamAtomicReductionOpType_enum {
 }
 /// Atomic reduction operation types for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction``reductionOp`
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamAtomicReductionOpType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamAtomicReductionOpType_enum {}
 /// Atomic reduction operation types for ::CUstreamBatchMemOpParams::atomicReduction::reductionOp
 pub use self::CUstreamAtomicReductionOpType_enum as CUstreamAtomicReductionOpType;
 impl CUstreamAtomicReductionDataType_enum {
@@ -682,8 +700,9 @@ impl CUstreamAtomicReductionDataType_enum {
 }
 /// Atomic reduction data types for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction``dataType`
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamAtomicReductionDataType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamAtomicReductionDataType_enum {}
 /// Atomic reduction data types for ::CUstreamBatchMemOpParams::atomicReduction::dataType
 pub use self::CUstreamAtomicReductionDataType_enum as CUstreamAtomicReductionDataType;
 /// Per-operation parameters for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
@@ -1111,8 +1130,9 @@ impl CUoccupancy_flags_enum {
 }
 /// Occupancy calculator flag
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUoccupancy_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUoccupancy_flags_enum {}
 /// Occupancy calculator flag
 pub use self::CUoccupancy_flags_enum as CUoccupancy_flags;
 impl CUstreamUpdateCaptureDependencies_flags_enum {
@@ -1127,8 +1147,9 @@ impl CUstreamUpdateCaptureDependencies_flags_enum {
 }
 /// Flags for [`cuStreamUpdateCaptureDependencies`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamUpdateCaptureDependencies_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamUpdateCaptureDependencies_flags_enum {}
 /// Flags for ::cuStreamUpdateCaptureDependencies
 pub use self::CUstreamUpdateCaptureDependencies_flags_enum as CUstreamUpdateCaptureDependencies_flags;
 impl CUasyncNotificationType_enum {
@@ -1139,8 +1160,9 @@ impl CUasyncNotificationType_enum {
 }
 /// Types of async notification that can be sent
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUasyncNotificationType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUasyncNotificationType_enum {}
 /// Types of async notification that can be sent
 pub use self::CUasyncNotificationType_enum as CUasyncNotificationType;
 /// Information passed to the user via the async notification callback
@@ -1404,8 +1426,9 @@ impl CUarray_format_enum {
 }
 /// Array formats
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUarray_format_enum(pub ::core::ffi::c_uint);
+impl Eq for CUarray_format_enum {}
 /// Array formats
 pub use self::CUarray_format_enum as CUarray_format;
 impl CUaddress_mode_enum {
@@ -1420,8 +1443,9 @@ impl CUaddress_mode_enum {
 }
 /// Texture reference addressing modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUaddress_mode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUaddress_mode_enum {}
 /// Texture reference addressing modes
 pub use self::CUaddress_mode_enum as CUaddress_mode;
 impl CUfilter_mode_enum {
@@ -1432,8 +1456,9 @@ impl CUfilter_mode_enum {
 }
 /// Texture reference filtering modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUfilter_mode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUfilter_mode_enum {}
 /// Texture reference filtering modes
 pub use self::CUfilter_mode_enum as CUfilter_mode;
 impl CUdevice_attribute_enum {
@@ -2111,8 +2136,9 @@ impl CUdevice_attribute_enum {
 }
 /// Device properties
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdevice_attribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUdevice_attribute_enum {}
 /// Device properties
 pub use self::CUdevice_attribute_enum as CUdevice_attribute;
 /// Legacy device properties
@@ -2272,8 +2298,9 @@ impl CUpointer_attribute_enum {
 }
 /// Pointer information
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUpointer_attribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUpointer_attribute_enum {}
 /// Pointer information
 pub use self::CUpointer_attribute_enum as CUpointer_attribute;
 impl CUfunction_attribute_enum {
@@ -2398,8 +2425,9 @@ impl CUfunction_attribute_enum {
 }
 /// Function properties
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUfunction_attribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUfunction_attribute_enum {}
 /// Function properties
 pub use self::CUfunction_attribute_enum as CUfunction_attribute;
 impl CUfunc_cache_enum {
@@ -2414,8 +2442,9 @@ impl CUfunc_cache_enum {
 }
 /// Function cache configurations
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUfunc_cache_enum(pub ::core::ffi::c_uint);
+impl Eq for CUfunc_cache_enum {}
 /// Function cache configurations
 pub use self::CUfunc_cache_enum as CUfunc_cache;
 impl CUsharedconfig_enum {
@@ -2434,8 +2463,9 @@ impl CUsharedconfig_enum {
 }
 /// Shared memory configurations
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUsharedconfig_enum(pub ::core::ffi::c_uint);
+impl Eq for CUsharedconfig_enum {}
 /** \deprecated
 
  Shared memory configurations*/
@@ -2456,8 +2486,9 @@ impl CUshared_carveout_enum {
 }
 /// Shared memory carveout configurations. These may be passed to [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000) or [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUshared_carveout_enum(pub ::core::ffi::c_int);
+impl Eq for CUshared_carveout_enum {}
 /// Shared memory carveout configurations. These may be passed to ::cuFuncSetAttribute or ::cuKernelSetAttribute
 pub use self::CUshared_carveout_enum as CUshared_carveout;
 impl CUmemorytype_enum {
@@ -2472,8 +2503,9 @@ impl CUmemorytype_enum {
 }
 /// Memory types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemorytype_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemorytype_enum {}
 /// Memory types
 pub use self::CUmemorytype_enum as CUmemorytype;
 impl CUcomputemode_enum {
@@ -2488,8 +2520,9 @@ impl CUcomputemode_enum {
 }
 /// Compute Modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUcomputemode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUcomputemode_enum {}
 /// Compute Modes
 pub use self::CUcomputemode_enum as CUcomputemode;
 impl CUmem_advise_enum {
@@ -2512,8 +2545,9 @@ impl CUmem_advise_enum {
 }
 /// Memory advise values
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmem_advise_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmem_advise_enum {}
 /// Memory advise values
 pub use self::CUmem_advise_enum as CUmem_advise;
 impl CUmem_range_attribute_enum {
@@ -2551,8 +2585,9 @@ impl CUmem_range_attribute_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmem_range_attribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmem_range_attribute_enum {}
 pub use self::CUmem_range_attribute_enum as CUmem_range_attribute;
 impl CUjit_option_enum {
     /** Max number of registers that a thread may use.\
@@ -2748,8 +2783,9 @@ impl CUjit_option_enum {
 }
 /// Online compiler and linker options
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUjit_option_enum(pub ::core::ffi::c_uint);
+impl Eq for CUjit_option_enum {}
 /// Online compiler and linker options
 pub use self::CUjit_option_enum as CUjit_option;
 impl CUjit_target_enum {
@@ -2817,8 +2853,9 @@ impl CUjit_target_enum {
 }
 /// Online compilation targets
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUjit_target_enum(pub ::core::ffi::c_uint);
+impl Eq for CUjit_target_enum {}
 /// Online compilation targets
 pub use self::CUjit_target_enum as CUjit_target;
 impl CUjit_fallback_enum {
@@ -2829,8 +2866,9 @@ impl CUjit_fallback_enum {
 }
 /// Cubin matching fallback strategies
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUjit_fallback_enum(pub ::core::ffi::c_uint);
+impl Eq for CUjit_fallback_enum {}
 /// Cubin matching fallback strategies
 pub use self::CUjit_fallback_enum as CUjit_fallback;
 impl CUjit_cacheMode_enum {
@@ -2843,8 +2881,9 @@ impl CUjit_cacheMode_enum {
 }
 /// Caching modes for dlcm
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUjit_cacheMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUjit_cacheMode_enum {}
 /// Caching modes for dlcm
 pub use self::CUjit_cacheMode_enum as CUjit_cacheMode;
 impl CUjitInputType_enum {
@@ -2876,8 +2915,9 @@ impl CUjitInputType_enum {
 }
 /// Device code formats
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUjitInputType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUjitInputType_enum {}
 /// Device code formats
 pub use self::CUjitInputType_enum as CUjitInputType;
 #[repr(C)]
@@ -2905,8 +2945,9 @@ impl CUgraphicsRegisterFlags_enum {
 }
 /// Flags to register a graphics resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphicsRegisterFlags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphicsRegisterFlags_enum {}
 /// Flags to register a graphics resource
 pub use self::CUgraphicsRegisterFlags_enum as CUgraphicsRegisterFlags;
 impl CUgraphicsMapResourceFlags_enum {
@@ -2922,8 +2963,9 @@ impl CUgraphicsMapResourceFlags_enum {
 }
 /// Flags for mapping and unmapping interop resources
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphicsMapResourceFlags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphicsMapResourceFlags_enum {}
 /// Flags for mapping and unmapping interop resources
 pub use self::CUgraphicsMapResourceFlags_enum as CUgraphicsMapResourceFlags;
 impl CUarray_cubemap_face_enum {
@@ -2954,8 +2996,9 @@ impl CUarray_cubemap_face_enum {
 }
 /// Array indices for cube faces
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUarray_cubemap_face_enum(pub ::core::ffi::c_uint);
+impl Eq for CUarray_cubemap_face_enum {}
 /// Array indices for cube faces
 pub use self::CUarray_cubemap_face_enum as CUarray_cubemap_face;
 impl CUlimit_enum {
@@ -2985,8 +3028,9 @@ impl CUlimit_enum {
 }
 /// Limits
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlimit_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlimit_enum {}
 /// Limits
 pub use self::CUlimit_enum as CUlimit;
 impl CUresourcetype_enum {
@@ -3003,8 +3047,9 @@ impl CUresourcetype_enum {
 }
 /// Resource types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUresourcetype_enum(pub ::core::ffi::c_uint);
+impl Eq for CUresourcetype_enum {}
 /// Resource types
 pub use self::CUresourcetype_enum as CUresourcetype;
 /** CUDA host function
@@ -3031,8 +3076,9 @@ impl CUaccessProperty_enum {
 }
 /// Specifies performance hint with [`CUaccessPolicyWindow`](crate::types::CUaccessPolicyWindow) for hitProp and missProp members.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUaccessProperty_enum(pub ::core::ffi::c_uint);
+impl Eq for CUaccessProperty_enum {}
 /// Specifies performance hint with ::CUaccessPolicyWindow for hitProp and missProp members.
 pub use self::CUaccessProperty_enum as CUaccessProperty;
 /// Specifies an access policy for a window, a contiguous extent of memory beginning at base\_ptr and ending at base\_ptr + num\_bytes. num\_bytes is limited by CU\_DEVICE\_ATTRIBUTE\_MAX\_ACCESS\_POLICY\_WINDOW\_SIZE. Partition into many segments and assign segments such that: sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy.
@@ -3503,8 +3549,9 @@ impl CUgraphConditionalNodeType_enum {
 }
 /// Conditional node types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphConditionalNodeType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphConditionalNodeType_enum {}
 /// Conditional node types
 pub use self::CUgraphConditionalNodeType_enum as CUgraphConditionalNodeType;
 /// Conditional node parameters
@@ -3626,8 +3673,9 @@ impl CUgraphNodeType_enum {
 }
 /// Graph node types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphNodeType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphNodeType_enum {}
 /// Graph node types
 pub use self::CUgraphNodeType_enum as CUgraphNodeType;
 impl CUgraphDependencyType_enum {
@@ -3642,8 +3690,9 @@ impl CUgraphDependencyType_enum {
 }
 /// Type annotations that can be applied to graph edges as part of [`CUgraphEdgeData`](crate::types::CUgraphEdgeData).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphDependencyType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphDependencyType_enum {}
 /// Type annotations that can be applied to graph edges as part of ::CUgraphEdgeData.
 pub use self::CUgraphDependencyType_enum as CUgraphDependencyType;
 /// Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility.
@@ -3711,8 +3760,9 @@ impl CUgraphInstantiateResult_enum {
 }
 /// Graph instantiation results
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphInstantiateResult_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphInstantiateResult_enum {}
 /// Graph instantiation results
 pub use self::CUgraphInstantiateResult_enum as CUgraphInstantiateResult;
 /// Graph instantiation parameters
@@ -3767,8 +3817,9 @@ impl CUsynchronizationPolicy_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUsynchronizationPolicy_enum(pub ::core::ffi::c_uint);
+impl Eq for CUsynchronizationPolicy_enum {}
 pub use self::CUsynchronizationPolicy_enum as CUsynchronizationPolicy;
 impl CUclusterSchedulingPolicy_enum {
     /// the default policy
@@ -3794,8 +3845,9 @@ impl CUclusterSchedulingPolicy_enum {
 }
 /// Cluster scheduling policies. These may be passed to [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000) or [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUclusterSchedulingPolicy_enum(pub ::core::ffi::c_uint);
+impl Eq for CUclusterSchedulingPolicy_enum {}
 /// Cluster scheduling policies. These may be passed to ::cuFuncSetAttribute or ::cuKernelSetAttribute
 pub use self::CUclusterSchedulingPolicy_enum as CUclusterSchedulingPolicy;
 impl CUlaunchMemSyncDomain_enum {
@@ -3816,8 +3868,9 @@ impl CUlaunchMemSyncDomain_enum {
 
  Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU.*/
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlaunchMemSyncDomain_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlaunchMemSyncDomain_enum {}
 /** Memory Synchronization Domain
 
  A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
@@ -3888,8 +3941,9 @@ impl CUlaunchAttributePortableClusterMode_enum {
 }
 /// Enum for defining applicability of portable cluster size, used with [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlaunchAttributePortableClusterMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlaunchAttributePortableClusterMode_enum {}
 /// Enum for defining applicability of portable cluster size, used with ::cuLaunchKernelEx
 pub use self::CUlaunchAttributePortableClusterMode_enum as CUlaunchAttributePortableClusterMode;
 impl CUsharedMemoryMode_enum {
@@ -3916,8 +3970,9 @@ impl CUsharedMemoryMode_enum {
 }
 /// Shared memory related attributes for use with [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUsharedMemoryMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUsharedMemoryMode_enum {}
 /// Shared memory related attributes for use with ::cuLaunchKernelEx
 pub use self::CUsharedMemoryMode_enum as CUsharedMemoryMode;
 impl CUlaunchAttributeID_enum {
@@ -3999,8 +4054,9 @@ impl CUlaunchAttributeID_enum {
 }
 /// Launch attributes enum; used as id field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlaunchAttributeID_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlaunchAttributeID_enum {}
 /// Launch attributes enum; used as id field of ::CUlaunchAttribute
 pub use self::CUlaunchAttributeID_enum as CUlaunchAttributeID;
 /// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
@@ -4395,8 +4451,9 @@ impl CUstreamCaptureStatus_enum {
 }
 /// Possible stream capture statuses returned by [`cuStreamIsCapturing`](crate::pfn::PFN_cuStreamIsCapturing_v10000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamCaptureStatus_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamCaptureStatus_enum {}
 /// Possible stream capture statuses returned by ::cuStreamIsCapturing
 pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
 impl CUstreamCaptureMode_enum {
@@ -4412,8 +4469,9 @@ impl CUstreamCaptureMode_enum {
 }
 /// Possible modes for stream capture thread interactions. For more details see [`cuStreamBeginCapture`](crate::pfn::PFN_cuStreamBeginCapture_v10010) and [`cuThreadExchangeStreamCaptureMode`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamCaptureMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamCaptureMode_enum {}
 /** Possible modes for stream capture thread interactions. For more details see
  ::cuStreamBeginCapture and ::cuThreadExchangeStreamCaptureMode*/
 pub use self::CUstreamCaptureMode_enum as CUstreamCaptureMode;
@@ -4439,8 +4497,9 @@ impl CUdriverProcAddress_flags_enum {
 }
 /// Flags to specify search options. For more details see [`cuGetProcAddress`](crate::pfn::PFN_cuGetProcAddress_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdriverProcAddress_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUdriverProcAddress_flags_enum {}
 /// Flags to specify search options. For more details see ::cuGetProcAddress
 pub use self::CUdriverProcAddress_flags_enum as CUdriverProcAddress_flags;
 impl CUdriverProcAddressQueryResult_enum {
@@ -4459,8 +4518,9 @@ impl CUdriverProcAddressQueryResult_enum {
 }
 /// Flags to indicate search status. For more details see [`cuGetProcAddress`](crate::pfn::PFN_cuGetProcAddress_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdriverProcAddressQueryResult_enum(pub ::core::ffi::c_uint);
+impl Eq for CUdriverProcAddressQueryResult_enum {}
 /// Flags to indicate search status. For more details see ::cuGetProcAddress
 pub use self::CUdriverProcAddressQueryResult_enum as CUdriverProcAddressQueryResult;
 impl CUexecAffinityType_enum {
@@ -4474,8 +4534,9 @@ impl CUexecAffinityType_enum {
 }
 /// Execution Affinity Types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUexecAffinityType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUexecAffinityType_enum {}
 /// Execution Affinity Types
 pub use self::CUexecAffinityType_enum as CUexecAffinityType;
 /// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
@@ -4558,8 +4619,9 @@ impl CUcigDataType_enum {
     pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum(2);
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUcigDataType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUcigDataType_enum {}
 pub use self::CUcigDataType_enum as CUcigDataType;
 /// CIG Context Create Params
 #[repr(C)]
@@ -4629,8 +4691,9 @@ impl CUstreamCigDataType_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUstreamCigDataType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUstreamCigDataType_enum {}
 pub use self::CUstreamCigDataType_enum as CUstreamCigDataType;
 /// CIG Stream Capture Params
 #[repr(C)]
@@ -4694,8 +4757,9 @@ impl CUlibraryOption_enum {
 }
 /// Library options to be specified with [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) or [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlibraryOption_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlibraryOption_enum {}
 /// Library options to be specified with ::cuLibraryLoadData() or ::cuLibraryLoadFromFile()
 pub use self::CUlibraryOption_enum as CUlibraryOption;
 #[repr(C)]
@@ -4978,8 +5042,9 @@ impl cudaError_enum {
 }
 /// Error codes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct cudaError_enum(pub ::core::ffi::c_uint);
+impl Eq for cudaError_enum {}
 /// Error codes
 pub use self::cudaError_enum as CUresult;
 impl CUdevice_P2PAttribute_enum {
@@ -5010,8 +5075,9 @@ impl CUdevice_P2PAttribute_enum {
 }
 /// P2P Attributes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdevice_P2PAttribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUdevice_P2PAttribute_enum {}
 /// P2P Attributes
 pub use self::CUdevice_P2PAttribute_enum as CUdevice_P2PAttribute;
 /** CUDA stream callback
@@ -6094,8 +6160,9 @@ impl CUresourceViewFormat_enum {
 }
 /// Resource view format
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUresourceViewFormat_enum(pub ::core::ffi::c_uint);
+impl Eq for CUresourceViewFormat_enum {}
 /// Resource view format
 pub use self::CUresourceViewFormat_enum as CUresourceViewFormat;
 /// Resource view descriptor
@@ -6233,8 +6300,9 @@ impl CUtensorMapDataType_enum {
 }
 /// Tensor map data type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapDataType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapDataType_enum {}
 /// Tensor map data type
 pub use self::CUtensorMapDataType_enum as CUtensorMapDataType;
 impl CUtensorMapInterleave_enum {
@@ -6250,8 +6318,9 @@ impl CUtensorMapInterleave_enum {
 }
 /// Tensor map interleave layout type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapInterleave_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapInterleave_enum {}
 /// Tensor map interleave layout type
 pub use self::CUtensorMapInterleave_enum as CUtensorMapInterleave;
 impl CUtensorMapSwizzle_enum {
@@ -6279,8 +6348,9 @@ impl CUtensorMapSwizzle_enum {
 }
 /// Tensor map swizzling mode of shared memory banks
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapSwizzle_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapSwizzle_enum {}
 /// Tensor map swizzling mode of shared memory banks
 pub use self::CUtensorMapSwizzle_enum as CUtensorMapSwizzle;
 impl CUtensorMapL2promotion_enum {
@@ -6299,8 +6369,9 @@ impl CUtensorMapL2promotion_enum {
 }
 /// Tensor map L2 promotion type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapL2promotion_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapL2promotion_enum {}
 /// Tensor map L2 promotion type
 pub use self::CUtensorMapL2promotion_enum as CUtensorMapL2promotion;
 impl CUtensorMapFloatOOBfill_enum {
@@ -6313,8 +6384,9 @@ impl CUtensorMapFloatOOBfill_enum {
 }
 /// Tensor map out-of-bounds fill type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapFloatOOBfill_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapFloatOOBfill_enum {}
 /// Tensor map out-of-bounds fill type
 pub use self::CUtensorMapFloatOOBfill_enum as CUtensorMapFloatOOBfill;
 impl CUtensorMapIm2ColWideMode_enum {
@@ -6327,8 +6399,9 @@ impl CUtensorMapIm2ColWideMode_enum {
 }
 /// Tensor map Im2Col wide mode
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapIm2ColWideMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapIm2ColWideMode_enum {}
 /// Tensor map Im2Col wide mode
 pub use self::CUtensorMapIm2ColWideMode_enum as CUtensorMapIm2ColWideMode;
 impl CUtensorMapAllocClass_enum {
@@ -6347,8 +6420,9 @@ impl CUtensorMapAllocClass_enum {
 }
 /// Tensor-map allocation class. On devices where allocation-class selection affects Tensor Memory Accelerator (TMA) out-of-bounds address generation, this controls the mode encoded in a [`CUtensorMap`](crate::types::CUtensorMap). The "large" class enables a wider (128 KiB) OOB address-generation window that improves performance but is only safe when the tensor's base allocation is backed by a contiguous, accessible region of at least [`CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE) bytes. On devices where allocation-class selection has no effect, all requests have the same SMALL effective behavior.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUtensorMapAllocClass_enum(pub ::core::ffi::c_uint);
+impl Eq for CUtensorMapAllocClass_enum {}
 /** Tensor-map allocation class. On devices where allocation-class selection
  affects Tensor Memory Accelerator (TMA) out-of-bounds address generation,
  this controls the mode encoded in a ::CUtensorMap. The "large" class
@@ -6403,8 +6477,9 @@ impl CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
 }
 /// Access flags that specify the level of access the current context's device has on the memory referenced.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(pub ::core::ffi::c_uint);
+impl Eq for CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {}
 /** Access flags that specify the level of access the current context's device has
  on the memory referenced.*/
 pub use self::CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum as CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS;
@@ -6517,8 +6592,9 @@ impl CUexternalMemoryHandleType_enum {
 }
 /// External memory handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUexternalMemoryHandleType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUexternalMemoryHandleType_enum {}
 /// External memory handle types
 pub use self::CUexternalMemoryHandleType_enum as CUexternalMemoryHandleType;
 /// External memory handle descriptor
@@ -6761,8 +6837,9 @@ impl CUexternalSemaphoreHandleType_enum {
 }
 /// External semaphore handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUexternalSemaphoreHandleType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUexternalSemaphoreHandleType_enum {}
 /// External semaphore handle types
 pub use self::CUexternalSemaphoreHandleType_enum as CUexternalSemaphoreHandleType;
 /// External semaphore handle descriptor
@@ -7425,8 +7502,9 @@ impl CUmemAllocationHandleType_enum {
 }
 /// Flags for specifying particular handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemAllocationHandleType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemAllocationHandleType_enum {}
 /// Flags for specifying particular handle types
 pub use self::CUmemAllocationHandleType_enum as CUmemAllocationHandleType;
 impl CUmemAccess_flags_enum {
@@ -7448,8 +7526,9 @@ impl CUmemAccess_flags_enum {
 }
 /// Specifies the memory protection flags for mapping.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemAccess_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemAccess_flags_enum {}
 /// Specifies the memory protection flags for mapping.
 pub use self::CUmemAccess_flags_enum as CUmemAccess_flags;
 impl CUmemLocationType_enum {
@@ -7490,8 +7569,9 @@ impl CUmemLocationType_enum {
 }
 /// Specifies the type of location
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemLocationType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemLocationType_enum {}
 /// Specifies the type of location
 pub use self::CUmemLocationType_enum as CUmemLocationType;
 impl CUmemAllocationType_enum {
@@ -7513,8 +7593,9 @@ impl CUmemAllocationType_enum {
 }
 /// Defines the allocation types available
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemAllocationType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemAllocationType_enum {}
 /// Defines the allocation types available
 pub use self::CUmemAllocationType_enum as CUmemAllocationType;
 impl CUmemAllocationGranularity_flags_enum {
@@ -7529,8 +7610,9 @@ impl CUmemAllocationGranularity_flags_enum {
 }
 /// Flag for requesting different optimal and required granularities for an allocation.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemAllocationGranularity_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemAllocationGranularity_flags_enum {}
 /// Flag for requesting different optimal and required granularities for an allocation.
 pub use self::CUmemAllocationGranularity_flags_enum as CUmemAllocationGranularity_flags;
 impl CUmemRangeHandleType_enum {
@@ -7543,8 +7625,9 @@ impl CUmemRangeHandleType_enum {
 }
 /// Specifies the handle type for address range
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemRangeHandleType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemRangeHandleType_enum {}
 /// Specifies the handle type for address range
 pub use self::CUmemRangeHandleType_enum as CUmemRangeHandleType;
 impl CUmemRangeFlags_enum {
@@ -7555,8 +7638,9 @@ impl CUmemRangeFlags_enum {
 }
 /// Flag for requesting handle type for address range.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemRangeFlags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemRangeFlags_enum {}
 /// Flag for requesting handle type for address range.
 pub use self::CUmemRangeFlags_enum as CUmemRangeFlags;
 impl CUarraySparseSubresourceType_enum {
@@ -7569,8 +7653,9 @@ impl CUarraySparseSubresourceType_enum {
 }
 /// Sparse subresource types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUarraySparseSubresourceType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUarraySparseSubresourceType_enum {}
 /// Sparse subresource types
 pub use self::CUarraySparseSubresourceType_enum as CUarraySparseSubresourceType;
 impl CUmemOperationType_enum {
@@ -7583,8 +7668,9 @@ impl CUmemOperationType_enum {
 }
 /// Memory operation types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemOperationType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemOperationType_enum {}
 /// Memory operation types
 pub use self::CUmemOperationType_enum as CUmemOperationType;
 impl CUmemHandleType_enum {
@@ -7592,8 +7678,9 @@ impl CUmemHandleType_enum {
 }
 /// Memory handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemHandleType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemHandleType_enum {}
 /// Memory handle types
 pub use self::CUmemHandleType_enum as CUmemHandleType;
 /// Specifies the CUDA array or CUDA mipmapped array memory mapping information
@@ -7908,8 +7995,9 @@ impl CUmemAllocationCompType_enum {
 }
 /// Specifies compression attribute for an allocation.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemAllocationCompType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemAllocationCompType_enum {}
 /// Specifies compression attribute for an allocation.
 pub use self::CUmemAllocationCompType_enum as CUmemAllocationCompType;
 /// Specifies the allocation properties for a allocation.
@@ -8005,8 +8093,9 @@ impl CUmulticastGranularity_flags_enum {
 }
 /// Flags for querying different granularities for a multicast object
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmulticastGranularity_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmulticastGranularity_flags_enum {}
 /// Flags for querying different granularities for a multicast object
 pub use self::CUmulticastGranularity_flags_enum as CUmulticastGranularity_flags;
 /// Specifies the properties for a multicast object.
@@ -8117,8 +8206,9 @@ impl CUgraphExecUpdateResult_enum {
 }
 /// CUDA Graph Update error types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphExecUpdateResult_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphExecUpdateResult_enum {}
 /// CUDA Graph Update error types
 pub use self::CUgraphExecUpdateResult_enum as CUgraphExecUpdateResult;
 /// Result information returned by cuGraphExecUpdate
@@ -8221,8 +8311,9 @@ impl CUmemPool_attribute_enum {
 }
 /// CUDA memory pool attributes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemPool_attribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemPool_attribute_enum {}
 /// CUDA memory pool attributes
 pub use self::CUmemPool_attribute_enum as CUmemPool_attribute;
 /// Specifies the properties of allocations made from the pool.
@@ -8317,8 +8408,9 @@ impl CUmemcpyFlags_enum {
 }
 /// Flags to specify for copies within a batch. For more details see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemcpyFlags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemcpyFlags_enum {}
 /// Flags to specify for copies within a batch. For more details see ::cuMemcpyBatchAsync.
 pub use self::CUmemcpyFlags_enum as CUmemcpyFlags;
 impl CUmemcpySrcAccessOrder_enum {
@@ -8345,8 +8437,9 @@ impl CUmemcpySrcAccessOrder_enum {
 }
 /// These flags allow applications to convey the source access ordering CUDA must maintain. The destination will always be accessed in stream order.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemcpySrcAccessOrder_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemcpySrcAccessOrder_enum {}
 /** These flags allow applications to convey the source access ordering CUDA must maintain.
  The destination will always be accessed in stream order.*/
 pub use self::CUmemcpySrcAccessOrder_enum as CUmemcpySrcAccessOrder;
@@ -8404,8 +8497,9 @@ impl CUmemcpy3DOperandType_enum {
 }
 /// These flags allow applications to convey the operand type for individual copies specified in [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemcpy3DOperandType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemcpy3DOperandType_enum {}
 /// These flags allow applications to convey the operand type for individual copies specified in ::cuMemcpy3DBatchAsync.
 pub use self::CUmemcpy3DOperandType_enum as CUmemcpy3DOperandType;
 /// Struct representing a 3D offset
@@ -8752,8 +8846,9 @@ impl CUgraphMem_attribute_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphMem_attribute_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphMem_attribute_enum {}
 pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
 impl CUgraphChildGraphNodeOwnership_enum {
     /// Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph.
@@ -8773,8 +8868,9 @@ impl CUgraphChildGraphNodeOwnership_enum {
 }
 /// Child graph node ownership
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphChildGraphNodeOwnership_enum(pub ::core::ffi::c_int);
+impl Eq for CUgraphChildGraphNodeOwnership_enum {}
 /// Child graph node ownership
 pub use self::CUgraphChildGraphNodeOwnership_enum as CUgraphChildGraphNodeOwnership;
 /// Child graph node parameters
@@ -9177,8 +9273,9 @@ impl CUflushGPUDirectRDMAWritesOptions_enum {
 }
 /// Bitmasks for [`CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUflushGPUDirectRDMAWritesOptions_enum(pub ::core::ffi::c_uint);
+impl Eq for CUflushGPUDirectRDMAWritesOptions_enum {}
 /// Bitmasks for ::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
 pub use self::CUflushGPUDirectRDMAWritesOptions_enum as CUflushGPUDirectRDMAWritesOptions;
 impl CUGPUDirectRDMAWritesOrdering_enum {
@@ -9197,8 +9294,9 @@ impl CUGPUDirectRDMAWritesOrdering_enum {
 }
 /// Platform native ordering for GPUDirect RDMA writes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUGPUDirectRDMAWritesOrdering_enum(pub ::core::ffi::c_uint);
+impl Eq for CUGPUDirectRDMAWritesOrdering_enum {}
 /// Platform native ordering for GPUDirect RDMA writes
 pub use self::CUGPUDirectRDMAWritesOrdering_enum as CUGPUDirectRDMAWritesOrdering;
 impl CUflushGPUDirectRDMAWritesScope_enum {
@@ -9213,8 +9311,9 @@ impl CUflushGPUDirectRDMAWritesScope_enum {
 }
 /// The scopes for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUflushGPUDirectRDMAWritesScope_enum(pub ::core::ffi::c_uint);
+impl Eq for CUflushGPUDirectRDMAWritesScope_enum {}
 /// The scopes for ::cuFlushGPUDirectRDMAWrites
 pub use self::CUflushGPUDirectRDMAWritesScope_enum as CUflushGPUDirectRDMAWritesScope;
 impl CUflushGPUDirectRDMAWritesTarget_enum {
@@ -9225,8 +9324,9 @@ impl CUflushGPUDirectRDMAWritesTarget_enum {
 }
 /// The targets for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUflushGPUDirectRDMAWritesTarget_enum(pub ::core::ffi::c_uint);
+impl Eq for CUflushGPUDirectRDMAWritesTarget_enum {}
 /// The targets for ::cuFlushGPUDirectRDMAWrites
 pub use self::CUflushGPUDirectRDMAWritesTarget_enum as CUflushGPUDirectRDMAWritesTarget;
 impl CUgraphDebugDot_flags_enum {
@@ -9305,8 +9405,9 @@ impl CUgraphDebugDot_flags_enum {
 }
 /// The additional write options for [`cuGraphDebugDotPrint`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphDebugDot_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphDebugDot_flags_enum {}
 /// The additional write options for ::cuGraphDebugDotPrint
 pub use self::CUgraphDebugDot_flags_enum as CUgraphDebugDot_flags;
 impl CUuserObject_flags_enum {
@@ -9317,8 +9418,9 @@ impl CUuserObject_flags_enum {
 }
 /// Flags for user objects for graphs
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUuserObject_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUuserObject_flags_enum {}
 /// Flags for user objects for graphs
 pub use self::CUuserObject_flags_enum as CUuserObject_flags;
 impl CUuserObjectRetain_flags_enum {
@@ -9329,8 +9431,9 @@ impl CUuserObjectRetain_flags_enum {
 }
 /// Flags for retaining user object references for graphs
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUuserObjectRetain_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUuserObjectRetain_flags_enum {}
 /// Flags for retaining user object references for graphs
 pub use self::CUuserObjectRetain_flags_enum as CUuserObjectRetain_flags;
 impl CUgraphInstantiate_flags_enum {
@@ -9353,8 +9456,9 @@ impl CUgraphInstantiate_flags_enum {
 }
 /// Flags for instantiating a graph
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphInstantiate_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphInstantiate_flags_enum {}
 /// Flags for instantiating a graph
 pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
 impl CUdeviceNumaConfig_enum {
@@ -9369,8 +9473,9 @@ impl CUdeviceNumaConfig_enum {
 }
 /// CUDA device NUMA configuration
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdeviceNumaConfig_enum(pub ::core::ffi::c_uint);
+impl Eq for CUdeviceNumaConfig_enum {}
 /// CUDA device NUMA configuration
 pub use self::CUdeviceNumaConfig_enum as CUdeviceNumaConfig;
 impl CUprocessState_enum {
@@ -9393,8 +9498,9 @@ impl CUprocessState_enum {
 }
 /// CUDA Process States
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUprocessState_enum(pub ::core::ffi::c_uint);
+impl Eq for CUprocessState_enum {}
 /// CUDA Process States
 pub use self::CUprocessState_enum as CUprocessState;
 /// Per-GPU data for zero-copy mapped device memory used with CUDA checkpoint/restore on custom storage
@@ -9634,8 +9740,9 @@ impl CUmoduleLoadingMode_enum {
 }
 /// CUDA Lazy Loading status
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmoduleLoadingMode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmoduleLoadingMode_enum {}
 /// CUDA Lazy Loading status
 pub use self::CUmoduleLoadingMode_enum as CUmoduleLoadingMode;
 impl CUmemDecompressAlgorithm_enum {
@@ -9658,8 +9765,9 @@ impl CUmemDecompressAlgorithm_enum {
 }
 /// Bitmasks for CU\_DEVICE\_ATTRIBUTE\_MEM\_DECOMPRESS\_ALGORITHM\_MASK.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUmemDecompressAlgorithm_enum(pub ::core::ffi::c_uint);
+impl Eq for CUmemDecompressAlgorithm_enum {}
 /// \brief Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK.
 pub use self::CUmemDecompressAlgorithm_enum as CUmemDecompressAlgorithm;
 /// Structure describing the parameters that compose a single decompression operation.
@@ -9729,8 +9837,9 @@ impl CUcliqueType_enum {
 }
 /// Fabric clique types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUcliqueType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUcliqueType_enum {}
 /// Fabric clique types
 pub use self::CUcliqueType_enum as CUcliqueType;
 /// Fabric clique information
@@ -9772,8 +9881,9 @@ impl CUlogicalEndpointIpcHandleType_enum {
 }
 /// IPC handle types that can be requested/queried for a given logical endpoint
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlogicalEndpointIpcHandleType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlogicalEndpointIpcHandleType_enum {}
 /// IPC handle types that can be requested/queried for a given logical endpoint
 pub use self::CUlogicalEndpointIpcHandleType_enum as CUlogicalEndpointIpcHandleType;
 /// Fabric handle for a logical endpoint
@@ -9810,8 +9920,9 @@ impl CUlogicalEndpointType_enum {
 }
 /// Logical endpoint type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlogicalEndpointType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlogicalEndpointType_enum {}
 /// Logical endpoint type
 pub use self::CUlogicalEndpointType_enum as CUlogicalEndpointType;
 impl CUlogicalEndpointFlag_enum {
@@ -9826,8 +9937,9 @@ impl CUlogicalEndpointFlag_enum {
 }
 /// Flags for [`CUlogicalEndpointProp`](crate::types::CUlogicalEndpointProp)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlogicalEndpointFlag_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlogicalEndpointFlag_enum {}
 /// Flags for ::CUlogicalEndpointProp
 pub use self::CUlogicalEndpointFlag_enum as CUlogicalEndpointFlag;
 /// Properties of a logical endpoint construction
@@ -9953,8 +10065,9 @@ impl CUfabricCpyOperandType_enum {
 }
 /// These flags allow applications to convey the operand type for individual copies specified in [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUfabricCpyOperandType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUfabricCpyOperandType_enum {}
 /** These flags allow applications to convey the operand type for individual
  copies specified in ::cuFabricCpyBatchAsync.*/
 pub use self::CUfabricCpyOperandType_enum as CUfabricCpyOperandType;
@@ -10113,8 +10226,9 @@ impl CUgraphRecaptureStatus_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgraphRecaptureStatus_enum(pub ::core::ffi::c_uint);
+impl Eq for CUgraphRecaptureStatus_enum {}
 pub use self::CUgraphRecaptureStatus_enum as CUgraphRecaptureStatus;
 /** Callback function invoked when node parameter mismatches are detected while recapturing to an existing graph. Parameter struct pointers are only valid within the callback.
 
@@ -10150,8 +10264,9 @@ impl CUfunctionLoadingState_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUfunctionLoadingState_enum(pub ::core::ffi::c_uint);
+impl Eq for CUfunctionLoadingState_enum {}
 pub use self::CUfunctionLoadingState_enum as CUfunctionLoadingState;
 impl CUcoredumpSettings_enum {
     pub const CU_COREDUMP_ENABLE_ON_EXCEPTION: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
@@ -10175,8 +10290,9 @@ impl CUcoredumpSettings_enum {
 }
 /// Flags for choosing a coredump attribute to get/set
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUcoredumpSettings_enum(pub ::core::ffi::c_uint);
+impl Eq for CUcoredumpSettings_enum {}
 /// Flags for choosing a coredump attribute to get/set
 pub use self::CUcoredumpSettings_enum as CUcoredumpSettings;
 impl CUCoredumpGenerationFlags {
@@ -10222,8 +10338,9 @@ impl CUCoredumpGenerationFlags {
 }
 /// Flags for controlling coredump contents
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUCoredumpGenerationFlags(pub ::core::ffi::c_int);
+impl Eq for CUCoredumpGenerationFlags {}
 #[repr(C)]
 #[derive(Debug)]
 pub struct CUcoredumpCallbackEntry_st {
@@ -10267,8 +10384,9 @@ impl CUgreenCtxCreate_flags {
 }
 /// Flags for green context creation
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUgreenCtxCreate_flags(pub ::core::ffi::c_uint);
+impl Eq for CUgreenCtxCreate_flags {}
 impl CUdevSmResourceGroup_flags {
     pub const CU_DEV_SM_RESOURCE_GROUP_DEFAULT: CUdevSmResourceGroup_flags = CUdevSmResourceGroup_flags(
         0,
@@ -10287,8 +10405,9 @@ impl CUdevSmResourceGroup_flags {
 }
 /// Flags for a CUdevSmResource group
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdevSmResourceGroup_flags(pub ::core::ffi::c_uint);
+impl Eq for CUdevSmResourceGroup_flags {}
 impl CUdevSmResourceSplitByCount_flags {
     pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: CUdevSmResourceSplitByCount_flags = CUdevSmResourceSplitByCount_flags(
         1,
@@ -10298,8 +10417,9 @@ impl CUdevSmResourceSplitByCount_flags {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdevSmResourceSplitByCount_flags(pub ::core::ffi::c_uint);
+impl Eq for CUdevSmResourceSplitByCount_flags {}
 impl CUdevResourceType {
     pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType(0);
     /// Streaming multiprocessors related information
@@ -10315,8 +10435,9 @@ impl CUdevResourceType {
 }
 /// Type of resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdevResourceType(pub ::core::ffi::c_uint);
+impl Eq for CUdevResourceType {}
 /// Data for SM-related resources All parameters in this structure are OUTPUT only. Do not write to any of the fields in this structure.
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -10371,8 +10492,9 @@ impl CUdevWorkqueueConfigScope {
 }
 /// Sharing scope for workqueues
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUdevWorkqueueConfigScope(pub ::core::ffi::c_uint);
+impl Eq for CUdevWorkqueueConfigScope {}
 /// Data for workqueue configuration related resources
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -10596,8 +10718,9 @@ impl CUlogLevel_enum {
     pub const CU_LOG_LEVEL_WARNING: CUlogLevel_enum = CUlogLevel_enum(1);
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUlogLevel_enum(pub ::core::ffi::c_uint);
+impl Eq for CUlogLevel_enum {}
 /** \defgroup CUDA_LOGS Error Log Management Functions
 
  ___MANBRIEF___ error log management functions for the low-level CUDA API
@@ -10953,8 +11076,9 @@ impl CUGLDeviceList_enum {
 }
 /// CUDA devices corresponding to an OpenGL device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUGLDeviceList_enum(pub ::core::ffi::c_uint);
+impl Eq for CUGLDeviceList_enum {}
 /// CUDA devices corresponding to an OpenGL device
 pub use self::CUGLDeviceList_enum as CUGLDeviceList;
 impl CUGLmap_flags_enum {
@@ -10968,8 +11092,9 @@ impl CUGLmap_flags_enum {
 }
 /// Flags to map or unmap a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUGLmap_flags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUGLmap_flags_enum {}
 /// Flags to map or unmap a resource
 pub use self::CUGLmap_flags_enum as CUGLmap_flags;
 pub type khronos_int32_t = i32;
@@ -10985,8 +11110,9 @@ impl CUeglFrameType_enum {
 }
 /// CUDA EglFrame type - array or pointer
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUeglFrameType_enum(pub ::core::ffi::c_uint);
+impl Eq for CUeglFrameType_enum {}
 /// CUDA EglFrame type - array or pointer
 pub use self::CUeglFrameType_enum as CUeglFrameType;
 impl CUeglResourceLocationFlags_enum {
@@ -11011,8 +11137,9 @@ impl CUeglResourceLocationFlags_enum {
 
  There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory.*/
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUeglResourceLocationFlags_enum(pub ::core::ffi::c_uint);
+impl Eq for CUeglResourceLocationFlags_enum {}
 /** Resource location flags- sysmem or vidmem
 
  For CUDA context on iGPU, since video and system memory are equivalent -
@@ -11488,8 +11615,9 @@ impl CUeglColorFormat_enum {
 }
 /// CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA\_EGL interops. Three channel formats are currently not supported for [`CU_EGL_FRAME_TYPE_ARRAY`](crate::types::CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUeglColorFormat_enum(pub ::core::ffi::c_uint);
+impl Eq for CUeglColorFormat_enum {}
 /** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops.
  Three channel formats are currently not supported for ::CU_EGL_FRAME_TYPE_ARRAY*/
 pub use self::CUeglColorFormat_enum as CUeglColorFormat;
@@ -11625,8 +11753,9 @@ impl VdpStatus {
     pub const VDP_STATUS_ERROR: VdpStatus = VdpStatus(25);
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct VdpStatus(pub ::core::ffi::c_uint);
+impl Eq for VdpStatus {}
 pub type VdpDevice = u32;
 pub type VdpVideoSurface = u32;
 pub type VdpOutputSurface = u32;
@@ -11646,8 +11775,9 @@ impl CUoutput_mode_enum {
 }
 /// Profiler Output Modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq)]
 pub struct CUoutput_mode_enum(pub ::core::ffi::c_uint);
+impl Eq for CUoutput_mode_enum {}
 /// Profiler Output Modes
 pub use self::CUoutput_mode_enum as CUoutput_mode;
 /// cuda.h's `#define CU_STREAM_LEGACY ((CUstream)0x1)`. The legacy default stream, whatever the per-thread setting.
@@ -11667,46 +11797,55 @@ pub const CU_LAUNCH_PARAM_BUFFER_SIZE: *mut ::core::ffi::c_void = 0x02
 pub const CU_DEVICE_CPU: CUdevice = -1 as CUdevice;
 /// cuda.h's `#define CU_DEVICE_INVALID ((CUdevice)-2)`. No device.
 pub const CU_DEVICE_INVALID: CUdevice = -2 as CUdevice;
+#[cfg(feature = "bare-enumerators")]
 /// Automatically enable peer access between remote devices as needed
 ///
 /// The enumerator `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS` as the integer it is passed as: [`CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`]`.0`.
 pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: ::core::ffi::c_uint = CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Memory can be accessed by any stream on any device
 ///
 /// The enumerator `CU_MEM_ATTACH_GLOBAL` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL`]`.0`.
 pub const CU_MEM_ATTACH_GLOBAL: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Memory cannot be accessed by any stream on any device
 ///
 /// The enumerator `CU_MEM_ATTACH_HOST` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST`]`.0`.
 pub const CU_MEM_ATTACH_HOST: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Memory can only be accessed by a single stream on the associated device
 ///
 /// The enumerator `CU_MEM_ATTACH_SINGLE` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE`]`.0`.
 pub const CU_MEM_ATTACH_SINGLE: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Automatic scheduling
 ///
 /// The enumerator `CU_CTX_SCHED_AUTO` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`.
 pub const CU_CTX_SCHED_AUTO: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_AUTO.0
     as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Set spin as default scheduling
 ///
 /// The enumerator `CU_CTX_SCHED_SPIN` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`.
 pub const CU_CTX_SCHED_SPIN: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_SPIN.0
     as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Set yield as default scheduling
 ///
 /// The enumerator `CU_CTX_SCHED_YIELD` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`.
 pub const CU_CTX_SCHED_YIELD: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_YIELD
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Set blocking synchronization as default scheduling
 ///
 /// The enumerator `CU_CTX_SCHED_BLOCKING_SYNC` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /** Set blocking synchronization as default scheduling
 
  **Deprecated:** This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).*/
@@ -11714,1395 +11853,1744 @@ pub const CU_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU
 /// The enumerator `CU_CTX_BLOCKING_SYNC` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_CTX_SCHED_MASK` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`.
 pub const CU_CTX_SCHED_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_MASK.0
     as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// **Deprecated:** This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled.
 ///
 /// The enumerator `CU_CTX_MAP_HOST` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`.
 pub const CU_CTX_MAP_HOST: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_MAP_HOST.0
     as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Keep local memory allocation after launch
 ///
 /// The enumerator `CU_CTX_LMEM_RESIZE_TO_MAX` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`.
 pub const CU_CTX_LMEM_RESIZE_TO_MAX: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Trigger coredumps from exceptions in this context
 ///
 /// The enumerator `CU_CTX_COREDUMP_ENABLE` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Enable user pipe to trigger coredumps in this context
 ///
 /// The enumerator `CU_CTX_USER_COREDUMP_ENABLE` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_USER_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Ensure synchronous memory operations on this context will synchronize
 ///
 /// The enumerator `CU_CTX_SYNC_MEMOPS` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`.
 pub const CU_CTX_SYNC_MEMOPS: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SYNC_MEMOPS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_CTX_FLAGS_MASK` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`.
 pub const CU_CTX_FLAGS_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_FLAGS_MASK.0
     as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Automatic scheduling
 ///
 /// The enumerator `CU_EVENT_SCHED_AUTO` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO`]`.0`.
 pub const CU_EVENT_SCHED_AUTO: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set spin as default scheduling
 ///
 /// The enumerator `CU_EVENT_SCHED_SPIN` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN`]`.0`.
 pub const CU_EVENT_SCHED_SPIN: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set yield as default scheduling
 ///
 /// The enumerator `CU_EVENT_SCHED_YIELD` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD`]`.0`.
 pub const CU_EVENT_SCHED_YIELD: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set blocking synchronization as default scheduling
 ///
 /// The enumerator `CU_EVENT_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Automatic scheduling
 ///
 /// The enumerator `NVCL_EVENT_SCHED_AUTO` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO`]`.0`.
 pub const NVCL_EVENT_SCHED_AUTO: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set spin as default scheduling
 ///
 /// The enumerator `NVCL_EVENT_SCHED_SPIN` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN`]`.0`.
 pub const NVCL_EVENT_SCHED_SPIN: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set yield as default scheduling
 ///
 /// The enumerator `NVCL_EVENT_SCHED_YIELD` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD`]`.0`.
 pub const NVCL_EVENT_SCHED_YIELD: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set blocking synchronization as default scheduling
 ///
 /// The enumerator `NVCL_EVENT_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC`]`.0`.
 pub const NVCL_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Automatic scheduling
 ///
 /// The enumerator `NVCL_CTX_SCHED_AUTO` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_AUTO`]`.0`.
 pub const NVCL_CTX_SCHED_AUTO: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_AUTO
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set spin as default scheduling
 ///
 /// The enumerator `NVCL_CTX_SCHED_SPIN` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_SPIN`]`.0`.
 pub const NVCL_CTX_SCHED_SPIN: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_SPIN
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set yield as default scheduling
 ///
 /// The enumerator `NVCL_CTX_SCHED_YIELD` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_YIELD`]`.0`.
 pub const NVCL_CTX_SCHED_YIELD: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_YIELD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Set blocking synchronization as default scheduling
 ///
 /// The enumerator `NVCL_CTX_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const NVCL_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The execution thread will block until new host tasks are ready to run
 ///
 /// The enumerator `CU_HOST_TASK_BLOCKING` as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING`]`.0`.
 pub const CU_HOST_TASK_BLOCKING: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The execution thread will spin wait until new host tasks are ready to run
 ///
 /// The enumerator `CU_HOST_TASK_SPINWAIT` as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT`]`.0`.
 pub const CU_HOST_TASK_SPINWAIT: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Default stream flag
 ///
 /// The enumerator `CU_STREAM_DEFAULT` as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`.
 pub const CU_STREAM_DEFAULT: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_DEFAULT
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Stream does not synchronize with stream 0 (the NULL stream)
 ///
 /// The enumerator `CU_STREAM_NON_BLOCKING` as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`.
 pub const CU_STREAM_NON_BLOCKING: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_NON_BLOCKING
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Default event flag
 ///
 /// The enumerator `CU_EVENT_DEFAULT` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DEFAULT`]`.0`.
 pub const CU_EVENT_DEFAULT: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DEFAULT.0
     as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Event uses blocking synchronization
 ///
 /// The enumerator `CU_EVENT_BLOCKING_SYNC` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC`]`.0`.
 pub const CU_EVENT_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Event will not record timing data
 ///
 /// The enumerator `CU_EVENT_DISABLE_TIMING` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DISABLE_TIMING`]`.0`.
 pub const CU_EVENT_DISABLE_TIMING: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DISABLE_TIMING
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Event is suitable for interprocess use. CU\_EVENT\_DISABLE\_TIMING must be set
 ///
 /// The enumerator `CU_EVENT_INTERPROCESS` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_INTERPROCESS`]`.0`.
 pub const CU_EVENT_INTERPROCESS: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_INTERPROCESS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Default event record flag
 ///
 /// The enumerator `CU_EVENT_RECORD_DEFAULT` as `cuEventRecordWithFlags`'s `flags` takes it: [`CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT`]`.0`.
 pub const CU_EVENT_RECORD_DEFAULT: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// When using stream capture, create an event record node instead of the default behavior.  This flag is invalid when used outside of capture.
 ///
 /// The enumerator `CU_EVENT_RECORD_EXTERNAL` as `cuEventRecordWithFlags`'s `flags` takes it: [`CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL`]`.0`.
 pub const CU_EVENT_RECORD_EXTERNAL: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Default event wait flag
 ///
 /// The enumerator `CU_EVENT_WAIT_DEFAULT` as the integer it is passed as: [`CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT`]`.0`.
 pub const CU_EVENT_WAIT_DEFAULT: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// When using stream capture, create an event wait node instead of the default behavior.  This flag is invalid when used outside of capture.
 ///
 /// The enumerator `CU_EVENT_WAIT_EXTERNAL` as the integer it is passed as: [`CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL`]`.0`.
 pub const CU_EVENT_WAIT_EXTERNAL: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_INTEGER_ADD` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_ADD`].
 pub const CU_ATOMIC_OPERATION_INTEGER_ADD: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_ADD;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_INTEGER_MIN` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MIN`].
 pub const CU_ATOMIC_OPERATION_INTEGER_MIN: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MIN;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_INTEGER_MAX` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MAX`].
 pub const CU_ATOMIC_OPERATION_INTEGER_MAX: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_INTEGER_INCREMENT` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_INCREMENT`].
 pub const CU_ATOMIC_OPERATION_INTEGER_INCREMENT: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_INCREMENT;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_INTEGER_DECREMENT` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_DECREMENT`].
 pub const CU_ATOMIC_OPERATION_INTEGER_DECREMENT: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_DECREMENT;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_AND` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_AND`].
 pub const CU_ATOMIC_OPERATION_AND: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_AND;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_OR` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_OR`].
 pub const CU_ATOMIC_OPERATION_OR: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_OR;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_XOR` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_XOR`].
 pub const CU_ATOMIC_OPERATION_XOR: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_XOR;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_EXCHANGE` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_EXCHANGE`].
 pub const CU_ATOMIC_OPERATION_EXCHANGE: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_EXCHANGE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_CAS` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_CAS`].
 pub const CU_ATOMIC_OPERATION_CAS: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_CAS;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_FLOAT_ADD` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_ADD`].
 pub const CU_ATOMIC_OPERATION_FLOAT_ADD: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_ADD;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_FLOAT_MIN` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MIN`].
 pub const CU_ATOMIC_OPERATION_FLOAT_MIN: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MIN;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_FLOAT_MAX` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MAX`].
 pub const CU_ATOMIC_OPERATION_FLOAT_MAX: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_OPERATION_MAX` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_MAX`].
 pub const CU_ATOMIC_OPERATION_MAX: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_SIGNED` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SIGNED`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_SIGNED: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SIGNED
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_UNSIGNED` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_UNSIGNED`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_UNSIGNED: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_UNSIGNED
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_REDUCTION` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_REDUCTION`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_REDUCTION: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_REDUCTION
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_SCALAR_32` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_32`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_SCALAR_32: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_32
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_SCALAR_64` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_64`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_SCALAR_64: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_64
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_SCALAR_128` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_128`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_SCALAR_128: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_128
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ATOMIC_CAPABILITY_VECTOR_32x4` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_VECTOR_32x4`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_VECTOR_32x4
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Wait until (int32\_t)(\*addr - value) &gt;= 0 (or int64\_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)
 ///
 /// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Wait until \*addr == value.
 ///
 /// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Wait until (\*addr &amp; value) != 0.
 ///
 /// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Wait until \~(\*addr \| value) != 0. Support for this operation can be queried with [`cuDeviceGetAttribute`](crate::pfn::PFN_cuDeviceGetAttribute_v2000) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
 ///
 /// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with [`CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
 ///
 /// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Default behavior
 ///
 /// The enumerator `CU_STREAM_WRITE_VALUE_DEFAULT` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`.
 pub const CU_STREAM_WRITE_VALUE_DEFAULT: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070) will provide a memory fence before the write, which has similar semantics to \_\_threadfence\_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API.
 ///
 /// The enumerator `CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`]`.0`.
 pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Represents a [`cuStreamWaitValue32`](crate::pfn::PFN_cuStreamWaitValue32_v11070) operation
 ///
 /// The enumerator `CU_STREAM_MEM_OP_WAIT_VALUE_32` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32`].
 pub const CU_STREAM_MEM_OP_WAIT_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32;
+#[cfg(feature = "bare-enumerators")]
 /// Represents a [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070) operation
 ///
 /// The enumerator `CU_STREAM_MEM_OP_WRITE_VALUE_32` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32`].
 pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32;
+#[cfg(feature = "bare-enumerators")]
 /// Represents a [`cuStreamWaitValue64`](crate::pfn::PFN_cuStreamWaitValue64_v11070) operation
 ///
 /// The enumerator `CU_STREAM_MEM_OP_WAIT_VALUE_64` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64`].
 pub const CU_STREAM_MEM_OP_WAIT_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64;
+#[cfg(feature = "bare-enumerators")]
 /// Represents a [`cuStreamWriteValue64`](crate::pfn::PFN_cuStreamWriteValue64_v11070) operation
 ///
 /// The enumerator `CU_STREAM_MEM_OP_WRITE_VALUE_64` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64`].
 pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64;
+#[cfg(feature = "bare-enumerators")]
 /// Insert a memory barrier of the specified type
 ///
 /// The enumerator `CU_STREAM_MEM_OP_BARRIER` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER`].
 pub const CU_STREAM_MEM_OP_BARRIER: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER;
+#[cfg(feature = "bare-enumerators")]
 /// Perform a atomic reduction. See [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction`
 ///
 /// The enumerator `CU_STREAM_MEM_OP_ATOMIC_REDUCTION` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_ATOMIC_REDUCTION`].
 pub const CU_STREAM_MEM_OP_ATOMIC_REDUCTION: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_ATOMIC_REDUCTION;
+#[cfg(feature = "bare-enumerators")]
 /// This has the same effect as [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH), but as a standalone operation.
 ///
 /// The enumerator `CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`].
 pub const CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+#[cfg(feature = "bare-enumerators")]
 /// System-wide memory barrier.
 ///
 /// The enumerator `CU_STREAM_MEMORY_BARRIER_TYPE_SYS` as the integer it is passed as: [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS`]`.0`.
 pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Limit memory barrier scope to the GPU.
 ///
 /// The enumerator `CU_STREAM_MEMORY_BARRIER_TYPE_GPU` as the integer it is passed as: [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU`]`.0`.
 pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Performs an atomic OR: \*(address) = \*(address) \| value
 ///
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_OR` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_OR`].
 pub const CU_STREAM_ATOMIC_REDUCTION_OP_OR: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_OR;
+#[cfg(feature = "bare-enumerators")]
 /// Performs an atomic AND: \*(address) = \*(address) &amp; value
 ///
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_AND` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_AND`].
 pub const CU_STREAM_ATOMIC_REDUCTION_OP_AND: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_AND;
+#[cfg(feature = "bare-enumerators")]
 /// Performs an atomic ADD: \*(address) = \*(address) + value
 ///
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_ADD` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD`].
 pub const CU_STREAM_ATOMIC_REDUCTION_OP_ADD: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32` by its bare name, as C has it: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32`].
 pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64` by its bare name, as C has it: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64`].
 pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64;
+#[cfg(feature = "bare-enumerators")]
 /// Default behavior
 ///
 /// The enumerator `CU_OCCUPANCY_DEFAULT` as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`.
 pub const CU_OCCUPANCY_DEFAULT: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Assume global caching is enabled and cannot be automatically turned off
 ///
 /// The enumerator `CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE` as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`.
 pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Add new nodes to the dependency set
 ///
 /// The enumerator `CU_STREAM_ADD_CAPTURE_DEPENDENCIES` as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES`]`.0`.
 pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Replace the dependency set with the new nodes
 ///
 /// The enumerator `CU_STREAM_SET_CAPTURE_DEPENDENCIES` as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES`]`.0`.
 pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Sent when the process has exceeded its device memory budget
 ///
 /// The enumerator `CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET` by its bare name, as C has it: [`CUasyncNotificationType_enum::CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET`].
 pub const CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: CUasyncNotificationType_enum = CUasyncNotificationType_enum::CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET;
+#[cfg(feature = "bare-enumerators")]
 /// Unsigned 8-bit integers
 ///
 /// The enumerator `CU_AD_FORMAT_UNSIGNED_INT8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT8`].
 pub const CU_AD_FORMAT_UNSIGNED_INT8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT8;
+#[cfg(feature = "bare-enumerators")]
 /// Unsigned 16-bit integers
 ///
 /// The enumerator `CU_AD_FORMAT_UNSIGNED_INT16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT16`].
 pub const CU_AD_FORMAT_UNSIGNED_INT16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT16;
+#[cfg(feature = "bare-enumerators")]
 /// Unsigned 32-bit integers
 ///
 /// The enumerator `CU_AD_FORMAT_UNSIGNED_INT32` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT32`].
 pub const CU_AD_FORMAT_UNSIGNED_INT32: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT32;
+#[cfg(feature = "bare-enumerators")]
 /// Signed 8-bit integers
 ///
 /// The enumerator `CU_AD_FORMAT_SIGNED_INT8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT8`].
 pub const CU_AD_FORMAT_SIGNED_INT8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT8;
+#[cfg(feature = "bare-enumerators")]
 /// Signed 16-bit integers
 ///
 /// The enumerator `CU_AD_FORMAT_SIGNED_INT16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT16`].
 pub const CU_AD_FORMAT_SIGNED_INT16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT16;
+#[cfg(feature = "bare-enumerators")]
 /// Signed 32-bit integers
 ///
 /// The enumerator `CU_AD_FORMAT_SIGNED_INT32` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT32`].
 pub const CU_AD_FORMAT_SIGNED_INT32: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT32;
+#[cfg(feature = "bare-enumerators")]
 /// 16-bit floating point
 ///
 /// The enumerator `CU_AD_FORMAT_HALF` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_HALF`].
 pub const CU_AD_FORMAT_HALF: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_HALF;
+#[cfg(feature = "bare-enumerators")]
 /// 32-bit floating point
 ///
 /// The enumerator `CU_AD_FORMAT_FLOAT` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_FLOAT`].
 pub const CU_AD_FORMAT_FLOAT: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_FLOAT;
+#[cfg(feature = "bare-enumerators")]
 /// 8-bit YUV planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_NV12` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_NV12`].
 pub const CU_AD_FORMAT_NV12: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_NV12;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel unsigned 8-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT8X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X1`].
 pub const CU_AD_FORMAT_UNORM_INT8X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X1;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel unsigned 8-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT8X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X2`].
 pub const CU_AD_FORMAT_UNORM_INT8X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X2;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 8-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT8X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X4`].
 pub const CU_AD_FORMAT_UNORM_INT8X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X4;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel unsigned 16-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT16X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X1`].
 pub const CU_AD_FORMAT_UNORM_INT16X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X1;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel unsigned 16-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT16X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X2`].
 pub const CU_AD_FORMAT_UNORM_INT16X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X2;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 16-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT16X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X4`].
 pub const CU_AD_FORMAT_UNORM_INT16X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X4;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel signed 8-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT8X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X1`].
 pub const CU_AD_FORMAT_SNORM_INT8X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X1;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel signed 8-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT8X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X2`].
 pub const CU_AD_FORMAT_SNORM_INT8X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X2;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel signed 8-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT8X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X4`].
 pub const CU_AD_FORMAT_SNORM_INT8X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X4;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel signed 16-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT16X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X1`].
 pub const CU_AD_FORMAT_SNORM_INT16X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X1;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel signed 16-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT16X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X2`].
 pub const CU_AD_FORMAT_SNORM_INT16X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X2;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel signed 16-bit normalized integer
 ///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT16X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X4`].
 pub const CU_AD_FORMAT_SNORM_INT16X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X4;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC1 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC1_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM`].
 pub const CU_AD_FORMAT_BC1_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding
 ///
 /// The enumerator `CU_AD_FORMAT_BC1_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC1_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM_SRGB;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC2 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC2_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM`].
 pub const CU_AD_FORMAT_BC2_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding
 ///
 /// The enumerator `CU_AD_FORMAT_BC2_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC2_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM_SRGB;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC3 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC3_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM`].
 pub const CU_AD_FORMAT_BC3_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding
 ///
 /// The enumerator `CU_AD_FORMAT_BC3_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC3_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM_SRGB;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel unsigned normalized block-compressed (BC4 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC4_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC4_UNORM`].
 pub const CU_AD_FORMAT_BC4_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC4_UNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel signed normalized block-compressed (BC4 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC4_SNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC4_SNORM`].
 pub const CU_AD_FORMAT_BC4_SNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC4_SNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel unsigned normalized block-compressed (BC5 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC5_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC5_UNORM`].
 pub const CU_AD_FORMAT_BC5_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC5_UNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel signed normalized block-compressed (BC5 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC5_SNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC5_SNORM`].
 pub const CU_AD_FORMAT_BC5_SNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC5_SNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned half-float block-compressed (BC6H compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC6H_UF16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC6H_UF16`].
 pub const CU_AD_FORMAT_BC6H_UF16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC6H_UF16;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel signed half-float block-compressed (BC6H compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC6H_SF16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC6H_SF16`].
 pub const CU_AD_FORMAT_BC6H_SF16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC6H_SF16;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC7 compression) format
 ///
 /// The enumerator `CU_AD_FORMAT_BC7_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM`].
 pub const CU_AD_FORMAT_BC7_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding
 ///
 /// The enumerator `CU_AD_FORMAT_BC7_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC7_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM_SRGB;
+#[cfg(feature = "bare-enumerators")]
 /// 10-bit YUV planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_P010` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P010`].
 pub const CU_AD_FORMAT_P010: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P010;
+#[cfg(feature = "bare-enumerators")]
 /// 16-bit YUV planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_P016` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P016`].
 pub const CU_AD_FORMAT_P016: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P016;
+#[cfg(feature = "bare-enumerators")]
 /// 8-bit YUV planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_NV16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_NV16`].
 pub const CU_AD_FORMAT_NV16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_NV16;
+#[cfg(feature = "bare-enumerators")]
 /// 10-bit YUV planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_P210` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P210`].
 pub const CU_AD_FORMAT_P210: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P210;
+#[cfg(feature = "bare-enumerators")]
 /// 16-bit YUV planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_P216` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P216`].
 pub const CU_AD_FORMAT_P216: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P216;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel, 8-bit YUV packed planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_YUY2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUY2`].
 pub const CU_AD_FORMAT_YUY2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUY2;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel, 10-bit YUV packed planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_Y210` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y210`].
 pub const CU_AD_FORMAT_Y210: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y210;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel, 16-bit YUV packed planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_Y216` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y216`].
 pub const CU_AD_FORMAT_Y216: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y216;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel, 8-bit YUV packed planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_AYUV` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_AYUV`].
 pub const CU_AD_FORMAT_AYUV: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_AYUV;
+#[cfg(feature = "bare-enumerators")]
 /// 10-bit YUV packed planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_Y410` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y410`].
 pub const CU_AD_FORMAT_Y410: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y410;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel, 12-bit YUV packed planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_Y416` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y416`].
 pub const CU_AD_FORMAT_Y416: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y416;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel 8-bit YUV planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_Y444_PLANAR8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR8`].
 pub const CU_AD_FORMAT_Y444_PLANAR8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR8;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel 10-bit YUV planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_Y444_PLANAR10` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR10`].
 pub const CU_AD_FORMAT_Y444_PLANAR10: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR10;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel 8-bit YUV semi-planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_YUV444_8bit_SemiPlanar` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUV444_8bit_SemiPlanar`].
 pub const CU_AD_FORMAT_YUV444_8bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUV444_8bit_SemiPlanar;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel 16-bit YUV semi-planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_YUV444_16bit_SemiPlanar` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUV444_16bit_SemiPlanar`].
 pub const CU_AD_FORMAT_YUV444_16bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUV444_16bit_SemiPlanar;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unorm R10G10B10A2 RGB format
 ///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT_101010_2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT_101010_2`].
 pub const CU_AD_FORMAT_UNORM_INT_101010_2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT_101010_2;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 8-bit YUV packed format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_PACKED_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_422`].
 pub const CU_AD_FORMAT_UINT8_PACKED_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_422;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 8-bit YUV packed format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_PACKED_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_444`].
 pub const CU_AD_FORMAT_UINT8_PACKED_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_444;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 8-bit YUV semi-planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_420`].
 pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_420;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 16-bit YUV semi-planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_420`].
 pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_420;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 8-bit YUV semi-planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_422`].
 pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_422;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 16-bit YUV semi-planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_422`].
 pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_422;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 8-bit YUV semi-planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_444`].
 pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_444;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 16-bit YUV semi-planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_444`].
 pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_444;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 8-bit YUV planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_420`].
 pub const CU_AD_FORMAT_UINT8_PLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_420;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 16-bit YUV planar format, with 4:2:0 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_420`].
 pub const CU_AD_FORMAT_UINT16_PLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_420;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 8-bit YUV planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_422`].
 pub const CU_AD_FORMAT_UINT8_PLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_422;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 16-bit YUV planar format, with 4:2:2 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_422`].
 pub const CU_AD_FORMAT_UINT16_PLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_422;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 8-bit YUV planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_444`].
 pub const CU_AD_FORMAT_UINT8_PLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_444;
+#[cfg(feature = "bare-enumerators")]
 /// 3 channel unsigned 16-bit YUV planar format, with 4:4:4 sampling
 ///
 /// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_444`].
 pub const CU_AD_FORMAT_UINT16_PLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_444;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_AD_FORMAT_MAX` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_MAX`].
 pub const CU_AD_FORMAT_MAX: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Wrapping address mode
 ///
 /// The enumerator `CU_TR_ADDRESS_MODE_WRAP` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP`].
 pub const CU_TR_ADDRESS_MODE_WRAP: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP;
+#[cfg(feature = "bare-enumerators")]
 /// Clamp to edge address mode
 ///
 /// The enumerator `CU_TR_ADDRESS_MODE_CLAMP` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_CLAMP`].
 pub const CU_TR_ADDRESS_MODE_CLAMP: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_CLAMP;
+#[cfg(feature = "bare-enumerators")]
 /// Mirror address mode
 ///
 /// The enumerator `CU_TR_ADDRESS_MODE_MIRROR` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_MIRROR`].
 pub const CU_TR_ADDRESS_MODE_MIRROR: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_MIRROR;
+#[cfg(feature = "bare-enumerators")]
 /// Border address mode
 ///
 /// The enumerator `CU_TR_ADDRESS_MODE_BORDER` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_BORDER`].
 pub const CU_TR_ADDRESS_MODE_BORDER: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_BORDER;
+#[cfg(feature = "bare-enumerators")]
 /// Point filter mode
 ///
 /// The enumerator `CU_TR_FILTER_MODE_POINT` by its bare name, as C has it: [`CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT`].
 pub const CU_TR_FILTER_MODE_POINT: CUfilter_mode_enum = CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT;
+#[cfg(feature = "bare-enumerators")]
 /// Linear filter mode
 ///
 /// The enumerator `CU_TR_FILTER_MODE_LINEAR` by its bare name, as C has it: [`CUfilter_mode_enum::CU_TR_FILTER_MODE_LINEAR`].
 pub const CU_TR_FILTER_MODE_LINEAR: CUfilter_mode_enum = CUfilter_mode_enum::CU_TR_FILTER_MODE_LINEAR;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum number of threads per block
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum block dimension X
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum block dimension Y
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum block dimension Z
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum grid dimension X
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum grid dimension Y
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum grid dimension Z
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum shared memory available per block in bytes
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAX\_SHARED\_MEMORY\_PER\_BLOCK
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Memory available on device for \_\_constant\_\_ variables in a CUDA C kernel in bytes
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY`].
 pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY;
+#[cfg(feature = "bare-enumerators")]
 /// Warp size in threads
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_WARP_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_WARP_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum pitch in bytes allowed by memory copies
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_PITCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum number of 32-bit registers available per block
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAX\_REGISTERS\_PER\_BLOCK
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Typical clock frequency in kilohertz
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CLOCK_RATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLOCK_RATE`].
 pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
+#[cfg(feature = "bare-enumerators")]
 /// Alignment requirement for textures
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`].
 pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT;
+#[cfg(feature = "bare-enumerators")]
 /// Device can possibly copy memory and execute a kernel concurrently. Deprecated. Use instead CU\_DEVICE\_ATTRIBUTE\_ASYNC\_ENGINE\_COUNT.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_OVERLAP` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP;
+#[cfg(feature = "bare-enumerators")]
 /// Number of multiprocessors on device
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies whether there is a run time limit on kernels
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT`].
 pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT;
+#[cfg(feature = "bare-enumerators")]
 /// Device is integrated with host memory
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_INTEGRATED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_INTEGRATED`].
 pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_INTEGRATED;
+#[cfg(feature = "bare-enumerators")]
 /// Device can map host memory into CUDA address space
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY;
+#[cfg(feature = "bare-enumerators")]
 /// Compute mode (See `CUcomputemode` for details)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 1D texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D texture height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 3D texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 3D texture height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 3D texture depth
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D layered texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D layered texture height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum layers in a 2D layered texture
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_WIDTH
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_HEIGHT
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_LAYERS
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES;
+#[cfg(feature = "bare-enumerators")]
 /// Alignment requirement for surfaces
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT`].
 pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT;
+#[cfg(feature = "bare-enumerators")]
 /// Device can possibly execute multiple kernels concurrently
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS`].
 pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS;
+#[cfg(feature = "bare-enumerators")]
 /// Device has ECC support enabled
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ECC_ENABLED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ECC_ENABLED`].
 pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ECC_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /// PCI bus ID of the device
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_BUS_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID`].
 pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID;
+#[cfg(feature = "bare-enumerators")]
 /// PCI device ID of the device
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID`].
 pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Device is using TCC driver model
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TCC_DRIVER` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TCC_DRIVER`].
 pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TCC_DRIVER;
+#[cfg(feature = "bare-enumerators")]
 /// Peak memory clock frequency in kilohertz
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`].
 pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE;
+#[cfg(feature = "bare-enumerators")]
 /// Global memory bus width in bits
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Size of L2 cache in bytes
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum resident threads per multiprocessor
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR;
+#[cfg(feature = "bare-enumerators")]
 /// Number of asynchronous engines
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// Device shares a unified address space with the host
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING`].
 pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 1D layered texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum layers in a 1D layered texture
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, do not use.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D texture width if CUDA\_ARRAY3D\_TEXTURE\_GATHER is set
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D texture height if CUDA\_ARRAY3D\_TEXTURE\_GATHER is set
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Alternate maximum 3D texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE;
+#[cfg(feature = "bare-enumerators")]
 /// Alternate maximum 3D texture height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE;
+#[cfg(feature = "bare-enumerators")]
 /// Alternate maximum 3D texture depth
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE;
+#[cfg(feature = "bare-enumerators")]
 /// PCI domain ID of the device
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID`].
 pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Pitch alignment requirement for textures
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT`].
 pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum cubemap texture width/height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum cubemap layered texture width/height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum layers in a cubemap layered texture
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 1D surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D surface height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 3D surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 3D surface height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 3D surface depth
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 1D layered surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum layers in a 1D layered surface
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D layered surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D layered surface height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum layers in a 2D layered surface
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum cubemap surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum cubemap layered surface width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum layers in a cubemap layered surface
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D linear texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D linear texture height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum 2D linear texture pitch in bytes
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum mipmapped 2D texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum mipmapped 2D texture height
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// Major compute capability version number
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+#[cfg(feature = "bare-enumerators")]
 /// Minor compute capability version number
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum mipmapped 1D texture width
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports stream priorities
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports caching globals in L1
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports caching locals in L1
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum shared memory available per multiprocessor in bytes
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum number of 32-bit registers available per multiprocessor
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR;
+#[cfg(feature = "bare-enumerators")]
 /// Device can allocate managed memory on this system
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`].
 pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY;
+#[cfg(feature = "bare-enumerators")]
 /// Device is on a multi-GPU board
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD`].
 pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD;
+#[cfg(feature = "bare-enumerators")]
 /// Unique id for a group of devices on the same multi-GPU board
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID`].
 pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Link between the device and the host supports all native atomic operations
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Ratio of single precision performance (in floating-point operations per second) to double precision performance
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO`].
 pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports coherently accessing pageable memory without calling cudaHostRegister on it
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`].
 pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS;
+#[cfg(feature = "bare-enumerators")]
 /// Device can coherently access managed memory concurrently with the CPU
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`].
 pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports compute preemption.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device can access host registered memory at the same virtual address as the CPU
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, along with v1 MemOps API, [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related APIs are supported.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, along with v1 MemOps API, 64-bit operations are supported in [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related APIs.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, along with v1 MemOps API, [`CU_STREAM_WAIT_VALUE_NOR`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR) is supported.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports launching cooperative kernels via [`cuLaunchCooperativeKernel`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`].
 pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, [`cuLaunchCooperativeKernelMultiDevice`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000) is deprecated.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH`].
 pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum optin shared memory per block. That is shared memory that is available for dynamic allocation or static allocation (including architecture specific static shared memory) on this device but is not guaranteed to be portable.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+#[cfg(feature = "bare-enumerators")]
 /// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device. See `CUDA_MEMOP` for additional details.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports host memory registration via `cudaHostRegister`.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device accesses pageable memory via the host's page tables.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`].
 pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES;
+#[cfg(feature = "bare-enumerators")]
 /// The host can directly access managed memory on the device without migration.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST`].
 pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated, Use CU\_DEVICE\_ATTRIBUTE\_VIRTUAL\_MEMORY\_MANAGEMENT\_SUPPORTED
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports virtual memory management APIs like [`cuMemAddressReserve`](crate::pfn::PFN_cuMemAddressReserve_v10020), [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports exporting memory to a posix file descriptor with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports exporting memory to a Win32 NT handle with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports exporting memory to a Win32 KMT handle with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum number of blocks per multiprocessor
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports compression of memory
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum L2 persisting lines capacity setting in bytes.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum value of CUaccessPolicyWindow`num_bytes`.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports specifying the GPUDirect RDMA flag with [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Shared memory reserved by CUDA driver per block in bytes
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports using the [`cuMemHostRegister`](crate::pfn::PFN_cuMemHostRegister_v6050) flag `CU_MEMHOSTERGISTER_READ_ONLY` to register memory that must be mapped as read-only to the GPU
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// External timeline semaphore interop is supported on the device
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports using the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports GPUDirect RDMA APIs, like nvidia\_p2p\_get\_pages (see <https://docs.nvidia.com/cuda/gpudirect-rdma> for more information)
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the `CUflushGPUDirectRDMAWritesOptions` enum
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS;
+#[cfg(feature = "bare-enumerators")]
 /// GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See `CUGPUDirectRDMAWritesOrdering` for the numerical values returned here.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING;
+#[cfg(feature = "bare-enumerators")]
 /// Handle types supported with mempool based IPC
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES`].
 pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates device supports cluster launch
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH`].
 pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// 64-bit operations are supported in [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related MemOp APIs.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS;
+#[cfg(feature = "bare-enumerators")]
 /// [`CU_STREAM_WAIT_VALUE_NOR`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR) is supported by MemOp APIs.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports buffer sharing with dma\_buf mechanism.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports IPC Events.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Number of memory domains the device supports.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports accessing memory using Tensor Map.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports unified function pointers.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS`].
 pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS;
+#[cfg(feature = "bare-enumerators")]
 /// NUMA configuration of a device: value is of type `CUdeviceNumaConfig` enum
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`].
 pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_CONFIG;
+#[cfg(feature = "bare-enumerators")]
 /// NUMA node ID of the GPU memory
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_NUMA_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_ID`].
 pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports switch multicast and reduction operations.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates if contexts created on this device will be shared via MPS
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MPS_ENABLED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MPS_ENABLED`].
 pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MPS_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /// NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports CIG with D3D12.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// The returned valued shall be interpreted as a bitmask, where the individual bits are described by the `CUmemDecompressAlgorithm` enum.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK`].
 pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK;
+#[cfg(feature = "bare-enumerators")]
 /// The returned valued is the maximum length in bytes of a single decompress operation that is allowed.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH`].
 pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports CIG with Vulkan.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// The combined 16-bit PCI device ID and 16-bit PCI vendor ID.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID;
+#[cfg(feature = "bare-enumerators")]
 /// The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports HOST\_NUMA location with the virtual memory management APIs like [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports HOST\_NUMA location with the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports HOST\_NUMA location IPC between nodes in a multi-node system.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device suports HOST location with the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports HOST location with the virtual memory management APIs like [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports page-locked host memory buffer sharing with dma\_buf mechanism.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Link between the device and the host supports only some native atomic operations
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports atomic reduction operations in stream batch memory operations
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Number of locality domains
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// Maximum oversized shared memory per block
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports CIG streams with D3D12
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports mmap() of dmabuf file descriptors for CUDA device memory allocations
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports unicast logical endpoints
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports multicast logical endpoints
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports counted operations via logical endpoints
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports unicast logical endpoint access on the owner device
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Number of multiprocessors on each locality domain
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// Handle types supported with logical endpoint IPC
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports CIG streams with Vulkan
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Minimum contiguous, accessible size in bytes required when the large tensor-map allocation class is effective. Devices with a 128 KiB backing precondition report 131072; devices where allocation-class selection is a no-op report INT\_MAX.
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// Device supports GPUDirect RDMA with localized memory using the default RDMA mapping link
 ///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX`].
 pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The [`CUcontext`](crate::types::CUcontext) on which a pointer was allocated or registered
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_CONTEXT` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_CONTEXT`].
 pub const CU_POINTER_ATTRIBUTE_CONTEXT: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_CONTEXT;
+#[cfg(feature = "bare-enumerators")]
 /// The `CUmemorytype` describing the physical location of a pointer
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MEMORY_TYPE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_TYPE`].
 pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+#[cfg(feature = "bare-enumerators")]
 /// The address at which a pointer's memory may be accessed on the device
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_DEVICE_POINTER` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER`].
 pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// The address at which a pointer's memory may be accessed on the host
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_HOST_POINTER` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_HOST_POINTER`].
 pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_HOST_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// A pair of tokens for use with the nv-p2p.h Linux kernel interface
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_P2P_TOKENS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_P2P_TOKENS`].
 pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_P2P_TOKENS;
+#[cfg(feature = "bare-enumerators")]
 /// Synchronize every synchronous memory operation initiated on this region
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS`].
 pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS;
+#[cfg(feature = "bare-enumerators")]
 /// A process-wide unique ID for an allocated memory region
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_BUFFER_ID` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_BUFFER_ID`].
 pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_BUFFER_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates if the pointer points to managed memory
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_MANAGED` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_MANAGED`].
 pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_MANAGED;
+#[cfg(feature = "bare-enumerators")]
 /// A device ordinal of a device on which a pointer was allocated or registered
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`].
 pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+#[cfg(feature = "bare-enumerators")]
 /// 1 if this pointer maps to an allocation that is suitable for `cudaIpcGetMemHandle`, 0 otherwise
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE`].
 pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Starting address for this requested pointer
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR`].
 pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR;
+#[cfg(feature = "bare-enumerators")]
 /// Size of the address range for this requested pointer
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_RANGE_SIZE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_SIZE`].
 pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// 1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MAPPED` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPED`].
 pub const CU_POINTER_ATTRIBUTE_MAPPED: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPED;
+#[cfg(feature = "bare-enumerators")]
 /// Bitmask of allowed `CUmemAllocationHandleType` for this allocation
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES`].
 pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES;
+#[cfg(feature = "bare-enumerators")]
 /// 1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE`].
 pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Returns the access flags the device associated with the current context has on the corresponding memory referenced by the pointer given
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAGS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS`].
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS;
+#[cfg(feature = "bare-enumerators")]
 /// Returns the mempool handle for the allocation if it was allocated from a mempool. Otherwise returns NULL.
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`].
 pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE;
+#[cfg(feature = "bare-enumerators")]
 /// Size of the actual underlying mapping that the pointer belongs to
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MAPPING_SIZE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_SIZE`].
 pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// The start address of the mapping that the pointer belongs to
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR`].
 pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR;
+#[cfg(feature = "bare-enumerators")]
 /// A process-wide unique id corresponding to the physical allocation the pointer belongs to
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID`].
 pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID;
+#[cfg(feature = "bare-enumerators")]
 /// Returns in  \*data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression.
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE`].
 pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Returns in  \*data an integer representing the locality domain ordinal of the memory allocation, or -1 if the allocation is not localized to a locality domain.
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL`].
 pub const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL;
+#[cfg(feature = "bare-enumerators")]
 /// The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`].
 pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /// The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
+#[cfg(feature = "bare-enumerators")]
 /// The size in bytes of user-allocated constant memory required by this function.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES;
+#[cfg(feature = "bare-enumerators")]
 /// The size in bytes of local memory used by each thread of this function.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES;
+#[cfg(feature = "bare-enumerators")]
 /// The number of registers used by each thread of this function.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_NUM_REGS` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS`].
 pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS;
+#[cfg(feature = "bare-enumerators")]
 /// The PTX virtual architecture version for which the function was compiled. This value is the major PTX version \* 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_PTX_VERSION` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PTX_VERSION`].
 pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PTX_VERSION;
+#[cfg(feature = "bare-enumerators")]
 /// The binary architecture version for which the function was compiled. This value is the major binary version \* 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version.
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_BINARY_VERSION` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_BINARY_VERSION`].
 pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_BINARY_VERSION;
+#[cfg(feature = "bare-enumerators")]
 /// The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set .
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CACHE_MODE_CA` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA`].
 pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA;
+#[cfg(feature = "bare-enumerators")]
 /** The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail.
 
  The default value of this attribute is [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) - [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES), except when [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) is greater than [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK), then the default value of this attribute is 0. The value can be increased to [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
@@ -13115,18 +13603,21 @@ pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunctio
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+#[cfg(feature = "bare-enumerators")]
 /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR). This is only a hint, and the driver can choose a different ratio if required to execute the function.
 
  See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`].
 pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+#[cfg(feature = "bare-enumerators")]
 /** If this attribute is set, the kernel must launch with a valid cluster size specified.
 
  See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET`].
 pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET;
+#[cfg(feature = "bare-enumerators")]
 /** The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
 
  If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA\_ERROR\_NOT\_PERMITTED.
@@ -13135,6 +13626,7 @@ pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum 
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH`].
 pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+#[cfg(feature = "bare-enumerators")]
 /** The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
 
  If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA\_ERROR\_NOT\_PERMITTED.
@@ -13143,6 +13635,7 @@ pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = 
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT`].
 pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /** The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
 
  If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA\_ERROR\_NOT\_PERMITTED.
@@ -13151,6 +13644,7 @@ pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum =
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH`].
 pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH;
+#[cfg(feature = "bare-enumerators")]
 /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform.
 
  CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device.
@@ -13165,166 +13659,203 @@ pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = 
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`].
 pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+#[cfg(feature = "bare-enumerators")]
 /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy.
 
  See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`].
 pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+#[cfg(feature = "bare-enumerators")]
 /** Whether the function can be updated on device. 1 means device node update is supported, 0 is unsupported.
 
  See [`cuFuncGetAttribute`](crate::pfn::PFN_cuFuncGetAttribute_v2020).*/
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED`].
 pub const CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /** The shared memory mode of a function. The value type is CUsharedMemoryMode / cudaSharedMemoryMode.
 
  See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`].
 pub const CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE;
+#[cfg(feature = "bare-enumerators")]
 /** The shared memory mode of a function. The value type is CUsharedMemoryMode / cudaSharedMemoryMode.
 
  See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
 ///
 /// The enumerator `CU_FUNC_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX`].
 pub const CU_FUNC_ATTRIBUTE_MAX: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// no preference for shared memory or L1 (default)
 ///
 /// The enumerator `CU_FUNC_CACHE_PREFER_NONE` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE`].
 pub const CU_FUNC_CACHE_PREFER_NONE: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// prefer larger shared memory and smaller L1 cache
 ///
 /// The enumerator `CU_FUNC_CACHE_PREFER_SHARED` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_SHARED`].
 pub const CU_FUNC_CACHE_PREFER_SHARED: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_SHARED;
+#[cfg(feature = "bare-enumerators")]
 /// prefer larger L1 cache and smaller shared memory
 ///
 /// The enumerator `CU_FUNC_CACHE_PREFER_L1` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_L1`].
 pub const CU_FUNC_CACHE_PREFER_L1: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_L1;
+#[cfg(feature = "bare-enumerators")]
 /// prefer equal sized L1 cache and shared memory
 ///
 /// The enumerator `CU_FUNC_CACHE_PREFER_EQUAL` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_EQUAL`].
 pub const CU_FUNC_CACHE_PREFER_EQUAL: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_EQUAL;
+#[cfg(feature = "bare-enumerators")]
 /// set default shared memory bank size
 ///
 /// The enumerator `CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE`].
 pub const CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// set shared memory bank width to four bytes
 ///
 /// The enumerator `CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE`].
 pub const CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// set shared memory bank width to eight bytes
 ///
 /// The enumerator `CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE`].
 pub const CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// No preference for shared memory or L1 (default)
 ///
 /// The enumerator `CU_SHAREDMEM_CARVEOUT_DEFAULT` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_DEFAULT`]`.0`.
 pub const CU_SHAREDMEM_CARVEOUT_DEFAULT: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_DEFAULT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Prefer maximum available shared memory, minimum L1 cache
 ///
 /// The enumerator `CU_SHAREDMEM_CARVEOUT_MAX_SHARED` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_SHARED`]`.0`.
 pub const CU_SHAREDMEM_CARVEOUT_MAX_SHARED: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_SHARED
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Prefer maximum available L1 cache, minimum shared memory
 ///
 /// The enumerator `CU_SHAREDMEM_CARVEOUT_MAX_L1` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1`]`.0`.
 pub const CU_SHAREDMEM_CARVEOUT_MAX_L1: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Host memory
 ///
 /// The enumerator `CU_MEMORYTYPE_HOST` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_HOST`].
 pub const CU_MEMORYTYPE_HOST: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_HOST;
+#[cfg(feature = "bare-enumerators")]
 /// Device memory
 ///
 /// The enumerator `CU_MEMORYTYPE_DEVICE` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_DEVICE`].
 pub const CU_MEMORYTYPE_DEVICE: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_DEVICE;
+#[cfg(feature = "bare-enumerators")]
 /// Array memory
 ///
 /// The enumerator `CU_MEMORYTYPE_ARRAY` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_ARRAY`].
 pub const CU_MEMORYTYPE_ARRAY: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_ARRAY;
+#[cfg(feature = "bare-enumerators")]
 /// Unified device or host memory
 ///
 /// The enumerator `CU_MEMORYTYPE_UNIFIED` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED`].
 pub const CU_MEMORYTYPE_UNIFIED: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED;
+#[cfg(feature = "bare-enumerators")]
 /// Default compute mode (Multiple contexts allowed per device)
 ///
 /// The enumerator `CU_COMPUTEMODE_DEFAULT` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, to compare with what it wrote: [`CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT`]`.0`.
 pub const CU_COMPUTEMODE_DEFAULT: ::core::ffi::c_int = CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Compute-prohibited mode (No contexts can be created on this device at this time)
 ///
 /// The enumerator `CU_COMPUTEMODE_PROHIBITED` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, to compare with what it wrote: [`CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED`]`.0`.
 pub const CU_COMPUTEMODE_PROHIBITED: ::core::ffi::c_int = CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)
 ///
 /// The enumerator `CU_COMPUTEMODE_EXCLUSIVE_PROCESS` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, to compare with what it wrote: [`CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS`]`.0`.
 pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: ::core::ffi::c_int = CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Data will mostly be read and only occasionally be written to
 ///
 /// The enumerator `CU_MEM_ADVISE_SET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY`].
 pub const CU_MEM_ADVISE_SET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY;
+#[cfg(feature = "bare-enumerators")]
 /// Undo the effect of [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY)
 ///
 /// The enumerator `CU_MEM_ADVISE_UNSET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY`].
 pub const CU_MEM_ADVISE_UNSET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY;
+#[cfg(feature = "bare-enumerators")]
 /// Set the preferred location for the data as the specified device
 ///
 /// The enumerator `CU_MEM_ADVISE_SET_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION`].
 pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION;
+#[cfg(feature = "bare-enumerators")]
 /// Clear the preferred location for the data
 ///
 /// The enumerator `CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION`].
 pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION;
+#[cfg(feature = "bare-enumerators")]
 /// Data will be accessed by the specified device, so prevent page faults as much as possible
 ///
 /// The enumerator `CU_MEM_ADVISE_SET_ACCESSED_BY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY`].
 pub const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY;
+#[cfg(feature = "bare-enumerators")]
 /// Let the Unified Memory subsystem decide on the page faulting policy for the specified device
 ///
 /// The enumerator `CU_MEM_ADVISE_UNSET_ACCESSED_BY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY`].
 pub const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+#[cfg(feature = "bare-enumerators")]
 /// Whether the range will mostly be read and only occasionally be written to
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY`].
 pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY;
+#[cfg(feature = "bare-enumerators")]
 /// The preferred location of the range
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION`].
 pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION;
+#[cfg(feature = "bare-enumerators")]
 /// Memory range has [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY) set for specified device
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY`].
 pub const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY;
+#[cfg(feature = "bare-enumerators")]
 /// The last location to which the range was prefetched
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION`].
 pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION;
+#[cfg(feature = "bare-enumerators")]
 /// The preferred location type of the range
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE`].
 pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE;
+#[cfg(feature = "bare-enumerators")]
 /// The preferred location id of the range
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID`].
 pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID;
+#[cfg(feature = "bare-enumerators")]
 /// The last location type to which the range was prefetched
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE`].
 pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE;
+#[cfg(feature = "bare-enumerators")]
 /// The last location id to which the range was prefetched
 ///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID`].
 pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID;
+#[cfg(feature = "bare-enumerators")]
 /** Max number of registers that a thread may use.\
  Option type: unsigned int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_MAX_REGISTERS` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MAX_REGISTERS`].
 pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum::CU_JIT_MAX_REGISTERS;
+#[cfg(feature = "bare-enumerators")]
 /** IN: Specifies minimum number of threads per block to target compilation for\
  OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.\
  Cannot be combined with [`CU_JIT_TARGET`](crate::types::CUjit_option_enum::CU_JIT_TARGET).\
@@ -13333,18 +13864,21 @@ pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum::CU_JIT_MA
 ///
 /// The enumerator `CU_JIT_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK`].
 pub const CU_JIT_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /** Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker\
  Option type: float\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_WALL_TIME` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_WALL_TIME`].
 pub const CU_JIT_WALL_TIME: CUjit_option_enum = CUjit_option_enum::CU_JIT_WALL_TIME;
+#[cfg(feature = "bare-enumerators")]
 /** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option [`CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES))\
  Option type: char \*\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_INFO_LOG_BUFFER` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER`].
 pub const CU_JIT_INFO_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER;
+#[cfg(feature = "bare-enumerators")]
 /** IN: Log buffer size in bytes.  Log messages will be capped at this size (including null terminator)\
  OUT: Amount of log buffer filled with messages\
  Option type: unsigned int\
@@ -13352,12 +13886,14 @@ pub const CU_JIT_INFO_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_
 ///
 /// The enumerator `CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`].
 pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+#[cfg(feature = "bare-enumerators")]
 /** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option [`CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES))\
  Option type: char \*\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_ERROR_LOG_BUFFER` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER`].
 pub const CU_JIT_ERROR_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER;
+#[cfg(feature = "bare-enumerators")]
 /** IN: Log buffer size in bytes.  Log messages will be capped at this size (including null terminator)\
  OUT: Amount of log buffer filled with messages\
  Option type: unsigned int\
@@ -13365,48 +13901,56 @@ pub const CU_JIT_ERROR_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT
 ///
 /// The enumerator `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`].
 pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+#[cfg(feature = "bare-enumerators")]
 /** Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.\
  Option type: unsigned int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_OPTIMIZATION_LEVEL` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OPTIMIZATION_LEVEL`].
 pub const CU_JIT_OPTIMIZATION_LEVEL: CUjit_option_enum = CUjit_option_enum::CU_JIT_OPTIMIZATION_LEVEL;
+#[cfg(feature = "bare-enumerators")]
 /** No option value required. Determines the target based on the current attached context (default)\
  Option type: No option value needed\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_TARGET_FROM_CUCONTEXT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT`].
 pub const CU_JIT_TARGET_FROM_CUCONTEXT: CUjit_option_enum = CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT;
+#[cfg(feature = "bare-enumerators")]
 /** Target is chosen based on supplied `CUjit_target`.  Cannot be combined with [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK).\
  Option type: unsigned int for enumerated type `CUjit_target`\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_TARGET` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_TARGET`].
 pub const CU_JIT_TARGET: CUjit_option_enum = CUjit_option_enum::CU_JIT_TARGET;
+#[cfg(feature = "bare-enumerators")]
 /** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied `CUjit_fallback`.  This option cannot be used with cuLink\* APIs as the linker requires exact matches.\
  Option type: unsigned int for enumerated type `CUjit_fallback`\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_FALLBACK_STRATEGY` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY`].
 pub const CU_JIT_FALLBACK_STRATEGY: CUjit_option_enum = CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY;
+#[cfg(feature = "bare-enumerators")]
 /** Specifies whether to create debug information in output (-g) (0: false, default)\
  Option type: int\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_GENERATE_DEBUG_INFO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GENERATE_DEBUG_INFO`].
 pub const CU_JIT_GENERATE_DEBUG_INFO: CUjit_option_enum = CUjit_option_enum::CU_JIT_GENERATE_DEBUG_INFO;
+#[cfg(feature = "bare-enumerators")]
 /** Generate verbose log messages (0: false, default)\
  Option type: int\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_LOG_VERBOSE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_LOG_VERBOSE`].
 pub const CU_JIT_LOG_VERBOSE: CUjit_option_enum = CUjit_option_enum::CU_JIT_LOG_VERBOSE;
+#[cfg(feature = "bare-enumerators")]
 /** Generate line number information (-lineinfo) (0: false, default)\
  Option type: int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_GENERATE_LINE_INFO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO`].
 pub const CU_JIT_GENERATE_LINE_INFO: CUjit_option_enum = CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO;
+#[cfg(feature = "bare-enumerators")]
 /** Specifies whether to enable caching explicitly (-dlcm) \
  Choice is based on supplied [`CUjit_cacheMode_enum`](crate::types::CUjit_cacheMode_enum).\
  Option type: unsigned int for enumerated type [`CUjit_cacheMode_enum`](crate::types::CUjit_cacheMode_enum)\
@@ -13414,14 +13958,17 @@ pub const CU_JIT_GENERATE_LINE_INFO: CUjit_option_enum = CUjit_option_enum::CU_J
 ///
 /// The enumerator `CU_JIT_CACHE_MODE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_CACHE_MODE`].
 pub const CU_JIT_CACHE_MODE: CUjit_option_enum = CUjit_option_enum::CU_JIT_CACHE_MODE;
+#[cfg(feature = "bare-enumerators")]
 /// **Deprecated:** This jit option is deprecated and should not be used.
 ///
 /// The enumerator `CU_JIT_NEW_SM3X_OPT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_NEW_SM3X_OPT`].
 pub const CU_JIT_NEW_SM3X_OPT: CUjit_option_enum = CUjit_option_enum::CU_JIT_NEW_SM3X_OPT;
+#[cfg(feature = "bare-enumerators")]
 /// This jit option is used for internal purpose only.
 ///
 /// The enumerator `CU_JIT_FAST_COMPILE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FAST_COMPILE`].
 pub const CU_JIT_FAST_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_FAST_COMPILE;
+#[cfg(feature = "bare-enumerators")]
 /** Array of device symbol names that will be relocated to the corresponding host addresses stored in [`CU_JIT_GLOBAL_SYMBOL_ADDRESSES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES).\
  Must contain [`CU_JIT_GLOBAL_SYMBOL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT) entries.\
  When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses.\
@@ -13432,6 +13979,7 @@ pub const CU_JIT_FAST_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_FAS
 ///
 /// The enumerator `CU_JIT_GLOBAL_SYMBOL_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES`].
 pub const CU_JIT_GLOBAL_SYMBOL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES;
+#[cfg(feature = "bare-enumerators")]
 /** Array of host addresses that will be used to relocate corresponding device symbols stored in [`CU_JIT_GLOBAL_SYMBOL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES).\
  Must contain [`CU_JIT_GLOBAL_SYMBOL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT) entries.\
  Option type: void \*\*\
@@ -13439,12 +13987,14 @@ pub const CU_JIT_GLOBAL_SYMBOL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_
 ///
 /// The enumerator `CU_JIT_GLOBAL_SYMBOL_ADDRESSES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES`].
 pub const CU_JIT_GLOBAL_SYMBOL_ADDRESSES: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES;
+#[cfg(feature = "bare-enumerators")]
 /** Number of entries in [`CU_JIT_GLOBAL_SYMBOL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES) and [`CU_JIT_GLOBAL_SYMBOL_ADDRESSES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES) arrays.\
  Option type: unsigned int\
  Applies to: dynamic linker only*/
 ///
 /// The enumerator `CU_JIT_GLOBAL_SYMBOL_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT`].
 pub const CU_JIT_GLOBAL_SYMBOL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Enable link-time optimization (-dlto) for device code (Disabled by default).\
  This option is not supported on 32-bit platforms.\
  Option type: int\
@@ -13454,6 +14004,7 @@ pub const CU_JIT_GLOBAL_SYMBOL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_
 ///
 /// The enumerator `CU_JIT_LTO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_LTO`].
 pub const CU_JIT_LTO: CUjit_option_enum = CUjit_option_enum::CU_JIT_LTO;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: int\
  Applies to: link-time optimization specified with CU\_JIT\_LTO
 
@@ -13461,6 +14012,7 @@ pub const CU_JIT_LTO: CUjit_option_enum = CUjit_option_enum::CU_JIT_LTO;
 ///
 /// The enumerator `CU_JIT_FTZ` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FTZ`].
 pub const CU_JIT_FTZ: CUjit_option_enum = CUjit_option_enum::CU_JIT_FTZ;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int\
  Applies to: link-time optimization specified with CU\_JIT\_LTO
 
@@ -13468,6 +14020,7 @@ pub const CU_JIT_FTZ: CUjit_option_enum = CUjit_option_enum::CU_JIT_FTZ;
 ///
 /// The enumerator `CU_JIT_PREC_DIV` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_PREC_DIV`].
 pub const CU_JIT_PREC_DIV: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_DIV;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int\
  Applies to: link-time optimization specified with CU\_JIT\_LTO
 
@@ -13475,6 +14028,7 @@ pub const CU_JIT_PREC_DIV: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_DI
 ///
 /// The enumerator `CU_JIT_PREC_SQRT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_PREC_SQRT`].
 pub const CU_JIT_PREC_SQRT: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_SQRT;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: int\
  Applies to: link-time optimization specified with CU\_JIT\_LTO
 
@@ -13482,6 +14036,7 @@ pub const CU_JIT_PREC_SQRT: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_S
 ///
 /// The enumerator `CU_JIT_FMA` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FMA`].
 pub const CU_JIT_FMA: CUjit_option_enum = CUjit_option_enum::CU_JIT_FMA;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Array of kernel names that should be preserved at link time while others can be removed.\
  Must contain [`CU_JIT_REFERENCED_KERNEL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT) entries.\
  Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.\
@@ -13494,6 +14049,7 @@ pub const CU_JIT_FMA: CUjit_option_enum = CUjit_option_enum::CU_JIT_FMA;
 ///
 /// The enumerator `CU_JIT_REFERENCED_KERNEL_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES`].
 pub const CU_JIT_REFERENCED_KERNEL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Number of entries in [`CU_JIT_REFERENCED_KERNEL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES) array.\
  Option type: unsigned int\
  Applies to: dynamic linker only
@@ -13502,6 +14058,7 @@ pub const CU_JIT_REFERENCED_KERNEL_NAMES: CUjit_option_enum = CUjit_option_enum:
 ///
 /// The enumerator `CU_JIT_REFERENCED_KERNEL_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT`].
 pub const CU_JIT_REFERENCED_KERNEL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Array of variable names (\_\_device\_\_ and/or \_\_constant\_\_) that should be preserved at link time while others can be removed.\
  Must contain [`CU_JIT_REFERENCED_VARIABLE_COUNT`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT) entries.\
  Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.\
@@ -13514,6 +14071,7 @@ pub const CU_JIT_REFERENCED_KERNEL_COUNT: CUjit_option_enum = CUjit_option_enum:
 ///
 /// The enumerator `CU_JIT_REFERENCED_VARIABLE_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES`].
 pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Number of entries in [`CU_JIT_REFERENCED_VARIABLE_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES) array.\
  Option type: unsigned int\
  Applies to: link-time optimization specified with CU\_JIT\_LTO
@@ -13522,6 +14080,7 @@ pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enu
 ///
 /// The enumerator `CU_JIT_REFERENCED_VARIABLE_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT`].
 pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** This option serves as a hint to enable the JIT compiler/linker to remove constant (\_\_constant\_\_) and device (\_\_device\_\_) variables unreferenced in device code (Disabled by default).\
  Note that host references to constant and device variables using APIs like [`cuModuleGetGlobal`](crate::pfn::PFN_cuModuleGetGlobal_v3020) with this option specified may result in undefined behavior unless the variables are explicitly specified using [`CU_JIT_REFERENCED_VARIABLE_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES).\
  Option type: int\
@@ -13531,250 +14090,305 @@ pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enu
 ///
 /// The enumerator `CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES`].
 pub const CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: CUjit_option_enum = CUjit_option_enum::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** Generate position independent code (0: false). This option is no longer functional and specifying this option doesn't take any effect and is ignored.\
  Option type: int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_POSITION_INDEPENDENT_CODE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_POSITION_INDEPENDENT_CODE`].
 pub const CU_JIT_POSITION_INDEPENDENT_CODE: CUjit_option_enum = CUjit_option_enum::CU_JIT_POSITION_INDEPENDENT_CODE;
+#[cfg(feature = "bare-enumerators")]
 /** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with [`CU_JIT_MAX_REGISTERS`](crate::types::CUjit_option_enum::CU_JIT_MAX_REGISTERS) or [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK). Optimizations based on this option need [`CU_JIT_MAX_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK) to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use [`CU_JIT_OVERRIDE_DIRECTIVE_VALUES`](crate::types::CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES) to let this option take precedence over the PTX directive. Option type: unsigned int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_MIN_CTA_PER_SM` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM`].
 pub const CU_JIT_MIN_CTA_PER_SM: CUjit_option_enum = CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM;
+#[cfg(feature = "bare-enumerators")]
 /** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use [`CU_JIT_OVERRIDE_DIRECTIVE_VALUES`](crate::types::CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES) to let this option take precedence over the PTX directive. Option type: int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK`].
 pub const CU_JIT_MAX_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK;
+#[cfg(feature = "bare-enumerators")]
 /** This option lets the values specified using [`CU_JIT_MAX_REGISTERS`](crate::types::CUjit_option_enum::CU_JIT_MAX_REGISTERS), [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK), [`CU_JIT_MAX_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK) and [`CU_JIT_MIN_CTA_PER_SM`](crate::types::CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM) take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_OVERRIDE_DIRECTIVE_VALUES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES`].
 pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES;
+#[cfg(feature = "bare-enumerators")]
 /** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int\
  Applies to: compiler only*/
 ///
 /// The enumerator `CU_JIT_SPLIT_COMPILE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_SPLIT_COMPILE`].
 pub const CU_JIT_SPLIT_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_SPLIT_COMPILE;
+#[cfg(feature = "bare-enumerators")]
 /** This option specifies the maximum number of concurrent threads to use when compiling device code. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. This option is ignored if the env var CUDA\_BINARY\_LOADER\_THREAD\_COUNT is set. Option type: unsigned int\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_BINARY_LOADER_THREAD_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_BINARY_LOADER_THREAD_COUNT`].
 pub const CU_JIT_BINARY_LOADER_THREAD_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_BINARY_LOADER_THREAD_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /** This option specifies the maximum number of concurrent threads to use when compiling device code. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. This option is ignored if the env var CUDA\_BINARY\_LOADER\_THREAD\_COUNT is set. Option type: unsigned int\
  Applies to: compiler and linker*/
 ///
 /// The enumerator `CU_JIT_NUM_OPTIONS` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_NUM_OPTIONS`].
 pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum::CU_JIT_NUM_OPTIONS;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 3.0
 ///
 /// The enumerator `CU_TARGET_COMPUTE_30` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_30`]`.0`.
 pub const CU_TARGET_COMPUTE_30: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_30
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 3.2
 ///
 /// The enumerator `CU_TARGET_COMPUTE_32` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_32`]`.0`.
 pub const CU_TARGET_COMPUTE_32: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_32
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 3.5
 ///
 /// The enumerator `CU_TARGET_COMPUTE_35` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_35`]`.0`.
 pub const CU_TARGET_COMPUTE_35: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_35
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 3.7
 ///
 /// The enumerator `CU_TARGET_COMPUTE_37` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_37`]`.0`.
 pub const CU_TARGET_COMPUTE_37: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_37
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 5.0
 ///
 /// The enumerator `CU_TARGET_COMPUTE_50` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_50`]`.0`.
 pub const CU_TARGET_COMPUTE_50: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_50
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 5.2
 ///
 /// The enumerator `CU_TARGET_COMPUTE_52` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_52`]`.0`.
 pub const CU_TARGET_COMPUTE_52: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_52
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 5.3
 ///
 /// The enumerator `CU_TARGET_COMPUTE_53` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_53`]`.0`.
 pub const CU_TARGET_COMPUTE_53: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_53
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 6.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_60` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_60`]`.0`.
 pub const CU_TARGET_COMPUTE_60: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_60
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 6.1.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_61` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_61`]`.0`.
 pub const CU_TARGET_COMPUTE_61: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_61
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 6.2.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_62` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_62`]`.0`.
 pub const CU_TARGET_COMPUTE_62: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_62
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 7.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_70` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_70`]`.0`.
 pub const CU_TARGET_COMPUTE_70: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_70
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 7.2.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_72` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_72`]`.0`.
 pub const CU_TARGET_COMPUTE_72: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_72
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 7.5.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_75` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_75`]`.0`.
 pub const CU_TARGET_COMPUTE_75: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_75
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 8.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_80` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_80`]`.0`.
 pub const CU_TARGET_COMPUTE_80: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_80
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 8.6.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_86` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_86`]`.0`.
 pub const CU_TARGET_COMPUTE_86: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_86
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 8.7.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_87` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_87`]`.0`.
 pub const CU_TARGET_COMPUTE_87: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_87
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 8.9.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_89` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_89`]`.0`.
 pub const CU_TARGET_COMPUTE_89: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_89
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 9.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_90` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_90`]`.0`.
 pub const CU_TARGET_COMPUTE_90: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_90
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 10.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_100` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100`]`.0`.
 pub const CU_TARGET_COMPUTE_100: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 11.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_110` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110`]`.0`.
 pub const CU_TARGET_COMPUTE_110: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 10.3.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_103` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103`]`.0`.
 pub const CU_TARGET_COMPUTE_103: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 10.7.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_107` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107`]`.0`.
 pub const CU_TARGET_COMPUTE_107: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 12.0.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_120` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120`]`.0`.
 pub const CU_TARGET_COMPUTE_120: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compute device class 12.1.
 ///
 /// The enumerator `CU_TARGET_COMPUTE_121` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121`]`.0`.
 pub const CU_TARGET_COMPUTE_121: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_90A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_90A`]`.0`.
 pub const CU_TARGET_COMPUTE_90A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_90A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_100A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100A`]`.0`.
 pub const CU_TARGET_COMPUTE_100A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_110A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110A`]`.0`.
 pub const CU_TARGET_COMPUTE_110A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_103A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103A`]`.0`.
 pub const CU_TARGET_COMPUTE_103A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_107A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107A`]`.0`.
 pub const CU_TARGET_COMPUTE_107A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_120A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120A`]`.0`.
 pub const CU_TARGET_COMPUTE_120A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_121A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121A`]`.0`.
 pub const CU_TARGET_COMPUTE_121A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121A
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_100F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100F`]`.0`.
 pub const CU_TARGET_COMPUTE_100F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100F
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_110F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110F`]`.0`.
 pub const CU_TARGET_COMPUTE_110F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110F
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_103F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103F`]`.0`.
 pub const CU_TARGET_COMPUTE_103F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103F
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_107F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107F`]`.0`.
 pub const CU_TARGET_COMPUTE_107F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107F
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_120F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120F`]`.0`.
 pub const CU_TARGET_COMPUTE_120F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120F
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TARGET_COMPUTE_121F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121F`]`.0`.
 pub const CU_TARGET_COMPUTE_121F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121F
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Prefer to compile ptx if exact binary match not found
 ///
 /// The enumerator `CU_PREFER_PTX` as the integer it is passed as: [`CUjit_fallback_enum::CU_PREFER_PTX`]`.0`.
 pub const CU_PREFER_PTX: ::core::ffi::c_uint = CUjit_fallback_enum::CU_PREFER_PTX.0;
+#[cfg(feature = "bare-enumerators")]
 /// Prefer to fall back to compatible binary code if exact match not found
 ///
 /// The enumerator `CU_PREFER_BINARY` as the integer it is passed as: [`CUjit_fallback_enum::CU_PREFER_BINARY`]`.0`.
 pub const CU_PREFER_BINARY: ::core::ffi::c_uint = CUjit_fallback_enum::CU_PREFER_BINARY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compile with no -dlcm flag specified
 ///
 /// The enumerator `CU_JIT_CACHE_OPTION_NONE` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE`]`.0`.
 pub const CU_JIT_CACHE_OPTION_NONE: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compile with L1 cache disabled
 ///
 /// The enumerator `CU_JIT_CACHE_OPTION_CG` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CG`]`.0`.
 pub const CU_JIT_CACHE_OPTION_CG: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CG
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Compile with L1 cache enabled
 ///
 /// The enumerator `CU_JIT_CACHE_OPTION_CA` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CA`]`.0`.
 pub const CU_JIT_CACHE_OPTION_CA: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CA
     .0;
+#[cfg(feature = "bare-enumerators")]
 /** Compiled device-class-specific device code\
  Applicable options: none*/
 ///
 /// The enumerator `CU_JIT_INPUT_CUBIN` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_CUBIN`].
 pub const CU_JIT_INPUT_CUBIN: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_CUBIN;
+#[cfg(feature = "bare-enumerators")]
 /** PTX source code\
  Applicable options: PTX compiler options*/
 ///
 /// The enumerator `CU_JIT_INPUT_PTX` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_PTX`].
 pub const CU_JIT_INPUT_PTX: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_PTX;
+#[cfg(feature = "bare-enumerators")]
 /** Bundle of multiple cubins and/or PTX of some device code\
  Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
 ///
 /// The enumerator `CU_JIT_INPUT_FATBINARY` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_FATBINARY`].
 pub const CU_JIT_INPUT_FATBINARY: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_FATBINARY;
+#[cfg(feature = "bare-enumerators")]
 /** Host object with embedded device code\
  Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
 ///
 /// The enumerator `CU_JIT_INPUT_OBJECT` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_OBJECT`].
 pub const CU_JIT_INPUT_OBJECT: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_OBJECT;
+#[cfg(feature = "bare-enumerators")]
 /** Archive of host objects with embedded device code\
  Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
 ///
 /// The enumerator `CU_JIT_INPUT_LIBRARY` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_LIBRARY`].
 pub const CU_JIT_INPUT_LIBRARY: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_LIBRARY;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** High-level intermediate code for link-time optimization\
  Applicable options: NVVM compiler options, PTX compiler options
 
@@ -13782,6 +14396,7 @@ pub const CU_JIT_INPUT_LIBRARY: CUjitInputType_enum = CUjitInputType_enum::CU_JI
 ///
 /// The enumerator `CU_JIT_INPUT_NVVM` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_NVVM`].
 pub const CU_JIT_INPUT_NVVM: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_NVVM;
+#[cfg(feature = "bare-enumerators")]
 /** **Deprecated:** High-level intermediate code for link-time optimization\
  Applicable options: NVVM compiler options, PTX compiler options
 
@@ -13789,198 +14404,248 @@ pub const CU_JIT_INPUT_NVVM: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_I
 ///
 /// The enumerator `CU_JIT_NUM_INPUT_TYPES` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_NUM_INPUT_TYPES`].
 pub const CU_JIT_NUM_INPUT_TYPES: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_NUM_INPUT_TYPES;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_NONE` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_NONE`]`.0`.
 pub const CU_GRAPHICS_REGISTER_FLAGS_NONE: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY`]`.0`.
 pub const CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD`]`.0`.
 pub const CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST`]`.0`.
 pub const CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER`]`.0`.
 pub const CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE`]`.0`.
 pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY`]`.0`.
 pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`.
 pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Positive X face of cubemap
 ///
 /// The enumerator `CU_CUBEMAP_FACE_POSITIVE_X` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X`]`.0`.
 pub const CU_CUBEMAP_FACE_POSITIVE_X: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Negative X face of cubemap
 ///
 /// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_X` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_X`]`.0`.
 pub const CU_CUBEMAP_FACE_NEGATIVE_X: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_X
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Positive Y face of cubemap
 ///
 /// The enumerator `CU_CUBEMAP_FACE_POSITIVE_Y` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Y`]`.0`.
 pub const CU_CUBEMAP_FACE_POSITIVE_Y: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Y
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Negative Y face of cubemap
 ///
 /// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_Y` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Y`]`.0`.
 pub const CU_CUBEMAP_FACE_NEGATIVE_Y: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Y
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Positive Z face of cubemap
 ///
 /// The enumerator `CU_CUBEMAP_FACE_POSITIVE_Z` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Z`]`.0`.
 pub const CU_CUBEMAP_FACE_POSITIVE_Z: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Z
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Negative Z face of cubemap
 ///
 /// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_Z` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Z`]`.0`.
 pub const CU_CUBEMAP_FACE_NEGATIVE_Z: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Z
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// GPU thread stack size
 ///
 /// The enumerator `CU_LIMIT_STACK_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_STACK_SIZE`].
 pub const CU_LIMIT_STACK_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_STACK_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// GPU printf FIFO size
 ///
 /// The enumerator `CU_LIMIT_PRINTF_FIFO_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PRINTF_FIFO_SIZE`].
 pub const CU_LIMIT_PRINTF_FIFO_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PRINTF_FIFO_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// GPU malloc heap size
 ///
 /// The enumerator `CU_LIMIT_MALLOC_HEAP_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MALLOC_HEAP_SIZE`].
 pub const CU_LIMIT_MALLOC_HEAP_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_MALLOC_HEAP_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// GPU device runtime launch synchronize depth
 ///
 /// The enumerator `CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH`].
 pub const CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: CUlimit_enum = CUlimit_enum::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH;
+#[cfg(feature = "bare-enumerators")]
 /// GPU device runtime pending launch count
 ///
 /// The enumerator `CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT`].
 pub const CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: CUlimit_enum = CUlimit_enum::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint
 ///
 /// The enumerator `CU_LIMIT_MAX_L2_FETCH_GRANULARITY` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MAX_L2_FETCH_GRANULARITY`].
 pub const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: CUlimit_enum = CUlimit_enum::CU_LIMIT_MAX_L2_FETCH_GRANULARITY;
+#[cfg(feature = "bare-enumerators")]
 /// A size in bytes for L2 persisting lines cache size
 ///
 /// The enumerator `CU_LIMIT_PERSISTING_L2_CACHE_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PERSISTING_L2_CACHE_SIZE`].
 pub const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PERSISTING_L2_CACHE_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// A maximum size in bytes of shared memory available to CUDA kernels on a CIG context. Can only be queried, cannot be set
 ///
 /// The enumerator `CU_LIMIT_SHMEM_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_SHMEM_SIZE`].
 pub const CU_LIMIT_SHMEM_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_SHMEM_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// A non-zero value indicates this CUDA context is a CIG-enabled context. Can only be queried, cannot be set
 ///
 /// The enumerator `CU_LIMIT_CIG_ENABLED` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_CIG_ENABLED`].
 pub const CU_LIMIT_CIG_ENABLED: CUlimit_enum = CUlimit_enum::CU_LIMIT_CIG_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /// When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available
 ///
 /// The enumerator `CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED`].
 pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: CUlimit_enum = CUlimit_enum::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /// Per-block memory size
 ///
 /// The enumerator `CU_LIMIT_PER_BLOCK_MEMORY_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PER_BLOCK_MEMORY_SIZE`].
 pub const CU_LIMIT_PER_BLOCK_MEMORY_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PER_BLOCK_MEMORY_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LIMIT_MAX` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MAX`].
 pub const CU_LIMIT_MAX: CUlimit_enum = CUlimit_enum::CU_LIMIT_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Array resource
 ///
 /// The enumerator `CU_RESOURCE_TYPE_ARRAY` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY`].
 pub const CU_RESOURCE_TYPE_ARRAY: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY;
+#[cfg(feature = "bare-enumerators")]
 /// Mipmapped array resource
 ///
 /// The enumerator `CU_RESOURCE_TYPE_MIPMAPPED_ARRAY` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY`].
 pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+#[cfg(feature = "bare-enumerators")]
 /// Linear resource
 ///
 /// The enumerator `CU_RESOURCE_TYPE_LINEAR` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_LINEAR`].
 pub const CU_RESOURCE_TYPE_LINEAR: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_LINEAR;
+#[cfg(feature = "bare-enumerators")]
 /// Pitch 2D resource
 ///
 /// The enumerator `CU_RESOURCE_TYPE_PITCH2D` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_PITCH2D`].
 pub const CU_RESOURCE_TYPE_PITCH2D: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_PITCH2D;
+#[cfg(feature = "bare-enumerators")]
 /// Normal cache persistence.
 ///
 /// The enumerator `CU_ACCESS_PROPERTY_NORMAL` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL`].
 pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL;
+#[cfg(feature = "bare-enumerators")]
 /// Streaming access is less likely to persit from cache.
 ///
 /// The enumerator `CU_ACCESS_PROPERTY_STREAMING` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_STREAMING`].
 pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_STREAMING;
+#[cfg(feature = "bare-enumerators")]
 /// Persisting access is more likely to persist in cache.
 ///
 /// The enumerator `CU_ACCESS_PROPERTY_PERSISTING` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_PERSISTING`].
 pub const CU_ACCESS_PROPERTY_PERSISTING: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_PERSISTING;
+#[cfg(feature = "bare-enumerators")]
 /// Conditional 'if/else' Node. Body\[0\] executed if condition is non-zero.  If `size` == 2, an optional ELSE graph is created and this is executed if the condition is zero.
 ///
 /// The enumerator `CU_GRAPH_COND_TYPE_IF` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF`].
 pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF;
+#[cfg(feature = "bare-enumerators")]
 /// Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
 ///
 /// The enumerator `CU_GRAPH_COND_TYPE_WHILE` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_WHILE`].
 pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_WHILE;
+#[cfg(feature = "bare-enumerators")]
 /// Conditional 'switch' Node. Body\[n\] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched.
 ///
 /// The enumerator `CU_GRAPH_COND_TYPE_SWITCH` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_SWITCH`].
 pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_SWITCH;
+#[cfg(feature = "bare-enumerators")]
 /// GPU kernel node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_KERNEL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL`].
 pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL;
+#[cfg(feature = "bare-enumerators")]
 /// Memcpy node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEMCPY` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY`].
 pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY;
+#[cfg(feature = "bare-enumerators")]
 /// Memset node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEMSET` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMSET`].
 pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMSET;
+#[cfg(feature = "bare-enumerators")]
 /// Host (executable) node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_HOST` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_HOST`].
 pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_HOST;
+#[cfg(feature = "bare-enumerators")]
 /// Node which executes an embedded graph
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_GRAPH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_GRAPH`].
 pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_GRAPH;
+#[cfg(feature = "bare-enumerators")]
 /// Empty (no-op) node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EMPTY` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EMPTY`].
 pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EMPTY;
+#[cfg(feature = "bare-enumerators")]
 /// External event wait node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_WAIT_EVENT` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_WAIT_EVENT`].
 pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+#[cfg(feature = "bare-enumerators")]
 /// External event record node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EVENT_RECORD` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EVENT_RECORD`].
 pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+#[cfg(feature = "bare-enumerators")]
 /// External semaphore signal node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL`].
 pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
+#[cfg(feature = "bare-enumerators")]
 /// External semaphore wait node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT`].
 pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT;
+#[cfg(feature = "bare-enumerators")]
 /// Memory Allocation Node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEM_ALLOC` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_ALLOC`].
 pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+#[cfg(feature = "bare-enumerators")]
 /// Memory Free Node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEM_FREE` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_FREE`].
 pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_FREE;
+#[cfg(feature = "bare-enumerators")]
 /// Batch MemOp Node See [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and `CUstreamBatchMemOpType` for what these nodes can do.
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_BATCH_MEM_OP` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP`].
 pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+#[cfg(feature = "bare-enumerators")]
 /** Conditional Node
 
  May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable.
@@ -13993,76 +14658,96 @@ pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeTyp
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_CONDITIONAL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_CONDITIONAL`].
 pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+#[cfg(feature = "bare-enumerators")]
 /// Batch Memcpy Node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEMCPY_BATCH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY_BATCH`].
 pub const CU_GRAPH_NODE_TYPE_MEMCPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
+#[cfg(feature = "bare-enumerators")]
 /// Reserved
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_RESERVED_16` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_RESERVED_16`].
 pub const CU_GRAPH_NODE_TYPE_RESERVED_16: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_RESERVED_16;
+#[cfg(feature = "bare-enumerators")]
 /// Reserved for External Engine node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE`].
 pub const CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE;
+#[cfg(feature = "bare-enumerators")]
 /// Fabric copy batch node
 ///
 /// The enumerator `CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH`].
 pub const CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH;
+#[cfg(feature = "bare-enumerators")]
 /// This is an ordinary dependency.
 ///
 /// The enumerator `CU_GRAPH_DEPENDENCY_TYPE_DEFAULT` as the integer it is passed as: [`CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT`]`.0`.
 pub const CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: ::core::ffi::c_uint = CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the [`CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC) or [`CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER) outgoing port.
 ///
 /// The enumerator `CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC` as the integer it is passed as: [`CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC`]`.0`.
 pub const CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: ::core::ffi::c_uint = CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Instantiation succeeded
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_SUCCESS` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS`].
 pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS;
+#[cfg(feature = "bare-enumerators")]
 /// Instantiation failed for an unexpected reason which is described in the return value of the function
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_ERROR` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR`].
 pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR;
+#[cfg(feature = "bare-enumerators")]
 /// Instantiation failed due to invalid structure, such as cycles
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE`].
 pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
+#[cfg(feature = "bare-enumerators")]
 /// Instantiation for device launch failed because the graph contained an unsupported operation
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED`].
 pub const CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Instantiation for device launch failed due to the nodes belonging to different contexts
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED`].
 pub const CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// One or more conditional handles are not associated with conditional nodes
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED`].
 pub const CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_SYNC_POLICY_AUTO` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_AUTO`].
 pub const CU_SYNC_POLICY_AUTO: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_AUTO;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_SYNC_POLICY_SPIN` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_SPIN`].
 pub const CU_SYNC_POLICY_SPIN: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_SPIN;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_SYNC_POLICY_YIELD` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_YIELD`].
 pub const CU_SYNC_POLICY_YIELD: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_YIELD;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_SYNC_POLICY_BLOCKING_SYNC` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_BLOCKING_SYNC`].
 pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_BLOCKING_SYNC;
+#[cfg(feature = "bare-enumerators")]
 /// the default policy
 ///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_DEFAULT` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT;
+#[cfg(feature = "bare-enumerators")]
 /// spread the blocks within a cluster to the SMs
 ///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_SPREAD` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_SPREAD`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+#[cfg(feature = "bare-enumerators")]
 /// allow the hardware to load-balance the blocks in a cluster to the SMs
 ///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
+#[cfg(feature = "bare-enumerators")]
 /** Spread the blocks within a cluster to the SMs, and prefer placement that prioritizes Distributed Shared Memory locality for Rubin-class GPUs.
 
  This is a preference only. The driver may ignore this request when the launch is not eligible, when the device does not support the requested placement behavior, or when other launch constraints take precedence.
@@ -14071,2236 +14756,2829 @@ pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy
 ///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY;
+#[cfg(feature = "bare-enumerators")]
 /// Launch kernels in the default domain
 ///
 /// The enumerator `CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT` by its bare name, as C has it: [`CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT`].
 pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+#[cfg(feature = "bare-enumerators")]
 /// Launch kernels in the remote domain
 ///
 /// The enumerator `CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE` by its bare name, as C has it: [`CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE`].
 pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+#[cfg(feature = "bare-enumerators")]
 /// The default to use for allowing non-portable cluster size on launch - uses current function attribute for [`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
 ///
 /// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT`].
 pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies that the cluster size requested must be a portable size
 ///
 /// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE`].
 pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies that the cluster size requested may be a non-portable size
 ///
 /// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE`].
 pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE;
+#[cfg(feature = "bare-enumerators")]
 /// The default to use for shared memory on launch - uses current function attribute for [`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
 ///
 /// The enumerator `CU_SHARED_MEMORY_MODE_DEFAULT` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT`].
 pub const CU_SHARED_MEMORY_MODE_DEFAULT: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies that the dynamic shared size bytes requested must be a portable size within the bounds of [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
 ///
 /// The enumerator `CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE`].
 pub const CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies that the dynamic shared size bytes requested may be a non-portable size but still within the bounds of [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 ///
 /// The enumerator `CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE`].
 pub const CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache)
 ///
 /// The enumerator `CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY`].
 pub const CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY;
+#[cfg(feature = "bare-enumerators")]
 /// Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache), and prefer an oversized shared memory configuration
 ///
 /// The enumerator `CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY`].
 pub const CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY;
+#[cfg(feature = "bare-enumerators")]
 /// Ignored entry, for convenient composition
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_IGNORE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE`].
 pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`accessPolicyWindow`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW`].
 pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`cooperative`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE`].
 pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for streams. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`syncPolicy`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY`].
 pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`].
 pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterSchedulingPolicyPreference`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`].
 pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for launches. Setting [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`programmaticStreamSerializationAllowed` to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions).
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`].
 pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`programmaticEvent` to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released.  For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. &lt;br&gt; The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`].
 pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`priority`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PRIORITY` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY`].
 pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`memSyncDomainMap`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`].
 pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`memSyncDomain`.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`].
 pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`preferredClusterDim` to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. &lt;br&gt; Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. &lt;br&gt; This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than \`maxBlocksPerCluster\`, if it is set in the kernel's \`\_\_launch\_bounds\_\_\`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`].
 pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`launchCompletionEvent` to record the event. &lt;br&gt; Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. &lt;br&gt; A launch completion event is nominally similar to a programmatic event with `triggerAtBlockStart` set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. &lt;br&gt; The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT`].
 pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. &lt;br&gt; [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``deviceUpdatable` can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``devNode` which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see `cudaGraphKernelNodeUpdatesApply`. &lt;br&gt; Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via [`cuGraphDestroyNode`](crate::pfn::PFN_cuGraphDestroyNode_v10000). Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via [`cuGraphKernelNodeCopyAttributes`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000). Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to [`cuGraphExecUpdate`](crate::pfn::PFN_cuGraphExecUpdate_v12000). &lt;br&gt; If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with [`cuGraphUpload`](crate::pfn::PFN_cuGraphUpload_v11010) before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`].
 pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`sharedMemCarveout` to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over [`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT). This is only a hint, and the CUDA driver can choose a different configuration if required for the launch.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`].
 pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. &lt;br&gt; When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. &lt;br&gt; This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. &lt;br&gt; Valid values for [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`nvlinkUtilCentricScheduling` are 0 (disabled) and 1 (enabled).
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING`].
 pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. This controls whether the kernel launch is allowed to use a non-portable cluster size. Valid values for [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`portableClusterSizeMode` are described in `CUlaunchAttributePortableClusterMode`. Any other value will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE`].
 pub const CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE;
+#[cfg(feature = "bare-enumerators")]
 /// Valid for graph nodes, launches. This controls a kernel's use of non-portable or oversized shared memory configurations.
 ///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`].
 pub const CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MAX`].
 pub const CU_LAUNCH_ATTRIBUTE_MAX: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Stream is not capturing
 ///
 /// The enumerator `CU_STREAM_CAPTURE_STATUS_NONE` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE`].
 pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// Stream is actively capturing
 ///
 /// The enumerator `CU_STREAM_CAPTURE_STATUS_ACTIVE` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE`].
 pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE;
+#[cfg(feature = "bare-enumerators")]
 /// Stream is part of a capture sequence that has been invalidated, but not terminated
 ///
 /// The enumerator `CU_STREAM_CAPTURE_STATUS_INVALIDATED` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED`].
 pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_STREAM_CAPTURE_MODE_GLOBAL` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_GLOBAL`].
 pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_GLOBAL;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`].
 pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_STREAM_CAPTURE_MODE_RELAXED` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED`].
 pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED;
+#[cfg(feature = "bare-enumerators")]
 /// Default search mode for driver symbols.
 ///
 /// The enumerator `CU_GET_PROC_ADDRESS_DEFAULT` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT`]`.0`.
 pub const CU_GET_PROC_ADDRESS_DEFAULT: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Search for legacy versions of driver symbols.
 ///
 /// The enumerator `CU_GET_PROC_ADDRESS_LEGACY_STREAM` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM`]`.0`.
 pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Search for per-thread versions of driver symbols.
 ///
 /// The enumerator `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`]`.0`.
 pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Symbol was succesfully found
 ///
 /// The enumerator `CU_GET_PROC_ADDRESS_SUCCESS` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS`].
 pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS;
+#[cfg(feature = "bare-enumerators")]
 /// Symbol was not found in search
 ///
 /// The enumerator `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`].
 pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+#[cfg(feature = "bare-enumerators")]
 /// Symbol was found but version supplied was not sufficient
 ///
 /// The enumerator `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`].
 pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+#[cfg(feature = "bare-enumerators")]
 /// Create a context with limited SMs.
 ///
 /// The enumerator `CU_EXEC_AFFINITY_TYPE_SM_COUNT` by its bare name, as C has it: [`CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT`].
 pub const CU_EXEC_AFFINITY_TYPE_SM_COUNT: CUexecAffinityType_enum = CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_EXEC_AFFINITY_TYPE_MAX` by its bare name, as C has it: [`CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_MAX`].
 pub const CU_EXEC_AFFINITY_TYPE_MAX: CUexecAffinityType_enum = CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// D3D12 Command Queue Handle
 ///
 /// The enumerator `CIG_DATA_TYPE_D3D12_COMMAND_QUEUE` by its bare name, as C has it: [`CUcigDataType_enum::CIG_DATA_TYPE_D3D12_COMMAND_QUEUE`].
 pub const CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: CUcigDataType_enum = CUcigDataType_enum::CIG_DATA_TYPE_D3D12_COMMAND_QUEUE;
+#[cfg(feature = "bare-enumerators")]
 /// Nvidia specific data blob used for Vulkan and other NV clients
 ///
 /// The enumerator `CIG_DATA_TYPE_NV_BLOB` by its bare name, as C has it: [`CUcigDataType_enum::CIG_DATA_TYPE_NV_BLOB`].
 pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum::CIG_DATA_TYPE_NV_BLOB;
+#[cfg(feature = "bare-enumerators")]
 /// D3D12 Command List Handle
 ///
 /// The enumerator `STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST` by its bare name, as C has it: [`CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST`].
 pub const STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST: CUstreamCigDataType_enum = CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST;
+#[cfg(feature = "bare-enumerators")]
 /// Vulkan Command Buffer Internal NVIDIA Handle
 ///
 /// The enumerator `STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV` by its bare name, as C has it: [`CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV`].
 pub const STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV: CUstreamCigDataType_enum = CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE`].
 pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE;
+#[cfg(feature = "bare-enumerators")]
 /// Specifes that the argument `code` passed to [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) will be preserved. Specifying this option will let the driver know that `code` can be accessed at any point until [`cuLibraryUnload`](crate::pfn::PFN_cuLibraryUnload_v12000). The default behavior is for the driver to allocate and maintain its own copy of `code`. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000) is invalid and will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
 ///
 /// The enumerator `CU_LIBRARY_BINARY_IS_PRESERVED` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED`].
 pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED;
+#[cfg(feature = "bare-enumerators")]
 /// Specifes that the argument `code` passed to [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) will be preserved. Specifying this option will let the driver know that `code` can be accessed at any point until [`cuLibraryUnload`](crate::pfn::PFN_cuLibraryUnload_v12000). The default behavior is for the driver to allocate and maintain its own copy of `code`. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000) is invalid and will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
 ///
 /// The enumerator `CU_LIBRARY_NUM_OPTIONS` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_NUM_OPTIONS`].
 pub const CU_LIBRARY_NUM_OPTIONS: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_NUM_OPTIONS;
+#[cfg(feature = "bare-enumerators")]
 /// The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cuEventQuery() and cuStreamQuery()).
 ///
 /// The enumerator `CUDA_SUCCESS` by its bare name, as C has it: [`cudaError_enum::CUDA_SUCCESS`].
 pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum::CUDA_SUCCESS;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_VALUE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_VALUE`].
 pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_VALUE;
+#[cfg(feature = "bare-enumerators")]
 /// The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.
 ///
 /// The enumerator `CUDA_ERROR_OUT_OF_MEMORY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY`].
 pub const CUDA_ERROR_OUT_OF_MEMORY: cudaError_enum = cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed.
 ///
 /// The enumerator `CUDA_ERROR_NOT_INITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_INITIALIZED`].
 pub const CUDA_ERROR_NOT_INITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_INITIALIZED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the CUDA driver is in the process of shutting down.
 ///
 /// The enumerator `CUDA_ERROR_DEINITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEINITIALIZED`].
 pub const CUDA_ERROR_DEINITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_DEINITIALIZED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.
 ///
 /// The enumerator `CUDA_ERROR_PROFILER_DISABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_DISABLED`].
 pub const CUDA_ERROR_PROFILER_DISABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_DISABLED;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cuProfilerStart or cuProfilerStop without initialization.
 ///
 /// The enumerator `CUDA_ERROR_PROFILER_NOT_INITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED`].
 pub const CUDA_ERROR_PROFILER_NOT_INITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStart() when profiling is already enabled.
 ///
 /// The enumerator `CUDA_ERROR_PROFILER_ALREADY_STARTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED`].
 pub const CUDA_ERROR_PROFILER_ALREADY_STARTED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED;
+#[cfg(feature = "bare-enumerators")]
 /// Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStop() when profiling is already disabled.
 ///
 /// The enumerator `CUDA_ERROR_PROFILER_ALREADY_STOPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED`].
 pub const CUDA_ERROR_PROFILER_ALREADY_STOPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.
 ///
 /// The enumerator `CUDA_ERROR_STUB_LIBRARY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STUB_LIBRARY`].
 pub const CUDA_ERROR_STUB_LIBRARY: cudaError_enum = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.
 ///
 /// The enumerator `CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER`].
 pub const CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: cudaError_enum = cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of CU_COMPUTEMODE_EXCLUSIVE_PROCESS or CU_COMPUTEMODE_PROHIBITED.
 ///
 /// The enumerator `CUDA_ERROR_DEVICE_UNAVAILABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE`].
 pub const CUDA_ERROR_DEVICE_UNAVAILABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE;
+#[cfg(feature = "bare-enumerators")]
 /// The API call failed because of a hardware resource required to bind memory to a multicast object is unavailable.
 ///
 /// The enumerator `CUDA_ERROR_MULTICAST_RESOURCE_FULL` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MULTICAST_RESOURCE_FULL`].
 pub const CUDA_ERROR_MULTICAST_RESOURCE_FULL: cudaError_enum = cudaError_enum::CUDA_ERROR_MULTICAST_RESOURCE_FULL;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that no CUDA-capable devices were detected by the installed CUDA driver.
 ///
 /// The enumerator `CUDA_ERROR_NO_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NO_DEVICE`].
 pub const CUDA_ERROR_NO_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_NO_DEVICE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_DEVICE`].
 pub const CUDA_ERROR_INVALID_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_DEVICE;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the Grid license is not applied.
 ///
 /// The enumerator `CUDA_ERROR_DEVICE_NOT_LICENSED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED`].
 pub const CUDA_ERROR_DEVICE_NOT_LICENSED: cudaError_enum = cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_IMAGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_IMAGE`].
 pub const CUDA_ERROR_INVALID_IMAGE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_IMAGE;
+#[cfg(feature = "bare-enumerators")]
 /// This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a CUcontext using cuCtxFromGreenCtx API.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_CONTEXT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_CONTEXT`].
 pub const CUDA_ERROR_INVALID_CONTEXT: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_CONTEXT;
+#[cfg(feature = "bare-enumerators")]
 /// This indicated that the context being supplied as a parameter to the API call was already the active context. Deprecated: This error return is deprecated as of CUDA 3.2. It is no longer an error to attempt to push the active context via cuCtxPushCurrent().
 ///
 /// The enumerator `CUDA_ERROR_CONTEXT_ALREADY_CURRENT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT`].
 pub const CUDA_ERROR_CONTEXT_ALREADY_CURRENT: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a map or register operation has failed.
 ///
 /// The enumerator `CUDA_ERROR_MAP_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MAP_FAILED`].
 pub const CUDA_ERROR_MAP_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_MAP_FAILED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an unmap or unregister operation has failed.
 ///
 /// The enumerator `CUDA_ERROR_UNMAP_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNMAP_FAILED`].
 pub const CUDA_ERROR_UNMAP_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_UNMAP_FAILED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the specified array is currently mapped and thus cannot be destroyed.
 ///
 /// The enumerator `CUDA_ERROR_ARRAY_IS_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED`].
 pub const CUDA_ERROR_ARRAY_IS_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the resource is already mapped.
 ///
 /// The enumerator `CUDA_ERROR_ALREADY_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ALREADY_MAPPED`].
 pub const CUDA_ERROR_ALREADY_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_ALREADY_MAPPED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.
 ///
 /// The enumerator `CUDA_ERROR_NO_BINARY_FOR_GPU` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU`].
 pub const CUDA_ERROR_NO_BINARY_FOR_GPU: cudaError_enum = cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a resource has already been acquired.
 ///
 /// The enumerator `CUDA_ERROR_ALREADY_ACQUIRED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED`].
 pub const CUDA_ERROR_ALREADY_ACQUIRED: cudaError_enum = cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a resource is not mapped.
 ///
 /// The enumerator `CUDA_ERROR_NOT_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED`].
 pub const CUDA_ERROR_NOT_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a mapped resource is not available for access as an array.
 ///
 /// The enumerator `CUDA_ERROR_NOT_MAPPED_AS_ARRAY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY`].
 pub const CUDA_ERROR_NOT_MAPPED_AS_ARRAY: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a mapped resource is not available for access as a pointer.
 ///
 /// The enumerator `CUDA_ERROR_NOT_MAPPED_AS_POINTER` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER`].
 pub const CUDA_ERROR_NOT_MAPPED_AS_POINTER: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an uncorrectable ECC error was detected during execution.
 ///
 /// The enumerator `CUDA_ERROR_ECC_UNCORRECTABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE`].
 pub const CUDA_ERROR_ECC_UNCORRECTABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the CUlimit passed to the API call is not supported by the active device.
 ///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_LIMIT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT`].
 pub const CUDA_ERROR_UNSUPPORTED_LIMIT: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread.
 ///
 /// The enumerator `CUDA_ERROR_CONTEXT_ALREADY_IN_USE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE`].
 pub const CUDA_ERROR_CONTEXT_ALREADY_IN_USE: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that peer access is not supported across the given devices.
 ///
 /// The enumerator `CUDA_ERROR_PEER_ACCESS_UNSUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED`].
 pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a PTX JIT compilation failed.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_PTX` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_PTX`].
 pub const CUDA_ERROR_INVALID_PTX: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_PTX;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates an error with OpenGL or DirectX context.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`].
 pub const CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an uncorrectable NVLink error was detected during the execution.
 ///
 /// The enumerator `CUDA_ERROR_NVLINK_UNCORRECTABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE`].
 pub const CUDA_ERROR_NVLINK_UNCORRECTABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the PTX JIT compiler library was not found.
 ///
 /// The enumerator `CUDA_ERROR_JIT_COMPILER_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND`].
 pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the provided PTX was compiled with an unsupported toolchain.
 ///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION`].
 pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the PTX JIT compilation was disabled.
 ///
 /// The enumerator `CUDA_ERROR_JIT_COMPILATION_DISABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED`].
 pub const CUDA_ERROR_JIT_COMPILATION_DISABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the CUexecAffinityType passed to the API call is not supported by the active device.
 ///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY`].
 pub const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.
 ///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC`].
 pub const CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_CONTAINED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTAINED`].
 pub const CUDA_ERROR_CONTAINED: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTAINED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the Loader version is insufficient for fatbin
 ///
 /// The enumerator `CUDA_ERROR_INSUFFICIENT_LOADER_VERSION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INSUFFICIENT_LOADER_VERSION`].
 pub const CUDA_ERROR_INSUFFICIENT_LOADER_VERSION: cudaError_enum = cudaError_enum::CUDA_ERROR_INSUFFICIENT_LOADER_VERSION;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_SOURCE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_SOURCE`].
 pub const CUDA_ERROR_INVALID_SOURCE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_SOURCE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the file specified was not found.
 ///
 /// The enumerator `CUDA_ERROR_FILE_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND`].
 pub const CUDA_ERROR_FILE_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a link to a shared object failed to resolve.
 ///
 /// The enumerator `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`].
 pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that initialization of a shared object failed.
 ///
 /// The enumerator `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`].
 pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an OS call failed.
 ///
 /// The enumerator `CUDA_ERROR_OPERATING_SYSTEM` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM`].
 pub const CUDA_ERROR_OPERATING_SYSTEM: cudaError_enum = cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like CUstream and CUevent.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_HANDLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_HANDLE`].
 pub const CUDA_ERROR_INVALID_HANDLE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_HANDLE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a resource required by the API call is not in a valid state to perform the requested operation.
 ///
 /// The enumerator `CUDA_ERROR_ILLEGAL_STATE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_STATE`].
 pub const CUDA_ERROR_ILLEGAL_STATE: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_STATE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.
 ///
 /// The enumerator `CUDA_ERROR_LOSSY_QUERY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LOSSY_QUERY`].
 pub const CUDA_ERROR_LOSSY_QUERY: cudaError_enum = cudaError_enum::CUDA_ERROR_LOSSY_QUERY;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.
 ///
 /// The enumerator `CUDA_ERROR_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_FOUND`].
 pub const CUDA_ERROR_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_FOUND;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than CUDA_SUCCESS (which indicates completion). Calls that may return this value include cuEventQuery() and cuStreamQuery().
 ///
 /// The enumerator `CUDA_ERROR_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_READY`].
 pub const CUDA_ERROR_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_READY;
+#[cfg(feature = "bare-enumerators")]
 /// While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_ILLEGAL_ADDRESS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS`].
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error.
 ///
 /// The enumerator `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`].
 pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_LAUNCH_TIMEOUT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT`].
 pub const CUDA_ERROR_LAUNCH_TIMEOUT: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates a kernel launch that uses an incompatible texturing mode.
 ///
 /// The enumerator `CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING`].
 pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled.
 ///
 /// The enumerator `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`].
 pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess().
 ///
 /// The enumerator `CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED`].
 pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the primary context for the specified device has already been initialized.
 ///
 /// The enumerator `CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE`].
 pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: cudaError_enum = cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.
 ///
 /// The enumerator `CUDA_ERROR_CONTEXT_IS_DESTROYED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED`].
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED;
+#[cfg(feature = "bare-enumerators")]
 /// A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA.
 ///
 /// The enumerator `CUDA_ERROR_ASSERT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ASSERT`].
 pub const CUDA_ERROR_ASSERT: cudaError_enum = cudaError_enum::CUDA_ERROR_ASSERT;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess().
 ///
 /// The enumerator `CUDA_ERROR_TOO_MANY_PEERS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS`].
 pub const CUDA_ERROR_TOO_MANY_PEERS: cudaError_enum = cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the memory range passed to cuMemHostRegister() has already been registered.
 ///
 /// The enumerator `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`].
 pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region.
 ///
 /// The enumerator `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED`].
 pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+#[cfg(feature = "bare-enumerators")]
 /// While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_HARDWARE_STACK_ERROR` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR`].
 pub const CUDA_ERROR_HARDWARE_STACK_ERROR: cudaError_enum = cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR;
+#[cfg(feature = "bare-enumerators")]
 /// While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_ILLEGAL_INSTRUCTION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION`].
 pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION;
+#[cfg(feature = "bare-enumerators")]
 /// While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_MISALIGNED_ADDRESS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS`].
 pub const CUDA_ERROR_MISALIGNED_ADDRESS: cudaError_enum = cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS;
+#[cfg(feature = "bare-enumerators")]
 /// While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_ADDRESS_SPACE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE`].
 pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE;
+#[cfg(feature = "bare-enumerators")]
 /// While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_PC` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_PC`].
 pub const CUDA_ERROR_INVALID_PC: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_PC;
+#[cfg(feature = "bare-enumerators")]
 /// An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_LAUNCH_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_FAILED`].
 pub const CUDA_ERROR_LAUNCH_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_FAILED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.
 ///
 /// The enumerator `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`].
 pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+#[cfg(feature = "bare-enumerators")]
 /// An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_TENSOR_MEMORY_LEAK` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK`].
 pub const CUDA_ERROR_TENSOR_MEMORY_LEAK: cudaError_enum = cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the attempted operation is not permitted.
 ///
 /// The enumerator `CUDA_ERROR_NOT_PERMITTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_PERMITTED`].
 pub const CUDA_ERROR_NOT_PERMITTED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_PERMITTED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the attempted operation is not supported on the current system or device.
 ///
 /// The enumerator `CUDA_ERROR_NOT_SUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_SUPPORTED`].
 pub const CUDA_ERROR_NOT_SUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.
 ///
 /// The enumerator `CUDA_ERROR_SYSTEM_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY`].
 pub const CUDA_ERROR_SYSTEM_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.
 ///
 /// The enumerator `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`].
 pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: cudaError_enum = cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.
 ///
 /// The enumerator `CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE`].
 pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.
 ///
 /// The enumerator `CUDA_ERROR_MPS_CONNECTION_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED`].
 pub const CUDA_ERROR_MPS_CONNECTION_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the remote procedural call between the MPS server and the MPS client failed.
 ///
 /// The enumerator `CUDA_ERROR_MPS_RPC_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE`].
 pub const CUDA_ERROR_MPS_RPC_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.
 ///
 /// The enumerator `CUDA_ERROR_MPS_SERVER_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY`].
 pub const CUDA_ERROR_MPS_SERVER_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the hardware resources required to create MPS client have been exhausted.
 ///
 /// The enumerator `CUDA_ERROR_MPS_MAX_CLIENTS_REACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED`].
 pub const CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates the the hardware resources required to support device connections have been exhausted.
 ///
 /// The enumerator `CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED`].
 pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.
 ///
 /// The enumerator `CUDA_ERROR_MPS_CLIENT_TERMINATED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED`].
 pub const CUDA_ERROR_MPS_CLIENT_TERMINATED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.
 ///
 /// The enumerator `CUDA_ERROR_CDP_NOT_SUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED`].
 pub const CUDA_ERROR_CDP_NOT_SUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.
 ///
 /// The enumerator `CUDA_ERROR_CDP_VERSION_MISMATCH` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH`].
 pub const CUDA_ERROR_CDP_VERSION_MISMATCH: cudaError_enum = cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the operation is not permitted when the stream is capturing.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the current capture sequence on the stream has been invalidated due to a previous error.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the operation would have resulted in a merge of two independent capture sequences.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_MERGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE`].
 pub const CUDA_ERROR_STREAM_CAPTURE_MERGE: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the capture was not initiated in this stream.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the capture sequence contains a fork that was not joined to the primary stream.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNJOINED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_ISOLATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION`].
 pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`].
 pub const CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream.
 ///
 /// The enumerator `CUDA_ERROR_CAPTURED_EVENT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CAPTURED_EVENT`].
 pub const CUDA_ERROR_CAPTURED_EVENT: cudaError_enum = cudaError_enum::CUDA_ERROR_CAPTURED_EVENT;
+#[cfg(feature = "bare-enumerators")]
 /// A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`].
 pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the timeout specified for the wait operation has lapsed.
 ///
 /// The enumerator `CUDA_ERROR_TIMEOUT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TIMEOUT`].
 pub const CUDA_ERROR_TIMEOUT: cudaError_enum = cudaError_enum::CUDA_ERROR_TIMEOUT;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.
 ///
 /// The enumerator `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE`].
 pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an error has occurred in a device outside of GPU. It can be a synchronous error w.r.t. CUDA API or an asynchronous error from the external device. In case of asynchronous error, it means that if cuda was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. In case of synchronous error, it means that one or more external devices have encountered an error and cannot complete the operation.
 ///
 /// The enumerator `CUDA_ERROR_EXTERNAL_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE`].
 pub const CUDA_ERROR_EXTERNAL_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates a kernel launch error due to cluster misconfiguration.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_CLUSTER_SIZE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE`].
 pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// Indiciates a function handle is not loaded when calling an API that requires a loaded function.
 ///
 /// The enumerator `CUDA_ERROR_FUNCTION_NOT_LOADED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED`].
 pub const CUDA_ERROR_FUNCTION_NOT_LOADED: cudaError_enum = cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates one or more resources passed in are not valid resource types for the operation.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_RESOURCE_TYPE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE`].
 pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates one or more resources are insufficient or non-applicable for the operation.
 ///
 /// The enumerator `CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION`].
 pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that an error happened during the key rotation sequence.
 ///
 /// The enumerator `CUDA_ERROR_KEY_ROTATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_KEY_ROTATION`].
 pub const CUDA_ERROR_KEY_ROTATION: cudaError_enum = cudaError_enum::CUDA_ERROR_KEY_ROTATION;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that the requested operation is not permitted because the stream is in a detached state. This can occur if the green context associated with the stream has been destroyed, limiting the stream's operational capabilities.
 ///
 /// The enumerator `CUDA_ERROR_STREAM_DETACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_DETACHED`].
 pub const CUDA_ERROR_STREAM_DETACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_DETACHED;
+#[cfg(feature = "bare-enumerators")]
 /// This error indicates that a graph recapture failed and had to be terminated.
 ///
 /// The enumerator `CUDA_ERROR_GRAPH_RECAPTURE_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_GRAPH_RECAPTURE_FAILURE`].
 pub const CUDA_ERROR_GRAPH_RECAPTURE_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_GRAPH_RECAPTURE_FAILURE;
+#[cfg(feature = "bare-enumerators")]
 /// The GPU fabric is not ready within the bounded wait while the fabric manager probe is still in progress (or not converging in time). Applications may retry after a delay; for the initialization wait budget, see environment variables such as CUDA_FABRIC_INIT_TIMEOUT_MS. The CUDA Runtime uses the same value as cudaErrorFabricNotReady.
 ///
 /// The enumerator `CUDA_ERROR_FABRIC_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FABRIC_NOT_READY`].
 pub const CUDA_ERROR_FABRIC_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_FABRIC_NOT_READY;
+#[cfg(feature = "bare-enumerators")]
 /// This indicates that an unknown internal error has occurred.
 ///
 /// The enumerator `CUDA_ERROR_UNKNOWN` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNKNOWN`].
 pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum::CUDA_ERROR_UNKNOWN;
+#[cfg(feature = "bare-enumerators")]
 /// A relative value indicating the performance of the link between two devices
 ///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK;
+#[cfg(feature = "bare-enumerators")]
 /// P2P Access is enable
 ///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// All CUDA-valid atomic operation over the link are supported
 ///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// **Deprecated:** use CU\_DEVICE\_P2P\_ATTRIBUTE\_CUDA\_ARRAY\_ACCESS\_SUPPORTED instead
 ///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Accessing CUDA arrays over the link supported
 ///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Only some CUDA-valid atomic operations over the link are supported.
 ///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// No resource view format (use underlying resource format)
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_NONE` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE`].
 pub const CU_RES_VIEW_FORMAT_NONE: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel unsigned 8-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X8`].
 pub const CU_RES_VIEW_FORMAT_UINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X8;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel unsigned 8-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X8`].
 pub const CU_RES_VIEW_FORMAT_UINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X8;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 8-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X8`].
 pub const CU_RES_VIEW_FORMAT_UINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X8;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel signed 8-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X8`].
 pub const CU_RES_VIEW_FORMAT_SINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X8;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel signed 8-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X8`].
 pub const CU_RES_VIEW_FORMAT_SINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X8;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel signed 8-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X8`].
 pub const CU_RES_VIEW_FORMAT_SINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X8;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel unsigned 16-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X16`].
 pub const CU_RES_VIEW_FORMAT_UINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X16;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel unsigned 16-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X16`].
 pub const CU_RES_VIEW_FORMAT_UINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X16;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 16-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X16`].
 pub const CU_RES_VIEW_FORMAT_UINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X16;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel signed 16-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X16`].
 pub const CU_RES_VIEW_FORMAT_SINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X16;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel signed 16-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X16`].
 pub const CU_RES_VIEW_FORMAT_SINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X16;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel signed 16-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X16`].
 pub const CU_RES_VIEW_FORMAT_SINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X16;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel unsigned 32-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X32`].
 pub const CU_RES_VIEW_FORMAT_UINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X32;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel unsigned 32-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X32`].
 pub const CU_RES_VIEW_FORMAT_UINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X32;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel unsigned 32-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X32`].
 pub const CU_RES_VIEW_FORMAT_UINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X32;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel signed 32-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X32`].
 pub const CU_RES_VIEW_FORMAT_SINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X32;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel signed 32-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X32`].
 pub const CU_RES_VIEW_FORMAT_SINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X32;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel signed 32-bit integers
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X32`].
 pub const CU_RES_VIEW_FORMAT_SINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X32;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel 16-bit floating point
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X16`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X16;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel 16-bit floating point
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X16`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X16;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel 16-bit floating point
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X16`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X16;
+#[cfg(feature = "bare-enumerators")]
 /// 1 channel 32-bit floating point
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X32`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X32;
+#[cfg(feature = "bare-enumerators")]
 /// 2 channel 32-bit floating point
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X32`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X32;
+#[cfg(feature = "bare-enumerators")]
 /// 4 channel 32-bit floating point
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X32`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X32;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 1
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC1` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC1`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC1: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC1;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 2
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC2` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC2`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC2: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC2;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 3
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC3` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC3`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC3: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC3;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 4 unsigned
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC4` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC4`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC4;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 4 signed
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC4` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC4`].
 pub const CU_RES_VIEW_FORMAT_SIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC4;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 5 unsigned
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC5` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC5`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC5;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 5 signed
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC5` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC5`].
 pub const CU_RES_VIEW_FORMAT_SIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC5;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 6 unsigned half-float
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC6H` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC6H`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC6H;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 6 signed half-float
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC6H` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC6H`].
 pub const CU_RES_VIEW_FORMAT_SIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC6H;
+#[cfg(feature = "bare-enumerators")]
 /// Block compressed 7
 ///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC7` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC7`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC7: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC7;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT8` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT8`].
 pub const CU_TENSOR_MAP_DATA_TYPE_UINT8: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT16` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT16`].
 pub const CU_TENSOR_MAP_DATA_TYPE_UINT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT16;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT32`].
 pub const CU_TENSOR_MAP_DATA_TYPE_UINT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT32;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_INT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT32`].
 pub const CU_TENSOR_MAP_DATA_TYPE_INT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT32;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT64` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT64`].
 pub const CU_TENSOR_MAP_DATA_TYPE_UINT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT64;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_INT64` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT64`].
 pub const CU_TENSOR_MAP_DATA_TYPE_INT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT64;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT16`].
 pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32`].
 pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT64` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT64`].
 pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`].
 pub const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ`].
 pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`].
 pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ`].
 pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B`].
 pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B`].
 pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B`].
 pub const CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_INTERLEAVE_NONE` by its bare name, as C has it: [`CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE`].
 pub const CU_TENSOR_MAP_INTERLEAVE_NONE: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_INTERLEAVE_16B` by its bare name, as C has it: [`CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_16B`].
 pub const CU_TENSOR_MAP_INTERLEAVE_16B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_16B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_INTERLEAVE_32B` by its bare name, as C has it: [`CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_32B`].
 pub const CU_TENSOR_MAP_INTERLEAVE_32B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_32B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_NONE` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_NONE`].
 pub const CU_TENSOR_MAP_SWIZZLE_NONE: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_32B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_32B`].
 pub const CU_TENSOR_MAP_SWIZZLE_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_32B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_64B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_64B`].
 pub const CU_TENSOR_MAP_SWIZZLE_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_64B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B`].
 pub const CU_TENSOR_MAP_SWIZZLE_128B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B`].
 pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B`].
 pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B`].
 pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_NONE` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_NONE`].
 pub const CU_TENSOR_MAP_L2_PROMOTION_NONE: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_L2_64B` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_64B`].
 pub const CU_TENSOR_MAP_L2_PROMOTION_L2_64B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_128B`].
 pub const CU_TENSOR_MAP_L2_PROMOTION_L2_128B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_256B`].
 pub const CU_TENSOR_MAP_L2_PROMOTION_L2_256B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` by its bare name, as C has it: [`CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`].
 pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA` by its bare name, as C has it: [`CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`].
 pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W` by its bare name, as C has it: [`CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W`].
 pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128` by its bare name, as C has it: [`CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128`].
 pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128;
+#[cfg(feature = "bare-enumerators")]
 /// Recompute the effective allocation class from the tensor-map layout.
 ///
 /// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_AUTO` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO`].
 pub const CU_TENSOR_MAP_ALLOC_CLASS_AUTO: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO;
+#[cfg(feature = "bare-enumerators")]
 /// Request the "small" class (safe 4 KiB OOB window).
 ///
 /// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_SMALL` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_SMALL`].
 pub const CU_TENSOR_MAP_ALLOC_CLASS_SMALL: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_SMALL;
+#[cfg(feature = "bare-enumerators")]
 /// Request the "large" class (128 KiB OOB window); when LARGE is effective, the caller guarantees the effective base allocation is accessible for at least [`CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE) bytes before use.
 ///
 /// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_LARGE` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_LARGE`].
 pub const CU_TENSOR_MAP_ALLOC_CLASS_LARGE: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_LARGE;
+#[cfg(feature = "bare-enumerators")]
 /// No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE`]`.0`.
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Read-only access, meaning writes to this memory are considered invalid accesses and thus return error in that case.
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ`]`.0`.
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Read-write access, the device has full read-write access to the memory
 ///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE`]`.0`.
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque file descriptor
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque shared NT handle
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque, globally shared handle
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a D3D12 heap object
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a D3D12 committed resource
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a shared NT handle to a D3D11 resource
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a globally shared handle to a D3D11 resource
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an NvSciBuf object
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a dma\_buf file descriptor
 ///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque file descriptor
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque shared NT handle
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque, globally shared handle
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a shared NT handle referencing a D3D12 fence object
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a shared NT handle referencing a D3D11 fence object
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE;
+#[cfg(feature = "bare-enumerators")]
 /// Opaque handle to NvSciSync Object
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a shared NT handle referencing a D3D11 keyed mutex object
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is a globally shared handle referencing a D3D11 keyed mutex object
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque file descriptor referencing a timeline semaphore
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+#[cfg(feature = "bare-enumerators")]
 /// Handle is an opaque shared NT handle referencing a timeline semaphore
 ///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32;
+#[cfg(feature = "bare-enumerators")]
 /// Does not allow any export mechanism. &gt;
 ///
 /// The enumerator `CU_MEM_HANDLE_TYPE_NONE` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE`].
 pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)
 ///
 /// The enumerator `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`].
 pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+#[cfg(feature = "bare-enumerators")]
 /// Allows a Win32 NT handle to be used for exporting. (HANDLE)
 ///
 /// The enumerator `CU_MEM_HANDLE_TYPE_WIN32` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32`].
 pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32;
+#[cfg(feature = "bare-enumerators")]
 /// Allows a Win32 KMT handle to be used for exporting. (D3DKMT\_HANDLE)
 ///
 /// The enumerator `CU_MEM_HANDLE_TYPE_WIN32_KMT` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32_KMT`].
 pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32_KMT;
+#[cfg(feature = "bare-enumerators")]
 /// Allows a fabric handle to be used for exporting. (CUmemFabricHandle)
 ///
 /// The enumerator `CU_MEM_HANDLE_TYPE_FABRIC` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_FABRIC`].
 pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_FABRIC;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_HANDLE_TYPE_MAX` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_MAX`].
 pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Default, make the address range not accessible
 ///
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_NONE` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// Make the address range read accessible
 ///
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_READ` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ;
+#[cfg(feature = "bare-enumerators")]
 /// Make the address range read-write accessible
 ///
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_READWRITE` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_MAX` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_LOCATION_TYPE_INVALID` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID`].
 pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID;
+#[cfg(feature = "bare-enumerators")]
 /// Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_NONE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_NONE`].
 pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// Location is a device location, thus id is a device ordinal
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_DEVICE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE`].
 pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE;
+#[cfg(feature = "bare-enumerators")]
 /// Location is host, id is ignored
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_HOST` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST`].
 pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST;
+#[cfg(feature = "bare-enumerators")]
 /// Location is a host NUMA node, thus id is a host NUMA node id
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_HOST_NUMA` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA`].
 pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA;
+#[cfg(feature = "bare-enumerators")]
 /// Location is a host NUMA node of the current thread, id is ignored
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`].
 pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+#[cfg(feature = "bare-enumerators")]
 /// Location is not visible but device is accessible, id is always CU\_DEVICE\_INVALID
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_INVISIBLE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVISIBLE`].
 pub const CU_MEM_LOCATION_TYPE_INVISIBLE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVISIBLE;
+#[cfg(feature = "bare-enumerators")]
 /// Location is a portion of device memory, specified by the locality domain ID.
 ///
 /// The enumerator `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`].
 pub const CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_LOCATION_TYPE_MAX` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_MAX`].
 pub const CU_MEM_LOCATION_TYPE_MAX: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_INVALID` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID`].
 pub const CU_MEM_ALLOCATION_TYPE_INVALID: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID;
+#[cfg(feature = "bare-enumerators")]
 /// This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it
 ///
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_PINNED` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_PINNED`].
 pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_PINNED;
+#[cfg(feature = "bare-enumerators")]
 /// This allocation type is managed memory
 ///
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_MANAGED` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MANAGED`].
 pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MANAGED;
+#[cfg(feature = "bare-enumerators")]
 /// This allocation type is managed memory
 ///
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_MAX` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MAX`].
 pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Minimum required granularity for allocation
 ///
 /// The enumerator `CU_MEM_ALLOC_GRANULARITY_MINIMUM` by its bare name, as C has it: [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM`].
 pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM;
+#[cfg(feature = "bare-enumerators")]
 /// Recommended granularity for allocation for best performance
 ///
 /// The enumerator `CU_MEM_ALLOC_GRANULARITY_RECOMMENDED` by its bare name, as C has it: [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`].
 pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD` by its bare name, as C has it: [`CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD`].
 pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_RANGE_HANDLE_TYPE_MAX` by its bare name, as C has it: [`CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_MAX`].
 pub const CU_MEM_RANGE_HANDLE_TYPE_MAX: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates that DMA\_BUF handle should be mapped via PCIe BAR1
 ///
 /// The enumerator `CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE` as the integer it is passed as: [`CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE`]`.0`.
 pub const CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: ::core::ffi::c_uint = CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL` by its bare name, as C has it: [`CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL`].
 pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL` by its bare name, as C has it: [`CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL`].
 pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_OPERATION_TYPE_MAP` by its bare name, as C has it: [`CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_MAP`].
 pub const CU_MEM_OPERATION_TYPE_MAP: CUmemOperationType_enum = CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_MAP;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_OPERATION_TYPE_UNMAP` by its bare name, as C has it: [`CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_UNMAP`].
 pub const CU_MEM_OPERATION_TYPE_UNMAP: CUmemOperationType_enum = CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_UNMAP;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEM_HANDLE_TYPE_GENERIC` by its bare name, as C has it: [`CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC`].
 pub const CU_MEM_HANDLE_TYPE_GENERIC: CUmemHandleType_enum = CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC;
+#[cfg(feature = "bare-enumerators")]
 /// Allocating non-compressible memory
 ///
 /// The enumerator `CU_MEM_ALLOCATION_COMP_NONE` as the integer it is passed as: [`CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE`]`.0`.
 pub const CU_MEM_ALLOCATION_COMP_NONE: ::core::ffi::c_uint = CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Allocating  compressible memory
 ///
 /// The enumerator `CU_MEM_ALLOCATION_COMP_GENERIC` as the integer it is passed as: [`CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_GENERIC`]`.0`.
 pub const CU_MEM_ALLOCATION_COMP_GENERIC: ::core::ffi::c_uint = CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_GENERIC
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Minimum required granularity
 ///
 /// The enumerator `CU_MULTICAST_GRANULARITY_MINIMUM` by its bare name, as C has it: [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM`].
 pub const CU_MULTICAST_GRANULARITY_MINIMUM: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM;
+#[cfg(feature = "bare-enumerators")]
 /// Recommended granularity for best performance
 ///
 /// The enumerator `CU_MULTICAST_GRANULARITY_RECOMMENDED` by its bare name, as C has it: [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED`].
 pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED;
+#[cfg(feature = "bare-enumerators")]
 /// The update succeeded
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_SUCCESS` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS`].
 pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed for an unexpected reason which is described in the return value of the function
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because the topology changed
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because a node type changed
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because the function of a kernel node changed (CUDA driver &lt; 11.2)
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because the parameters changed in a way that is not supported
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because something about the node is not supported
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because the function of a kernel node changed in an unsupported way
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+#[cfg(feature = "bare-enumerators")]
 /// The update failed because the node attributes changed in a way that is not supported
 ///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`].
 pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`].
 pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuMemFreeAsync (default enabled).
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`].
 pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`].
 pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) Amount of backing memory currently allocated for the mempool.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`].
 pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`].
 pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) Amount of memory from the pool that is currently in use by the application.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_USED_MEM_CURRENT` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT`].
 pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_USED_MEM_HIGH` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_HIGH`].
 pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = CUmemAllocationType) The allocation type of the mempool
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_ALLOCATION_TYPE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_ALLOCATION_TYPE`].
 pub const CU_MEMPOOL_ATTR_ALLOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_ALLOCATION_TYPE;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = CUmemAllocationHandleType) Available export handle types for the mempool. For imported pools this value is always CU\_MEM\_HANDLE\_TYPE\_NONE as an imported pool cannot be re-exported
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES`].
 pub const CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = int) The location id for the mempool. If the location type for this pool is CU\_MEM\_LOCATION\_TYPE\_INVISIBLE then ID will be CU\_DEVICE\_INVALID.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_LOCATION_ID` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_ID`].
 pub const CU_MEMPOOL_ATTR_LOCATION_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_ID;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = CUmemLocationType) The location type for the mempool. For imported memory pools where the device is not directly visible to the importing process or pools imported via fabric handles across nodes this will be CU\_MEM\_LOCATION\_TYPE\_INVISIBLE.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_LOCATION_TYPE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_TYPE`].
 pub const CU_MEMPOOL_ATTR_LOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_TYPE;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) Maximum size of the pool in bytes, this value may be higher than what was initially passed to cuMemPoolCreate due to alignment requirements. A value of 0 indicates no maximum size. For CU\_MEM\_ALLOCATION\_TYPE\_MANAGED and IPC imported pools this value will be system dependent.
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_MAX_POOL_SIZE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_MAX_POOL_SIZE`].
 pub const CU_MEMPOOL_ATTR_MAX_POOL_SIZE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_MAX_POOL_SIZE;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = int) Indicates whether the pool has hardware compresssion enabled
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED`].
 pub const CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED;
+#[cfg(feature = "bare-enumerators")]
 /** (value type = int) The locality domain ID for the mempool, if the mempool is localized to a locality domain. A value of -1 indicates that the mempool is not localized.
 
  Note: On devices with a single locality domain, mempools created with [`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN) and localityDomainId 0 are equivalent to full-device mempools created with [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE). The value of this attribute will be -1 for such mempools.*/
 ///
 /// The enumerator `CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID`].
 pub const CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEMCPY_FLAG_DEFAULT` as the integer it is passed as: [`CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT`]`.0`.
 pub const CU_MEMCPY_FLAG_DEFAULT: ::core::ffi::c_uint = CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Hint to the driver to try and overlap the copy with compute work on the SMs.
 ///
 /// The enumerator `CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE` as the integer it is passed as: [`CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`]`.0`.
 pub const CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: ::core::ffi::c_uint = CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Default invalid.
 ///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_INVALID` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates that access to the source pointer must be in stream order.
 ///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_STREAM` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call.
 ///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
 ///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_ANY` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
 ///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_MAX` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_MAX`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_MAX: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Memcpy operand is a valid pointer.
 ///
 /// The enumerator `CU_MEMCPY_OPERAND_TYPE_POINTER` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER`].
 pub const CU_MEMCPY_OPERAND_TYPE_POINTER: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// Memcpy operand is a CUarray.
 ///
 /// The enumerator `CU_MEMCPY_OPERAND_TYPE_ARRAY` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY`].
 pub const CU_MEMCPY_OPERAND_TYPE_ARRAY: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_MEMCPY_OPERAND_TYPE_MAX` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_MAX`].
 pub const CU_MEMCPY_OPERAND_TYPE_MAX: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) Amount of memory, in bytes, currently associated with graphs
 ///
 /// The enumerator `CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT`].
 pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset.  High watermark can only be reset to zero.
 ///
 /// The enumerator `CU_GRAPH_MEM_ATTR_USED_MEM_HIGH` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH`].
 pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
 ///
 /// The enumerator `CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT`].
 pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT;
+#[cfg(feature = "bare-enumerators")]
 /// (value type = cuuint64\_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
 ///
 /// The enumerator `CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH`].
 pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH;
+#[cfg(feature = "bare-enumerators")]
 /// Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph.
 ///
 /// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE`].
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE;
+#[cfg(feature = "bare-enumerators")]
 /** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed.
 
  The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cuGraphExecUpdate; Cannot have additional memory allocation or free nodes added.*/
 ///
 /// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE`].
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE;
+#[cfg(feature = "bare-enumerators")]
 /// Invalid ownership flag. Set when params are queried to prevent accidentally reusing the driver-owned graph object
 ///
 /// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID`].
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID;
+#[cfg(feature = "bare-enumerators")]
 /// [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) and its CUDA Runtime API counterpart are supported on the device.
 ///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`, to compare with what it wrote: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST`]`.0`.
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: ::core::ffi::c_int = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device.
 ///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`, to compare with what it wrote: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS`]`.0`.
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: ::core::ffi::c_int = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// The device does not natively support ordering of remote writes. [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) can be leveraged if supported.
 ///
 /// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`, to compare with what it wrote: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE`]`.0`.
 pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: ::core::ffi::c_int = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Natively, the device can consistently consume remote writes, although other CUDA devices may not.
 ///
 /// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`, to compare with what it wrote: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER`]`.0`.
 pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: ::core::ffi::c_int = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Any CUDA device in the system can consistently consume remote writes to this device.
 ///
 /// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`, to compare with what it wrote: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES`]`.0`.
 pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: ::core::ffi::c_int = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Blocks until remote writes are visible to the CUDA device context owning the data.
 ///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER`].
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER;
+#[cfg(feature = "bare-enumerators")]
 /// Blocks until remote writes are visible to all CUDA device contexts.
 ///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES`].
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES;
+#[cfg(feature = "bare-enumerators")]
 /// Sets the target for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) to the currently active CUDA device context.
 ///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX`].
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: CUflushGPUDirectRDMAWritesTarget_enum = CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX;
+#[cfg(feature = "bare-enumerators")]
 /// Output all debug data as if every debug flag is enabled
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Use CUDA Runtime structures for output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUDA\_KERNEL\_NODE\_PARAMS values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUDA\_MEMCPY3D values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUDA\_MEMSET\_NODE\_PARAMS values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUDA\_HOST\_NODE\_PARAMS values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUevent handle from record and wait nodes to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUDA\_EXT\_SEM\_SIGNAL\_NODE\_PARAMS values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUDA\_EXT\_SEM\_WAIT\_NODE\_PARAMS values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds CUkernelNodeAttrValue values to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds node handles and every kernel function handle to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds memory alloc node parameters to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds memory free node parameters to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds batch mem op node parameters to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds edge numbering information
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds conditional node parameters to output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds batch memcpy node parameters to the output
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Adds fabric copy batch node parameters
 ///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Indicates the destructor execution is not synchronized by any CUDA handle.
 ///
 /// The enumerator `CU_USER_OBJECT_NO_DESTRUCTOR_SYNC` as `cuUserObjectCreate`'s `flags` takes it: [`CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC`]`.0`.
 pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: ::core::ffi::c_uint = CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Transfer references from the caller rather than creating new references.
 ///
 /// The enumerator `CU_GRAPH_USER_OBJECT_MOVE` as the integer it is passed as: [`CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE`]`.0`.
 pub const CU_GRAPH_USER_OBJECT_MOVE: ::core::ffi::c_uint = CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Automatically free memory allocated in a graph before relaunching.
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
     .0 as ::core::ffi::c_ulonglong;
+#[cfg(feature = "bare-enumerators")]
 /// Automatically upload the graph after instantiation. Only supported by [`cuGraphInstantiateWithParams`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000).  The upload will be performed using the stream provided in `instantiateParams`.
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
     .0 as ::core::ffi::c_ulonglong;
+#[cfg(feature = "bare-enumerators")]
 /// Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA\_GRAPH\_INSTANTIATE\_FLAG\_AUTO\_FREE\_ON\_LAUNCH.
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
     .0 as ::core::ffi::c_ulonglong;
+#[cfg(feature = "bare-enumerators")]
 /// Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
 ///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
     .0 as ::core::ffi::c_ulonglong;
+#[cfg(feature = "bare-enumerators")]
 /// The GPU is not a NUMA node
 ///
 /// The enumerator `CU_DEVICE_NUMA_CONFIG_NONE` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`, to compare with what it wrote: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE`]`.0`.
 pub const CU_DEVICE_NUMA_CONFIG_NONE: ::core::ffi::c_int = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// The GPU is a NUMA node, CU\_DEVICE\_ATTRIBUTE\_NUMA\_ID contains its NUMA ID
 ///
 /// The enumerator `CU_DEVICE_NUMA_CONFIG_NUMA_NODE` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`, to compare with what it wrote: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE`]`.0`.
 pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: ::core::ffi::c_int = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE
     .0 as ::core::ffi::c_int;
+#[cfg(feature = "bare-enumerators")]
 /// Default process state
 ///
 /// The enumerator `CU_PROCESS_STATE_RUNNING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RUNNING`].
 pub const CU_PROCESS_STATE_RUNNING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_RUNNING;
+#[cfg(feature = "bare-enumerators")]
 /// CUDA API locks are taken so further CUDA API calls will block
 ///
 /// The enumerator `CU_PROCESS_STATE_LOCKED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_LOCKED`].
 pub const CU_PROCESS_STATE_LOCKED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_LOCKED;
+#[cfg(feature = "bare-enumerators")]
 /// Application memory contents have been checkpointed and underlying allocations and device handles have been released
 ///
 /// The enumerator `CU_PROCESS_STATE_CHECKPOINTED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTED`].
 pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTED;
+#[cfg(feature = "bare-enumerators")]
 /// Application entered an uncorrectable error during the checkpoint/restore process
 ///
 /// The enumerator `CU_PROCESS_STATE_FAILED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_FAILED`].
 pub const CU_PROCESS_STATE_FAILED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_FAILED;
+#[cfg(feature = "bare-enumerators")]
 /// Application memory contents are being checkpointed
 ///
 /// The enumerator `CU_PROCESS_STATE_CHECKPOINTING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTING`].
 pub const CU_PROCESS_STATE_CHECKPOINTING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTING;
+#[cfg(feature = "bare-enumerators")]
 /// Application memory contents are being restored
 ///
 /// The enumerator `CU_PROCESS_STATE_RESTORING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RESTORING`].
 pub const CU_PROCESS_STATE_RESTORING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_RESTORING;
+#[cfg(feature = "bare-enumerators")]
 /// Lazy Kernel Loading is not enabled
 ///
 /// The enumerator `CU_MODULE_EAGER_LOADING` by its bare name, as C has it: [`CUmoduleLoadingMode_enum::CU_MODULE_EAGER_LOADING`].
 pub const CU_MODULE_EAGER_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum::CU_MODULE_EAGER_LOADING;
+#[cfg(feature = "bare-enumerators")]
 /// Lazy Kernel Loading is enabled
 ///
 /// The enumerator `CU_MODULE_LAZY_LOADING` by its bare name, as C has it: [`CUmoduleLoadingMode_enum::CU_MODULE_LAZY_LOADING`].
 pub const CU_MODULE_LAZY_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum::CU_MODULE_LAZY_LOADING;
+#[cfg(feature = "bare-enumerators")]
 /// Decompression is unsupported.
 ///
 /// The enumerator `CU_MEM_DECOMPRESS_UNSUPPORTED` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED`].
 pub const CU_MEM_DECOMPRESS_UNSUPPORTED: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED;
+#[cfg(feature = "bare-enumerators")]
 /// Deflate is supported.
 ///
 /// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE`].
 pub const CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE;
+#[cfg(feature = "bare-enumerators")]
 /// Snappy is supported.
 ///
 /// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY`].
 pub const CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY;
+#[cfg(feature = "bare-enumerators")]
 /// LZ4 is supported.
 ///
 /// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_LZ4` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_LZ4`].
 pub const CU_MEM_DECOMPRESS_ALGORITHM_LZ4: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_LZ4;
+#[cfg(feature = "bare-enumerators")]
 /// Unicast pointer clique
 ///
 /// The enumerator `CU_CLIQUE_TYPE_UNICAST_POINTER` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER`].
 pub const CU_CLIQUE_TYPE_UNICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// Multicast pointer clique
 ///
 /// The enumerator `CU_CLIQUE_TYPE_MULTICAST_POINTER` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_POINTER`].
 pub const CU_CLIQUE_TYPE_MULTICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// Unicast logical endpoint clique
 ///
 /// The enumerator `CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT`].
 pub const CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT;
+#[cfg(feature = "bare-enumerators")]
 /// Multicast logical endpoint clique
 ///
 /// The enumerator `CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT`].
 pub const CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT;
+#[cfg(feature = "bare-enumerators")]
 /// Does not allow any export mechanism
 ///
 /// The enumerator `CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE` by its bare name, as C has it: [`CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE`].
 pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE;
+#[cfg(feature = "bare-enumerators")]
 /// Allows export to a fabric handle (CUlogicalEndpointFabricHandle)
 ///
 /// The enumerator `CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC` by its bare name, as C has it: [`CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC`].
 pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_INVALID` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_INVALID`].
 pub const CU_LOGICAL_ENDPOINT_TYPE_INVALID: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_INVALID;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_UNICAST` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_UNICAST`].
 pub const CU_LOGICAL_ENDPOINT_TYPE_UNICAST: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_UNICAST;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_MULTICAST` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_MULTICAST`].
 pub const CU_LOGICAL_ENDPOINT_TYPE_MULTICAST: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_MULTICAST;
+#[cfg(feature = "bare-enumerators")]
 /// Default flag for logical endpoint construction
 ///
 /// The enumerator `CU_LOGICAL_ENDPOINT_FLAG_NONE` as the integer it is passed as: [`CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE`]`.0`.
 pub const CU_LOGICAL_ENDPOINT_FLAG_NONE: ::core::ffi::c_uint = CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Indicate the programmer's intention to use counted operations with the logical endpoint
 ///
 /// The enumerator `CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS` as the integer it is passed as: [`CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS`]`.0`.
 pub const CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS: ::core::ffi::c_uint = CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Copy operand is a valid pointer.
 ///
 /// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_POINTER` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER`].
 pub const CU_FABRIC_COPY_OPERAND_TYPE_POINTER: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER;
+#[cfg(feature = "bare-enumerators")]
 /// Copy operand is a logical endpoint.
 ///
 /// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`].
 pub const CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_MAX` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_MAX`].
 pub const CU_FABRIC_COPY_OPERAND_TYPE_MAX: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// Node is eligible for update in an instantiated graph.
 ///
 /// The enumerator `CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE`]`.0`.
 pub const CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Parameter changes in the node cannot be applied to an instantiated graph.
 ///
 /// The enumerator `CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE`]`.0`.
 pub const CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Error while attempting to recapture the node. The recapture will be ended regardless of the return value from the callback.
 ///
 /// The enumerator `CU_GRAPH_RECAPTURE_ERROR` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ERROR`]`.0`.
 pub const CU_GRAPH_RECAPTURE_ERROR: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ERROR
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_FUNCTION_LOADING_STATE_UNLOADED` by its bare name, as C has it: [`CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_UNLOADED`].
 pub const CU_FUNCTION_LOADING_STATE_UNLOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_UNLOADED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_FUNCTION_LOADING_STATE_LOADED` by its bare name, as C has it: [`CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_LOADED`].
 pub const CU_FUNCTION_LOADING_STATE_LOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_LOADED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_FUNCTION_LOADING_STATE_MAX` by its bare name, as C has it: [`CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_MAX`].
 pub const CU_FUNCTION_LOADING_STATE_MAX: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_ENABLE_ON_EXCEPTION` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_ON_EXCEPTION`].
 pub const CU_COREDUMP_ENABLE_ON_EXCEPTION: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_ON_EXCEPTION;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_TRIGGER_HOST` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_TRIGGER_HOST`].
 pub const CU_COREDUMP_TRIGGER_HOST: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_TRIGGER_HOST;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_LIGHTWEIGHT` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_LIGHTWEIGHT`].
 pub const CU_COREDUMP_LIGHTWEIGHT: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_LIGHTWEIGHT;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_ENABLE_USER_TRIGGER` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER`].
 pub const CU_COREDUMP_ENABLE_USER_TRIGGER: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_FILE` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_FILE`].
 pub const CU_COREDUMP_FILE: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_FILE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_PIPE` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_PIPE`].
 pub const CU_COREDUMP_PIPE: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_PIPE;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_GENERATION_FLAGS` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_GENERATION_FLAGS`].
 pub const CU_COREDUMP_GENERATION_FLAGS: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_GENERATION_FLAGS;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_MAX` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_MAX`].
 pub const CU_COREDUMP_MAX: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_DEFAULT_FLAGS` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_DEFAULT_FLAGS`]`.0`.
 pub const CU_COREDUMP_DEFAULT_FLAGS: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_DEFAULT_FLAGS
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES`]`.0`.
 pub const CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_GLOBAL_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_GLOBAL_MEMORY`]`.0`.
 pub const CU_COREDUMP_SKIP_GLOBAL_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_GLOBAL_MEMORY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_SHARED_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_SHARED_MEMORY`]`.0`.
 pub const CU_COREDUMP_SKIP_SHARED_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_SHARED_MEMORY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_LOCAL_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_LOCAL_MEMORY`]`.0`.
 pub const CU_COREDUMP_SKIP_LOCAL_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_LOCAL_MEMORY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_ABORT` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_ABORT`]`.0`.
 pub const CU_COREDUMP_SKIP_ABORT: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_ABORT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_CONSTBANK_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_CONSTBANK_MEMORY`]`.0`.
 pub const CU_COREDUMP_SKIP_CONSTBANK_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_CONSTBANK_MEMORY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_GZIP_COMPRESS` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_GZIP_COMPRESS`]`.0`.
 pub const CU_COREDUMP_GZIP_COMPRESS: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_GZIP_COMPRESS
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_FAULTED_CONTEXTS_ONLY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_FAULTED_CONTEXTS_ONLY`]`.0`.
 pub const CU_COREDUMP_FAULTED_CONTEXTS_ONLY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_FAULTED_CONTEXTS_ONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_SKIP_TENSOR_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_TENSOR_MEMORY`]`.0`.
 pub const CU_COREDUMP_SKIP_TENSOR_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_TENSOR_MEMORY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_NO_ERRBAR_AT_EXIT` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_NO_ERRBAR_AT_EXIT`]`.0`.
 pub const CU_COREDUMP_NO_ERRBAR_AT_EXIT: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_NO_ERRBAR_AT_EXIT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_LOG_ONLY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_LOG_ONLY`]`.0`.
 pub const CU_COREDUMP_LOG_ONLY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_LOG_ONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_COREDUMP_LIGHTWEIGHT_FLAGS` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_LIGHTWEIGHT_FLAGS`]`.0`.
 pub const CU_COREDUMP_LIGHTWEIGHT_FLAGS: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_LIGHTWEIGHT_FLAGS
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GREEN_CTX_NONE` as `cuGreenCtxCreate`'s `flags` takes it: [`CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE`]`.0`.
 pub const CU_GREEN_CTX_NONE: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Creates a default stream to use inside the green context
 ///
 /// The enumerator `CU_GREEN_CTX_DEFAULT_STREAM` as `cuGreenCtxCreate`'s `flags` takes it: [`CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM`]`.0`.
 pub const CU_GREEN_CTX_DEFAULT_STREAM: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_DEFAULT` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_DEFAULT: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_BACKFILL` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_BACKFILL: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The SMs must be located on a specific locality domain, specified by localityDomainId
 ///
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// Modifier to [`CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`](crate::types::CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID) which allows selection of SMs in the locality domain exceeding the `CUdevice_attribute`[`CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT)
 ///
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING` as `cuDevSmResourceSplitByCount`'s `useFlags` takes it: [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING`]`.0`.
 pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: ::core::ffi::c_uint = CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE` as `cuDevSmResourceSplitByCount`'s `useFlags` takes it: [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE`]`.0`.
 pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: ::core::ffi::c_uint = CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
     .0 as ::core::ffi::c_uint;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_DEV_RESOURCE_TYPE_INVALID` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID`].
 pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID;
+#[cfg(feature = "bare-enumerators")]
 /// Streaming multiprocessors related information
 ///
 /// The enumerator `CU_DEV_RESOURCE_TYPE_SM` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM`].
 pub const CU_DEV_RESOURCE_TYPE_SM: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM;
+#[cfg(feature = "bare-enumerators")]
 /// Workqueue configuration related information
 ///
 /// The enumerator `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`].
 pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
+#[cfg(feature = "bare-enumerators")]
 /// Pre-existing workqueue related information
 ///
 /// The enumerator `CU_DEV_RESOURCE_TYPE_WORKQUEUE` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE`].
 pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE;
+#[cfg(feature = "bare-enumerators")]
 /// Use all shared workqueue resources across all contexts. Default driver behaviour.
 ///
 /// The enumerator `CU_WORKQUEUE_SCOPE_DEVICE_CTX` by its bare name, as C has it: [`CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX`].
 pub const CU_WORKQUEUE_SCOPE_DEVICE_CTX: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX;
+#[cfg(feature = "bare-enumerators")]
 /// When possible, use non-overlapping workqueue resources with other balanced green contexts.
 ///
 /// The enumerator `CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED` by its bare name, as C has it: [`CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED`].
 pub const CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LOG_LEVEL_ERROR` as the integer it is passed as: [`CUlogLevel_enum::CU_LOG_LEVEL_ERROR`]`.0`.
 pub const CU_LOG_LEVEL_ERROR: ::core::ffi::c_uint = CUlogLevel_enum::CU_LOG_LEVEL_ERROR
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_LOG_LEVEL_WARNING` as the integer it is passed as: [`CUlogLevel_enum::CU_LOG_LEVEL_WARNING`]`.0`.
 pub const CU_LOG_LEVEL_WARNING: ::core::ffi::c_uint = CUlogLevel_enum::CU_LOG_LEVEL_WARNING
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for all GPUs used by the current OpenGL context
 ///
 /// The enumerator `CU_GL_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL`].
 pub const CU_GL_DEVICE_LIST_ALL: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs used by the current OpenGL context in its currently rendering frame
 ///
 /// The enumerator `CU_GL_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_GL_DEVICE_LIST_CURRENT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The CUDA devices for the GPUs to be used by the current OpenGL context in the next frame
 ///
 /// The enumerator `CU_GL_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_GL_DEVICE_LIST_NEXT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_NONE: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Frame type CUDA array
 ///
 /// The enumerator `CU_EGL_FRAME_TYPE_ARRAY` by its bare name, as C has it: [`CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY`].
 pub const CU_EGL_FRAME_TYPE_ARRAY: CUeglFrameType_enum = CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY;
+#[cfg(feature = "bare-enumerators")]
 /// Frame type pointer
 ///
 /// The enumerator `CU_EGL_FRAME_TYPE_PITCH` by its bare name, as C has it: [`CUeglFrameType_enum::CU_EGL_FRAME_TYPE_PITCH`].
 pub const CU_EGL_FRAME_TYPE_PITCH: CUeglFrameType_enum = CUeglFrameType_enum::CU_EGL_FRAME_TYPE_PITCH;
+#[cfg(feature = "bare-enumerators")]
 /// Resource location sysmem
 ///
 /// The enumerator `CU_EGL_RESOURCE_LOCATION_SYSMEM` as the integer it is passed as: [`CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM`]`.0`.
 pub const CU_EGL_RESOURCE_LOCATION_SYSMEM: ::core::ffi::c_uint = CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Resource location vidmem
 ///
 /// The enumerator `CU_EGL_RESOURCE_LOCATION_VIDMEM` as the integer it is passed as: [`CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM`]`.0`.
 pub const CU_EGL_RESOURCE_LOCATION_VIDMEM: ::core::ffi::c_uint = CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV420Planar.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, UV in two surfaces with VU byte ordering, width, height ratio same as YUV422Planar.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// R/G/B three channels in one surface with BGR byte ordering. Only pitch linear format supported.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_RGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGB`].
 pub const CU_EGL_COLOR_FORMAT_RGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGB;
+#[cfg(feature = "bare-enumerators")]
 /// R/G/B three channels in one surface with RGB byte ordering. Only pitch linear format supported.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGR`].
 pub const CU_EGL_COLOR_FORMAT_BGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGR;
+#[cfg(feature = "bare-enumerators")]
 /// R/G/B/A four channels in one surface with BGRA byte ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_ARGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ARGB`].
 pub const CU_EGL_COLOR_FORMAT_ARGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ARGB;
+#[cfg(feature = "bare-enumerators")]
 /// R/G/B/A four channels in one surface with ABGR byte ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_RGBA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGBA`].
 pub const CU_EGL_COLOR_FORMAT_RGBA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGBA;
+#[cfg(feature = "bare-enumerators")]
 /// single luminance channel in one surface.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_L` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_L`].
 pub const CU_EGL_COLOR_FORMAT_L: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_L;
+#[cfg(feature = "bare-enumerators")]
 /// single color channel in one surface.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_R` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_R`].
 pub const CU_EGL_COLOR_FORMAT_R: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_R;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV444Planar.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in one surface, interleaved as UYVY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUYV_422` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_422`].
 pub const CU_EGL_COLOR_FORMAT_YUYV_422: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_422;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in one surface, interleaved as YUYV in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_422` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_422`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_422: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_422;
+#[cfg(feature = "bare-enumerators")]
 /// R/G/B/A four channels in one surface with RGBA byte ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_ABGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ABGR`].
 pub const CU_EGL_COLOR_FORMAT_ABGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ABGR;
+#[cfg(feature = "bare-enumerators")]
 /// R/G/B/A four channels in one surface with ARGB byte ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BGRA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGRA`].
 pub const CU_EGL_COLOR_FORMAT_BGRA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGRA;
+#[cfg(feature = "bare-enumerators")]
 /// Alpha color format - one channel in one surface.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_A` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_A`].
 pub const CU_EGL_COLOR_FORMAT_A: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_A;
+#[cfg(feature = "bare-enumerators")]
 /// R/G color format - two channels in one surface with GR byte ordering
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_RG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RG`].
 pub const CU_EGL_COLOR_FORMAT_RG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RG;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V, A four channels in one surface, interleaved as VUYA.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_AYUV` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV`].
 pub const CU_EGL_COLOR_FORMAT_AYUV: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV;
+#[cfg(feature = "bare-enumerators")]
 /// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in one surface, interleaved as YVYU in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_VYUY_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY_ER`].
 pub const CU_EGL_COLOR_FORMAT_VYUY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in one surface, interleaved as YUYV in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_ER`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUYV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUYV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in one surface, interleaved as VYUY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVYU_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVYU_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V three channels in one surface, interleaved as VUY. Only pitch linear format supported.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V, A four channels in one surface, interleaved as AVUY.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUVA_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUVA_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V, A four channels in one surface, interleaved as VUYA.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_AYUV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV_ER`].
 pub const CU_EGL_COLOR_FORMAT_AYUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in three surfaces, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, V, U in three surfaces, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved RGGB ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RGGB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved BGGR ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BGGR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved GRBG ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GRBG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved GBRG ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GBRG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer10 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 10 bits used 6 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_RGGB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer10 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 10 bits used 6 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_BGGR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer10 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GRBG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer10 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GBRG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RGGB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BGGR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GRBG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GBRG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer14 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 14 bits used 2 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_RGGB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer14 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 14 bits used 2 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_BGGR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer14 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GRBG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer14 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GBRG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer20 format - one channel in one surface with interleaved RGGB ordering. Out of 32 bits, 20 bits used 12 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_RGGB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer20 format - one channel in one surface with interleaved BGGR ordering. Out of 32 bits, 20 bits used 12 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_BGGR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer20 format - one channel in one surface with interleaved GRBG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GRBG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer20 format - one channel in one surface with interleaved GBRG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GBRG;
+#[cfg(feature = "bare-enumerators")]
 /// Y, V, U in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved RGGB ordering and mapped to opaque integer datatype.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB;
+#[cfg(feature = "bare-enumerators")]
 /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved BGGR ordering and mapped to opaque integer datatype.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR;
+#[cfg(feature = "bare-enumerators")]
 /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GRBG ordering and mapped to opaque integer datatype.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG;
+#[cfg(feature = "bare-enumerators")]
 /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GBRG ordering and mapped to opaque integer datatype.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved BCCR ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_BCCR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BCCR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BCCR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved RCCB ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_RCCB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RCCB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RCCB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved CRBC ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_CRBC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CRBC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CRBC;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer format - one channel in one surface with interleaved CBRC ordering.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_CBRC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CBRC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CBRC;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer10 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 10 bits used 6 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_CCCC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_CCCC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_CCCC;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved BCCR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_BCCR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BCCR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BCCR;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved RCCB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_RCCB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RCCB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RCCB;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved CRBC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CRBC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CRBC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CRBC;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved CBRC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CBRC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CBRC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CBRC;
+#[cfg(feature = "bare-enumerators")]
 /// Bayer12 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CCCC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CCCC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CCCC;
+#[cfg(feature = "bare-enumerators")]
 /// Color format for single Y plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y`].
 pub const CU_EGL_COLOR_FORMAT_Y: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y;
+#[cfg(feature = "bare-enumerators")]
 /// Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020;
+#[cfg(feature = "bare-enumerators")]
 /// Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height= 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020;
+#[cfg(feature = "bare-enumerators")]
 /// Y, V, U each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020;
+#[cfg(feature = "bare-enumerators")]
 /// Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709;
+#[cfg(feature = "bare-enumerators")]
 /// Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709;
+#[cfg(feature = "bare-enumerators")]
 /// Y, V, U each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces (VU as one surface), U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces (VU as one surface), U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR;
+#[cfg(feature = "bare-enumerators")]
 /// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Color format for single Y plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Color format for single Y plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Color format for single Y10 plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Color format for single Y10 plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Color format for single Y12 plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Color format for single Y12 plane.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V, A four channels in one surface, interleaved as AVUY.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUVA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA`].
 pub const CU_EGL_COLOR_FORMAT_YUVA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V three channels in one surface, interleaved as VUY. Only pitch linear format supported.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV`].
 pub const CU_EGL_COLOR_FORMAT_YUV: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in one surface, interleaved as YVYU in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVYU` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU`].
 pub const CU_EGL_COLOR_FORMAT_YVYU: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in one surface, interleaved as VYUY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_VYUY` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY`].
 pub const CU_EGL_COLOR_FORMAT_VYUY: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y10, V10U10 in two surfaces (VU as one surface)  U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in one surface, interleaved as UYVY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709;
+#[cfg(feature = "bare-enumerators")]
 /// Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709_ER;
+#[cfg(feature = "bare-enumerators")]
 /// Y, U, V in one surface, interleaved as UYVY in one channel.
 ///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_2020`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_2020;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `CU_EGL_COLOR_FORMAT_MAX` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_MAX`].
 pub const CU_EGL_COLOR_FORMAT_MAX: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_MAX;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_OK` as the integer it is passed as: [`VdpStatus::VDP_STATUS_OK`]`.0`.
 pub const VDP_STATUS_OK: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_OK.0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_NO_IMPLEMENTATION` as the integer it is passed as: [`VdpStatus::VDP_STATUS_NO_IMPLEMENTATION`]`.0`.
 pub const VDP_STATUS_NO_IMPLEMENTATION: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_NO_IMPLEMENTATION
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_DISPLAY_PREEMPTED` as the integer it is passed as: [`VdpStatus::VDP_STATUS_DISPLAY_PREEMPTED`]`.0`.
 pub const VDP_STATUS_DISPLAY_PREEMPTED: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_DISPLAY_PREEMPTED
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_HANDLE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_HANDLE`]`.0`.
 pub const VDP_STATUS_INVALID_HANDLE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_HANDLE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_POINTER` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_POINTER`]`.0`.
 pub const VDP_STATUS_INVALID_POINTER: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_POINTER
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_CHROMA_TYPE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_CHROMA_TYPE`]`.0`.
 pub const VDP_STATUS_INVALID_CHROMA_TYPE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_CHROMA_TYPE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_Y_CB_CR_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_Y_CB_CR_FORMAT`]`.0`.
 pub const VDP_STATUS_INVALID_Y_CB_CR_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_Y_CB_CR_FORMAT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_RGBA_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_RGBA_FORMAT`]`.0`.
 pub const VDP_STATUS_INVALID_RGBA_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_RGBA_FORMAT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_INDEXED_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_INDEXED_FORMAT`]`.0`.
 pub const VDP_STATUS_INVALID_INDEXED_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_INDEXED_FORMAT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_COLOR_STANDARD` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_COLOR_STANDARD`]`.0`.
 pub const VDP_STATUS_INVALID_COLOR_STANDARD: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_COLOR_STANDARD
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_COLOR_TABLE_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_COLOR_TABLE_FORMAT`]`.0`.
 pub const VDP_STATUS_INVALID_COLOR_TABLE_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_COLOR_TABLE_FORMAT
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_BLEND_FACTOR` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_BLEND_FACTOR`]`.0`.
 pub const VDP_STATUS_INVALID_BLEND_FACTOR: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_BLEND_FACTOR
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_BLEND_EQUATION` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_BLEND_EQUATION`]`.0`.
 pub const VDP_STATUS_INVALID_BLEND_EQUATION: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_BLEND_EQUATION
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_FLAG` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_FLAG`]`.0`.
 pub const VDP_STATUS_INVALID_FLAG: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_FLAG
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_DECODER_PROFILE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_DECODER_PROFILE`]`.0`.
 pub const VDP_STATUS_INVALID_DECODER_PROFILE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_DECODER_PROFILE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE`]`.0`.
 pub const VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER`]`.0`.
 pub const VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE`]`.0`.
 pub const VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE`]`.0`.
 pub const VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_FUNC_ID` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_FUNC_ID`]`.0`.
 pub const VDP_STATUS_INVALID_FUNC_ID: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_FUNC_ID
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_SIZE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_SIZE`]`.0`.
 pub const VDP_STATUS_INVALID_SIZE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_SIZE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_VALUE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VALUE`]`.0`.
 pub const VDP_STATUS_INVALID_VALUE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VALUE
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_INVALID_STRUCT_VERSION` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_STRUCT_VERSION`]`.0`.
 pub const VDP_STATUS_INVALID_STRUCT_VERSION: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_STRUCT_VERSION
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_RESOURCES` as the integer it is passed as: [`VdpStatus::VDP_STATUS_RESOURCES`]`.0`.
 pub const VDP_STATUS_RESOURCES: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_RESOURCES.0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_HANDLE_DEVICE_MISMATCH` as the integer it is passed as: [`VdpStatus::VDP_STATUS_HANDLE_DEVICE_MISMATCH`]`.0`.
 pub const VDP_STATUS_HANDLE_DEVICE_MISMATCH: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_HANDLE_DEVICE_MISMATCH
     .0;
+#[cfg(feature = "bare-enumerators")]
 /// The enumerator `VDP_STATUS_ERROR` as the integer it is passed as: [`VdpStatus::VDP_STATUS_ERROR`]`.0`.
 pub const VDP_STATUS_ERROR: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_ERROR.0;
+#[cfg(feature = "bare-enumerators")]
 /// Output mode Key-Value pair format.
 ///
 /// The enumerator `CU_OUT_KEY_VALUE_PAIR` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR`].
 pub const CU_OUT_KEY_VALUE_PAIR: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR;
+#[cfg(feature = "bare-enumerators")]
 /// Output mode Comma separated values format.
 ///
 /// The enumerator `CU_OUT_CSV` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_CSV`].

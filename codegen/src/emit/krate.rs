@@ -76,8 +76,11 @@ newest = []
 # and the entry marker of each C function name (aliases::cuda_12_9::cuCtxCreate).
 aliases = []
 # api::cuCtxCreate and the rest: cuda.h's own function names, each calling the ABI the newest
-# toolkit's cuda.h means by it, through one process-wide driver.
-api = []
+# toolkit's cuda.h means by it, through one process-wide driver; with bare-enumerators.
+api = ["bare-enumerators"]
+# cuda.h's enumerators as constants of types by their bare names, as C spells them
+# (CU_STREAM_NON_BLOCKING beside CUstream_flags::CU_STREAM_NON_BLOCKING).
+bare-enumerators = []
 # visit_entries / visit_symbols: generic code run once per entry or symbol marker.
 visit = []
 # The unversioned PFN_<symbol> aliases, the C names of api and aliases, and Driver::newest

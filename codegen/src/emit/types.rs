@@ -19,22 +19,57 @@ impl VisitMut for SystemAbi {
     }
 }
 
-/// Rewrites every `extern "C"` to `extern "system"`, and compiles bindgen's layout checks
-/// only where they can fail for a user (see [`LAYOUT_CHECKS_CFG`]).
+/// Rewrites every `extern "C"` to `extern "system"`, compiles bindgen's layout checks only
+/// where they can fail for a user (see [`LAYOUT_CHECKS_CFG`]), and implements `Eq` by hand
+/// (see [`eq_by_hand`]).
 pub(crate) fn system_abi(items: &[syn::Item]) -> Vec<syn::Item> {
-    let mut items = items.to_vec();
     let when: TokenStream = LAYOUT_CHECKS_CFG.parse().unwrap_or_default();
     let cfg: syn::Attribute = syn::parse_quote!(#[cfg(#when)]);
-    for item in &mut items {
-        SystemAbi.visit_item_mut(item);
-        if let syn::Item::Const(c) = item {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let mut item = item.clone();
+        SystemAbi.visit_item_mut(&mut item);
+        if let syn::Item::Const(c) = &mut item {
             let unit = matches!(&*c.ty, syn::Type::Tuple(t) if t.elems.is_empty());
             if c.ident == "_" && unit {
                 c.attrs.insert(0, cfg.clone());
             }
         }
+        let eq = eq_by_hand(&mut item);
+        out.push(item);
+        out.extend(eq);
     }
-    items
+    out
+}
+
+/// bindgen derives `Eq` on each enum newtype; the derive writes a method per type that the
+/// crate then compiles (130 of them in cuda.h's types: a percent of a default build, issue
+/// 28). An empty `impl Eq for T {}` is the same promise without the method; the derived
+/// `PartialEq` stays, so the enum's constants still work as patterns. Takes `Eq` out of the
+/// derive of a non-generic struct whose derive also has `PartialEq`, and returns the impl.
+fn eq_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
+    let syn::Item::Struct(st) = item else { return None };
+    if !st.generics.params.is_empty() {
+        return None;
+    }
+    for attr in &mut st.attrs {
+        if !attr.path().is_ident("derive") {
+            continue;
+        }
+        let Ok(paths) = attr.parse_args_with(
+            syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+        ) else {
+            continue;
+        };
+        if !paths.iter().any(|p| p.is_ident("PartialEq")) || !paths.iter().any(|p| p.is_ident("Eq")) {
+            continue;
+        }
+        let kept = paths.iter().filter(|p| !p.is_ident("Eq"));
+        *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
+        let name = &st.ident;
+        return Some(syn::parse_quote!(impl Eq for #name {}));
+    }
+    None
 }
 
 /// Where bindgen's layout checks (`const _: () = { ["Size of X"][..]; .. }`) are compiled:
@@ -193,6 +228,9 @@ fn stem(name: &str) -> String {
     s.replace('_', "").to_ascii_lowercase()
 }
 
+/// The feature that compiles the enumerators' bare constants in: `api` turns it on.
+pub const BARE_ENUMERATORS: &str = "bare-enumerators";
+
 /// The headers' enumerators by their bare names, as C spells them (`CU_STREAM_CAPTURE_MODE_GLOBAL`,
 /// `CU_STREAM_NON_BLOCKING`), each of the type the functions take it as:
 /// - an enum that a parameter (`params`: every entry's) or a field of `items` or `context` takes
@@ -203,6 +241,7 @@ fn stem(name: &str) -> String {
 ///   else the enum's own integer type.
 ///
 /// A name already defined at the top level of `items` (a `#define` of cuda.h) is left out.
+/// Each is compiled only with the feature [`BARE_ENUMERATORS`].
 pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params: &[ParamUse<'_>]) -> Vec<TokenStream> {
     let mut fields = fields(items);
     fields.extend(self::fields(context));
@@ -286,6 +325,10 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
             }
             // cuda.h's comment, then the crate's note a paragraph below.
             let docs = if docs.is_empty() { quote!() } else { quote!(#(#docs)* #[doc = ""]) };
+            // Behind a feature (which `api` turns on): over a thousand constants were about 6%
+            // of a default build (issue 28), for a spelling that C ports want and the rest do
+            // not need (the enum's own constant is the same value).
+            let docs = quote!(#[cfg(feature = #BARE_ENUMERATORS)] #docs);
             out.push(if typed {
                 let doc = format!(" The enumerator `{value}` by its bare name, as C has it: [`{name}::{value}`].");
                 quote!(#docs #[doc = #doc] pub const #value: #name = #name::#value;)
