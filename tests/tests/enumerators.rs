@@ -303,3 +303,41 @@ fn every_enumerator_has_a_use_that_compiles() {
         "{USES} is not what the generated crate gives; run `CUDA_SYS_GEN_BLESS=1 cargo test -p cuda-sys-gen-tests --test enumerators`"
     );
 }
+
+/// Issue 28: the bare constants were about 6% of a default build, so each is compiled only
+/// with the feature `bare-enumerators`, which `api` turns on. Every bare constant carries that
+/// `cfg`, and nothing else does: the enums' own constants and cuda.h's `#define`s stay.
+#[test]
+fn bare_constants_are_behind_their_feature() {
+    let c = read_crate();
+    let values: BTreeSet<&str> = c.enums.values().flat_map(|(_, v)| v.iter().map(String::as_str)).collect();
+    let (mut gated, mut plain) = (0, 0);
+    for (_, path) in ENUM_FILES {
+        for item in &parse(path).items {
+            let syn::Item::Const(k) = item else { continue };
+            if k.ident == "_" {
+                continue;
+            }
+            let name = k.ident.to_string();
+            let has_cfg = k.attrs.iter().any(|a| text(&a.meta) == r#"cfg(feature="bare-enumerators")"#);
+            let bare = values.contains(name.as_str()) && doc(&k.attrs).contains(&format!("The enumerator `{name}`"));
+            assert_eq!(has_cfg, bare, "{path}: `{name}` is a bare enumerator: {bare}, behind the feature: {has_cfg}");
+            if bare {
+                gated += 1;
+            } else {
+                plain += 1;
+            }
+        }
+    }
+    assert!(gated > 1000, "only {gated} bare constants");
+    assert!(plain > 50, "only {plain} other constants (the #defines)");
+    let manifest: toml::Table =
+        std::fs::read_to_string(repo_root().join("generated/Cargo.toml")).unwrap().parse().unwrap();
+    let features = manifest["features"].as_table().unwrap();
+    let list = |f: &str| -> Vec<String> {
+        features[f].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
+    };
+    assert!(list("bare-enumerators").is_empty());
+    assert!(list("api").contains(&"bare-enumerators".to_owned()), "api must turn bare-enumerators on");
+    assert!(!list("default").contains(&"bare-enumerators".to_owned()), "bare-enumerators must be off by default");
+}

@@ -56,9 +56,9 @@ fn eq_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
         if !attr.path().is_ident("derive") {
             continue;
         }
-        let Ok(paths) = attr.parse_args_with(
-            syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
-        ) else {
+        let Ok(paths) =
+            attr.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+        else {
             continue;
         };
         if !paths.iter().any(|p| p.is_ident("PartialEq")) || !paths.iter().any(|p| p.is_ident("Eq")) {
@@ -657,5 +657,35 @@ pub(crate) fn record_impls(items: &[syn::Item]) -> TokenStream {
         }
         zeroed_default!(#(#zeroed)*);
         #(#anon)*
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::ToTokens;
+
+    fn out(src: &str) -> String {
+        let file: syn::File = syn::parse_str(src).unwrap();
+        let items = super::system_abi(&file.items);
+        items.iter().map(|i| i.to_token_stream().to_string()).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn eq_is_an_empty_impl_where_partial_eq_is_derived() {
+        let got = out("#[derive(Copy, Clone, Hash, PartialEq, Eq)] #[repr(transparent)] pub struct E(pub u32);");
+        assert_eq!(
+            got,
+            "# [derive (Copy , Clone , Hash , PartialEq)] # [repr (transparent)] pub struct E (pub u32) ;\nimpl Eq for E { }"
+        );
+        // Left alone: no PartialEq beside it, a generic struct, a union, no Eq at all.
+        for src in [
+            "#[derive(Eq)] pub struct A(u32);",
+            "#[derive(PartialEq, Eq)] pub struct G<T>(T);",
+            "#[derive(Copy, Clone)] pub union U { a: u32 }",
+            "#[derive(Copy, Clone, PartialEq)] pub struct P(u32);",
+        ] {
+            let file: syn::File = syn::parse_str(src).unwrap();
+            assert_eq!(out(src), file.items[0].to_token_stream().to_string(), "{src}");
+        }
     }
 }
