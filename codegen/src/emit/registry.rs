@@ -12,11 +12,16 @@ use crate::Error;
 pub const REGISTRY_RS: &str = "src/registry.rs";
 pub const REGISTRY_JSON: &str = "registry.json";
 
+/// The header and module of `COMMON`, the row the registry's rows differ from.
+const COMMON_HEADER: &str = "cudaTypedefs.h";
+const COMMON_MODULE: &str = "cuda";
+
 pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
     let n_toolkits = toolkits.len();
     let mut infos = Vec::new();
     let mut markers = Vec::new();
+    let all_toolkits: u64 = (0..n_toolkits).fold(0, |m, i| m | (1u64 << i));
     for (index, e) in ctx.model.entries.values().enumerate() {
         let symbol = &e.symbol;
         let c_symbol = Literal::c_string(&std::ffi::CString::new(e.symbol.as_bytes()).unwrap_or_default());
@@ -39,12 +44,31 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             .enumerate()
             .filter(|(_, t)| e.toolkits.contains(t))
             .fold(0, |m, (i, _)| m | (1u64 << i));
+        // Only the fields where the row differs from `COMMON` (a default-variant entry of
+        // cudaTypedefs.h on Linux and Windows, in every toolkit): rustc checks a struct
+        // literal field by field, and the full 780-row table was a fourteenth of a default
+        // build (issue 28).
+        let mut differs = Vec::new();
+        if e.variant.is_some() {
+            differs.push(quote!(variant: #variant, flags: #flags,));
+        }
+        if header != COMMON_HEADER || module != COMMON_MODULE {
+            differs.push(quote!(header: #header, module: #module,));
+        }
+        if !(linux && windows && e.arch.is_none()) {
+            differs.push(quote!(platforms: Platforms { linux: #linux, windows: #windows, arch: #arch },));
+        }
+        if legacy {
+            differs.push(quote!(legacy: true,));
+        }
+        if mask != all_toolkits {
+            differs.push(quote!(toolkit_mask: #mask,));
+        }
         infos.push(quote! {
             EntryInfo {
-                symbol: #symbol, c_symbol: #c_symbol, version: #version, variant: #variant,
-                flags: #flags, pfn: #pfn, exported: #exported, header: #header, module: #module,
-                platforms: Platforms { linux: #linux, windows: #windows, arch: #arch },
-                legacy: #legacy, toolkit_mask: #mask,
+                symbol: #symbol, c_symbol: #c_symbol, version: #version, pfn: #pfn, exported: #exported,
+                #(#differs)*
+                ..COMMON
             },
         });
         let marker = super::ctx::marker_ident(e);
@@ -184,6 +208,23 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
 
         /// How many entries the registry has.
         pub const ENTRY_COUNT: usize = #n;
+
+        /// What a row of [`ENTRIES`] is where it does not say otherwise: a default-variant
+        /// entry of cudaTypedefs.h, on Linux and Windows, declared in every pinned toolkit.
+        const COMMON: EntryInfo = EntryInfo {
+            symbol: "",
+            c_symbol: c"",
+            version: 0,
+            variant: None,
+            flags: StreamFlags::LEGACY_STREAM,
+            pfn: "",
+            exported: "",
+            header: #COMMON_HEADER,
+            module: #COMMON_MODULE,
+            platforms: Platforms { linux: true, windows: true, arch: None },
+            legacy: false,
+            toolkit_mask: #all_toolkits,
+        };
 
         /// Every entry, sorted by (symbol, version, variant).
         pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [#(#infos)*];
