@@ -816,7 +816,13 @@ unsafe fn exported_pointer(lib: &libloading::Library, name: &CStr) -> Option<Non
 pub(crate) fn open_by_name(name: &str) -> Result<libloading::Library, String> {
     // SAFETY: loading runs the library's initialisers; libcuda's (and libcudart's) are
     // safe to run in any process.
-    unsafe { libloading::Library::new(name) }.map_err(|e| e.to_string())
+    unsafe { libloading::Library::new(std::ffi::OsStr::new(name)) }.map_err(loader_message)
+}
+
+/// libloading's error as the text `Error` shows. (Both of the crate's loads pass an
+/// `&OsStr` and this function, so that libloading's generic code is compiled once.)
+fn loader_message(e: libloading::Error) -> String {
+    e.to_string()
 }
 
 #[cfg(windows)]
@@ -824,7 +830,7 @@ pub(crate) fn open_by_name(name: &str) -> Result<libloading::Library, String> {
     use libloading::os::windows::{Library, LOAD_LIBRARY_SEARCH_SYSTEM32};
     // SAFETY: as above. System32 only: a DLL of that name in the application's folder or
     // the working directory is never loaded instead.
-    unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_SYSTEM32) }.map(Into::into).map_err(|e| e.to_string())
+    unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_SYSTEM32) }.map(Into::into).map_err(loader_message)
 }
 
 /// `from_path`'s load: the library at `path`, or the error that says what is wrong with it.
@@ -854,7 +860,7 @@ pub(crate) fn open_path(path: &Path) -> Result<libloading::Library, String> {
         elf::check(path)?;
     }
     // SAFETY: as above; the caller chose the file.
-    unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())
+    unsafe { libloading::Library::new(path.as_os_str()) }.map_err(loader_message)
 }
 
 /// The headers of an ELF file, read as the loader reads them, to refuse a file it could not
