@@ -37,6 +37,10 @@ fn json_and_static_table_agree() {
             .map(|p| p.0)
             .collect();
         assert_eq!(platforms, expected);
+        // Each row writes only what differs from the table's common row: every field is
+        // compared here, so that a wrong default shows.
+        assert_eq!(j.arch.as_deref(), e.platforms.arch, "{}", e.pfn);
+        assert_eq!(j.variant.is_some(), e.variant.is_some(), "{}", e.pfn);
         let toolkits: Vec<String> = j.toolkits.iter().map(|t| t.to_string()).collect();
         assert_eq!(toolkits, e.toolkits().collect::<Vec<_>>());
         assert_eq!(e.c_symbol.to_str().unwrap(), e.symbol);

@@ -130,8 +130,9 @@ impl Paired<'_> {
         };
         let ratio_text = match self.target {
             Target::More(..) => format!("{ratio:.3}x ({:+.d$} {})", median(&diffs), self.unit),
-            // Against a strict bound, two decimals could print the bound itself for a miss.
-            Target::RatioBelow(_) => format!("{ratio:.3}x"),
+            // Against a bound, two decimals could print the bound itself for a miss (0.2514x
+            // as "0.25x", a miss of "<= 0.25x").
+            Target::Ratio(_) | Target::RatioBelow(_) => format!("{ratio:.3}x"),
             _ => format!("{ratio:.2}x"),
         };
         Row {
