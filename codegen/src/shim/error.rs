@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::registry::{StreamFlags, ENTRIES};
+use crate::registry::StreamFlags;
 
 /// Everything that can go wrong while loading the driver or looking an entry point up.
 ///
@@ -210,10 +210,11 @@ impl fmt::Display for Release {
     }
 }
 
-// The helpers below write into the formatter and walk `ENTRIES` with plain loops: no
-// `String`s, no iterator adaptors, no `str::replace` or `join`. Each of those instantiates
-// std's generic code in this crate, and every build of it pays for that code (issue 28:
-// the text of `Error` was a tenth of the crate's clean build).
+// The helpers below write into the formatter and walk a symbol's rows (`of_symbol`, a
+// slice of `ENTRIES`) with plain loops: no `String`s, no iterator adaptors, no
+// `str::replace` or `join`. Each of those instantiates std's generic code in this crate, and
+// every build of it pays for that code (issue 28: the text of `Error` was a tenth of the
+// crate's clean build).
 
 /// The newest ABI of `lookup`'s symbol at or below `limit` in the registry, as a driver picks
 /// it: with the per-thread flag its `_ptds`/`_ptsz` variants count (and win at the same
@@ -221,8 +222,8 @@ impl fmt::Display for Release {
 fn served_at(lookup: &Lookup, limit: u32) -> Option<&'static crate::EntryInfo> {
     let per_thread = lookup.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM;
     let mut best: Option<&'static crate::EntryInfo> = None;
-    for e in ENTRIES.iter() {
-        if e.symbol != lookup.symbol || e.version > limit || !(per_thread || e.variant.is_none()) {
+    for e in crate::EntryInfo::of_symbol(&lookup.symbol) {
+        if e.version > limit || !(per_thread || e.variant.is_none()) {
             continue;
         }
         // The last of the greatest (version, is a variant), as `max_by_key` picks it.
@@ -240,8 +241,8 @@ fn served_at(lookup: &Lookup, limit: u32) -> Option<&'static crate::EntryInfo> {
 /// The registry entry a lookup asks for exactly, if it is one.
 #[allow(clippy::manual_find)] // a loop, as the note above says
 fn entry_of(lookup: &Lookup) -> Option<&'static crate::EntryInfo> {
-    for e in ENTRIES.iter() {
-        if e.symbol == lookup.symbol && e.version == lookup.version && e.flags == lookup.flags {
+    for e in crate::EntryInfo::of_symbol(&lookup.symbol) {
+        if e.version == lookup.version && e.flags == lookup.flags {
             return Some(e);
         }
     }
@@ -251,8 +252,8 @@ fn entry_of(lookup: &Lookup) -> Option<&'static crate::EntryInfo> {
 /// The oldest version of `symbol` in the registry, if the registry has the symbol.
 fn first_version(symbol: &str) -> Option<u32> {
     let mut first: Option<u32> = None;
-    for e in ENTRIES.iter() {
-        if e.symbol == symbol && first.is_none_or(|v| e.version < v) {
+    for e in crate::EntryInfo::of_symbol(symbol) {
+        if first.is_none_or(|v| e.version < v) {
             first = Some(e.version);
         }
     }
@@ -335,10 +336,7 @@ fn why_missing(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32)
     let (mut here, mut windows) = (false, false);
     let mut header: Option<&'static str> = None;
     let mut arch: Option<&'static str> = None;
-    for e in ENTRIES.iter() {
-        if e.symbol != lookup.symbol {
-            continue;
-        }
+    for e in crate::EntryInfo::of_symbol(&lookup.symbol) {
         if first.is_none_or(|v| e.version < v) {
             first = Some(e.version);
         }
