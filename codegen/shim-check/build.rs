@@ -2,7 +2,8 @@
 //! each `mod x;` gets `#[path]` to the shim's source, `codegen/src/shim/x.rs`, where there is
 //! one, else to the generated module, `generated/src/x.rs`; the inner attributes (the crate
 //! docs) are left out, as `include!` takes items only. Every feature of `generated/Cargo.toml`
-//! is turned on.
+//! is turned on, and every feature of its types crate (`generated/types/`) through this crate's
+//! Cargo.toml, which build.rs checks lists them all.
 
 use std::path::{Path, PathBuf};
 
@@ -63,9 +64,25 @@ fn main() {
         std::fs::write(&out, body).unwrap_or_else(|e| fail(&format!("{}: {e}", out.display())));
     }
 
-    let features = features(&read(&manifest));
+    let features = self::features(&read(&manifest));
     if features.is_empty() {
         fail(&format!("{}: no [features] found", manifest.display()));
+    }
+    // The types crate's features are Cargo's to turn on: this crate's Cargo.toml lists them
+    // all, and a module added to the manifest must be added there too.
+    let types_manifest = generated.join("types").join("Cargo.toml");
+    println!("cargo::rerun-if-changed={}", types_manifest.display());
+    let own_manifest = here.join("Cargo.toml");
+    let own = read(&own_manifest);
+    let listed = own.lines().find(|l| l.starts_with("cuda-driver-pfn-types")).unwrap_or("");
+    for f in self::features(&read(&types_manifest)).iter().filter(|f| *f != "default") {
+        if !listed.contains(&format!("{f:?}")) {
+            fail(&format!(
+                "{} has feature `{f}`, which {} does not turn on: add it to the `features` of its cuda-driver-pfn-types dependency",
+                types_manifest.display(),
+                own_manifest.display()
+            ));
+        }
     }
     let values: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     println!("cargo::rustc-check-cfg=cfg(feature, values({}))", values.join(", "));

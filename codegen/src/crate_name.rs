@@ -5,12 +5,21 @@
 //! checks the characters only, and brings serde, toml and url with it), so they are written
 //! out here from their sources: cargo's `cargo new` (`restricted_names`: keywords, the
 //! standard library's names, Windows device names) and crates.io's publish rules (ASCII
-//! letters, digits, `-` and `_`, a letter first, at most 64 characters).
+//! letters, digits, `-` and `_`, a letter first, at most 64 characters, here 58: the types
+//! crate's name adds `-types`).
 
 use crate::Error;
 
 /// crates.io's limit on a package name's length.
 pub const MAX_LEN: usize = 64;
+
+/// What the types crate's package name adds to the crate's (`cuda-driver-pfn-types`; see
+/// `emit::krate`).
+pub const TYPES_SUFFIX: &str = "-types";
+
+/// The longest name the crate may have: its types crate's name (`<name>-types`) must fit
+/// [`MAX_LEN`] too.
+pub const MAX_CRATE_LEN: usize = MAX_LEN - TYPES_SUFFIX.len();
 
 /// Rust's keywords, strict and reserved, in every edition (cargo's `is_keyword`): a crate so
 /// named cannot be written in a path.
@@ -40,8 +49,12 @@ pub fn check(name: &str) -> Result<(), Error> {
     if !first.is_ascii_alphabetic() {
         return bad("it must start with an ASCII letter".into());
     }
-    if name.len() > MAX_LEN {
-        return bad(format!("it is {} characters long; crates.io takes at most {MAX_LEN}", name.len()));
+    if name.len() > MAX_CRATE_LEN {
+        return bad(format!(
+            "it is {} characters long; crates.io takes at most {MAX_LEN}, and the crate's types crate is named `<name>{}`: at most {MAX_CRATE_LEN}",
+            name.len(),
+            TYPES_SUFFIX
+        ));
     }
     // `-` and `_` are one to cargo and crates.io (the library is `name` with `_`).
     let ident = name.replace('-', "_");
@@ -72,10 +85,11 @@ mod tests {
 
     #[test]
     fn cargo_and_crates_io_rules() {
-        for ok in ["cuda-driver-pfn", "my_cuda", "a", "Cuda2", "com0", "console", "selfish", &"a".repeat(64)] {
+        for ok in ["cuda-driver-pfn", "my_cuda", "a", "Cuda2", "com0", "console", "selfish", &"a".repeat(58)] {
             assert!(check(ok).is_ok(), "{ok}");
         }
         let long = "a".repeat(300);
+        let types_too_long = "a".repeat(59);
         for (bad, why) in [
             ("", "empty"),
             ("fn", "keyword"),
@@ -93,6 +107,7 @@ mod tests {
             ("a.b", "'.'"),
             ("naïve", "'ï'"),
             (long.as_str(), "300 characters"),
+            (types_too_long.as_str(), "59 characters long; crates.io takes at most 64, and the crate's types crate is named `<name>-types`: at most 58"),
         ] {
             let err = check(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");

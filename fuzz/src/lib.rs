@@ -87,7 +87,7 @@ pub fn check_parse(rust: &str) {
         Ok(f) => f,
         Err(e) => panic!("the emitter refused what the parser accepted: {e}"),
     };
-    let registry = String::from_utf8_lossy(&files["src/registry.rs"]).into_owned();
+    let registry = String::from_utf8_lossy(&files["types/src/registry.rs"]).into_owned();
     let markers = marker_names(&registry);
     assert_eq!(markers.len(), model.entries.len(), "one marker per entry");
     let distinct: BTreeSet<&String> = markers.iter().collect();

@@ -380,17 +380,6 @@ fn why_missing(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32)
     )
 }
 
-impl fmt::Display for StreamFlags {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            0 => f.write_str("CU_GET_PROC_ADDRESS_DEFAULT (0)"),
-            1 => f.write_str("CU_GET_PROC_ADDRESS_LEGACY_STREAM (1)"),
-            2 => f.write_str("CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2)"),
-            n => write!(f, "flags {n:#x}"),
-        }
-    }
-}
-
 impl fmt::Display for Lookup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.via == crate::driver::EXPORTS_VIA {

@@ -353,61 +353,49 @@ pub mod api;
 #[rustfmt::skip]
 mod api_shim;
 #[rustfmt::skip]
-mod codes;
-#[rustfmt::skip]
 pub mod driver;
 #[rustfmt::skip]
 pub mod error;
 #[cfg(feature = "newest")]
 #[rustfmt::skip]
 pub mod newest;
-#[rustfmt::skip]
-pub mod registry;
 #[cfg(feature = "runtime")]
 #[rustfmt::skip]
 pub mod runtime;
 #[rustfmt::skip]
 pub mod table;
-#[rustfmt::skip]
-pub mod types;
 #[cfg(feature = "visit")]
 #[rustfmt::skip]
 pub mod visit;
-/// `cuda.h`.
-#[rustfmt::skip]
-pub mod pfn;
-/// `cudaGL.h` (feature `gl`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::{registry, types};
+#[doc(inline)]
+pub use cuda_driver_pfn_types::pfn;
 #[cfg(feature = "gl")]
-#[rustfmt::skip]
-pub mod gl;
-/// `cudaEGL.h` (feature `egl`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::gl;
 #[cfg(feature = "egl")]
-#[rustfmt::skip]
-pub mod egl;
-/// `cudaVDPAU.h` (feature `vdpau`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::egl;
 #[cfg(feature = "vdpau")]
-#[rustfmt::skip]
-pub mod vdpau;
-/// `cudaProfiler.h` (feature `profiler`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::vdpau;
 #[cfg(feature = "profiler")]
-#[rustfmt::skip]
-pub mod profiler;
-/// `cudaD3D9.h` (feature `d3d9`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::profiler;
 #[cfg(feature = "d3d9")]
-#[rustfmt::skip]
-pub mod d3d9;
-/// `cudaD3D10.h` (feature `d3d10`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::d3d9;
 #[cfg(feature = "d3d10")]
-#[rustfmt::skip]
-pub mod d3d10;
-/// `cudaD3D11.h` (feature `d3d11`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::d3d10;
 #[cfg(feature = "d3d11")]
-#[rustfmt::skip]
-pub mod d3d11;
-/// `cudaGL.h` (feature `wgl`).
+#[doc(inline)]
+pub use cuda_driver_pfn_types::d3d11;
 #[cfg(feature = "wgl")]
-#[rustfmt::skip]
-pub mod wgl;
+#[doc(inline)]
+pub use cuda_driver_pfn_types::wgl;
+use cuda_driver_pfn_types::codes;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

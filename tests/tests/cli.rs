@@ -12,7 +12,7 @@ fn check_names_every_stale_file_and_the_fix() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, body).unwrap();
     }
-    std::fs::write(out.path().join("src/pfn.rs"), "// edited by hand\n").unwrap();
+    std::fs::write(out.path().join("types/src/pfn.rs"), "// edited by hand\n").unwrap();
     std::fs::remove_file(out.path().join("src/aliases.rs")).unwrap();
     std::fs::write(out.path().join("src/stray.rs"), "").unwrap();
     let m = manifest.path().join("headers-manifest.toml");
@@ -34,7 +34,7 @@ fn check_names_every_stale_file_and_the_fix() {
     let o = cargo_run("cuda-sys-gen", &args, &[]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    for f in ["src/pfn.rs", "src/aliases.rs", "src/stray.rs (not produced by the generator)"] {
+    for f in ["types/src/pfn.rs", "src/aliases.rs", "src/stray.rs (not produced by the generator)"] {
         assert!(err.contains(&format!("{}", out.path().join(f).display())), "{f} not named: {err}");
     }
     // Issue 26: the fix is the command that was run, with every option it was given (not the
@@ -51,10 +51,10 @@ fn check_names_every_stale_file_and_the_fix() {
     );
     assert!(!err.contains("src/lib.rs"), "an up-to-date file was named: {err}");
     // And check mode changed nothing.
-    assert_eq!(std::fs::read_to_string(out.path().join("src/pfn.rs")).unwrap(), "// edited by hand\n");
+    assert_eq!(std::fs::read_to_string(out.path().join("types/src/pfn.rs")).unwrap(), "// edited by hand\n");
     // Run as it says (through a shell, what is not the generator's taken out first), it writes
     // the crate that was checked: the check then passes.
-    for mine in ["src/pfn.rs", "src/stray.rs", "summary.txt"] {
+    for mine in ["types/src/pfn.rs", "src/stray.rs", "summary.txt"] {
         std::fs::remove_file(out.path().join(mine)).unwrap();
     }
     // In the folder the check ran in (cargo_run's): its relative defaults (--cache) are that

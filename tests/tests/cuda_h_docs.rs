@@ -172,7 +172,8 @@ fn every_comment_of_the_newest_headers_is_in_the_crates_rustdoc() {
     // Not aliases.rs, newest.rs or visit.rs, whose items share the C names.
     let read = |names: &[&str]| {
         let mut docs = CrateDocs::default();
-        for entry in std::fs::read_dir(root.join("generated/src")).unwrap() {
+        let crate_files = std::fs::read_dir(root.join("generated/src")).unwrap();
+        for entry in crate_files.chain(std::fs::read_dir(root.join("generated/types/src")).unwrap()) {
             let path = entry.unwrap().path();
             let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
             if names.contains(&stem.as_str()) {

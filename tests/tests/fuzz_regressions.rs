@@ -73,7 +73,7 @@ fn verbatim_syntax_is_refused_not_a_panic() {
     })
     .unwrap_err()
     .to_string();
-    assert!(err.contains("src/types.rs") && err.contains("prettyplease cannot print it"), "{err}");
+    assert!(err.contains("types/src/types.rs") && err.contains("prettyplease cannot print it"), "{err}");
 }
 
 fn quote_tokens(text: &str) -> proc_macro2::TokenStream {
@@ -97,7 +97,7 @@ fn marker_names_take_one_pfn_prefix_off() {
         opts: &opts(),
     })
     .unwrap();
-    let registry = String::from_utf8(files["src/registry.rs"].clone()).unwrap();
+    let registry = String::from_utf8(files["types/src/registry.rs"].clone()).unwrap();
     let flat = registry.split_whitespace().collect::<Vec<_>>().join(" ");
     for marker in [
         "pub enum PFN_1x_v999 {} impl super::sealed::Sealed for PFN_1x_v999 {} unsafe impl super::Entry for PFN_1x_v999 { type Fn = crate::pfn::PFN_PFN_1x_v999;",

@@ -169,12 +169,14 @@ fn crate_names_cargo_or_crates_io_refuse_are_refused() {
 }
 
 /// The generated crate's dependencies are the names it refuses (a package cannot depend on
-/// its own name).
+/// its own name), but its types crate, whose name is its own with `-types`.
 #[test]
 fn crate_names_of_the_generated_crate_s_dependencies_are_refused() {
     let cargo: toml::Table =
         std::fs::read_to_string(repo_root().join("generated/Cargo.toml")).unwrap().parse().unwrap();
-    let deps: Vec<&String> = cargo["dependencies"].as_table().unwrap().keys().collect();
+    let types = format!("cuda-driver-pfn{}", codegen::crate_name::TYPES_SUFFIX);
+    let deps: Vec<&String> = cargo["dependencies"].as_table().unwrap().keys().filter(|d| **d != types).collect();
+    assert_eq!(cargo["dependencies"][&types]["path"].as_str(), Some("types"), "the types crate is not a dependency");
     assert_eq!(deps, codegen::crate_name::DEPENDENCIES, "crate_name::DEPENDENCIES is stale");
     for d in deps {
         assert!(codegen::crate_name::check(d).is_err(), "{d}");
@@ -397,11 +399,11 @@ fn what_the_record_lists_is_replaced() {
     let all = manifest_with(Some(&["cuda", "gl", "egl", "vdpau"]), &[]);
     generate_local(all.path(), toolkits.clone(), &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
     let record = codegen::write::read_record(&out).unwrap();
-    assert!(record.contains("src/vdpau.rs") && record.contains(codegen::write::RECORD), "{record:?}");
+    assert!(record.contains("types/src/vdpau.rs") && record.contains(codegen::write::RECORD), "{record:?}");
     let fewer = manifest_with(Some(&["cuda", "gl"]), &[]);
     let r = generate_local(fewer.path(), toolkits.clone(), &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.write.removed.contains(&"src/vdpau.rs".to_string()), "{:?}", r.write);
-    assert!(!out.join("src/vdpau.rs").exists());
+    assert!(r.write.removed.contains(&"types/src/vdpau.rs".to_string()), "{:?}", r.write);
+    assert!(!out.join("types/src/vdpau.rs").exists());
     // No record (a crate of an earlier cuda-sys-gen): its names are still the generator's.
     std::fs::remove_file(out.join(codegen::write::RECORD)).unwrap();
     codegen::output_folder::check_output_folder(&out, &fewer.path().join("headers-manifest.toml"), &cache_dir())

@@ -15,7 +15,7 @@ fn enums_with_a_zero_enumerator_are_default() {
 
     // Every enum of types.rs with an enumerator of value zero has `Default`, read from the
     // file's text (not from the generator's list): `impl X { pub const A: X = X(0); ... }`.
-    let text = std::fs::read_to_string(repo_root().join("generated/src/types.rs")).unwrap();
+    let text = std::fs::read_to_string(repo_root().join("generated/types/src/types.rs")).unwrap();
     let file: syn::File = syn::parse_str(&text).unwrap();
     let mut with_zero = std::collections::BTreeSet::new();
     let mut defaults = std::collections::BTreeSet::new();
@@ -189,7 +189,7 @@ fn attribute_values_compare_with_the_int_the_attribute_returns() {
     assert_eq!(numa, CU_DEVICE_NUMA_CONFIG_NONE);
     // Every enum that a `CU_DEVICE_ATTRIBUTE_*` value's doc names (cuda.h: "See
     // ::CUcomputemode for details") and that no function takes has `c_int` bare constants.
-    let text = std::fs::read_to_string(repo_root().join("generated/src/types.rs")).unwrap();
+    let text = std::fs::read_to_string(repo_root().join("generated/types/src/types.rs")).unwrap();
     let file: syn::File = syn::parse_str(&text).unwrap();
     let doc_of = |attrs: &[syn::Attribute]| -> String {
         attrs

@@ -302,7 +302,7 @@ fn local_toolkits_replace_or_join_the_pins() {
     );
     let versions: Vec<String> = added.model.toolkits.iter().map(|t| t.version.to_string()).collect();
     assert_eq!(versions, ["13.5", "13.6"]);
-    let d3d9 = std::fs::read_to_string(out.path().join("src/d3d9.rs")).unwrap();
+    let d3d9 = std::fs::read_to_string(out.path().join("types/src/d3d9.rs")).unwrap();
     assert!(d3d9.contains("pub struct IDirect3DDevice9"), "the D3D9 interfaces are gone from d3d9.rs");
     let built = std::process::Command::new(env!("CARGO"))
         .args(["check", "--quiet", "--offline", "--all-features", "--manifest-path"])

@@ -55,7 +55,7 @@ fn unchanged_headers_are_reused_and_changed_ones_read_again() {
     text.push_str("typedef CUresult (CUDAAPI *PFN_cuUnitCacheProbe_v12090)(int probe);\n");
     std::fs::write(&header, text).unwrap();
     let third = run();
-    let pfn = third.get("src/pfn.rs").expect("a pfn module");
+    let pfn = third.get("types/src/pfn.rs").expect("a pfn module");
     assert!(pfn.contains("PFN_cuUnitCacheProbe_v12090"), "the changed header was read again");
     assert_ne!(entries_for(toolkit.path()), written, "and its entry replaced");
 }

@@ -1,9 +1,16 @@
-//! `Cargo.toml` and `src/lib.rs` of the generated crate.
+//! `Cargo.toml` and `src/lib.rs` of the generated crate, and of its types crate in `types/`.
+//!
+//! The crate is two packages. `types/` (`<name>-types`) holds everything that is only
+//! declarations and data: `types`, the fn-type modules, the registry, the result codes. It has
+//! no dependency, so Cargo starts it at once, beside libloading; the crate itself holds the
+//! shim (and `api`, `newest`, ...) and re-exports every module of `types/` where it stood.
+//! Users name only the crate: one dependency, the same paths.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ctx::Ctx;
+use crate::crate_name::TYPES_SUFFIX;
 
 pub const CARGO_TOML: &str = "Cargo.toml";
 
@@ -22,10 +29,35 @@ pub const LIB_RS: &str = "src/lib.rs";
 pub const README_MD: &str = "README.md";
 pub const LICENSE_MIT: &str = "LICENSE-MIT";
 pub const LICENSE_APACHE: &str = "LICENSE-APACHE";
+pub const TYPES_CARGO_TOML: &str = "types/Cargo.toml";
+pub const TYPES_LIB_RS: &str = "types/src/lib.rs";
+pub const TYPES_LICENSE_MIT: &str = "types/LICENSE-MIT";
+pub const TYPES_LICENSE_APACHE: &str = "types/LICENSE-APACHE";
 
-/// The crate's licenses: this repository's, verbatim (the manifest says `MIT OR Apache-2.0`).
-pub const LICENSES: [(&str, &str); 2] =
-    [(LICENSE_MIT, include_str!("../../../LICENSE-MIT")), (LICENSE_APACHE, include_str!("../../../LICENSE-APACHE"))];
+
+const MIT: &str = include_str!("../../../LICENSE-MIT");
+const APACHE: &str = include_str!("../../../LICENSE-APACHE");
+
+/// The licenses of both packages: this repository's, verbatim (the manifests say
+/// `MIT OR Apache-2.0`).
+pub const LICENSES: [(&str, &str); 4] =
+    [(LICENSE_MIT, MIT), (LICENSE_APACHE, APACHE), (TYPES_LICENSE_MIT, MIT), (TYPES_LICENSE_APACHE, APACHE)];
+
+/// The types crate's package name.
+fn types_name(ctx: &Ctx<'_>) -> String {
+    format!("{}{TYPES_SUFFIX}", ctx.opts.crate_name)
+}
+
+/// `default = [...]` of both manifests: the features of the modules that are on by default.
+fn default_features(ctx: &Ctx<'_>) -> String {
+    ctx.modules
+        .iter()
+        .filter(|m| m.default)
+        .filter_map(|m| m.feature.as_ref())
+        .map(|f| format!("\"{f}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 const README_SOURCE: &str = include_str!("../../crate-files/README.md");
 
@@ -63,6 +95,9 @@ doctest = true
 [dependencies]
 # Opens libcuda (and libcudart) at run time: nothing links them.
 libloading = "0.8"
+# The types, fn types and registry, re-exported here: a package of their own so that Cargo
+# builds them while it builds libloading, not after.
+{types} = {{ path = "types", version = "=0.1.0", default-features = false }}
 
 [package.metadata.docs.rs]
 all-features = true
@@ -80,13 +115,13 @@ aliases = []
 api = ["bare-enumerators"]
 # cuda.h's enumerators as constants of types by their bare names, as C spells them
 # (CU_STREAM_NON_BLOCKING beside CUstream_flags::CU_STREAM_NON_BLOCKING).
-bare-enumerators = []
+bare-enumerators = ["{types}/bare-enumerators"]
 # visit_entries / visit_symbols: generic code run once per entry or symbol marker.
 visit = []
 # The unversioned PFN_<symbol> aliases, the C names of api and aliases, and Driver::newest
 # prefer the _ptds/_ptsz variants, as CUDA_API_PER_THREAD_DEFAULT_STREAM does for C. Crate-global: Cargo unifies features, so
 # one crate in a build that turns it on turns it on for every user of this crate there.
-per-thread-default-stream = []
+per-thread-default-stream = ["{types}/per-thread-default-stream"]
 # Runtime: the same typed lookups through libcudart's cudaGetDriverEntryPoint(ByVersion).
 runtime = []
 "#,
@@ -104,19 +139,60 @@ runtime = []
             s
         },
         name = ctx.opts.crate_name,
-        defaults = ctx
-            .modules
-            .iter()
-            .filter(|m| m.default)
-            .filter_map(|m| m.feature.as_ref())
-            .map(|f| format!("\"{f}\""))
-            .collect::<Vec<_>>()
-            .join(", "),
+        types = types_name(ctx),
+        defaults = default_features(ctx),
         features = ctx
             .modules
             .iter()
-            .filter_map(|m| m.feature.as_ref().map(|f| format!("# {} / {}\n{f} = []\n", m.api, m.typedefs)))
+            .filter_map(|m| {
+                let types = types_name(ctx);
+                m.feature.as_ref().map(|f| format!("# {} / {}\n{f} = [\"{types}/{f}\"]\n", m.api, m.typedefs))
+            })
             .collect::<String>(),
+    )
+}
+
+/// The types crate's manifest: no dependency; the module features, and those of the crate
+/// that change what the types crate declares.
+pub fn types_cargo_toml(ctx: &Ctx<'_>) -> String {
+    format!(
+        r#"{marker}
+[package]
+name = "{types}"
+version = "0.1.0"
+edition = "2021"
+rust-version = "1.83"
+description = "The types, fn types and entry registry of {name}, which re-exports them: depend on {name}"
+license = "MIT OR Apache-2.0"
+documentation = "https://docs.rs/{name}"
+keywords = ["cuda", "nvidia", "gpu", "ffi", "driver"]
+categories = ["external-ffi-bindings", "hardware-support"]
+
+[lib]
+path = "src/lib.rs"
+
+[package.metadata.docs.rs]
+all-features = true
+
+[features]
+default = [{defaults}]
+{features}"#,
+        marker = ctx.marker("#"),
+        name = ctx.opts.crate_name,
+        types = types_name(ctx),
+        defaults = default_features(ctx),
+        features = {
+            let mut s = String::new();
+            for m in ctx.modules {
+                if let Some(f) = &m.feature {
+                    s.push_str(&format!("# {} / {}\n{f} = []\n", m.api, m.typedefs));
+                }
+            }
+            s.push_str("# The feature of the same name of ");
+            s.push_str(&ctx.opts.crate_name);
+            s.push_str(", which turns these on.\nbare-enumerators = []\nper-thread-default-stream = []\n");
+            s
+        },
     )
 }
 
@@ -131,17 +207,15 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         ctx.model.symbols().len()
     );
     let crate_ident = ctx.opts.crate_name.replace('-', "_");
+    let types_crate = types_ident(ctx);
+    // The modules of the types crate, where they stood before it was one.
     let modules: Vec<TokenStream> = ctx
         .modules
         .iter()
         .map(|m| {
             let name = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
             let cfg = super::ctx::module_cfg(m);
-            let doc = match &m.feature {
-                Some(f) => format!(" `{}` (feature `{f}`).", m.api),
-                None => format!(" `{}`.", m.api),
-            };
-            quote!(#[doc = #doc] #cfg #[rustfmt::skip] pub mod #name;)
+            quote!(#cfg #[doc(inline)] pub use #types_crate::#name;)
         })
         .collect();
     // The examples name entries of the real registry. A crate whose registry lacks them (one
@@ -216,27 +290,25 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[rustfmt::skip]
         mod api_shim;
         #[rustfmt::skip]
-        mod codes;
-        #[rustfmt::skip]
         pub mod driver;
         #[rustfmt::skip]
         pub mod error;
         #[cfg(feature = "newest")]
         #[rustfmt::skip]
         pub mod newest;
-        #[rustfmt::skip]
-        pub mod registry;
         #[cfg(feature = "runtime")]
         #[rustfmt::skip]
         pub mod runtime;
         #[rustfmt::skip]
         pub mod table;
-        #[rustfmt::skip]
-        pub mod types;
         #[cfg(feature = "visit")]
         #[rustfmt::skip]
         pub mod visit;
+        // The types crate's modules, re-exported where they stood when this was one crate.
+        #[doc(inline)]
+        pub use #types_crate::{registry, types};
         #(#modules)*
+        use #types_crate::codes;
 
         #readme_doctest
 
@@ -253,5 +325,59 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub use visit::{visit_entries, EntryVisitor};
         #[cfg(all(feature = "visit", feature = "newest"))]
         pub use visit::{visit_symbols, SymbolVisitor};
+    }
+}
+
+/// The types crate's name as Rust spells it.
+fn types_ident(ctx: &Ctx<'_>) -> proc_macro2::Ident {
+    let name = types_name(ctx).replace('-', "_");
+    proc_macro2::Ident::new(&name, proc_macro2::Span::call_site())
+}
+
+/// The types crate's `lib.rs`: its modules, declared as the crate declared them before they
+/// moved, and the registry's names at the root.
+pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
+    let modules: Vec<TokenStream> = ctx
+        .modules
+        .iter()
+        .map(|m| {
+            let name = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
+            let cfg = super::ctx::module_cfg(m);
+            let doc = match &m.feature {
+                Some(f) => format!(" `{}` (feature `{f}`).", m.api),
+                None => format!(" `{}`.", m.api),
+            };
+            quote!(#[doc = #doc] #cfg #[rustfmt::skip] pub mod #name;)
+        })
+        .collect();
+    let name = &ctx.opts.crate_name;
+    let docs = [
+        format!(" The declarations of [`{name}`](https://docs.rs/{name}): the C types, one fn type per ABI, the"),
+        " entry markers and the registry, and the result codes' names. Nothing here runs.".to_owned(),
+        String::new(),
+        format!(" Depend on `{name}`, not on this: it re-exports every module here at the same path"),
+        format!(" (`{}::types`, `{}::pfn`, `{}::entries`) and turns on the", name.replace('-', "_"), name.replace('-', "_"), name.replace('-', "_")),
+        " features here with its own of the same names. This is a package of its own so that Cargo".to_owned(),
+        " compiles it while the crate's dependencies compile.".to_owned(),
+    ];
+    quote! {
+        #(#![doc = #docs])*
+        // The headers' references (`::cuLinkDestroy`) are linked by full path, so that each
+        // resolves whatever its module imports; where the bare name would do, rustdoc calls
+        // the path redundant.
+        #![allow(rustdoc::redundant_explicit_links)]
+        // The modules are prettyplease's output, not rustfmt's: `cargo fmt` leaves them alone.
+        /// The result codes' names and descriptions, for the crate's errors.
+        #[doc(hidden)]
+        #[rustfmt::skip]
+        pub mod codes;
+        #[rustfmt::skip]
+        pub mod registry;
+        #[rustfmt::skip]
+        pub mod types;
+        #(#modules)*
+
+        pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+        pub use registry::{Platforms, StreamFlags, Variant};
     }
 }

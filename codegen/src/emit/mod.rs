@@ -22,6 +22,7 @@ use crate::Error;
 
 use ctx::{rust_file, Ctx};
 pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
+pub use krate::LICENSES;
 pub use types::CAST_CONSTANTS;
 
 /// The lookup shim's files: hand-written Rust in `codegen/src/shim/`, compiled where it stands
@@ -42,7 +43,13 @@ pub const EXAMPLE_FILES: &[&str] = &[
 
 /// The README (`codegen/crate-files/README.md`, the marker and the crate's name put in) and the
 /// licences (this repository's own).
-pub const README_AND_LICENCES: &[&str] = &[krate::README_MD, krate::LICENSE_MIT, krate::LICENSE_APACHE];
+pub const README_AND_LICENCES: &[&str] = &[
+    krate::README_MD,
+    krate::LICENSE_MIT,
+    krate::LICENSE_APACHE,
+    krate::TYPES_LICENSE_MIT,
+    krate::TYPES_LICENSE_APACHE,
+];
 
 /// Every file written the same into every crate but for its name (and only its name): the
 /// shim, the examples, the README and the licences. A golden test compares everything else,
@@ -62,6 +69,8 @@ pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
         krate::CARGO_TOML,
         krate::README_MD,
         krate::LIB_RS,
+        krate::TYPES_CARGO_TOML,
+        krate::TYPES_LIB_RS,
         types::TYPES_RS,
         pfn::ALIASES_RS,
         registry::REGISTRY_RS,
@@ -124,6 +133,8 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
         files.insert(path.to_string(), text.as_bytes().to_vec());
     }
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
+    files.insert(krate::TYPES_CARGO_TOML.into(), krate::types_cargo_toml(&ctx).into_bytes());
+    files.insert(krate::TYPES_LIB_RS.into(), rust_file(&ctx, krate::TYPES_LIB_RS, krate::types_lib_rs(&ctx))?);
     // Each entry's parameters, owned by the C name that means the entry in the newest toolkit
     // (`cuGraphInstantiate` for `cuGraphInstantiateWithFlags`), else by its symbol.
     let c_name_of: BTreeMap<&str, &str> = ctx

@@ -1,4 +1,4 @@
-//! `src/pfn.rs`: one `PFN_<symbol>_v<version>` per ABI plus the unversioned aliases, and
+//! `types/src/pfn.rs`: one `PFN_<symbol>_v<version>` per ABI plus the unversioned aliases, and
 //! `src/aliases.rs`: what each toolkit's own headers mean by the unversioned names.
 
 use std::collections::BTreeMap;
@@ -79,9 +79,10 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
     doc
 }
 
-/// Where a module's file goes: `src/pfn.rs` for cuda.h, `src/<name>.rs` for the others.
+/// Where a module's file goes, in the types crate: `types/src/pfn.rs` for cuda.h,
+/// `types/src/<name>.rs` for the others.
 pub fn module_path(m: &ModuleSpec) -> String {
-    format!("src/{}.rs", m.module())
+    format!("types/src/{}.rs", m.module())
 }
 
 /// One module: its own types (if any), one type per entry of its header, and the unversioned

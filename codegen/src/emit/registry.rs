@@ -1,4 +1,4 @@
-//! `src/registry.rs`: the static table of every entry and one marker type per entry, and
+//! `types/src/registry.rs`: the static table of every entry and one marker type per entry, and
 //! `registry.json`: the model as data, for reviewers and tools.
 
 use proc_macro2::{Literal, TokenStream};
@@ -9,7 +9,7 @@ use super::docs::{Context, Docs};
 use crate::names::Variant;
 use crate::Error;
 
-pub const REGISTRY_RS: &str = "src/registry.rs";
+pub const REGISTRY_RS: &str = "types/src/registry.rs";
 pub const REGISTRY_JSON: &str = "registry.json";
 
 /// The header and module of `COMMON`, the row the registry's rows differ from.
@@ -130,6 +130,19 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             /// `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`: the `_ptds`/`_ptsz` variant.
             /// Every per-thread entry is looked up with this flag.
             pub const PER_THREAD_DEFAULT_STREAM: StreamFlags = StreamFlags(2);
+        }
+
+        /// The flag's C name and value (`CU_GET_PROC_ADDRESS_LEGACY_STREAM (1)`), as the
+        /// crate's errors quote it.
+        impl core::fmt::Display for StreamFlags {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                match self.0 {
+                    0 => f.write_str("CU_GET_PROC_ADDRESS_DEFAULT (0)"),
+                    1 => f.write_str("CU_GET_PROC_ADDRESS_LEGACY_STREAM (1)"),
+                    2 => f.write_str("CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2)"),
+                    n => write!(f, "flags {n:#x}"),
+                }
+            }
         }
 
         /// The operating systems whose driver has an entry.

@@ -3,7 +3,7 @@
 //! repository's generated tables, by the `cuda-sys-gen-shim-check` crate in
 //! `codegen/shim-check/`), and written into every crate as it is after the `@generated`
 //! marker, with the crate's name put in. What it needs from the inputs is rendered beside it:
-//! `src/codes.rs`, the names and descriptions of the `CUresult` codes.
+//! `types/src/codes.rs`, the names and descriptions of the `CUresult` codes.
 
 use std::collections::BTreeMap;
 
@@ -30,7 +30,7 @@ pub const PATHS: [&str; SOURCES.len()] = {
     out
 };
 
-pub const CODES_RS: &str = "src/codes.rs";
+pub const CODES_RS: &str = "types/src/codes.rs";
 
 /// The constants of bindgen's `impl cudaError_enum` (`pub const X: cudaError_enum =
 /// cudaError_enum(N);`), in declaration order.
@@ -139,7 +139,7 @@ pub fn codes_rs(types: &syn::File, docs: &BTreeMap<String, String>) -> TokenStre
         //! and what `CUresult`'s `Debug` and `Display` print.
 
         /// The name of a `CUresult` code, if the newest pinned toolkit defines it.
-        pub(crate) fn result_name(code: u32) -> Option<&'static str> {
+        pub fn result_name(code: u32) -> Option<&'static str> {
             match code {
                 #(#arms)*
                 _ => None,
@@ -148,7 +148,7 @@ pub fn codes_rs(types: &syn::File, docs: &BTreeMap<String, String>) -> TokenStre
 
         /// What cuda.h says of a `CUresult` code, if it says anything.
         #[allow(dead_code)]
-        pub(crate) fn result_description(code: u32) -> Option<&'static str> {
+        pub fn result_description(code: u32) -> Option<&'static str> {
             match code {
                 #(#described)*
                 _ => None,

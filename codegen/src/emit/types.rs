@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::visit_mut::VisitMut;
 
-pub const TYPES_RS: &str = "src/types.rs";
+pub const TYPES_RS: &str = "types/src/types.rs";
 
 /// `CUDAAPI` and `CUDA_CB` are `__stdcall` on Windows, nothing elsewhere: `extern "system"`.
 struct SystemAbi;
