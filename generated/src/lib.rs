@@ -367,35 +367,35 @@ pub mod table;
 #[cfg(feature = "visit")]
 #[rustfmt::skip]
 pub mod visit;
-#[doc(inline)]
-pub use cuda_driver_pfn_types::{registry, types};
-#[doc(inline)]
-pub use cuda_driver_pfn_types::pfn;
-#[cfg(feature = "gl")]
-#[doc(inline)]
-pub use cuda_driver_pfn_types::gl;
-#[cfg(feature = "egl")]
-#[doc(inline)]
-pub use cuda_driver_pfn_types::egl;
-#[cfg(feature = "vdpau")]
-#[doc(inline)]
-pub use cuda_driver_pfn_types::vdpau;
-#[cfg(feature = "profiler")]
-#[doc(inline)]
-pub use cuda_driver_pfn_types::profiler;
-#[cfg(feature = "d3d9")]
-#[doc(inline)]
-pub use cuda_driver_pfn_types::d3d9;
+use cuda_driver_pfn_types::codes;
 #[cfg(feature = "d3d10")]
 #[doc(inline)]
 pub use cuda_driver_pfn_types::d3d10;
 #[cfg(feature = "d3d11")]
 #[doc(inline)]
 pub use cuda_driver_pfn_types::d3d11;
+#[cfg(feature = "d3d9")]
+#[doc(inline)]
+pub use cuda_driver_pfn_types::d3d9;
+#[cfg(feature = "egl")]
+#[doc(inline)]
+pub use cuda_driver_pfn_types::egl;
+#[cfg(feature = "gl")]
+#[doc(inline)]
+pub use cuda_driver_pfn_types::gl;
+#[doc(inline)]
+pub use cuda_driver_pfn_types::pfn;
+#[cfg(feature = "profiler")]
+#[doc(inline)]
+pub use cuda_driver_pfn_types::profiler;
+#[cfg(feature = "vdpau")]
+#[doc(inline)]
+pub use cuda_driver_pfn_types::vdpau;
 #[cfg(feature = "wgl")]
 #[doc(inline)]
 pub use cuda_driver_pfn_types::wgl;
-use cuda_driver_pfn_types::codes;
+#[doc(inline)]
+pub use cuda_driver_pfn_types::{registry, types};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

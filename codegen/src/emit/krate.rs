@@ -34,7 +34,6 @@ pub const TYPES_LIB_RS: &str = "types/src/lib.rs";
 pub const TYPES_LICENSE_MIT: &str = "types/LICENSE-MIT";
 pub const TYPES_LICENSE_APACHE: &str = "types/LICENSE-APACHE";
 
-
 const MIT: &str = include_str!("../../../LICENSE-MIT");
 const APACHE: &str = include_str!("../../../LICENSE-APACHE");
 
@@ -208,13 +207,14 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
     );
     let crate_ident = ctx.opts.crate_name.replace('-', "_");
     let types_crate = types_ident(ctx);
-    // The modules of the types crate, where they stood before it was one.
-    let modules: Vec<TokenStream> = ctx
-        .modules
-        .iter()
-        .map(|m| {
-            let name = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
-            let cfg = super::ctx::module_cfg(m);
+    // The modules of the types crate, where they stood before it was one. In the order rustfmt
+    // sorts a run of `use` items (by name, byte for byte), so `cargo fmt --check` passes on lib.rs.
+    let mut module_names: Vec<_> = ctx.modules.iter().map(|m| (m.module(), super::ctx::module_cfg(m))).collect();
+    module_names.sort_by(|a, b| a.0.cmp(b.0));
+    let modules: Vec<TokenStream> = module_names
+        .into_iter()
+        .map(|(name, cfg)| {
+            let name = proc_macro2::Ident::new(name, proc_macro2::Span::call_site());
             quote!(#cfg #[doc(inline)] pub use #types_crate::#name;)
         })
         .collect();
@@ -305,10 +305,10 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[rustfmt::skip]
         pub mod visit;
         // The types crate's modules, re-exported where they stood when this was one crate.
+        use #types_crate::codes;
+        #(#modules)*
         #[doc(inline)]
         pub use #types_crate::{registry, types};
-        #(#modules)*
-        use #types_crate::codes;
 
         #readme_doctest
 
@@ -356,7 +356,12 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         " entry markers and the registry, and the result codes' names. Nothing here runs.".to_owned(),
         String::new(),
         format!(" Depend on `{name}`, not on this: it re-exports every module here at the same path"),
-        format!(" (`{}::types`, `{}::pfn`, `{}::entries`) and turns on the", name.replace('-', "_"), name.replace('-', "_"), name.replace('-', "_")),
+        format!(
+            " (`{}::types`, `{}::pfn`, `{}::entries`) and turns on the",
+            name.replace('-', "_"),
+            name.replace('-', "_"),
+            name.replace('-', "_")
+        ),
         " features here with its own of the same names. This is a package of its own so that Cargo".to_owned(),
         " compiles it while the crate's dependencies compile.".to_owned(),
     ];
