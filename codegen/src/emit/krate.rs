@@ -77,15 +77,9 @@ pub fn cargo_toml(ctx: &Ctx<'_>) -> String {
         r#"{marker}
 [package]
 name = "{name}"
-version = "0.1.0"
-edition = "2021"
-rust-version = "1.83"
 description = "Versioned CUDA driver entry point types and exact-version lookups through cuGetProcAddress"
-license = "MIT OR Apache-2.0"
 readme = "README.md"
-documentation = "https://docs.rs/{name}"
-keywords = ["cuda", "nvidia", "gpu", "ffi", "driver"]
-categories = ["external-ffi-bindings", "hardware-support"]
+{package}
 
 [lib]
 path = "src/lib.rs"
@@ -96,7 +90,7 @@ doctest = true
 libloading = "0.8"
 # The types, fn types and registry, re-exported here: a package of their own so that Cargo
 # builds them while it builds libloading, not after.
-{types} = {{ path = "types", version = "=0.1.0", default-features = false }}
+{types} = {{ path = "types", version = "={VERSION}", default-features = false }}
 
 [package.metadata.docs.rs]
 all-features = true
@@ -125,6 +119,7 @@ per-thread-default-stream = ["{types}/per-thread-default-stream"]
 runtime = []
 "#,
         marker = ctx.marker("#"),
+        package = package_fields(ctx),
         examples = {
             let mut s = String::new();
             if ctx.model.entries.values().any(|e| e.pfn == "PFN_cuCtxCreate_v12050")
@@ -151,6 +146,24 @@ runtime = []
     )
 }
 
+/// Both packages' version: the main one depends on exactly this version of the types one.
+const VERSION: &str = "0.1.0";
+
+/// The `[package]` fields both manifests share, the docs link included: the types crate's
+/// items are documented where they are re-exported.
+fn package_fields(ctx: &Ctx<'_>) -> String {
+    format!(
+        r#"version = "{VERSION}"
+edition = "2021"
+rust-version = "1.83"
+license = "MIT OR Apache-2.0"
+documentation = "https://docs.rs/{}"
+keywords = ["cuda", "nvidia", "gpu", "ffi", "driver"]
+categories = ["external-ffi-bindings", "hardware-support"]"#,
+        ctx.opts.crate_name
+    )
+}
+
 /// The types crate's manifest: no dependency; the module features, and those of the crate
 /// that change what the types crate declares.
 pub fn types_cargo_toml(ctx: &Ctx<'_>) -> String {
@@ -158,14 +171,8 @@ pub fn types_cargo_toml(ctx: &Ctx<'_>) -> String {
         r#"{marker}
 [package]
 name = "{types}"
-version = "0.1.0"
-edition = "2021"
-rust-version = "1.83"
 description = "The types, fn types and entry registry of {name}, which re-exports them: depend on {name}"
-license = "MIT OR Apache-2.0"
-documentation = "https://docs.rs/{name}"
-keywords = ["cuda", "nvidia", "gpu", "ffi", "driver"]
-categories = ["external-ffi-bindings", "hardware-support"]
+{package}
 
 [lib]
 path = "src/lib.rs"
@@ -177,6 +184,7 @@ all-features = true
 default = [{defaults}]
 {features}"#,
         marker = ctx.marker("#"),
+        package = package_fields(ctx),
         name = ctx.opts.crate_name,
         types = types_name(ctx),
         defaults = default_features(ctx),
