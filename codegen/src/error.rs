@@ -99,6 +99,9 @@ pub enum Error {
     #[error("both sides are CUDA {version}: {detail}")]
     SameToolkit { version: ToolkitVersion, detail: String },
 
+    #[error("{count} toolkits ({first} to {last}) are more than one crate can be generated from: the registry records the toolkits that declare an entry as the bits of a u64, so at most {max}; nothing was written (drop the oldest [[toolkit]] pins from the manifest, or pass fewer --toolkit paths)")]
+    TooManyToolkits { count: usize, first: ToolkitVersion, last: ToolkitVersion, max: usize },
+
     #[error("CUDA {version} is not in the model (it holds {present}); build the model over both toolkits of a diff")]
     NotInModel { version: ToolkitVersion, present: String },
 

@@ -486,6 +486,18 @@ impl Manifest {
                     format!("toolkit {} names no [[toolkit.package]]", t.version),
                 ));
             }
+            if versions.len() > crate::model::MAX_TOOLKITS {
+                return Err(err(
+                    &format!("\"{}\"", t.version),
+                    format!(
+                        "toolkit {} is pin {} of {}: a crate is generated from at most {} toolkits (the registry records an entry's toolkits as the bits of a u64); drop the oldest pins",
+                        t.version,
+                        versions.len(),
+                        self.toolkits.len(),
+                        crate::model::MAX_TOOLKITS
+                    ),
+                ));
+            }
         }
         Ok(())
     }

@@ -209,6 +209,27 @@ fn manifest_bad_sha256() {
     assert!(err.contains("not a sha256 digest") && err.contains(":14:"), "{err}");
 }
 
+/// A manifest pinning more toolkits than the registry's `u64` masks have bits is refused at
+/// the pin that is one too many, before anything is fetched.
+#[test]
+fn manifest_more_toolkits_than_the_registry_holds() {
+    let package = "name = \"x\"\nversion = \"1\"\nfile = \"x-1-py3-none-any.whl\"\ninclude = \"x\"\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n";
+    let pins = |n: usize| {
+        (0..n)
+            .map(|minor| format!("[[toolkit]]\nversion = \"13.{minor}\"\n[[toolkit.package]]\n{package}"))
+            .collect::<String>()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("headers-manifest.toml");
+    std::fs::write(&path, format!("{HEAD}{}", pins(codegen::model::MAX_TOOLKITS))).unwrap();
+    assert_eq!(Manifest::load(&path).unwrap().toolkits.len(), 64);
+    let err = manifest_error(&format!("{HEAD}{}", pins(codegen::model::MAX_TOOLKITS + 1)));
+    // The 65th pin's `version` line: 7 lines of head, 8 lines a pin, its version the second.
+    let line = 7 + 8 * 64 + 2;
+    assert!(err.contains("toolkit 13.64 is pin 65 of 65") && err.contains("at most 64"), "{err}");
+    assert!(err.contains(&format!("headers-manifest.toml:{line}:")), "{err}");
+}
+
 /// A stand-in for `python3 -m pip download`: a script that writes what the test says.
 fn fake_python(dir: &Path, body: &str) -> String {
     let path = dir.join("fake-python");

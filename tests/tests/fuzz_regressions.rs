@@ -490,3 +490,25 @@ fn newest_enum_names_never_clash_with_the_module_s_own() {
         assert!(seen.insert(n), "`{n}` is defined twice in newest.rs: {names:?}");
     }
 }
+
+/// emit: the registry records an entry's toolkits as the bits of a `u64`; a 65th toolkit made
+/// `1u64 << 64`, a panic in a debug build and a wrong mask in a release one. 64 toolkits are a
+/// crate whose entry all of them declare has every bit; 65 are an error that says the limit.
+#[test]
+fn more_toolkits_than_mask_bits_are_refused() {
+    let parsed = parse("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n").unwrap();
+    let render = |n: usize| {
+        let inputs = (0..n).map(|minor| input(&format!("13.{minor}"), declarations(&parsed))).collect();
+        emit::emit(emit::Input {
+            model: &Model::build(inputs),
+            types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
+            modules: &[cuda_module()],
+            opts: &opts(),
+        })
+    };
+    let files = render(codegen::model::MAX_TOOLKITS).unwrap();
+    let registry = String::from_utf8(files["types/src/registry.rs"].clone()).unwrap();
+    assert!(registry.contains(&format!("toolkit_mask: {}", u64::MAX)), "{registry}");
+    let err = render(codegen::model::MAX_TOOLKITS + 1).unwrap_err().to_string();
+    assert!(err.contains("65 toolkits (13.0 to 13.64)") && err.contains("at most 64"), "{err}");
+}
