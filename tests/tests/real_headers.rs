@@ -182,7 +182,7 @@ fn generated_crate_is_up_to_date() {
     }
 }
 
-/// The generated crate builds and documents with every feature and with none, on Linux: the
+/// The generated crate (both packages) builds and documents with every feature and with none, on Linux: the
 /// Windows-only modules are plain types, so CI type-checks them here.
 #[test]
 fn generated_crate_builds_with_all_features_and_none() {
@@ -193,7 +193,7 @@ fn generated_crate_builds_with_all_features_and_none() {
         let out = std::process::Command::new(env!("CARGO"))
             .current_dir(repo_root())
             .args(args)
-            .args(["--quiet", "--package", "cuda-driver-pfn", "--target-dir"])
+            .args(["--quiet", "--package", "cuda-driver-pfn", "--package", "cuda-driver-pfn-types", "--target-dir"])
             .arg(&target)
             .env("RUSTFLAGS", "-D warnings")
             .env("RUSTDOCFLAGS", "-D warnings")
@@ -216,8 +216,9 @@ fn generated_docs_are_clean_with_each_feature_alone() {
     for feature in features {
         let out = std::process::Command::new(env!("CARGO"))
             .current_dir(repo_root())
-            .args(["doc", "--no-deps", "--quiet", "--package", "cuda-driver-pfn", "--no-default-features"])
-            .args(["--features", feature, "--target-dir"])
+            // Both packages: the types crate's docs, with the features the crate's forward.
+            .args(["doc", "--no-deps", "--quiet", "--package", "cuda-driver-pfn", "--package", "cuda-driver-pfn-types"])
+            .args(["--no-default-features", "--features", &format!("cuda-driver-pfn/{feature}"), "--target-dir"])
             .arg(&target)
             .env("RUSTDOCFLAGS", "-D warnings")
             .output()

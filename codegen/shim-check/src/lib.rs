@@ -2,7 +2,9 @@
 //! shim that every generated crate holds (the generator writes them as they are); here they
 //! are the modules of a copy of this repository's generated crate, `generated/`: its `lib.rs`
 //! (written into `OUT_DIR` by build.rs, each `mod x;` pointed at `codegen/src/shim/x.rs` or at
-//! `generated/src/x.rs`), its tables, and every feature of its Cargo.toml turned on. So
+//! `generated/src/x.rs`; the types crate, `generated/types/`, a module of the same name, its
+//! modules at `generated/types/src/x.rs`), its tables, and every feature of its Cargo.toml
+//! turned on. So
 //! `cargo check --workspace --all-targets`, clippy and rust-analyzer read the shim where a
 //! maintainer edits it, with no generation in between.
 //!
