@@ -99,7 +99,7 @@ pub enum Error {
     #[error("both sides are CUDA {version}: {detail}")]
     SameToolkit { version: ToolkitVersion, detail: String },
 
-    #[error("{count} toolkits ({first} to {last}) are more than one crate can be generated from: the registry records the toolkits that declare an entry as the bits of a u64, so at most {max}; nothing was written (drop the oldest [[toolkit]] pins from the manifest, or pass fewer --toolkit paths)")]
+    #[error("{count} toolkits ({first} to {last}) are more than one crate can be generated from: the registry records the toolkits that declare an entry as the bits of a u64, so at most {max}; nothing was written (remove [[toolkit]] pins from the manifest, pass fewer --toolkit paths, or pass --pinned-only to leave out the toolkit found on this machine)")]
     TooManyToolkits { count: usize, first: ToolkitVersion, last: ToolkitVersion, max: usize },
 
     #[error("CUDA {version} is not in the model (it holds {present}); build the model over both toolkits of a diff")]

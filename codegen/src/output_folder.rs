@@ -17,7 +17,8 @@ use crate::Error;
 
 /// Refuses an output folder that is, holds or is inside the manifest or the cache, is inside
 /// a crate the generator wrote, or holds a `.git` or any file the generator did not write: one
-/// whose name is neither one [`emit::file_names`] gives for this manifest nor in the folder's
+/// whose name is neither one [`emit::file_names`] gives for this manifest (or
+/// [`emit::earlier_file_names`], for a crate of an earlier cuda-sys-gen) nor in the folder's
 /// record, or without the marker ([`write::check_replaceable`]). The refusal offers a folder
 /// the same check accepts, where one is near.
 pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
@@ -34,7 +35,10 @@ fn output_folder_refusal(out: &Path, manifest: &Path, cache: &Path) -> Result<()
     // The names this manifest's crate has; only read where there is a folder to judge.
     let names = if out.is_dir() {
         let rows = Manifest::load(manifest)?.headers;
-        emit::file_names(&rows.iter().map(crate::manifest::HeaderSpec::module_spec).collect::<Vec<_>>())
+        let modules: Vec<_> = rows.iter().map(crate::manifest::HeaderSpec::module_spec).collect();
+        let names = emit::file_names(&modules);
+        let earlier = emit::earlier_file_names(&names);
+        names.into_iter().chain(earlier).collect()
     } else {
         BTreeSet::new()
     };

@@ -57,6 +57,18 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
             col,
         });
     }
+    if manifest.toolkits.len() >= crate::model::MAX_TOOLKITS {
+        let (first, last) =
+            (manifest.toolkits.iter().map(|t| t.version).min(), manifest.toolkits.iter().map(|t| t.version).max());
+        if let (Some(first), Some(last)) = (first, last) {
+            return Err(Error::TooManyToolkits {
+                count: manifest.toolkits.len() + 1,
+                first: first.min(version),
+                last: last.max(version),
+                max: crate::model::MAX_TOOLKITS,
+            });
+        }
+    }
     // (name, pip platform if not [fetch]'s, translation unit) of each package to pin.
     let template = manifest.toolkits.iter().max_by_key(|t| t.version);
     let wanted: Vec<(String, Option<String>, Platform)> = match template {
@@ -255,8 +267,15 @@ pub fn commit(
     tmp.persist_noclobber(&journal_at).map_err(|e| Error::Io { path: journal_at.clone(), source: e.error })?;
     sync_parent(&journal_at);
     crate::fault::point("pin:journal-written");
-    let written =
-        crate::write::sync_tree(out, files, crate::write::Mode::Write, command, &crate::output_folder::generator_wrote);
+    let earlier = crate::emit::earlier_file_names(files.keys());
+    let written = crate::write::sync_tree(
+        out,
+        files,
+        crate::write::Mode::Write,
+        command,
+        &earlier,
+        &crate::output_folder::generator_wrote,
+    );
     let report = match written {
         Ok(r) => r,
         Err(e) => {

@@ -42,7 +42,8 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     check_before_work(cfg)?;
     let manifest = Manifest::load(&cfg.manifest)?;
     let (files, mut report) = render(cfg, &manifest)?;
-    report.write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command, &generator_wrote)?;
+    let earlier = crate::emit::earlier_file_names(files.keys());
+    report.write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command, &earlier, &generator_wrote)?;
     Ok(report)
 }
 

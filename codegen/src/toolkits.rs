@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::fetch::{Fetcher, Origin, ToolkitHeaders};
 use crate::locate;
 use crate::manifest::{Manifest, ToolkitPin};
+use crate::model::MAX_TOOLKITS;
 use crate::platform::Platform;
 use crate::version::ToolkitVersion;
 use crate::Error;
@@ -70,6 +71,15 @@ pub fn collect(
     out.sort_by_key(|t| t.version);
     if out.is_empty() {
         return Err(Error::NoToolkits { manifest: manifest.path.clone() });
+    }
+    // Before any header is read: 64 pins and a local toolkit of another version are 65.
+    if let (true, Some(first), Some(last)) = (out.len() > MAX_TOOLKITS, out.first(), out.last()) {
+        return Err(Error::TooManyToolkits {
+            count: out.len(),
+            first: first.version,
+            last: last.version,
+            max: MAX_TOOLKITS,
+        });
     }
     Ok((out, notes))
 }

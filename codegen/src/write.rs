@@ -313,12 +313,14 @@ pub fn canonical_lenient(path: &Path) -> std::io::Result<PathBuf> {
 /// Nothing changes when every file already has its bytes. Otherwise the new tree is built
 /// beside `root` and swapped in ([`swap_dirs`]): an error or a kill before the swap leaves
 /// `root` as it was, after it `root` is entirely new. A symlinked `root` is followed: the
-/// folder it points to is the one replaced.
+/// folder it points to is the one replaced. What it replaces must be the generator's: named
+/// in `files`, in the folder's record or in `earlier`, and recognised by `ours`.
 pub fn sync_tree(
     root: &Path,
     files: &BTreeMap<String, Vec<u8>>,
     mode: Mode,
     command: &str,
+    earlier: &BTreeSet<String>,
     ours: &dyn Fn(&str, &[u8]) -> bool,
 ) -> Result<WriteReport, Error> {
     let root = follow_link(root)?;
@@ -328,10 +330,12 @@ pub fn sync_tree(
     if mode == Mode::Write {
         recover(&parent, &name, &root)?;
         // What this replaces must be the generator's: a name it writes now or wrote before
-        // (its record), with its marker. Anything else would be lost with the old tree.
+        // (its record, or `earlier`: the names of an earlier layout, for a crate without a
+        // record), with its marker. Anything else would be lost with the old tree.
         if root.is_dir() {
             let mut owned: BTreeSet<String> = files.keys().cloned().collect();
             owned.extend(read_record(&root)?);
+            owned.extend(earlier.iter().cloned());
             let (foreign, more) = foreign_files(&root, &root, &owned, ours, &[], 8)?;
             if !foreign.is_empty() {
                 let also = if more { "\n    and more" } else { "" };
@@ -598,11 +602,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("generated");
         let first = files(&[("Cargo.toml", "a"), ("src/lib.rs", "b"), ("src/old.rs", "c")]);
-        let r = sync_tree(&root, &first, Mode::Write, "cmd", &any).unwrap();
+        let r = sync_tree(&root, &first, Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
         assert_eq!(r.written.len(), 4, "the three files and the record");
         let lib_inode = fs::metadata(root.join("src/lib.rs")).unwrap().ino();
         let second = files(&[("Cargo.toml", "a2"), ("src/lib.rs", "b"), ("src/new.rs", "d")]);
-        let r = sync_tree(&root, &second, Mode::Write, "cmd", &any).unwrap();
+        let r = sync_tree(&root, &second, Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
         assert_eq!(
             (r.written, r.removed, r.unchanged),
             (
@@ -630,9 +634,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("out");
         let f = files(&[("a.rs", "x")]);
-        sync_tree(&root, &f, Mode::Write, "cmd", &any).unwrap();
+        sync_tree(&root, &f, Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
         let inode = fs::metadata(&root).unwrap().ino();
-        let r = sync_tree(&root, &f, Mode::Write, "cmd", &any).unwrap();
+        let r = sync_tree(&root, &f, Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
         assert_eq!((r.written.len(), r.removed.len(), r.unchanged), (0, 0, 2));
         assert_eq!(fs::metadata(&root).unwrap().ino(), inode, "the folder was swapped for nothing");
     }
@@ -641,10 +645,17 @@ mod tests {
     fn check_mode_names_stale_files_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("out");
-        sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "y")]), Mode::Write, "cmd", &any).unwrap();
-        let err = sync_tree(&root, &files(&[("a.rs", "x2"), ("c.rs", "z")]), Mode::Check, "cargo xtask generate", &any)
-            .unwrap_err()
-            .to_string();
+        sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "y")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        let err = sync_tree(
+            &root,
+            &files(&[("a.rs", "x2"), ("c.rs", "z")]),
+            Mode::Check,
+            "cargo xtask generate",
+            &BTreeSet::new(),
+            &any,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("a.rs") && err.contains("c.rs") && err.contains("b.rs (not produced by the generator)"),
             "{err}"
@@ -657,9 +668,10 @@ mod tests {
     fn a_symlinked_output_folder_is_followed() {
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("real");
-        sync_tree(&real, &files(&[("a.rs", "x")]), Mode::Write, "cmd", &any).unwrap();
+        sync_tree(&real, &files(&[("a.rs", "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
-        sync_tree(&dir.path().join("link"), &files(&[("a.rs", "y")]), Mode::Write, "cmd", &any).unwrap();
+        sync_tree(&dir.path().join("link"), &files(&[("a.rs", "y")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap();
         assert!(fs::symlink_metadata(dir.path().join("link")).unwrap().file_type().is_symlink());
         assert_eq!(read(&real), vec![("a.rs".into(), "y".into())]);
     }
@@ -668,7 +680,8 @@ mod tests {
     fn generated_paths_stay_inside_the_tree() {
         let dir = tempfile::tempdir().unwrap();
         for bad in ["../x.rs", "/etc/x.rs", "", "a/../../x"] {
-            let r = sync_tree(&dir.path().join("out"), &files(&[(bad, "x")]), Mode::Write, "cmd", &any);
+            let r =
+                sync_tree(&dir.path().join("out"), &files(&[(bad, "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any);
             assert!(r.is_err(), "{bad}");
         }
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -680,15 +693,18 @@ mod tests {
     fn only_what_the_record_or_the_new_tree_names_is_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("out");
-        sync_tree(&root, &files(&[("a.rs", "x"), ("gone.rs", "y")]), Mode::Write, "cmd", &any).unwrap();
+        sync_tree(&root, &files(&[("a.rs", "x"), ("gone.rs", "y")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap();
         assert!(String::from_utf8(fs::read(root.join(RECORD)).unwrap()).unwrap().contains("\ngone.rs\n"));
         // gone.rs is in the record: removed. mine.rs is not: the run is refused, nothing changes.
         fs::write(root.join("mine.rs"), "mine").unwrap();
-        let err = sync_tree(&root, &files(&[("a.rs", "x2")]), Mode::Write, "cmd", &any).unwrap_err().to_string();
+        let err = sync_tree(&root, &files(&[("a.rs", "x2")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("mine.rs (not written by cuda-sys-gen: no file of that name is generated"), "{err}");
         assert_eq!(fs::read_to_string(root.join("a.rs")).unwrap(), "x");
         fs::remove_file(root.join("mine.rs")).unwrap();
-        let r = sync_tree(&root, &files(&[("a.rs", "x2")]), Mode::Write, "cmd", &any).unwrap();
+        let r = sync_tree(&root, &files(&[("a.rs", "x2")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
         assert_eq!(r.removed, ["gone.rs"]);
         assert_eq!(read_record(&root).unwrap().into_iter().collect::<Vec<_>>(), [RECORD, "a.rs"]);
         // A file without the marker is refused even under a name the generator writes.

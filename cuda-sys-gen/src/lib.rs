@@ -362,7 +362,8 @@ pub enum Command {
         /// The folder of the generated crate; everything in it belongs to the generator.
         #[arg(long, default_value = "generated")]
         out: PathBuf,
-        /// The generated crate's package name.
+        /// The generated crate's package name (at most 58 characters: its types package, in
+        /// <out>/types, is named <crate-name>-types).
         #[arg(long, default_value = "cuda-driver-pfn")]
         crate_name: String,
         /// Where wheels and extracted headers are cached.

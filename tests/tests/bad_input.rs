@@ -222,7 +222,15 @@ fn manifest_more_toolkits_than_the_registry_holds() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("headers-manifest.toml");
     std::fs::write(&path, format!("{HEAD}{}", pins(codegen::model::MAX_TOOLKITS))).unwrap();
-    assert_eq!(Manifest::load(&path).unwrap().toolkits.len(), 64);
+    let full = Manifest::load(&path).unwrap();
+    assert_eq!(full.toolkits.len(), 64);
+    // `--add-toolkit` to it says so before it looks anything up or downloads.
+    let cache = tempfile::tempdir().unwrap();
+    let fetcher = Fetcher::new(cache.path().to_owned(), &full);
+    let spec: codegen::locate::ToolkitSpec = "14.0".parse().unwrap();
+    let err = codegen::pin::prepare(&path, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("65 toolkits (13.0 to 14.0)") && err.contains("at most 64"), "{err}");
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "{err}");
     let err = manifest_error(&format!("{HEAD}{}", pins(codegen::model::MAX_TOOLKITS + 1)));
     // The 65th pin's `version` line: 7 lines of head, 8 lines a pin, its version the second.
     let line = 7 + 8 * 64 + 2;

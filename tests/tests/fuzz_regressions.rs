@@ -497,8 +497,16 @@ fn newest_enum_names_never_clash_with_the_module_s_own() {
 #[test]
 fn more_toolkits_than_mask_bits_are_refused() {
     let parsed = parse("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n").unwrap();
+    // And one entry only the newest toolkit declares: its mask is the top bit alone.
+    let newest = parse(
+        "pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n\
+         pub type PFN_cuY_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n",
+    )
+    .unwrap();
     let render = |n: usize| {
-        let inputs = (0..n).map(|minor| input(&format!("13.{minor}"), declarations(&parsed))).collect();
+        let inputs = (0..n)
+            .map(|minor| input(&format!("13.{minor}"), declarations(if minor + 1 == n { &newest } else { &parsed })))
+            .collect();
         emit::emit(emit::Input {
             model: &Model::build(inputs),
             types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
@@ -509,6 +517,7 @@ fn more_toolkits_than_mask_bits_are_refused() {
     let files = render(codegen::model::MAX_TOOLKITS).unwrap();
     let registry = String::from_utf8(files["types/src/registry.rs"].clone()).unwrap();
     assert!(registry.contains(&format!("toolkit_mask: {}", u64::MAX)), "{registry}");
+    assert!(registry.contains(&format!("toolkit_mask: {}", 1u64 << 63)), "{registry}");
     let err = render(codegen::model::MAX_TOOLKITS + 1).unwrap_err().to_string();
     assert!(err.contains("65 toolkits (13.0 to 13.64)") && err.contains("at most 64"), "{err}");
 }

@@ -43,6 +43,20 @@ fn case() -> Case {
     Case { manifest, old_args, new_args, old, new }
 }
 
+/// SIGINT as a terminal's Ctrl-C finds it: a shell starts a background job with SIGINT
+/// ignored, and the child inherits that (a CI script run with `&`, or under `nohup`); the
+/// tests of what Ctrl-C does would then see it do nothing.
+fn sigint_as_at_a_terminal(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe, is called.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    }
+}
+
 fn command(manifest: &Path, toolkits: &[PathBuf], out: &Path, cache: &Path, fault: Option<&str>) -> Command {
     let mut cmd = Command::new(binary());
     cmd.args(["generate", "--manifest"]).arg(manifest.join("headers-manifest.toml"));
@@ -55,6 +69,7 @@ fn command(manifest: &Path, toolkits: &[PathBuf], out: &Path, cache: &Path, faul
         cmd.arg("--toolkit").arg(t);
     }
     cmd.env_remove("CUDA_PATH").env_remove("CUDA_HOME");
+    sigint_as_at_a_terminal(&mut cmd);
     match fault {
         Some(f) => cmd.env(codegen::fault::ENV, f),
         None => cmd.env_remove(codegen::fault::ENV),
@@ -219,6 +234,11 @@ fn fetch_scene() -> (tempfile::TempDir, Manifest, tempfile::TempDir) {
     for p in &manifest.toolkits[0].packages {
         real.wheel(p).expect("the 13.5 wheels in the shared cache");
     }
+    // libclang found before the child runs (a system one, or the shared cache's wheel, whose
+    // folder this sets in LIBCLANG_PATH for every child): else a machine without one has the
+    // child fetch the libclang wheel into the scene's empty cache first, and the fetch points
+    // fire there, not in the headers' fetch these tests are about. Run alone, this test saw it.
+    codegen::read::clang::ensure_libclang(&manifest, &real).expect("libclang");
     (manifest_dir, manifest, tempfile::tempdir().unwrap())
 }
 
@@ -261,7 +281,7 @@ fn a_fetch_aborted_at_each_point_is_redone() {
             assert!(names(&cache.join("wheels")).iter().any(|n| n.starts_with(".download-")), "{fault}");
         } else {
             assert!(!include.join(&dest_name).exists(), "{fault}: {:?}", names(&include));
-            assert!(names(&include).iter().any(|n| n.starts_with(".extract-")), "{fault}");
+            assert!(names(&include).iter().any(|n| n.starts_with(".extract-")), "{fault}: {:?}", names(&cache));
         }
         // The next fetch (pip on hand) finishes it and clears the dead run's scratch folders.
         let mut fetcher = Fetcher::new(cache.clone(), &manifest);
@@ -395,6 +415,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
             cmd.arg("--check");
         }
         cmd.env("PYTHON", &python).env_remove("CUDA_PATH").env_remove("CUDA_HOME");
+        sigint_as_at_a_terminal(&mut cmd);
         match fault {
             Some(f) => cmd.env(codegen::fault::ENV, f),
             None => cmd.env_remove(codegen::fault::ENV),
@@ -480,6 +501,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
     cmd.args(["generate", "--manifest"]).arg(&manifest).arg("--out").arg(&out).arg("--cache").arg(&cache);
     cmd.args(["--crate-name", "fixture", "--pinned-only", "--add-toolkit", "12.5"]);
     cmd.env("PYTHON", &python).env_remove("CUDA_PATH").env_remove("CUDA_HOME").env_remove(codegen::fault::ENV);
+    sigint_as_at_a_terminal(&mut cmd);
     let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let stderr = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
     for line in stderr.map_while(Result::ok) {

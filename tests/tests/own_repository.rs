@@ -380,16 +380,18 @@ fn a_copy_of_a_generated_file_is_the_user_s() {
         .filter(|(p, _)| !p.contains("my_doctor"))
         .map(|(p, t)| (p, t.into_bytes()))
         .collect();
-    let err = codegen::write::sync_tree(&out, &files, codegen::write::Mode::Write, "x", &|_, _| true)
-        .unwrap_err()
-        .to_string();
+    let err =
+        codegen::write::sync_tree(&out, &files, codegen::write::Mode::Write, "x", &Default::default(), &|_, _| true)
+            .unwrap_err()
+            .to_string();
     assert!(err.contains("my_doctor.rs"), "{err}");
     assert_eq!(std::fs::read_to_string(out.join("examples/my_doctor.rs")).unwrap(), mine);
 }
 
 /// Issue 26: what the generator wrote before and no longer writes (a header row taken out of
 /// the manifest) is listed in its record, and removed; a folder written before records were
-/// kept (no record) is the generator's by the names it writes.
+/// kept (no record) is the generator's by the names it writes, or wrote when the crate was one
+/// package (`emit::earlier_file_names`).
 #[test]
 fn what_the_record_lists_is_replaced() {
     let scratch = tempfile::tempdir().unwrap();
@@ -408,8 +410,28 @@ fn what_the_record_lists_is_replaced() {
     std::fs::remove_file(out.join(codegen::write::RECORD)).unwrap();
     codegen::output_folder::check_output_folder(&out, &fewer.path().join("headers-manifest.toml"), &cache_dir())
         .unwrap_or_else(|e| panic!("{e}"));
-    generate_local(fewer.path(), toolkits, &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
+    generate_local(fewer.path(), toolkits.clone(), &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
     assert!(out.join(codegen::write::RECORD).is_file());
+
+    // A crate of the one-package layout, no record: its modules stood in src/, where nothing
+    // is written now. They are the generator's still, and go; a file of that name without the
+    // marker is the user's, and stops the run.
+    std::fs::remove_file(out.join(codegen::write::RECORD)).unwrap();
+    let old_types = std::fs::read(out.join("types/src/types.rs")).unwrap();
+    std::fs::write(out.join("src/types.rs"), &old_types).unwrap();
+    std::fs::write(out.join("src/gl.rs"), std::fs::read(out.join("types/src/gl.rs")).unwrap()).unwrap();
+    let manifest = fewer.path().join("headers-manifest.toml");
+    codegen::output_folder::check_output_folder(&out, &manifest, &cache_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let r = generate_local(fewer.path(), toolkits.clone(), &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.write.removed.contains(&"src/types.rs".to_string()), "{:?}", r.write);
+    assert!(!out.join("src/types.rs").exists() && !out.join("src/gl.rs").exists());
+    std::fs::remove_file(out.join(codegen::write::RECORD)).unwrap();
+    std::fs::write(out.join("src/pfn.rs"), "// mine\n").unwrap();
+    let err = codegen::output_folder::check_output_folder(&out, &manifest, &cache_dir()).unwrap_err().to_string();
+    assert!(err.contains("src/pfn.rs") && err.contains("no `@generated` marker"), "{err}");
+    let err = generate_local(fewer.path(), toolkits, &out, "fixture-crate").unwrap_err().to_string();
+    assert!(err.contains("src/pfn.rs"), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("src/pfn.rs")).unwrap(), "// mine\n");
 }
 
 /// Issue 26: `--out` inside a crate the generator wrote, inside the header cache or inside a

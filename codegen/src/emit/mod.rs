@@ -90,6 +90,14 @@ pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
     names
 }
 
+/// The names a crate of an earlier cuda-sys-gen held that this one no longer writes, given
+/// the names this one writes: each module the types crate holds (`types/src/x.rs`) stood in
+/// the one package's `src/` before the crate was two. A crate of then without a record
+/// (`write::RECORD`) is still known as the generator's by them.
+pub fn earlier_file_names<'a>(names: impl IntoIterator<Item = &'a String>) -> BTreeSet<String> {
+    names.into_iter().filter_map(|n| Some(format!("src/{}", n.strip_prefix("types/src/")?))).collect()
+}
+
 /// Everything the crate is rendered from.
 pub struct Input<'a> {
     pub model: &'a Model,

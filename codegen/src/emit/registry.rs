@@ -97,7 +97,8 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         });
     }
     let n = infos.len();
-    let toolkit_mask_ty = if n_toolkits > 64 { quote!(u128) } else { quote!(u64) };
+    // `emit` refuses more than `model::MAX_TOOLKITS` (64) toolkits: a bit each.
+    let toolkit_mask_ty = quote!(u64);
     quote! {
         //! The registry: every entry point ABI the crate knows, as a static table
         //! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no

@@ -1,4 +1,4 @@
-//! `src/types.rs`: the CUDA types, as bindgen wrote them for the newest toolkit.
+//! `types/src/types.rs` (in the types crate): the CUDA types, as bindgen wrote them for the newest toolkit.
 
 use std::collections::{BTreeMap, BTreeSet};
 

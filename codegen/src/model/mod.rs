@@ -22,12 +22,12 @@ mod crate_parts;
 mod input;
 
 pub use crate_parts::{CDocs, CrateTypes, ModuleSpec};
+pub use input::{AliasTarget, CNameExports, Declaration, HeaderCount, Param, ToolkitInput};
 
 /// The most toolkits one crate is generated from: the registry keeps the toolkits that declare
-/// an entry as the bits of a `u64` (`EntryInfo::toolkit_mask`). The manifest and the emitter
-/// both refuse more.
+/// an entry as the bits of a `u64` (`EntryInfo::toolkit_mask`). The manifest, the toolkits a
+/// run collects, `--add-toolkit` and the emitter all refuse more.
 pub const MAX_TOOLKITS: usize = u64::BITS as usize;
-pub use input::{AliasTarget, CNameExports, Declaration, HeaderCount, Param, ToolkitInput};
 
 /// The registry entries a C name means in one toolkit, by the typedef of each (`pfn`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -89,8 +89,15 @@ pub fn phases(root: &Path) -> Result<Phases> {
     out.push(("emit (quote, prettyplease)".into(), t.elapsed()));
     let scratch = tempfile::tempdir().context("creating a temporary folder")?;
     let t = Instant::now();
-    write::sync_tree(&scratch.path().join("out"), &files, Mode::Write, "cargo xtask generate", &|_, _| true)
-        .context("writing")?;
+    write::sync_tree(
+        &scratch.path().join("out"),
+        &files,
+        Mode::Write,
+        "cargo xtask generate",
+        &Default::default(),
+        &|_, _| true,
+    )
+    .context("writing")?;
     out.push(("write (into an empty scratch folder)".into(), t.elapsed()));
     Ok(out)
 }
