@@ -710,7 +710,9 @@ mod tests {
         // A file without the marker is refused even under a name the generator writes.
         let marked = |_: &str, head: &[u8]| head.starts_with(b"x") || head.starts_with(b"#");
         fs::write(root.join("a.rs"), "edited by hand").unwrap();
-        let err = sync_tree(&root, &files(&[("a.rs", "x3")]), Mode::Write, "cmd", &marked).unwrap_err().to_string();
+        let err = sync_tree(&root, &files(&[("a.rs", "x3")]), Mode::Write, "cmd", &BTreeSet::new(), &marked)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("a.rs (not written by cuda-sys-gen: it has no `@generated` marker)"), "{err}");
     }
 }
