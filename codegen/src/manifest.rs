@@ -490,7 +490,7 @@ impl Manifest {
                 return Err(err(
                     &format!("\"{}\"", t.version),
                     format!(
-                        "toolkit {} is pin {} of {}: a crate is generated from at most {} toolkits  (the registry records an entry's toolkits as the bits of a u64); remove pins",
+                        "toolkit {} is pin {} of {}: a crate is generated from at most {} toolkits (the registry records an entry's toolkits as the bits of a u64); remove pins",
                         t.version,
                         versions.len(),
                         self.toolkits.len(),

@@ -57,18 +57,8 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
             col,
         });
     }
-    if manifest.toolkits.len() >= crate::model::MAX_TOOLKITS {
-        let (first, last) =
-            (manifest.toolkits.iter().map(|t| t.version).min(), manifest.toolkits.iter().map(|t| t.version).max());
-        if let (Some(first), Some(last)) = (first, last) {
-            return Err(Error::TooManyToolkits {
-                count: manifest.toolkits.len() + 1,
-                first: first.min(version),
-                last: last.max(version),
-                max: crate::model::MAX_TOOLKITS,
-            });
-        }
-    }
+    // Before anything is looked up or downloaded: the pins with this one must fit the registry.
+    crate::model::check_toolkit_count(manifest.toolkits.iter().map(|t| t.version).chain([version]))?;
     // (name, pip platform if not [fetch]'s, translation unit) of each package to pin.
     let template = manifest.toolkits.iter().max_by_key(|t| t.version);
     let wanted: Vec<(String, Option<String>, Platform)> = match template {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::fetch::{Fetcher, Origin, ToolkitHeaders};
 use crate::locate;
 use crate::manifest::{Manifest, ToolkitPin};
-use crate::model::MAX_TOOLKITS;
+use crate::model::check_toolkit_count;
 use crate::platform::Platform;
 use crate::version::ToolkitVersion;
 use crate::Error;
@@ -73,14 +73,7 @@ pub fn collect(
         return Err(Error::NoToolkits { manifest: manifest.path.clone() });
     }
     // Before any header is read: 64 pins and a local toolkit of another version are 65.
-    if let (true, Some(first), Some(last)) = (out.len() > MAX_TOOLKITS, out.first(), out.last()) {
-        return Err(Error::TooManyToolkits {
-            count: out.len(),
-            first: first.version,
-            last: last.version,
-            max: MAX_TOOLKITS,
-        });
-    }
+    check_toolkit_count(out.iter().map(|t| t.version))?;
     Ok((out, notes))
 }
 

@@ -111,17 +111,8 @@ pub struct Input<'a> {
 /// Renders every file of the crate.
 pub fn emit(input: Input<'_>) -> Result<Files, Error> {
     let Input { model, types: crate_types, modules, opts } = input;
-    // The registry's toolkit masks are u64s: `1u64 << i` below holds for i < 64 only.
-    if let (true, Some(first), Some(last)) =
-        (model.toolkits.len() > crate::model::MAX_TOOLKITS, model.toolkits.first(), model.toolkits.last())
-    {
-        return Err(Error::TooManyToolkits {
-            count: model.toolkits.len(),
-            first: first.version,
-            last: last.version,
-            max: crate::model::MAX_TOOLKITS,
-        });
-    }
+    // The registry's toolkit masks are u64s: `1u64 << i` holds for i < 64 only.
+    crate::model::check_toolkit_count(model.toolkits.iter().map(|t| t.version))?;
     let CrateTypes { linux: mut types, windows: mut module_types, result_docs, docs: c_docs } = crate_types;
     types::document_result_codes(&mut types, &result_docs);
     check_types_resolve(model, &types, &module_types)?;

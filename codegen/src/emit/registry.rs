@@ -21,6 +21,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     let n_toolkits = toolkits.len();
     let mut infos = Vec::new();
     let mut markers = Vec::new();
+    // `emit` refuses more than `model::MAX_TOOLKITS` (64) toolkits: a bit each, `i < 64`.
     let all_toolkits: u64 = (0..n_toolkits).fold(0, |m, i| m | (1u64 << i));
     for (index, e) in ctx.model.entries.values().enumerate() {
         let symbol = &e.symbol;
@@ -97,8 +98,6 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         });
     }
     let n = infos.len();
-    // `emit` refuses more than `model::MAX_TOOLKITS` (64) toolkits: a bit each.
-    let toolkit_mask_ty = quote!(u64);
     quote! {
         //! The registry: every entry point ABI the crate knows, as a static table
         //! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no
@@ -210,7 +209,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             /// Declared only under `__CUDA_API_VERSION_INTERNAL`.
             pub legacy: bool,
             /// Bit `i` set when [`TOOLKITS`]`[i]` declares it.
-            pub toolkit_mask: #toolkit_mask_ty,
+            pub toolkit_mask: u64,
         }
 
         impl EntryInfo {

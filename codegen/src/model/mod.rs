@@ -29,6 +29,17 @@ pub use input::{AliasTarget, CNameExports, Declaration, HeaderCount, Param, Tool
 /// run collects, `--add-toolkit` and the emitter all refuse more.
 pub const MAX_TOOLKITS: usize = u64::BITS as usize;
 
+/// [`crate::Error::TooManyToolkits`] where `versions` are more than [`MAX_TOOLKITS`].
+pub fn check_toolkit_count(versions: impl IntoIterator<Item = ToolkitVersion>) -> Result<(), crate::Error> {
+    let versions: BTreeSet<ToolkitVersion> = versions.into_iter().collect();
+    match (versions.first(), versions.last()) {
+        (Some(&first), Some(&last)) if versions.len() > MAX_TOOLKITS => {
+            Err(crate::Error::TooManyToolkits { count: versions.len(), first, last, max: MAX_TOOLKITS })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The registry entries a C name means in one toolkit, by the typedef of each (`pfn`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct CNameTarget {
