@@ -34,8 +34,8 @@ pub const TYPES_LIB_RS: &str = "types/src/lib.rs";
 pub const TYPES_LICENSE_MIT: &str = "types/LICENSE-MIT";
 pub const TYPES_LICENSE_APACHE: &str = "types/LICENSE-APACHE";
 
-const MIT: &str = include_str!("../../../LICENSE-MIT");
-const APACHE: &str = include_str!("../../../LICENSE-APACHE");
+const MIT: &str = include_str!("../../LICENSE-MIT");
+const APACHE: &str = include_str!("../../LICENSE-APACHE");
 
 /// The licenses of both packages: this repository's, verbatim (the manifests say
 /// `MIT OR Apache-2.0`).
