@@ -24,6 +24,84 @@ pub(super) struct Image {
     pub unreadable: Vec<String>,
 }
 
+/// Whether `text` holds a PTX module: a line `.version X.Y` whose next directive (past blank
+/// lines and comments) is a `.target` line, as ptxas and every NVIDIA compiler write them. A
+/// string that only mentions `.version` and `.target` is not one.
+pub(super) fn is_ptx(text: &str) -> bool {
+    let mut after_version = false;
+    for raw in text.lines() {
+        let line = raw.split("//").next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if after_version && line.starts_with(".target") && line[7..].starts_with(char::is_whitespace) {
+            return true;
+        }
+        after_version = line
+            .strip_prefix(".version")
+            .filter(|r| r.starts_with(char::is_whitespace))
+            .map(|r| r.trim().trim_end_matches(';').trim())
+            .is_some_and(|v| super::releases::cuda_number(v).is_some());
+    }
+    false
+}
+
+/// The kernel images embedded in one section of a compiled program: fatbins (by their magic
+/// and a header of the known version and size), cubins (ELF of machine `EM_CUDA`) and PTX
+/// text. Every search advances; what a fatbin holds is not read twice.
+pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
+    use memchr::memmem;
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    let mut next = 0;
+    for at in memmem::find_iter(bytes, &FATBIN_MAGIC.to_le_bytes()) {
+        if at < next {
+            continue;
+        }
+        let h = &bytes[at..];
+        let (Some(version), Some(header), Some(size)) = (
+            h.get(4..6).map(|b| u16::from_le_bytes([b[0], b[1]])),
+            h.get(6..8).map(|b| u16::from_le_bytes([b[0], b[1]])),
+            h.get(8..16).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
+        ) else {
+            continue;
+        };
+        if version != 1 || header != 16 {
+            continue;
+        }
+        let end = usize::try_from(size).ok().and_then(|s| (at + 16).checked_add(s)).map_or(bytes.len(), |e| e.min(bytes.len()));
+        fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
+        covered.push((at, end));
+        next = end.max(at + 1);
+    }
+    let inside = |covered: &[(usize, usize)], at: usize| covered.iter().any(|&(s, e)| s <= at && at < e);
+    for at in memmem::find_iter(bytes, b"\x7fELF") {
+        let h = &bytes[at..];
+        if inside(&covered, at) || h.len() < 64 || h[4] != 2 || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA {
+            continue;
+        }
+        cubin(h, &format!("a cubin at {section}+{at:#x}"), image);
+        let shoff = u64::from_le_bytes(h[40..48].try_into().unwrap_or([0; 8]));
+        let shsize = u64::from(u16::from_le_bytes([h[58], h[59]])) * u64::from(u16::from_le_bytes([h[60], h[61]]));
+        let end = usize::try_from(shoff.saturating_add(shsize)).unwrap_or(usize::MAX).min(h.len());
+        covered.push((at, at + end.max(1)));
+    }
+    let mut done = 0;
+    for at in memmem::find_iter(bytes, b".version") {
+        if at < done || inside(&covered, at) {
+            continue;
+        }
+        // The string around it: from the NUL before (not before what was read already) to the
+        // NUL after.
+        let start = memchr::memrchr(0, &bytes[done..at]).map_or(done, |p| done + p + 1);
+        let end = memchr::memchr(0, &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        done = end.max(at + 1);
+        let text = String::from_utf8_lossy(&bytes[start..end]);
+        if is_ptx(&text) {
+            ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
+        }
+    }
+}
+
 /// `.version X.Y` and `.target sm_NN[a|f][, ...]` of every PTX module in `text` (a file or a
 /// string may hold several). `what` names the module in the report.
 pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
@@ -66,7 +144,7 @@ pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
     } else if bytes.len() >= 4 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == FATBIN_MAGIC {
         fatbin(bytes, what, image);
     } else if let Ok(text) = std::str::from_utf8(bytes) {
-        if text.contains(".version") && text.contains(".target") {
+        if is_ptx(text) {
             ptx(text, what, image);
         }
     }
@@ -135,6 +213,10 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
     let mut containers = 0;
     while let (Some(FATBIN_MAGIC), Some(header_size), Some(fat_size)) = (u32_at(at), u16_at(at + 6), u64_at(at + 8)) {
         containers += 1;
+        if header_size < 16 {
+            image.unreadable.push(format!("{what}: fatbin container {containers} has a header of {header_size} bytes"));
+            return;
+        }
         let start = at + usize::from(header_size);
         let Some(end) = usize::try_from(fat_size).ok().and_then(|s| start.checked_add(s)).filter(|&e| e <= bytes.len())
         else {
@@ -143,6 +225,7 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
         };
         let mut e = start;
         let mut n = 0;
+        // Each entry ends past its start (its header is 64 bytes or more), or the loop stops.
         while e + 64 <= end {
             n += 1;
             let (Some(kind), Some(entry_header), Some(size), Some(arch), Some(flags)) =
@@ -150,6 +233,10 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
             else {
                 break;
             };
+            if entry_header < 64 {
+                image.unreadable.push(format!("{what}: fatbin entry {} has a header of {entry_header} bytes", n));
+                return;
+            }
             let payload = e + entry_header as usize;
             let Some(payload_end) =
                 usize::try_from(size).ok().and_then(|s| payload.checked_add(s)).filter(|&p| p <= end)
@@ -189,7 +276,11 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
             }
             e = payload_end;
         }
-        at = end;
+        // The next container, past any padding between them.
+        match memchr::memmem::find(&bytes[end..], &FATBIN_MAGIC.to_le_bytes()) {
+            Some(p) => at = end + p,
+            None => break,
+        }
     }
     if containers == 0 {
         image.unreadable.push(format!("{what}: a fatbin header that cannot be read"));

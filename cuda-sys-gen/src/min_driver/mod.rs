@@ -32,6 +32,7 @@
 //! supports the architecture ([`releases`], NVIDIA's tables). The floor is the highest of all,
 //! and NVIDIA's driver table turns it into the driver to install.
 
+mod binary;
 mod kernels;
 mod registry;
 pub mod releases;
@@ -63,6 +64,10 @@ pub struct Use {
     /// of several meanings, counted as the highest), `toolkit` (`aliases::cuda_X_Y::`) or
     /// `oldest ABI` (`symbols::`, for `Driver::newest`).
     pub read_as: &'static str,
+    /// What gave it: `source` (the source scan), `record` (a record of the generated crate
+    /// in a compiled program), `import` (a libcuda function it imports) or `string` (a
+    /// registry name among its strings, in a program that looks functions up by name).
+    pub reading: &'static str,
 }
 
 /// A kernel image the sources embed, and the CUDA release it needs.
@@ -76,6 +81,9 @@ pub struct Kernel {
     pub what: String,
     pub file: PathBuf,
     pub line: usize,
+    /// `source`, `kernel` (an image a compiled program embeds) or `runtime` (the CUDA
+    /// runtime it links).
+    pub reading: &'static str,
 }
 
 /// Something that may raise the floor but could not be read.
@@ -86,6 +94,9 @@ pub struct Unresolved {
     pub line: usize,
     /// Why it could not be read, and what to do.
     pub why: String,
+    /// `source`, or what part of a compiled program (`runtime`: a lookup by a name or
+    /// version known only at run time; `kernel`, `record`).
+    pub reading: &'static str,
 }
 
 /// What a program needs, highest first.
@@ -97,6 +108,8 @@ pub struct Floor {
     pub unresolved: Vec<Unresolved>,
     /// Build scripts and the files only they include: not counted.
     pub build_only: Vec<PathBuf>,
+    /// Where a compiled program was read: each program, its format and its records.
+    pub programs: Vec<String>,
 }
 
 /// Where a floor comes from: an entry point or a kernel.
@@ -142,7 +155,11 @@ impl Floor {
     pub fn render(&self, root: &Path, releases: Option<&Releases>) -> String {
         let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
         let least = if self.at_least() { "at least " } else { "" };
-        let mut s = match self.setter() {
+        let mut s = String::new();
+        for p in &self.programs {
+            s.push_str(&format!("read from the compiled program {p}\n"));
+        }
+        s.push_str(&match self.setter() {
             None if self.unresolved.is_empty() => {
                 "no entry point of the generated crate and no kernel is named in these sources: any driver will do\n"
                     .to_owned()
@@ -169,38 +186,54 @@ impl Floor {
                 rel(&k.file),
                 k.line
             ),
-        };
+        });
+        if !self.programs.is_empty() {
+            // No source lines in a binary: `file:0` is the program itself.
+            s = s.replace(":0)\n", ")\n");
+        }
         for u in &self.uses {
             let how = match u.read_as {
                 "exact" => String::new(),
                 other => format!(" ({other})"),
             };
-            s.push_str(&format!(
-                "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
-                u.version,
-                u.marker,
-                u.spelled,
-                rel(&u.file),
-                u.line
-            ));
+            if u.reading == "source" {
+                s.push_str(&format!(
+                    "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
+                    u.version,
+                    u.marker,
+                    u.spelled,
+                    rel(&u.file),
+                    u.line
+                ));
+            } else {
+                s.push_str(&format!("  {:>5}  {:<34} {:<7} {}{how}\n", u.version, u.marker, u.reading, u.spelled));
+            }
         }
         if !self.kernels.is_empty() {
             s.push_str(&format!("kernels ({}):\n", self.kernels.len()));
             for k in &self.kernels {
-                s.push_str(&format!(
-                    "  {:>5}  {:<34} {:<28} {}:{}\n",
-                    k.version,
-                    k.needs,
-                    k.what,
-                    rel(&k.file),
-                    k.line
-                ));
+                if k.reading == "source" {
+                    s.push_str(&format!(
+                        "  {:>5}  {:<34} {:<28} {}:{}\n",
+                        k.version,
+                        k.needs,
+                        k.what,
+                        rel(&k.file),
+                        k.line
+                    ));
+                } else {
+                    s.push_str(&format!("  {:>5}  {:<34} {:<7} {}\n", k.version, k.needs, k.reading, k.what));
+                }
             }
         }
         if !self.unresolved.is_empty() {
             s.push_str(&format!("could not read {} thing(s) that may raise the floor:\n", self.unresolved.len()));
             for u in &self.unresolved {
-                s.push_str(&format!("  {}:{}: {} ({})\n", rel(&u.file), u.line, u.spelled, u.why));
+                if u.reading == "source" {
+                    s.push_str(&format!("  {}:{}: {} ({})\n", rel(&u.file), u.line, u.spelled, u.why));
+                } else {
+                    s.push_str(&format!("  {} [{}]: {}\n", u.spelled, u.reading, u.why));
+                }
             }
         }
         for b in &self.build_only {
@@ -265,6 +298,17 @@ struct Program {
 /// cargo `target/` folder of a package root skipped; `mod x;` and `include!` files of a file
 /// given alone are followed), by the registry at `registry`.
 pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
+    let compiled: Vec<bool> = sources.iter().map(|p| is_compiled(p)).collect();
+    if compiled.iter().any(|&c| c) {
+        if let Some(i) = compiled.iter().position(|&c| !c) {
+            bail!(
+                "{} is not a compiled program, but {} is: pass either compiled programs or Rust sources",
+                sources[i].display(),
+                sources[compiled.iter().position(|&c| c).unwrap_or(0)].display()
+            );
+        }
+        return floor_of_programs(registry, sources);
+    }
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
     let package = registry
@@ -276,6 +320,37 @@ pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
         .unwrap_or_else(|| "cuda-driver-pfn".to_owned());
     let program = read_program(sources, &reg, &package)?;
     Ok(evaluate(&program, &reg, &releases))
+}
+
+/// Whether `path` is a regular file that starts like a compiled program (ELF, PE, Mach-O).
+fn is_compiled(path: &Path) -> bool {
+    use std::io::Read;
+    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let mut head = [0u8; 4];
+    is_file
+        && std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).is_ok_and(|n| binary::is_binary(&head[..n]))
+}
+
+/// The floor of compiled programs: the records of the generated crate they hold, the libcuda
+/// functions they import, the names their strings hold where they look functions up by name
+/// without records, the CUDA runtime they link, and the kernels they embed. For linked code
+/// the records are exact: the linker kept those of the lookups in the code it kept.
+pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor> {
+    let reg = Registry::load(registry)?;
+    let releases = Releases::load()?;
+    let mut floor = Floor::default();
+    for p in programs {
+        let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+        let read = binary::read(p, &data, &reg, &releases)?;
+        floor.programs.push(format!("{} ({}, {} bytes): {} record(s) of the generated crate", p.display(), read.format, data.len(), read.records));
+        floor.uses.extend(read.uses);
+        floor.kernels.extend(read.kernels);
+        floor.unresolved.extend(read.unresolved);
+    }
+    floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
+    floor.uses.dedup_by(|a, b| a.marker == b.marker);
+    floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
+    Ok(floor)
 }
 
 fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Program> {
@@ -501,6 +576,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                     || h.prefix.last().is_some_and(|p| matches!(p.as_str(), "entries" | "api" | "pfn" | "symbols"));
                 if in_crate_path && !h.string {
                     unresolved.push(Unresolved {
+                        reading: "source",
                         spelled: h.spelled(),
                         file: file.clone(),
                         line: h.line,
@@ -517,6 +593,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             let Some((entry, read_as)) = meaning_of(h, m, reg, &narrowing) else { continue };
             let e = &reg.entries[entry];
             uses.entry(e.marker.clone()).or_insert(Use {
+                reading: "source",
                 marker: e.marker.clone(),
                 version: e.floor,
                 spelled: h.spelled(),
@@ -527,6 +604,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
         }
         for (line, name) in &s.pasted {
             unresolved.push(Unresolved {
+                reading: "source",
                 spelled: format!("{name}!"),
                 file: file.clone(),
                 line: *line,
@@ -538,6 +616,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
         for m in &s.mods {
             if !mod_candidates(file, m).iter().any(|c| c.is_file()) {
                 unresolved.push(Unresolved {
+                    reading: "source",
                     spelled: format!("mod {};", m.name),
                     file: file.clone(),
                     line: m.line,
@@ -562,6 +641,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             let spelled = format!("{}!({})", inc.kind, describe(&inc.target));
             let Some(path) = include_path(file, program.manifest_dirs[fi].as_deref(), &inc.target) else {
                 unresolved.push(Unresolved {
+                    reading: "source",
                     spelled,
                     file: file.clone(),
                     line: inc.line,
@@ -574,6 +654,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             if inc.kind == "include" {
                 if !path.is_file() {
                     unresolved.push(Unresolved {
+                        reading: "source",
                         spelled,
                         file: file.clone(),
                         line: inc.line,
@@ -589,6 +670,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                     images.push((inc.line, std::mem::take(&mut image)));
                 }
                 Err(e) => unresolved.push(Unresolved {
+                    reading: "source",
                     spelled,
                     file: file.clone(),
                     line: inc.line,
@@ -599,12 +681,12 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
         for (line, image) in images {
             for (need, what) in image.needs {
                 match kernel_floor(&need, releases) {
-                    Ok((needs, version)) => kernels.push(Kernel { needs, version, what, file: file.clone(), line }),
-                    Err(why) => unresolved.push(Unresolved { spelled: what, file: file.clone(), line, why }),
+                    Ok((needs, version)) => kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" }),
+                    Err(why) => unresolved.push(Unresolved { reading: "source", spelled: what, file: file.clone(), line, why }),
                 }
             }
             for why in image.unreadable {
-                unresolved.push(Unresolved { spelled: "a kernel image".into(), file: file.clone(), line, why });
+                unresolved.push(Unresolved { reading: "source", spelled: "a kernel image".into(), file: file.clone(), line, why });
             }
         }
     }
@@ -613,7 +695,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
     kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line))));
     kernels.dedup_by(|a, b| a.needs == b.needs && a.file == b.file && a.line == b.line);
     let build_only = program.build_only.iter().map(|&i| program.files[i].clone()).collect();
-    Floor { uses, kernels, unresolved, build_only }
+    Floor { uses, kernels, unresolved, build_only, programs: Vec::new() }
 }
 
 fn describe(t: &scan::IncludeTarget) -> String {
@@ -848,6 +930,8 @@ struct JsonReport<'a> {
     kernels: &'a [Kernel],
     unresolved: &'a [Unresolved],
     build_only: &'a [PathBuf],
+    /// The compiled programs read (empty for sources).
+    programs: &'a [String],
     checks: &'a [Check],
 }
 
@@ -884,7 +968,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
             })
             .collect();
         let report = JsonReport {
-            schema: 1,
+            schema: 2,
             version: v,
             cuda: (v > 0).then(|| cuda_text(v)),
             at_least: floor.at_least(),
@@ -893,6 +977,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
             kernels: &floor.kernels,
             unresolved: &floor.unresolved,
             build_only: &floor.build_only,
+            programs: &floor.programs,
             checks: &checks,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);

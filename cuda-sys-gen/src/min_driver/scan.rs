@@ -280,7 +280,7 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                             string: true,
                         });
                     }
-                    if value.contains(".version") && value.contains(".target") {
+                    if super::kernels::is_ptx(&value) {
                         out.ptx.push((line, value));
                     }
                 }
