@@ -503,7 +503,7 @@ fn the_json_report() {
         cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--json", "--max", "12.0", main.to_str().unwrap()]);
     assert_eq!(code, Some(3), "{out}");
     let j: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(j["schema"], 1);
+    assert_eq!(j["schema"], 2);
     assert_eq!(j["version"], v);
     assert_eq!(j["at_least"], false);
     assert_eq!(j["entries"][0]["marker"], format!("cuCtxCreate_v{v}"));
@@ -511,13 +511,13 @@ fn the_json_report() {
     assert!(j["drivers"]["linux"].is_string(), "{j}");
     assert_eq!(j["checks"][0]["verdict"], "above");
     assert_eq!(j["checks"][0]["missing_entries"][0], format!("cuCtxCreate_v{v}"));
-    // The README documents every field.
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    // docs/min-driver.md documents every field.
+    let readme = std::fs::read_to_string(repo_root().join("docs/min-driver.md")).unwrap();
     let mut keys: Vec<String> = j.as_object().unwrap().keys().cloned().collect();
     keys.extend(j["entries"][0].as_object().unwrap().keys().cloned());
     keys.extend(j["checks"][0].as_object().unwrap().keys().cloned());
     for k in keys {
-        assert!(readme.contains(&format!("`{k}`")), "README's --json schema does not name `{k}`");
+        assert!(readme.contains(&format!("`{k}`")), "docs/min-driver.md's --json schema does not name `{k}`");
     }
 }
 
@@ -640,4 +640,76 @@ fn damaged_input_is_no_panic() {
         .unwrap();
         let _ = floor(&registry(), &[dir.path().to_owned()]);
     }
+}
+
+/// A driver newer than NVIDIA's table is not known to lack anything: "not proven" (exit 2),
+/// never "does not run".
+#[test]
+fn a_driver_newer_than_the_table_is_not_proven() {
+    let r = releases();
+    let newest_row = r.driver.iter().filter(|d| d.linux.is_some()).filter_map(|d| cuda_number(&d.cuda)).max().unwrap();
+    let newer = json()
+        .entries
+        .iter()
+        .filter(|e| e.version > newest_row && e.variant.is_none())
+        .min_by_key(|e| e.version)
+        .map(|e| e.pfn.trim_start_matches("PFN_").to_owned())
+        .expect("an entry newer than the driver table's newest row");
+    let dir = program_dir(&format!("fn main() {{ let _ = cuda_driver_pfn::entries::{newer}::VERSION; }}\n"));
+    let main = dir.path().join("main.rs");
+    let reg = registry();
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "999.99.99", main.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("not proven") && !out.contains("does not run"), "{out}");
+}
+
+/// CUDA versions NVIDIA never released, and a Linux driver number given for Windows, are
+/// errors that say so.
+#[test]
+fn versions_that_never_existed_are_errors() {
+    let dir = program_dir("fn main() {}\n");
+    let main = dir.path().join("main.rs");
+    let main = main.to_str().unwrap();
+    let reg = registry();
+    let reg = reg.to_str().unwrap();
+    for (flag, value, says) in [
+        ("--driver", "12.10", "minor versions run from 0 to 9"),
+        ("--max", "99.99", "minor versions run from 0 to 9"),
+        ("--driver", "12.7", "never released CUDA 12.7"),
+        ("--max", "12.7", "never released CUDA 12.7"),
+    ] {
+        let (code, out) = cli(&["min-driver", "--registry", reg, flag, value, main]);
+        assert_eq!(code, Some(1), "{flag} {value}: {out}");
+        assert!(out.contains(says), "{flag} {value}: {out}");
+    }
+    let (code, out) = cli(&["min-driver", "--registry", reg, "--platform", "windows", "--driver", "580.65.06", main]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("a Linux driver's number"), "{out}");
+    // A release newer than the table is not known, and no error.
+    let (code, out) = cli(&["min-driver", "--registry", reg, "--max", "14.0", main]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// A string that only mentions `.version` and `.target` is no PTX; a module's `.version`
+/// line followed by its `.target` line is.
+#[test]
+fn only_ptx_is_ptx() {
+    let (f, _d) = floor_of("fn main() { println!(\"set .version 8.5 and .target sm_90 in the file\"); }\n");
+    assert!(f.kernels.is_empty() && f.unresolved.is_empty(), "{:?}", f.kernels);
+    let (f, _d) = floor_of("const K: &str = \"//\\n.version 8.5\\n.target sm_90\\n.address_size 64\\n\";\nfn main() {}\n");
+    assert_eq!(f.kernels.len(), 2, "{:?}", f.kernels);
+}
+
+/// `.target sm_101a`: CUDA 13.0 removed the architecture from ptxas, and whether 13.0's
+/// driver JIT-compiles its PTX is not in NVIDIA's tables: `--driver 13.0` is not proven.
+#[test]
+fn an_architecture_a_release_removed_is_not_proven_there() {
+    let dir = program_dir("const K: &str = \".version 8.7\\n.target sm_101a\\n.address_size 64\\n\";\nfn main() {}\n");
+    let main = dir.path().join("main.rs");
+    let reg = registry();
+    let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}");
+    let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "12.9", main.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
 }

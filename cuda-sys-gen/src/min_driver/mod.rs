@@ -188,8 +188,15 @@ impl Floor {
             ),
         });
         if !self.programs.is_empty() {
-            // No source lines in a binary: `file:0` is the program itself.
-            s = s.replace(":0)\n", ")\n");
+            // No source lines in a compiled program: `at file:0` is the program itself.
+            if let Some(cut) = s.rfind(" at ").filter(|_| s.ends_with(":0)\n")) {
+                s.truncate(cut);
+                s.push_str(")\n");
+            }
+            s.push_str(
+                "  (read from the program: exact for the code it links, every lookup it can make counted, also one taken \
+                 only on some paths)\n",
+            );
         }
         for u in &self.uses {
             let how = match u.read_as {
@@ -845,11 +852,17 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(floor: &Floor, against: String, cuda: u32) -> Self {
+    fn new(floor: &Floor, against: String, cuda: u32, open_ended: bool, releases: &Releases) -> Self {
         let (entries, kernels) = floor.missing_on(cuda);
-        let verdict = if !entries.is_empty() || !kernels.is_empty() {
+        // An architecture a release removed from ptxas: whether that release's driver still
+        // JIT-compiles it is not in NVIDIA's tables, so a driver at or above it is not proven.
+        let removed = floor.kernels.iter().any(|k| {
+            k.needs.starts_with("sm_")
+                && releases.arch(&k.needs).and_then(|a| a.removed.as_deref()).and_then(releases::cuda_number).is_some_and(|r| r <= cuda)
+        });
+        let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended {
             "above"
-        } else if floor.at_least() {
+        } else if floor.at_least() || removed || open_ended && (!entries.is_empty() || !kernels.is_empty()) {
             "not proven"
         } else {
             "within"
@@ -876,6 +889,27 @@ impl Check {
         let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
         let mut s = match self.verdict {
             "within" => format!("{}: runs (CUDA {} has everything listed)\n", self.against, cuda_text(self.cuda)),
+            "not proven" if !self.missing_entries.is_empty() || !self.missing_kernels.is_empty() => format!(
+                "{}: not proven: {} entry point(s) and {} kernel need(s) are newer than CUDA {}, the newest row of \
+                 NVIDIA's table this driver meets; a driver newer than the table may have them:\n",
+                self.against,
+                self.missing_entries.len(),
+                self.missing_kernels.len(),
+                cuda_text(self.cuda)
+            ),
+            "not proven" if floor.unresolved.is_empty() => format!(
+                "{}: not proven: CUDA {} has everything listed, but a release up to it removed an architecture a \
+                 kernel targets from ptxas, and whether its driver still JIT-compiles that PTX is not in NVIDIA's \
+                 tables:\n{}",
+                self.against,
+                cuda_text(self.cuda),
+                floor
+                    .kernels
+                    .iter()
+                    .filter(|k| k.needs.starts_with("sm_"))
+                    .map(|k| format!("  {} ({})\n", k.needs, k.what))
+                    .collect::<String>()
+            ),
             "not proven" => format!(
                 "{}: runs as far as could be read (CUDA {} has everything listed), but {} thing(s) could not be read\n",
                 self.against,
@@ -950,10 +984,12 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
     if let Some(text) = &args.max {
         let cuda = releases::cuda_number(text)
             .with_context(|| format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2"))?;
-        wanted.push((format!("--max {}", cuda_text(cuda)), cuda));
+        released(cuda, &releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
+        wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
     let floor = floor(&args.registry, &args.sources)?;
-    let checks: Vec<Check> = wanted.into_iter().map(|(against, cuda)| Check::new(&floor, against, cuda)).collect();
+    let checks: Vec<Check> =
+        wanted.into_iter().map(|(against, cuda, open)| Check::new(&floor, against, cuda, open, &releases)).collect();
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
     if args.json {
         let v = floor.version();
@@ -992,10 +1028,52 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
 
 /// `--driver TEXT`: a driver version (`535.104.05`: its first number is 100 or more) or a CUDA
 /// version (`12.2`), as the CUDA version it stands for.
-fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(String, u32)> {
+/// Whether CUDA `cuda` is a release NVIDIA made, or may make: minors run 0 to 9, and within
+/// NVIDIA's driver table only its rows were released (no 12.7); older and newer ones pass.
+fn released(cuda: u32, releases: &Releases) -> std::result::Result<(), String> {
+    if cuda % 1000 / 10 > 9 {
+        return Err(format!(
+            "CUDA {} is no release: NVIDIA's minor versions run from 0 to 9 (12.9 was the last 12.x)",
+            cuda_text(cuda)
+        ));
+    }
+    let rows: Vec<u32> = releases.driver.iter().filter_map(|d| releases::cuda_number(&d.cuda)).collect();
+    let (Some(&low), Some(&high)) = (rows.iter().min(), rows.iter().max()) else { return Ok(()) };
+    if (low..=high).contains(&cuda) && !rows.contains(&cuda) {
+        return Err(format!(
+            "NVIDIA never released CUDA {} (its driver table, cuda-releases.toml, has no such row); give a release \
+             such as {}",
+            cuda_text(cuda),
+            cuda_text(rows.iter().copied().filter(|&r| r < cuda).max().unwrap_or(low))
+        ));
+    }
+    Ok(())
+}
+
+fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(String, u32, bool)> {
     let number = releases::driver_number(text);
     match number {
         Some(n) if n[0] >= 100 => {
+            // Windows drivers are numbered `555.85`; `555.42.02` is a Linux driver's number.
+            if platform == Platform::Windows && n.len() == 3 {
+                bail!(
+                    "--driver {text}: a Linux driver's number (Windows drivers are numbered like 555.85): pass \
+                     --platform linux, or the Windows driver's number"
+                );
+            }
+            let newest = releases
+                .driver
+                .iter()
+                .filter_map(|d| {
+                    let v = match platform {
+                        Platform::Linux => d.linux.as_deref(),
+                        Platform::Windows => d.windows.as_deref(),
+                    }?;
+                    Some((releases::driver_number(v)?, releases::cuda_number(&d.cuda)?))
+                })
+                .max_by_key(|(_, c)| *c);
+            // Newer than every row: it has at least the newest row's CUDA, and may have more.
+            let open_ended = newest.as_ref().is_some_and(|(d, _)| n.as_slice() > d.as_slice() && n[0] > d[0]);
             let Some(cuda) = releases.cuda_of_driver(&n, platform) else {
                 let oldest = releases
                     .driver
@@ -1010,10 +1088,18 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                     platform.name()
                 );
             };
-            Ok((format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda)), cuda))
+            let label = if open_ended {
+                format!("driver {text} ({}: newer than NVIDIA's table, CUDA {} or later)", platform.name(), cuda_text(cuda))
+            } else {
+                format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda))
+            };
+            Ok((label, cuda, open_ended))
         }
         _ => match releases::cuda_number(text) {
-            Some(cuda) => Ok((format!("CUDA {}", cuda_text(cuda)), cuda)),
+            Some(cuda) => {
+                released(cuda, releases).map_err(|why| anyhow::anyhow!("--driver {text}: {why}"))?;
+                Ok((format!("CUDA {}", cuda_text(cuda)), cuda, false))
+            }
             None => bail!(
                 "--driver {text}: neither a driver version (such as 535.104.05, or 555.85 on Windows) nor a CUDA \
                  version (such as 12.2)"
