@@ -280,7 +280,7 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
     // or dlopen of libcuda): the registry names its strings hold, at their highest meaning.
     let asks_by_name = imports.iter().any(|n| n.starts_with("cuGetProcAddress") || n == "dlsym" || n == "GetProcAddress");
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
-    let static_cudart = static_runtime(data);
+    let static_cudart = static_runtime(data, reg);
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
     if records_found.is_empty()
         && static_cudart.is_none()
@@ -316,7 +316,9 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
     }
     // The CUDA runtime it links: what that runtime needs.
     let runtime = shared_cudart.map(|(major, minor, soname)| (major, minor, format!("links {soname}"))).or_else(|| {
-        static_cudart.map(|(major, minor)| (major, Some(minor), format!("a static CUDA {major}.{minor} runtime")))
+        static_cudart.map(|(major, minor)| {
+            (major, Some(minor), format!("a static CUDA runtime, {major}.{minor} or later by the driver functions it names"))
+        })
     });
     if let Some((major, minor, how)) = runtime {
         let v = runtime_floor(major, minor);
@@ -461,19 +463,17 @@ fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     Some((major, None, lib.to_owned()))
 }
 
-/// A statically linked CUDA runtime, by the version string it holds
-/// (`cudart_static` builds carry `CUDART ... version X.Y`); `None` where there is none.
-fn static_runtime(data: &[u8]) -> Option<(u32, u32)> {
-    let at = memmem::find(data, b"libcudart_static")?;
-    let _ = at;
-    let mark = b"Cuda compilation tools, release ";
-    // The release of the toolkit whose runtime is linked: the first that is no cubin's note.
-    let at = memmem::find(data, mark)? + mark.len();
-    let rest = &data[at..data.len().min(at + 8)];
-    let text = String::from_utf8_lossy(rest);
-    let (major, minor) = text.split_once('.')?;
-    let minor: String = minor.chars().take_while(char::is_ascii_digit).collect();
-    Some((major.parse().ok()?, minor.parse().ok()?))
+/// A statically linked CUDA runtime: its objects name themselves `libcudart_static_<hash>`
+/// (3143 such strings in nvcc 13.0's). Its version is not a string; the newest versioned
+/// export name among its strings (`cuMemcpyBatchAsync_v2`, of 13.0) is what it asks the driver
+/// for, so its release is at least that one's: (major, minor).
+fn static_runtime(data: &[u8], reg: &Registry) -> Option<(u32, u32)> {
+    memmem::find(data, b"libcudart_static_")?;
+    let newest = identifiers(data)
+        .filter_map(|(w, _)| reg.by_exported(w).filter(|&e| reg.entries[e].symbol != w))
+        .map(|e| reg.entries[e].version)
+        .max()?;
+    Some((newest / 1000, newest % 1000 / 10))
 }
 
 /// The C identifiers in `bytes` that may be registry names (start with `cu`), with offsets.

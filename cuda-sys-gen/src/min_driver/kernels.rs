@@ -191,6 +191,28 @@ fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     }
 }
 
+/// The most a compressed fatbin entry is inflated to: no kernel image is this large.
+const MAX_INFLATED: u64 = 1 << 28;
+
+/// Whether a compressed payload is zstd (the magic `28 b5 2f fd`), which [`inflate`] reads.
+fn inflated_ok(payload: &[u8]) -> bool {
+    payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+}
+
+/// A zstd-compressed fatbin entry, decompressed to at most `expected` bytes (its header's
+/// size, capped at [`MAX_INFLATED`]); `None` where it is not zstd or does not decompress.
+fn inflate(payload: &[u8], expected: Option<u64>) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !inflated_ok(payload) {
+        return None;
+    }
+    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
+    let decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?;
+    let mut out = Vec::new();
+    decoder.take(cap).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
 /// "release X.Y" in a cubin's toolkit note.
 fn toolkit_note(bytes: &[u8]) -> Option<String> {
     const MARK: &[u8] = b"Cuda compilation tools, release ";
@@ -246,20 +268,23 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
             };
             let part = format!("{what} (fatbin entry {n})");
             // 0x2000: NVIDIA's own compression (CUDA 11 and 12); 0x8000: zstd (13.x), as
-            // measured on fatbinary 13.5's --compress-all.
+            // measured on fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. A zstd
+            // entry is decompressed (up to the size its header gives, at offset 56) and read.
             let compressed = flags & 0xa000 != 0;
-            match kind {
-                1 if compressed => {
+            let inflated = if compressed { inflate(&bytes[payload..payload_end], u64_at(e + 56)) } else { None };
+            match (kind, compressed, inflated) {
+                (1, true, Some(text)) => {
+                    let text = String::from_utf8_lossy(&text);
+                    ptx(text.trim_end_matches('\0'), &format!("{part} (zstd)"), image);
+                }
+                (2, true, Some(elf)) => cubin(&elf, &format!("{part} (zstd)"), image),
+                (1, true, None) => {
                     image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
                     if arch != 0 {
                         image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
                     }
                 }
-                1 => {
-                    let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
-                    ptx(text.trim_end_matches('\0'), &part, image);
-                }
-                2 if compressed => {
+                (2, true, None) => {
                     if arch != 0 {
                         image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
                     }
@@ -268,8 +293,12 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                          compression to let min-driver read it)"
                     ));
                 }
-                2 => cubin(&bytes[payload..payload_end], &part, image),
-                other => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
+                (1, false, _) => {
+                    let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
+                    ptx(text.trim_end_matches('\0'), &part, image);
+                }
+                (2, false, _) => cubin(&bytes[payload..payload_end], &part, image),
+                (other, _, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
             }
             if payload_end <= e {
                 break;

@@ -854,11 +854,18 @@ pub struct Check {
 impl Check {
     fn new(floor: &Floor, against: String, cuda: u32, open_ended: bool, releases: &Releases) -> Self {
         let (entries, kernels) = floor.missing_on(cuda);
-        // An architecture a release removed from ptxas: whether that release's driver still
-        // JIT-compiles it is not in NVIDIA's tables, so a driver at or above it is not proven.
+        // An architecture a release removed from ptxas. The 13.0 driver was measured to
+        // JIT-compile and run PTX of removed family targets (`.target sm_52`, `sm_30`: the
+        // removals are ptxas'), so only an architecture-specific one (`sm_101a`, which 13.0
+        // renamed to `sm_110a`, and which only its own GPU runs) is not proven there.
         let removed = floor.kernels.iter().any(|k| {
             k.needs.starts_with("sm_")
-                && releases.arch(&k.needs).and_then(|a| a.removed.as_deref()).and_then(releases::cuda_number).is_some_and(|r| r <= cuda)
+                && k.needs.ends_with(['a', 'f'])
+                && releases
+                    .arch(&k.needs)
+                    .and_then(|a| a.removed.as_deref())
+                    .and_then(releases::cuda_number)
+                    .is_some_and(|r| r <= cuda)
         });
         let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended {
             "above"
