@@ -307,3 +307,39 @@ fn damaged_binaries_are_no_panic_and_no_hang() {
         let _ = floor(&registry(), &[d.path().to_owned()]);
     }
 }
+
+fn nvcc_fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/kernels/nvcc").join(name)
+}
+
+/// A program nvcc 13.0 built with the shared runtime, as it ran on the GPU machine's 13.0
+/// driver: its runtime (libcudart.so.13: minor version compatibility, CUDA 13.0), cubins by
+/// ptxas 13.0 and its zstd-compressed PTX (ISA 9.0), all read: exact, 13.0.
+#[test]
+fn an_nvcc_program_is_read_exactly() {
+    let f = floor_of(&nvcc_fixture("k_shared"));
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13000, "{report}");
+    assert!(!f.at_least(), "{report}");
+    let needs: Vec<(&str, &str)> = f.kernels.iter().map(|k| (k.needs.as_str(), k.reading)).collect();
+    for want in [("the CUDA 13.x runtime", "runtime"), ("PTX ISA 9.0", "kernel"), ("a CUDA 13.x cubin", "kernel"), ("sm_90", "kernel")] {
+        assert!(needs.contains(&want), "{want:?} in\n{report}");
+    }
+}
+
+/// A plain C program against cuda.h: its imports (cuda.h 13.0 maps cuCtxCreate to
+/// cuCtxCreate_v4, 12.5) and its PTX. The GPU machine's 13.0 driver refused its ISA 9.1 module
+/// with CUDA_ERROR_UNSUPPORTED_PTX_VERSION and ran the rest: `--driver 580.65.06` is "does
+/// not run", naming that module, and the floor is 13.1.
+#[test]
+fn a_c_program_against_cuda_h() {
+    let drv = nvcc_fixture("drv");
+    let f = floor_of(&drv);
+    let report = f.render(Path::new("."), None);
+    let (ctx_create, _) = cu_ctx_create();
+    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == "import"), "{report}");
+    assert_eq!(f.version(), 13010, "{report}");
+    let (code, out) = cli(&["min-driver", drv.to_str().unwrap(), "--driver", "580.65.06"]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("PTX ISA 9.1"), "{out}");
+}
