@@ -721,3 +721,64 @@ fn an_architecture_a_release_removed_is_not_proven_there() {
     let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{out}");
 }
+
+/// What the source scan cannot see it says ("at least"), or reads: a path dependency of the
+/// program's own workspace (its Cargo.toml is followed), a lookup's explicit version, names and
+/// PTX assembled with `concat!` or held as a byte array, `#[cfg_attr(.., path)]`, a file module
+/// inside an inline module, kernels loaded from files at run time, a walk of `ENTRIES`.
+#[test]
+fn what_the_scan_cannot_see_is_said_or_read() {
+    let v = cu_ctx_create();
+    let call = CALL;
+    // A path dependency, and only the app's folder given.
+    let dir = tree(&[
+        ("app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nwrap = { path = \"../wrap\" }\n"),
+        ("app/src/main.rs", "fn main() { wrap::make_context(); }\n"),
+        ("wrap/Cargo.toml", "[package]\nname = \"wrap\"\nversion = \"0.1.0\"\n"),
+        ("wrap/src/lib.rs", &format!("pub fn make_context() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{call}).unwrap(); }} }}\n")),
+    ]);
+    let f = floor(&registry(), &[dir.path().join("app")]).unwrap();
+    assert_eq!(f.version(), v, "{}", f.render(dir.path(), None));
+    // The version a lookup asks for, written as a literal, counts; one passed as a value is
+    // "at least".
+    let (f, d) = floor_of(&format!(
+        "fn main() {{ let d = cuda_driver_pfn::Driver::load().unwrap(); let _ = unsafe {{ d.get_raw::<usize>(c\"cuCtxCreate\", {v}, cuda_driver_pfn::StreamFlags::LEGACY_STREAM) }}; }}\n"
+    ));
+    assert_eq!(f.version(), v, "{}", f.render(d.path(), None));
+    let (f, d) = floor_of(
+        "fn main() { let v = 12050; let d = cuda_driver_pfn::Driver::load().unwrap(); let _ = unsafe { d.get_raw::<usize>(c\"cuCtxCreate\", v, cuda_driver_pfn::StreamFlags::LEGACY_STREAM) }; }\n",
+    );
+    assert!(f.at_least(), "{}", f.render(d.path(), None));
+    // concat!: whole, read; in pieces a macro makes, listed.
+    let (f, d) = floor_of("fn main() { let _ = concat!(\"cuCtx\", \"Create_v4\"); }\n");
+    assert_eq!(f.version(), 12050, "{}", f.render(d.path(), None));
+    let (f, d) = floor_of("fn main() { let _ = concat!(\"cu\", stringify!(CtxCreate)); }\n");
+    assert!(f.at_least(), "{}", f.render(d.path(), None));
+    // PTX as a byte array.
+    let ptx: Vec<String> = ".version 8.5\n.target sm_90\n.address_size 64\n".bytes().map(|b| format!("{b:#04x}")).collect();
+    let (f, d) = floor_of(&format!("static K: [u8; {}] = [{}];\nfn main() {{}}\n", ptx.len(), ptx.join(", ")));
+    assert!(f.kernels.iter().any(|k| k.needs == "PTX ISA 8.5"), "{}", f.render(d.path(), None));
+    // #[cfg_attr(.., path)] and a file module inside an inline module, main.rs given alone.
+    let dir = tree(&[
+        ("main.rs", "#[cfg_attr(feature = \"x\", path = \"backend_new.rs\")]\nmod backend;\nmod launch;\nmod gpu { pub mod launch; }\nfn main() {}\n"),
+        ("backend.rs", "pub fn f() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n"),
+        ("backend_new.rs", &format!("pub fn f() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{call}).unwrap(); }} }}\n")),
+        ("launch.rs", "pub fn f() {}\n"),
+        ("gpu/launch.rs", "pub fn f() { let _ = cuda_driver_pfn::entries::cuCheckpointProcessLock_v12080::VERSION; }\n"),
+    ]);
+    let f = floor(&registry(), &[dir.path().join("main.rs")]).unwrap();
+    let report = f.render(dir.path(), None);
+    assert!(f.uses.iter().any(|u| u.marker == format!("cuCtxCreate_v{v}")), "{report}");
+    assert!(f.uses.iter().any(|u| u.marker == "cuCheckpointProcessLock_v12080"), "{report}");
+    // Kernels loaded from files at run time.
+    for program in [
+        "fn main() { let _ = std::fs::read(\"k.ptx\"); }\n",
+        "fn main() { let mut m = std::ptr::null_mut(); unsafe { cuda_driver_pfn::cu!(cuModuleLoad(&mut m, c\"k.cubin\".as_ptr())).unwrap(); } }\n",
+    ] {
+        let (f, d) = floor_of(program);
+        assert!(f.at_least(), "{program}\n{}", f.render(d.path(), None));
+    }
+    // A walk of the registry's table (the doctor).
+    let f = floor(&registry(), &[repo_root().join("generated/examples/doctor.rs")]).unwrap();
+    assert!(f.at_least(), "{}", f.render(&repo_root(), None));
+}

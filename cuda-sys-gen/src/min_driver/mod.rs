@@ -372,6 +372,33 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
             }
         }
     }
+    // Path dependencies and workspace members of the packages read: their code is linked
+    // into the program too. Followed to a fixed point, each folder once; the generated crate
+    // itself is not (its names are every name).
+    let mut seen_dirs: BTreeSet<PathBuf> = sources.iter().map(|s| same_file(s)).collect();
+    let mut done: BTreeSet<PathBuf> = BTreeSet::new();
+    let generated = |manifest: &Path| {
+        let name = std::fs::read_to_string(manifest)
+            .ok()
+            .and_then(|t| t.parse::<toml::Table>().ok())
+            .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned));
+        name.is_some_and(|n| n == package || n == format!("{package}-types"))
+    };
+    while let Some(m) = manifests.iter().find(|m| !done.contains(*m)).cloned() {
+        done.insert(m.clone());
+        if generated(&m) {
+            continue;
+        }
+        for dir in local_packages(&m, package) {
+            let key = same_file(&dir);
+            let skip = seen_dirs.iter().any(|s| key.starts_with(s)) || generated(&dir.join("Cargo.toml"));
+            if skip || !dir.join("Cargo.toml").is_file() {
+                continue;
+            }
+            seen_dirs.insert(key);
+            collect(&dir, &mut files, &mut manifests)?;
+        }
+    }
     if files.is_empty() {
         bail!(
             "no .rs files under {}: pass the program's source files or its package folder",
@@ -415,6 +442,9 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
             if let Some(found) = mod_candidates(&file, m).into_iter().find(|c| c.is_file()) {
                 queue.push_back(found);
             }
+            // `#[cfg_attr(.., path = "x.rs")]`: whichever the build picks, so each of them.
+            let parent = file.parent().map(Path::to_owned).unwrap_or_default();
+            queue.extend(m.cfg_paths.iter().map(|p| parent.join(p)).filter(|p| p.is_file()));
         }
         for inc in scanned.includes.iter().filter(|i| i.kind == "include") {
             if let Some(p) = include_path(&file, manifest_dir(&file).as_deref(), &inc.target) {
@@ -454,9 +484,13 @@ fn mod_candidates(file: &Path, m: &scan::ModDecl) -> Vec<PathBuf> {
     } else {
         parent.join(name.trim_end_matches(".rs"))
     };
+    // Inside `mod gpu { .. }`: under `gpu/`.
+    let dir = m.inline.iter().fold(dir, |d, seg| d.join(seg));
     let mut c = vec![dir.join(format!("{}.rs", m.name)), dir.join(&m.name).join("mod.rs")];
     // A file in examples/, tests/, benches/ or src/bin/ is its crate's root: beside it too.
-    c.push(parent.join(format!("{}.rs", m.name)));
+    if m.inline.is_empty() {
+        c.push(parent.join(format!("{}.rs", m.name)));
+    }
     c
 }
 
@@ -621,6 +655,16 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             });
         }
         for m in &s.mods {
+            let parent = file.parent().map(Path::to_owned).unwrap_or_default();
+            for p in m.cfg_paths.iter().map(|p| parent.join(p)).filter(|p| !p.is_file()) {
+                unresolved.push(Unresolved {
+                    reading: "source",
+                    spelled: format!("#[cfg_attr(.., path = ..)] mod {};", m.name),
+                    file: file.clone(),
+                    line: m.line,
+                    why: format!("{} is not there: pass the folder that holds it", p.display()),
+                });
+            }
             if !mod_candidates(file, m).iter().any(|c| c.is_file()) {
                 unresolved.push(Unresolved {
                     reading: "source",
@@ -637,6 +681,70 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                     ),
                 });
             }
+        }
+        for l in &s.lookups {
+            let spelled = format!(
+                "{}({}, {})",
+                l.function,
+                l.symbol.as_deref().map_or("a name".to_owned(), |s| format!("{s:?}")),
+                l.version.map_or("a version".to_owned(), |v| v.to_string())
+            );
+            match (l.symbol.as_deref(), l.version) {
+                // The driver answers with the newest ABI at or below the version asked for.
+                (Some(symbol), Some(v)) => {
+                    if let Some(e) = reg.newest_at(symbol, v) {
+                        let e = &reg.entries[e];
+                        uses.entry(e.marker.clone()).or_insert(Use {
+                            marker: e.marker.clone(),
+                            version: e.floor,
+                            spelled,
+                            file: file.clone(),
+                            line: l.line,
+                            read_as: "exact",
+                            reading: "source",
+                        });
+                    }
+                }
+                _ => unresolved.push(Unresolved {
+                    reading: "source",
+                    spelled,
+                    file: file.clone(),
+                    line: l.line,
+                    why: "a lookup whose name or version is a value known only at run time: the program may need more; \
+                          write both as literals, or use the entries' markers"
+                        .to_owned(),
+                }),
+            }
+        }
+        if let Some((line, name)) = s.tables.iter().min_by_key(|(l, _)| *l) {
+            unresolved.push(Unresolved {
+                reading: "source",
+                spelled: name.clone(),
+                file: file.clone(),
+                line: *line,
+                why: "walks the registry's table at run time: which entries it looks up is not in the sources (the \
+                      compiled program's records say more)"
+                    .to_owned(),
+            });
+        }
+        for (line, name) in &s.runtime_files {
+            unresolved.push(Unresolved {
+                reading: "source",
+                spelled: format!("{name:?}"),
+                file: file.clone(),
+                line: *line,
+                why: "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)".to_owned(),
+            });
+        }
+        let from_file = |n: &str| MODULE_FROM_FILE.contains(&n.split("_v").next().unwrap_or(n));
+        for h in s.hits.iter().filter(|h| !h.string && from_file(&h.name)) {
+            unresolved.push(Unresolved {
+                reading: "source",
+                spelled: h.spelled(),
+                file: file.clone(),
+                line: h.line,
+                why: "loads a kernel module from a file at run time: pass the file to min-driver too".to_owned(),
+            });
         }
         let mut image = Image::default();
         let mut images: Vec<(usize, Image)> = Vec::new();
@@ -713,6 +821,9 @@ fn describe(t: &scan::IncludeTarget) -> String {
     }
 }
 
+/// The driver functions that load a kernel image from a file whose name is a value.
+const MODULE_FROM_FILE: &[&str] = &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile"];
+
 /// The entry a hit counts as, and how it was read.
 fn meaning_of(
     h: &scan::Hit,
@@ -778,6 +889,46 @@ fn kernel_floor(need: &Need, releases: &Releases) -> std::result::Result<(String
             None => Err(format!("architecture {name} is not in cuda-releases.toml: a newer cuda-sys-gen may know it")),
         },
     }
+}
+
+/// The folders of the path dependencies and workspace members the Cargo.toml at `manifest`
+/// names, but not `package` (the generated crate) itself.
+fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
+    let Some(table) = std::fs::read_to_string(manifest).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
+        return Vec::new();
+    };
+    let base = manifest.parent().map(Path::to_owned).unwrap_or_default();
+    let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
+    for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
+        tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
+    }
+    let workspace = table.get("workspace").and_then(|w| w.as_table());
+    tables.extend(workspace.and_then(|w| w.get("dependencies")?.as_table()));
+    let wanted = package.replace('-', "_");
+    let mut out = Vec::new();
+    for deps in tables {
+        for (key, value) in deps {
+            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+            if real.replace('-', "_") == wanted {
+                continue;
+            }
+            if let Some(path) = value.get("path").and_then(|p| p.as_str()) {
+                out.push(base.join(path));
+            }
+        }
+    }
+    // Workspace members: literal folders, and `dir/*` globs.
+    let members = workspace.and_then(|w| w.get("members")?.as_array()).into_iter().flatten().filter_map(|m| m.as_str());
+    for m in members {
+        match m.strip_suffix("/*") {
+            Some(dir) => out.extend(
+                std::fs::read_dir(base.join(dir)).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()),
+            ),
+            None => out.push(base.join(m)),
+        }
+    }
+    out
 }
 
 /// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package

@@ -112,6 +112,14 @@ impl Registry {
         self.highest(matching)
     }
 
+    /// The entry the driver answers a lookup of `symbol` at `version` with: its newest ABI
+    /// (default variant) at or below `version`.
+    pub fn newest_at(&self, symbol: &str, version: u32) -> Option<usize> {
+        let all = self.by_symbol.get(symbol)?;
+        let at_or_below = all.iter().copied().filter(|&i| self.entries[i].default_variant && self.entries[i].version <= version);
+        at_or_below.max_by_key(|&i| (self.entries[i].version, self.entries[i].floor))
+    }
+
     /// The entry a library exports under `name` (`cuCtxCreate_v4`).
     pub fn by_exported(&self, name: &str) -> Option<usize> {
         self.exported.get(name).copied()
