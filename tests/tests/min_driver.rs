@@ -782,3 +782,25 @@ fn what_the_scan_cannot_see_is_said_or_read() {
     let f = floor(&registry(), &[repo_root().join("generated/examples/doctor.rs")]).unwrap();
     assert!(f.at_least(), "{}", f.render(&repo_root(), None));
 }
+
+/// A folder holding a FIFO named `x.rs` and two links to itself: walked once, the FIFO named
+/// and not opened (opening it would wait for a writer forever).
+#[cfg(unix)]
+#[test]
+fn fifos_and_link_loops_do_not_hang() {
+    let dir = tree(&[("main.rs", "fn main() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n")]);
+    let fifo = dir.path().join("x.rs");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+    std::os::unix::fs::symlink(".", dir.path().join("here")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("again")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let root = dir.path().to_owned();
+    std::thread::spawn(move || {
+        let _ = tx.send(floor(&registry(), &[root]).map(|f| (f.version(), f.unresolved.len())).map_err(|e| e.to_string()));
+    });
+    let (version, unresolved) = rx.recv_timeout(Duration::from_secs(60)).expect("min-driver did not return").unwrap();
+    assert_eq!(version, 2000);
+    if made {
+        assert_eq!(unresolved, 1, "the FIFO is named");
+    }
+}

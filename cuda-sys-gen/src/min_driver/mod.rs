@@ -299,6 +299,8 @@ struct Program {
     build_only: BTreeSet<usize>,
     /// The names the program reaches the generated crate by.
     crate_idents: BTreeSet<String>,
+    /// Entries named `.rs` that are no regular files (FIFOs, sockets, devices): not read.
+    skipped: Vec<PathBuf>,
 }
 
 /// The floor of the `.rs` files under `sources` (files or folders; hidden folders and the
@@ -362,9 +364,10 @@ pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor>
 
 fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Program> {
     let mut files = Vec::new();
+    let mut walk = Walk::default();
     let mut manifests = BTreeSet::new();
     for s in sources {
-        collect(s, &mut files, &mut manifests)?;
+        collect(s, &mut walk, &mut files, &mut manifests)?;
         for dir in s.ancestors().skip(1) {
             if dir.join("Cargo.toml").is_file() {
                 manifests.insert(dir.join("Cargo.toml"));
@@ -396,7 +399,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
                 continue;
             }
             seen_dirs.insert(key);
-            collect(&dir, &mut files, &mut manifests)?;
+            collect(&dir, &mut walk, &mut files, &mut manifests)?;
         }
     }
     if files.is_empty() {
@@ -418,6 +421,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
         manifest_dirs: Vec::new(),
         build_only: BTreeSet::new(),
         crate_idents,
+        skipped: std::mem::take(&mut walk.skipped),
     };
     let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
     let mut queue: std::collections::VecDeque<PathBuf> = files.into_iter().collect();
@@ -778,7 +782,12 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                 }
                 continue;
             }
-            match std::fs::read(&path) {
+            let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+            match if regular {
+                std::fs::read(&path)
+            } else {
+                Err(std::io::Error::other("not a regular file: not opened"))
+            } {
                 Ok(bytes) => {
                     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                     kernels::binary(&bytes, &name, &mut image);
@@ -804,6 +813,15 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                 unresolved.push(Unresolved { reading: "source", spelled: "a kernel image".into(), file: file.clone(), line, why });
             }
         }
+    }
+    for p in &program.skipped {
+        unresolved.push(Unresolved {
+            reading: "source",
+            spelled: p.display().to_string(),
+            file: p.clone(),
+            line: 0,
+            why: "not a regular file (a FIFO, socket or device): skipped, not opened".to_owned(),
+        });
     }
     let mut uses: Vec<Use> = uses.into_values().collect();
     uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
@@ -955,13 +973,29 @@ fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
     out
 }
 
+/// What a walk of folders has seen: each real folder once, however many links lead to it.
+#[derive(Default)]
+struct Walk {
+    folders: HashSet<PathBuf>,
+    /// Entries named `.rs` that are no regular files.
+    skipped: Vec<PathBuf>,
+}
+
 /// The `.rs` files under `path`, and the Cargo.toml of every package root passed on the way.
 /// Hidden folders are skipped, and `target` only where it is a package root's (beside a
-/// Cargo.toml): a module folder of that name is read.
-fn collect(path: &Path, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf>) -> Result<()> {
+/// Cargo.toml): a module folder of that name is read. Each real folder is walked once (links
+/// resolved, so two links to `.` end); FIFOs, sockets and devices named `.rs` are not opened
+/// (reading one could wait forever) and are listed.
+fn collect(path: &Path, walk: &mut Walk, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf>) -> Result<()> {
     let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     if meta.is_file() {
         out.push(path.to_owned());
+        return Ok(());
+    }
+    if !meta.is_dir() {
+        bail!("{}: neither a file nor a folder (a FIFO, socket or device): pass the program's sources", path.display());
+    }
+    if !walk.folders.insert(same_file(path)) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -979,10 +1013,16 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf
         if name.starts_with('.') || (package_root && name == "target") {
             continue;
         }
-        if p.is_dir() {
-            collect(&p, out, manifests)?;
+        // Through links: what the entry is in the end (a dangling link is neither).
+        let Ok(meta) = std::fs::metadata(&p) else { continue };
+        if meta.is_dir() {
+            collect(&p, walk, out, manifests)?;
         } else if name.ends_with(".rs") {
-            out.push(p);
+            if meta.is_file() {
+                out.push(p);
+            } else {
+                walk.skipped.push(p);
+            }
         }
     }
     Ok(())
