@@ -27,7 +27,8 @@ fn main() -> anyhow::Result<()> {
             _ => program = Some(PathBuf::from(a)),
         }
     }
-    let program = program.ok_or_else(|| anyhow::anyhow!("usage: min_driver_bench PROGRAM [--registry R] [--runs N]"))?;
+    let program =
+        program.ok_or_else(|| anyhow::anyhow!("usage: min_driver_bench PROGRAM [--registry R] [--runs N]"))?;
     let size = std::fs::metadata(&program)?.len();
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     let mut last = None;

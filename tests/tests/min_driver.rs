@@ -699,7 +699,8 @@ fn versions_that_never_existed_are_errors() {
 fn only_ptx_is_ptx() {
     let (f, _d) = floor_of("fn main() { println!(\"set .version 8.5 and .target sm_90 in the file\"); }\n");
     assert!(f.kernels.is_empty() && f.unresolved.is_empty(), "{:?}", f.kernels);
-    let (f, _d) = floor_of("const K: &str = \"//\\n.version 8.5\\n.target sm_90\\n.address_size 64\\n\";\nfn main() {}\n");
+    let (f, _d) =
+        floor_of("const K: &str = \"//\\n.version 8.5\\n.target sm_90\\n.address_size 64\\n\";\nfn main() {}\n");
     assert_eq!(f.kernels.len(), 2, "{:?}", f.kernels);
 }
 
@@ -712,13 +713,16 @@ fn an_architecture_a_release_removed_is_not_proven_there() {
     let dir = program_dir("const K: &str = \".version 8.7\\n.target sm_101a\\n.address_size 64\\n\";\nfn main() {}\n");
     let main = dir.path().join("main.rs");
     let reg = registry();
-    let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{out}");
-    let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "12.9", main.to_str().unwrap()]);
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "12.9", main.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{out}");
     let dir = program_dir("const K: &str = \".version 8.0\\n.target sm_52\\n.address_size 64\\n\";\nfn main() {}\n");
     let main = dir.path().join("main.rs");
-    let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{out}");
 }
 
@@ -732,10 +736,16 @@ fn what_the_scan_cannot_see_is_said_or_read() {
     let call = CALL;
     // A path dependency, and only the app's folder given.
     let dir = tree(&[
-        ("app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nwrap = { path = \"../wrap\" }\n"),
+        (
+            "app/Cargo.toml",
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nwrap = { path = \"../wrap\" }\n",
+        ),
         ("app/src/main.rs", "fn main() { wrap::make_context(); }\n"),
         ("wrap/Cargo.toml", "[package]\nname = \"wrap\"\nversion = \"0.1.0\"\n"),
-        ("wrap/src/lib.rs", &format!("pub fn make_context() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{call}).unwrap(); }} }}\n")),
+        (
+            "wrap/src/lib.rs",
+            &format!("pub fn make_context() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{call}).unwrap(); }} }}\n"),
+        ),
     ]);
     let f = floor(&registry(), &[dir.path().join("app")]).unwrap();
     assert_eq!(f.version(), v, "{}", f.render(dir.path(), None));
@@ -755,7 +765,8 @@ fn what_the_scan_cannot_see_is_said_or_read() {
     let (f, d) = floor_of("fn main() { let _ = concat!(\"cu\", stringify!(CtxCreate)); }\n");
     assert!(f.at_least(), "{}", f.render(d.path(), None));
     // PTX as a byte array.
-    let ptx: Vec<String> = ".version 8.5\n.target sm_90\n.address_size 64\n".bytes().map(|b| format!("{b:#04x}")).collect();
+    let ptx: Vec<String> =
+        ".version 8.5\n.target sm_90\n.address_size 64\n".bytes().map(|b| format!("{b:#04x}")).collect();
     let (f, d) = floor_of(&format!("static K: [u8; {}] = [{}];\nfn main() {{}}\n", ptx.len(), ptx.join(", ")));
     assert!(f.kernels.iter().any(|k| k.needs == "PTX ISA 8.5"), "{}", f.render(d.path(), None));
     // #[cfg_attr(.., path)] and a file module inside an inline module, main.rs given alone.
@@ -796,7 +807,8 @@ fn fifos_and_link_loops_do_not_hang() {
     let (tx, rx) = std::sync::mpsc::channel();
     let root = dir.path().to_owned();
     std::thread::spawn(move || {
-        let _ = tx.send(floor(&registry(), &[root]).map(|f| (f.version(), f.unresolved.len())).map_err(|e| e.to_string()));
+        let _ =
+            tx.send(floor(&registry(), &[root]).map(|f| (f.version(), f.unresolved.len())).map_err(|e| e.to_string()));
     });
     let (version, unresolved) = rx.recv_timeout(Duration::from_secs(60)).expect("min-driver did not return").unwrap();
     assert_eq!(version, 2000);

@@ -303,7 +303,8 @@ fn damaged_binaries_are_no_panic_and_no_hang() {
         let mut bytes = fatbin(header, size).to_vec();
         bytes.extend(fatbin(header, size));
         std::fs::write(d.path().join("k.fatbin"), &bytes).unwrap();
-        std::fs::write(d.path().join("main.rs"), "static K: &[u8] = include_bytes!(\"k.fatbin\");\nfn main() {}\n").unwrap();
+        std::fs::write(d.path().join("main.rs"), "static K: &[u8] = include_bytes!(\"k.fatbin\");\nfn main() {}\n")
+            .unwrap();
         let _ = floor(&registry(), &[d.path().to_owned()]);
     }
 }
@@ -322,7 +323,12 @@ fn an_nvcc_program_is_read_exactly() {
     assert_eq!(f.version(), 13000, "{report}");
     assert!(!f.at_least(), "{report}");
     let needs: Vec<(&str, &str)> = f.kernels.iter().map(|k| (k.needs.as_str(), k.reading)).collect();
-    for want in [("the CUDA 13.x runtime", "runtime"), ("PTX ISA 9.0", "kernel"), ("a CUDA 13.x cubin", "kernel"), ("sm_90", "kernel")] {
+    for want in [
+        ("the CUDA 13.x runtime", "runtime"),
+        ("PTX ISA 9.0", "kernel"),
+        ("a CUDA 13.x cubin", "kernel"),
+        ("sm_90", "kernel"),
+    ] {
         assert!(needs.contains(&want), "{want:?} in\n{report}");
     }
 }

@@ -171,7 +171,7 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
             continue;
         };
         if name == ".nv_fatbin" || name == "__nv_fatbin" {
-            kernels::binary(bytes, &format!("{name}"), &mut image);
+            kernels::binary(bytes, &name, &mut image);
             continue;
         }
         records(bytes, little, &name, &mut records_found);
@@ -182,12 +182,10 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
     read.records = records_found.len();
     let file_name = path.to_owned();
     let mut uses: BTreeMap<String, Use> = BTreeMap::new();
-    let mut add = |u: Use| {
-        match uses.get(&u.marker) {
-            Some(old) if old.version >= u.version => {}
-            _ => {
-                uses.insert(u.marker.clone(), u);
-            }
+    let mut add = |u: Use| match uses.get(&u.marker) {
+        Some(old) if old.version >= u.version => {}
+        _ => {
+            uses.insert(u.marker.clone(), u);
         }
     };
     for r in &records_found {
@@ -202,10 +200,9 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
         };
         match r.how {
             ENTRY => {
-                let marker = reg.entry_of(&r.symbol, r.version, r.flags).map_or_else(
-                    || format!("{}_v{}", r.symbol, r.version),
-                    |e| reg.entries[e].marker.clone(),
-                );
+                let marker = reg
+                    .entry_of(&r.symbol, r.version, r.flags)
+                    .map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 let floor = reg.entry_of(&r.symbol, r.version, r.flags).map_or(r.floor, |e| reg.entries[e].floor);
                 add(mk(
                     marker,
@@ -278,7 +275,8 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
     }
     // A program without records that looks libcuda's functions up by name (cuGetProcAddress,
     // or dlopen of libcuda): the registry names its strings hold, at their highest meaning.
-    let asks_by_name = imports.iter().any(|n| n.starts_with("cuGetProcAddress") || n == "dlsym" || n == "GetProcAddress");
+    let asks_by_name =
+        imports.iter().any(|n| n.starts_with("cuGetProcAddress") || n == "dlsym" || n == "GetProcAddress");
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
     let static_cudart = static_runtime(data, reg);
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
@@ -317,7 +315,11 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
     // The CUDA runtime it links: what that runtime needs.
     let runtime = shared_cudart.map(|(major, minor, soname)| (major, minor, format!("links {soname}"))).or_else(|| {
         static_cudart.map(|(major, minor)| {
-            (major, Some(minor), format!("a static CUDA runtime, {major}.{minor} or later by the driver functions it names"))
+            (
+                major,
+                Some(minor),
+                format!("a static CUDA runtime, {major}.{minor} or later by the driver functions it names"),
+            )
         })
     });
     if let Some((major, minor, how)) = runtime {
@@ -343,7 +345,13 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
     for (need, what) in image.needs {
         let Ok((needs, version)) = super::kernel_floor(&need, releases) else {
             let why = super::kernel_floor(&need, releases).err().unwrap_or_default();
-            read.unresolved.push(Unresolved { spelled: what, file: file_name.clone(), line: 0, why, reading: "kernel" });
+            read.unresolved.push(Unresolved {
+                spelled: what,
+                file: file_name.clone(),
+                line: 0,
+                why,
+                reading: "kernel",
+            });
             continue;
         };
         // A library of thousands of kernels: one line per need, with a count.

@@ -68,7 +68,10 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
         if version != 1 || header != 16 {
             continue;
         }
-        let end = usize::try_from(size).ok().and_then(|s| (at + 16).checked_add(s)).map_or(bytes.len(), |e| e.min(bytes.len()));
+        let end = usize::try_from(size)
+            .ok()
+            .and_then(|s| (at + 16).checked_add(s))
+            .map_or(bytes.len(), |e| e.min(bytes.len()));
         fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
         covered.push((at, end));
         next = end.max(at + 1);

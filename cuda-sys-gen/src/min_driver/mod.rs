@@ -351,7 +351,13 @@ pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor>
     for p in programs {
         let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
         let read = binary::read(p, &data, &reg, &releases)?;
-        floor.programs.push(format!("{} ({}, {} bytes): {} record(s) of the generated crate", p.display(), read.format, data.len(), read.records));
+        floor.programs.push(format!(
+            "{} ({}, {} bytes): {} record(s) of the generated crate",
+            p.display(),
+            read.format,
+            data.len(),
+            read.records
+        ));
         floor.uses.extend(read.uses);
         floor.kernels.extend(read.kernels);
         floor.unresolved.extend(read.unresolved);
@@ -714,9 +720,10 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                     spelled,
                     file: file.clone(),
                     line: l.line,
-                    why: "a lookup whose name or version is a value known only at run time: the program may need more; \
+                    why:
+                        "a lookup whose name or version is a value known only at run time: the program may need more; \
                           write both as literals, or use the entries' markers"
-                        .to_owned(),
+                            .to_owned(),
                 }),
             }
         }
@@ -737,7 +744,8 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                 spelled: format!("{name:?}"),
                 file: file.clone(),
                 line: *line,
-                why: "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)".to_owned(),
+                why: "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)"
+                    .to_owned(),
             });
         }
         let from_file = |n: &str| MODULE_FROM_FILE.contains(&n.split("_v").next().unwrap_or(n));
@@ -805,12 +813,22 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
         for (line, image) in images {
             for (need, what) in image.needs {
                 match kernel_floor(&need, releases) {
-                    Ok((needs, version)) => kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" }),
-                    Err(why) => unresolved.push(Unresolved { reading: "source", spelled: what, file: file.clone(), line, why }),
+                    Ok((needs, version)) => {
+                        kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" })
+                    }
+                    Err(why) => {
+                        unresolved.push(Unresolved { reading: "source", spelled: what, file: file.clone(), line, why })
+                    }
                 }
             }
             for why in image.unreadable {
-                unresolved.push(Unresolved { reading: "source", spelled: "a kernel image".into(), file: file.clone(), line, why });
+                unresolved.push(Unresolved {
+                    reading: "source",
+                    spelled: "a kernel image".into(),
+                    file: file.clone(),
+                    line,
+                    why,
+                });
             }
         }
     }
@@ -941,7 +959,12 @@ fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
     for m in members {
         match m.strip_suffix("/*") {
             Some(dir) => out.extend(
-                std::fs::read_dir(base.join(dir)).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()),
+                std::fs::read_dir(base.join(dir))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir()),
             ),
             None => out.push(base.join(m)),
         }
@@ -1287,7 +1310,11 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                 );
             };
             let label = if open_ended {
-                format!("driver {text} ({}: newer than NVIDIA's table, CUDA {} or later)", platform.name(), cuda_text(cuda))
+                format!(
+                    "driver {text} ({}: newer than NVIDIA's table, CUDA {} or later)",
+                    platform.name(),
+                    cuda_text(cuda)
+                )
             } else {
                 format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda))
             };

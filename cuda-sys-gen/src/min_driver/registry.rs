@@ -107,8 +107,10 @@ impl Registry {
     /// variant, 2: per-thread) asks for; of two per-thread variants, the higher floor.
     pub fn entry_of(&self, symbol: &str, version: u32, flags: u8) -> Option<usize> {
         let all = self.by_symbol.get(symbol)?;
-        let matching =
-            all.iter().copied().filter(|&i| self.entries[i].version == version && self.entries[i].default_variant == (flags != 2));
+        let matching = all
+            .iter()
+            .copied()
+            .filter(|&i| self.entries[i].version == version && self.entries[i].default_variant == (flags != 2));
         self.highest(matching)
     }
 
@@ -116,7 +118,8 @@ impl Registry {
     /// (default variant) at or below `version`.
     pub fn newest_at(&self, symbol: &str, version: u32) -> Option<usize> {
         let all = self.by_symbol.get(symbol)?;
-        let at_or_below = all.iter().copied().filter(|&i| self.entries[i].default_variant && self.entries[i].version <= version);
+        let at_or_below =
+            all.iter().copied().filter(|&i| self.entries[i].default_variant && self.entries[i].version <= version);
         at_or_below.max_by_key(|&i| (self.entries[i].version, self.entries[i].floor))
     }
 

@@ -249,7 +249,9 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                 }
                 // `mod gpu { .. }`: the `mod x;` inside it are files of `gpu/`.
                 let mut mod_path = level.mod_path.clone();
-                if g.delimiter() == Delimiter::Brace && ident_text_at(tokens, i.wrapping_sub(2)).as_deref() == Some("mod") {
+                if g.delimiter() == Delimiter::Brace
+                    && ident_text_at(tokens, i.wrapping_sub(2)).as_deref() == Some("mod")
+                {
                     mod_path.extend(i.checked_sub(1).and_then(|k| tokens.get(k)).and_then(ident_text));
                 }
                 stack.push(Level {

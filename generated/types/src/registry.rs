@@ -23496,7 +23496,7 @@ impl EntryRecord {
     /// `resolve`): the program may need more than its records say.
     pub const RUNTIME: u8 = 3;
     /// A lookup by a name and version fixed at compile time
-    /// ([`get_raw!`](../macro.get_raw.html)).
+    /// (the `get_raw!` macro of the crate that looks entries up).
     pub const FIXED: u8 = 4;
     /// A record; refused at compile time where a name does not fit.
     #[allow(clippy::too_many_arguments)]
