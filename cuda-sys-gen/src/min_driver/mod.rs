@@ -368,6 +368,16 @@ pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor>
     Ok(floor)
 }
 
+/// The benchmarks' baseline for [`floor_of_programs`]: the least any reader of a compiled
+/// program does, the `object` crate's parse of it, every section's bytes taken and its symbols
+/// walked. Returns the bytes and symbols seen.
+pub fn object_bare_parse(data: &[u8]) -> Result<(usize, usize)> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(data)?;
+    let bytes = file.sections().map(|s| s.data().map_or(0, <[u8]>::len)).sum();
+    Ok((bytes, file.symbols().count() + file.dynamic_symbols().count()))
+}
+
 fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Program> {
     let mut files = Vec::new();
     let mut walk = Walk::default();
