@@ -221,8 +221,35 @@ fn inflate(payload: &[u8], expected: Option<u64>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// How much of a compressed cubin is decompressed first.
-const PREFIX: u64 = 64 << 10;
+/// A zstd payload decompressed until `mark` and 64 bytes after it have come out (or to its
+/// end, at most `expected` bytes): one pass, each output byte searched once.
+fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !inflated_ok(payload) {
+        return None;
+    }
+    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?.take(cap);
+    let finder = memchr::memmem::Finder::new(mark);
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 16 << 10];
+    let mut found: Option<usize> = None;
+    loop {
+        let n = decoder.read(&mut chunk).ok()?;
+        if n == 0 {
+            break;
+        }
+        let from = out.len().saturating_sub(mark.len());
+        out.extend_from_slice(&chunk[..n]);
+        if found.is_none() {
+            found = finder.find(&out[from..]).map(|p| from + p);
+        }
+        if found.is_some_and(|at| out.len() >= at + mark.len() + 64) {
+            break;
+        }
+    }
+    Some(out)
+}
 
 /// [`cubin`] from the first bytes of one (a decompressed prefix): its ELF header, read by
 /// hand, and its toolkit note where the bytes hold it.
@@ -238,9 +265,12 @@ fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
     cubin_needs(flags, h[8], toolkit_note(bytes), what, image);
 }
 
+/// What a cubin's toolkit note says before its release.
+const NOTE_MARK: &[u8] = b"Cuda compilation tools, release ";
+
 /// "release X.Y" in a cubin's toolkit note.
 fn toolkit_note(bytes: &[u8]) -> Option<String> {
-    const MARK: &[u8] = b"Cuda compilation tools, release ";
+    const MARK: &[u8] = NOTE_MARK;
     let at = bytes.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
     let rest = &bytes[at..bytes.len().min(at + 16)];
     let end = rest.iter().position(|&b| b == b',' || b == 0)?;
@@ -296,14 +326,13 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
             // measured on fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. A zstd
             // entry is decompressed (up to the size its header gives, at offset 56) and read.
             let compressed = flags & 0xa000 != 0;
-            // A cubin's header and toolkit note sit at its start: its first 64 KiB are enough,
-            // unless the note is not among them (decompressing all of libtorch's 2789 cubins
-            // took 13 s; their first 64 KiB a fraction of it).
-            let want = if kind == 2 { u64_at(e + 56).map(|n| n.min(PREFIX)) } else { u64_at(e + 56) };
-            let mut inflated = if compressed { inflate(&bytes[payload..payload_end], want) } else { None };
-            if kind == 2 && inflated.as_deref().is_some_and(|c| toolkit_note(c).is_none() && c.len() as u64 >= PREFIX) {
-                inflated = inflate(&bytes[payload..payload_end], u64_at(e + 56));
-            }
+            // A cubin is decompressed only up to its toolkit note (its ELF header comes first),
+            // in one pass: the rest is not needed.
+            let inflated = match (compressed, kind) {
+                (false, _) => None,
+                (true, 2) => inflate_until(&bytes[payload..payload_end], u64_at(e + 56), NOTE_MARK),
+                (true, _) => inflate(&bytes[payload..payload_end], u64_at(e + 56)),
+            };
             match (kind, compressed, inflated) {
                 (1, true, Some(text)) => {
                     let text = String::from_utf8_lossy(&text);
