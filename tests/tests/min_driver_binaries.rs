@@ -349,3 +349,13 @@ fn a_c_program_against_cuda_h() {
     assert_eq!(code, Some(3), "{out}");
     assert!(out.contains("PTX ISA 9.1"), "{out}");
 }
+
+/// nvcc 13.5 from PyPI, PTX only: zstd-compressed ISA 9.5 (CUDA 13.5), the shared runtime.
+#[test]
+fn a_pypi_nvcc_program_needs_its_ptx_isa() {
+    let f = floor_of(&nvcc_fixture("k_pip_shared_ptx"));
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13050, "{report}");
+    assert!(!f.at_least(), "{report}");
+    assert!(f.kernels.iter().any(|k| k.needs == "PTX ISA 9.5" && k.what.contains("zstd")), "{report}");
+}
