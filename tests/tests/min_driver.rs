@@ -816,3 +816,18 @@ fn fifos_and_link_loops_do_not_hang() {
         assert_eq!(unresolved, 1, "the FIFO is named");
     }
 }
+
+/// A macro that imports the crate's `api` under a name its caller picks, beside another
+/// module's `use ... aliases::cuda_11_7 as cuda`: `cuda::cuCtxCreate` may be either, so it is
+/// not narrowed to 11.7's meaning.
+#[test]
+fn a_macro_made_import_stops_narrowing_by_imports() {
+    let v = cu_ctx_create();
+    let program = format!(
+        "macro_rules! bind {{ ($name:ident) => {{ use cuda_driver_pfn::api as $name; }}; }}\n\
+         mod a {{ use cuda_driver_pfn::aliases::cuda_11_7 as cuda; pub fn f() {{ let _ = cuda::cuInit; }} }}\n\
+         mod b {{ bind!(cuda); pub fn g() {{ unsafe {{ cuda::cuCtxCreate{CALL}; }} }} }}\n\
+         fn main() {{}}\n"
+    );
+    assert_floor(&program, v);
+}

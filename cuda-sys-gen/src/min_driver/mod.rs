@@ -595,6 +595,19 @@ impl<'a> Narrowing<'a> {
                 }
             }
         }
+        // A macro that imports from the crate under a name its caller picks (`use
+        // cuda_driver_pfn::api as $name;`) may bind any imported name to anything of the crate:
+        // no import proves a path then, only the crate's own names do.
+        let macro_made = program.scanned.iter().flat_map(|s| &s.uses).any(|u| {
+            u.name.as_deref().is_some_and(|n| n.starts_with('$'))
+                && u.path
+                    .iter()
+                    .find(|s| !matches!(s.as_str(), "crate" | "self" | "super"))
+                    .is_some_and(|r| program.crate_idents.contains(r))
+        });
+        if macro_made {
+            imports.clear();
+        }
         Narrowing { foreign, imports, crate_idents: &program.crate_idents }
     }
 

@@ -378,7 +378,13 @@ fn use_tree(tokens: &[TokenTree], prefix: &mut Vec<String>, out: &mut Vec<UseBin
                 path.push(seg.clone());
                 let name = if ident_text_at(tokens, k + 1).as_deref() == Some("as") {
                     k += 2;
-                    ident_text_at(tokens, k).unwrap_or(seg)
+                    if is_punct(tokens.get(k), '$') {
+                        // `as $name` in a macro's body: a name the macro's caller chooses.
+                        k += 1;
+                        format!("${}", ident_text_at(tokens, k).unwrap_or_default())
+                    } else {
+                        ident_text_at(tokens, k).unwrap_or(seg)
+                    }
                 } else if seg == "self" {
                     path.pop();
                     path.last().cloned().unwrap_or(seg)
