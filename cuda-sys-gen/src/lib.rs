@@ -422,6 +422,11 @@ pub struct MinDriverArgs {
     /// Fail (exit 3) when the floor is above this CUDA version (`12.2`): a CI gate.
     #[arg(long, value_name = "CUDA")]
     pub max: Option<String>,
+    /// The GPU the program runs on (`sm_90`): of each fatbin, only the entry the driver loads
+    /// there counts (a cubin for it, else the PTX it JIT-compiles); the others are listed as
+    /// unused there, and a fatbin with no entry for it is said.
+    #[arg(long, value_name = "SM")]
+    pub arch: Option<String>,
     /// Whose driver numbers `--driver` reads (the report names both platforms' drivers).
     #[arg(long, value_enum, default_value = "linux")]
     pub platform: DriverPlatform,

@@ -359,3 +359,22 @@ fn a_pypi_nvcc_program_needs_its_ptx_isa() {
     assert!(!f.at_least(), "{report}");
     assert!(f.kernels.iter().any(|k| k.needs == "PTX ISA 9.5" && k.what.contains("zstd")), "{report}");
 }
+
+/// `--arch`: of each fatbin, only the entry the driver loads on that GPU counts; the others
+/// are listed as not loaded, and a fatbin with nothing for the GPU is said.
+#[test]
+fn the_arch_flag_counts_the_entry_the_gpu_loads() {
+    let k = nvcc_fixture("k_shared");
+    let f = cuda_sys_gen::min_driver::floor_on(&registry(), std::slice::from_ref(&k), Some(90)).unwrap();
+    let report = f.render(Path::new("."), None);
+    assert!(!f.at_least(), "{report}");
+    assert!(f.kernels.iter().any(|k| k.needs == "sm_90") && !f.kernels.iter().any(|k| k.needs == "sm_80"), "{report}");
+    assert!(f.unused.iter().any(|u| u.contains("sm_80")), "{report}");
+    let f = cuda_sys_gen::min_driver::floor_on(&registry(), std::slice::from_ref(&k), Some(75)).unwrap();
+    let report = f.render(Path::new("."), None);
+    assert!(f.unresolved.iter().any(|u| u.why.contains("no entry runs on sm_75")), "{report}");
+    let (code, out) = cli(&["min-driver", k.to_str().unwrap(), "--arch", "sm_75", "--driver", "13.0"]);
+    assert_eq!(code, Some(2), "{out}");
+    let (code, out) = cli(&["min-driver", k.to_str().unwrap(), "--arch", "sm_99"]);
+    assert_eq!(code, Some(1), "{out}");
+}

@@ -113,6 +113,8 @@ pub(super) struct Read {
     /// The kind of file (`ELF x86-64 executable`).
     pub format: String,
     pub records: usize,
+    /// With a GPU given: the fatbin entries not loaded on it.
+    pub unused: Vec<String>,
 }
 
 /// Whether `bytes` start like a compiled program or library the `object` crate reads.
@@ -136,7 +138,13 @@ fn runtime_floor(major: u32, minor: Option<u32>) -> u32 {
 }
 
 /// Reads the compiled program `path` (its bytes `data`).
-pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::Releases) -> anyhow::Result<Read> {
+pub(super) fn read(
+    path: &Path,
+    data: &[u8],
+    reg: &Registry,
+    releases: &super::Releases,
+    gpu: Option<u32>,
+) -> anyhow::Result<Read> {
     let file = object::File::parse(data).map_err(|e| {
         anyhow::anyhow!(
             "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
@@ -340,6 +348,11 @@ pub(super) fn read(path: &Path, data: &[u8], reg: &Registry, releases: &super::R
             line: 0,
             reading: "runtime",
         });
+    }
+    if let Some(g) = gpu {
+        let (kept, unused) = kernels::for_gpu(image, g);
+        image = kept;
+        read.unused = unused;
     }
     let mut kernels_seen: BTreeMap<String, usize> = BTreeMap::new();
     for (need, what) in image.needs {

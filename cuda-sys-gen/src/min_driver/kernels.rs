@@ -20,8 +20,91 @@ pub(super) enum Need {
 #[derive(Debug, Default)]
 pub(super) struct Image {
     pub needs: Vec<(Need, String)>,
+    /// Per need, the fatbin entry it comes from (`None`: not from a fatbin).
+    pub tags: Vec<Option<Tag>>,
     /// Parts that could not be read, and why.
     pub unreadable: Vec<String>,
+    /// The fatbin entry being read, and how many containers were read.
+    current: Option<Tag>,
+    containers: usize,
+}
+
+/// A fatbin entry: its container, its index in it, and whether it is PTX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Tag {
+    pub container: usize,
+    pub entry: usize,
+    pub ptx: bool,
+}
+
+impl Image {
+    fn push_need(&mut self, need: (Need, String)) {
+        self.needs.push(need);
+        self.tags.push(self.current);
+    }
+}
+
+/// `sm_90a` as (90, 'a'); `sm_90` as (90, ' ').
+fn arch_parts(arch: &str) -> Option<(u32, char)> {
+    let rest = arch.strip_prefix("sm_")?;
+    let suffix = rest.chars().last().filter(char::is_ascii_alphabetic);
+    let digits = rest.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    Some((digits.parse().ok()?, suffix.unwrap_or(' ')))
+}
+
+/// Whether an entry for `arch` runs on a GPU of compute capability `gpu` (90 for sm_90): a
+/// cubin on its own GPU or a later one of the same major version (`a`: its own only); PTX on
+/// its target or any later GPU (`a`: its own; `f`: its major's later ones).
+fn runs_on(arch: &str, ptx: bool, gpu: u32) -> bool {
+    let Some((n, suffix)) = arch_parts(arch) else { return false };
+    match (ptx, suffix) {
+        (_, 'a') => n == gpu,
+        (false, _) | (true, 'f') => n / 10 == gpu / 10 && n <= gpu,
+        (true, _) => n <= gpu,
+    }
+}
+
+/// The needs of `image` on a GPU of compute capability `gpu`: of each fatbin container, only
+/// the entry the driver loads there (the best cubin for it, else the PTX of the highest target
+/// it runs), the others listed as unused; a container with no entry for it is unreadable there.
+pub(super) fn for_gpu(image: Image, gpu: u32) -> (Image, Vec<String>) {
+    use std::collections::BTreeMap;
+    // Per container, per entry: its architecture and kind.
+    let mut entries: BTreeMap<usize, BTreeMap<usize, (String, bool)>> = BTreeMap::new();
+    for ((need, _), tag) in image.needs.iter().zip(&image.tags) {
+        if let (Need::Arch(a), Some(t)) = (need, tag) {
+            entries.entry(t.container).or_default().insert(t.entry, (a.clone(), t.ptx));
+        }
+    }
+    let mut chosen: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out = Image { unreadable: image.unreadable, ..Image::default() };
+    for (&c, list) in &entries {
+        let key = |(a, ptx): &(String, bool)| (!*ptx, arch_parts(a).map_or(0, |(n, _)| n));
+        match list.iter().filter(|(_, (a, ptx))| runs_on(a, *ptx, gpu)).max_by_key(|(_, e)| key(e)) {
+            Some((&e, _)) => {
+                chosen.insert(c, e);
+            }
+            None => out.unreadable.push(format!(
+                "fatbin container {c}: no entry runs on sm_{gpu} ({}), whatever the driver",
+                list.values()
+                    .map(|(a, p)| format!("{} {a}", if *p { "PTX" } else { "cubin" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+    let mut unused = Vec::new();
+    for (need, tag) in image.needs.into_iter().zip(image.tags) {
+        match tag {
+            Some(t) if chosen.get(&t.container) != Some(&t.entry) => {
+                if matches!(need.0, Need::Arch(_)) {
+                    unused.push(format!("{} (not loaded on sm_{gpu})", need.1));
+                }
+            }
+            _ => out.push_need(need),
+        }
+    }
+    (out, unused)
 }
 
 /// Whether `text` holds a PTX module: a line `.version X.Y` whose next directive (past blank
@@ -117,7 +200,7 @@ pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
                 continue;
             }
             found_version = true;
-            image.needs.push((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
+            image.push_need((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
         } else if let Some(rest) = line.strip_prefix(".target") {
             if !rest.starts_with(char::is_whitespace) {
                 continue;
@@ -125,7 +208,7 @@ pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
             for t in rest.split(',').map(|t| t.trim().trim_end_matches(';').trim()) {
                 if t.starts_with("sm_") || t.starts_with("compute_") {
                     let arch = t.replacen("compute_", "sm_", 1);
-                    image.needs.push((Need::Arch(arch), format!("{what}: .target {t}")));
+                    image.push_need((Need::Arch(arch), format!("{what}: .target {t}")));
                 }
             }
         }
@@ -186,10 +269,10 @@ fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, image: &mu
         return;
     }
     let arch = format!("sm_{sm}{}", if a { "a" } else { "" });
-    image.needs.push((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
+    image.push_need((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
     match note {
         Some(release) => {
-            image.needs.push((Need::Toolkit(release.clone()), format!("{what}: built by CUDA {release}'s ptxas")))
+            image.push_need((Need::Toolkit(release.clone()), format!("{what}: built by CUDA {release}'s ptxas")))
         }
         None => image.unreadable.push(format!(
             "{what}: a cubin for {arch} that does not say which CUDA built it (ptxas before 12.8 does not): drivers \
@@ -281,6 +364,11 @@ fn toolkit_note(bytes: &[u8]) -> Option<String> {
 /// entries, each with a header naming its kind (1: PTX, 2: cubin), payload size, flags
 /// (compressed or not) and architecture. Every length is checked against the file.
 fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
+    fatbin_entries(bytes, what, image);
+    image.current = None;
+}
+
+fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
     let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
@@ -289,6 +377,8 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
     let mut containers = 0;
     while let (Some(FATBIN_MAGIC), Some(header_size), Some(fat_size)) = (u32_at(at), u16_at(at + 6), u64_at(at + 8)) {
         containers += 1;
+        image.containers += 1;
+        let container = image.containers;
         if header_size < 16 {
             image.unreadable.push(format!("{what}: fatbin container {containers} has a header of {header_size} bytes"));
             return;
@@ -321,6 +411,7 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                 return;
             };
             let part = format!("{what} (fatbin entry {n})");
+            image.current = Some(Tag { container, entry: n, ptx: kind == 1 });
             // 0x2000: NVIDIA's own compression (CUDA 11 and 12); 0x8000: zstd (13.x), as
             // measured on fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. A zstd
             // entry is decompressed (up to the size its header gives, at offset 56) and read.
@@ -341,12 +432,12 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                 (1, true, None) => {
                     image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
                     if arch != 0 {
-                        image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
+                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
                     }
                 }
                 (2, true, None) => {
                     if arch != 0 {
-                        image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
+                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
                     }
                     image.unreadable.push(format!(
                         "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
@@ -360,6 +451,7 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                 (2, false, _) => cubin(&bytes[payload..payload_end], &part, image),
                 (other, _, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
             }
+            image.current = None;
             if payload_end <= e {
                 break;
             }

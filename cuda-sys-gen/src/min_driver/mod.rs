@@ -110,6 +110,8 @@ pub struct Floor {
     pub build_only: Vec<PathBuf>,
     /// Where a compiled program was read: each program, its format and its records.
     pub programs: Vec<String>,
+    /// With `--arch`: the fatbin entries the driver does not load on that GPU.
+    pub unused: Vec<String>,
 }
 
 /// Where a floor comes from: an entry point or a kernel.
@@ -243,6 +245,12 @@ impl Floor {
                 }
             }
         }
+        if !self.unused.is_empty() {
+            s.push_str(&format!("not loaded on this GPU ({}), not counted:\n", self.unused.len()));
+            for u in &self.unused {
+                s.push_str(&format!("  {u}\n"));
+            }
+        }
         for b in &self.build_only {
             s.push_str(&format!("  not counted: {} (a build script's: it runs where the program is built)\n", rel(b)));
         }
@@ -307,6 +315,12 @@ struct Program {
 /// cargo `target/` folder of a package root skipped; `mod x;` and `include!` files of a file
 /// given alone are followed), by the registry at `registry`.
 pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
+    floor_on(registry, sources, None)
+}
+
+/// [`floor`] on a GPU of compute capability `gpu` (90 for sm_90): of each fatbin, only the
+/// entry the driver loads there counts.
+pub fn floor_on(registry: &Path, sources: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
     let compiled: Vec<bool> = sources.iter().map(|p| is_compiled(p)).collect();
     if compiled.iter().any(|&c| c) {
         if let Some(i) = compiled.iter().position(|&c| !c) {
@@ -316,7 +330,7 @@ pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
                 sources[compiled.iter().position(|&c| c).unwrap_or(0)].display()
             );
         }
-        return floor_of_programs(registry, sources);
+        return floor_of_programs_on(registry, sources, gpu);
     }
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
@@ -328,7 +342,7 @@ pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
         .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned))
         .unwrap_or_else(|| "cuda-driver-pfn".to_owned());
     let program = read_program(sources, &reg, &package)?;
-    Ok(evaluate(&program, &reg, &releases))
+    Ok(evaluate(&program, &reg, &releases, gpu))
 }
 
 /// Whether `path` is a regular file that starts like a compiled program (ELF, PE, Mach-O).
@@ -345,12 +359,17 @@ fn is_compiled(path: &Path) -> bool {
 /// without records, the CUDA runtime they link, and the kernels they embed. For linked code
 /// the records are exact: the linker kept those of the lookups in the code it kept.
 pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor> {
+    floor_of_programs_on(registry, programs, None)
+}
+
+/// [`floor_of_programs`] on a GPU of compute capability `gpu` (see [`floor_on`]).
+pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
     let mut floor = Floor::default();
     for p in programs {
         let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-        let read = binary::read(p, &data, &reg, &releases)?;
+        let read = binary::read(p, &data, &reg, &releases, gpu)?;
         floor.programs.push(format!(
             "{} ({}, {} bytes): {} record(s) of the generated crate",
             p.display(),
@@ -361,6 +380,7 @@ pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor>
         floor.uses.extend(read.uses);
         floor.kernels.extend(read.kernels);
         floor.unresolved.extend(read.unresolved);
+        floor.unused.extend(read.unused);
     }
     floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
     floor.uses.dedup_by(|a, b| a.marker == b.marker);
@@ -631,7 +651,8 @@ impl<'a> Narrowing<'a> {
     }
 }
 
-fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
+fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<u32>) -> Floor {
+    let mut unused = Vec::new();
     let narrowing = Narrowing::new(program);
     let mut uses: BTreeMap<String, Use> = BTreeMap::new();
     let mut kernels: Vec<Kernel> = Vec::new();
@@ -834,6 +855,14 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             }
         }
         for (line, image) in images {
+            let image = match gpu {
+                Some(g) => {
+                    let (kept, not_loaded) = kernels::for_gpu(image, g);
+                    unused.extend(not_loaded.into_iter().map(|u| format!("{}:{line}: {u}", file.display())));
+                    kept
+                }
+                None => image,
+            };
             for (need, what) in image.needs {
                 match kernel_floor(&need, releases) {
                     Ok((needs, version)) => {
@@ -869,7 +898,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
     kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line))));
     kernels.dedup_by(|a, b| a.needs == b.needs && a.file == b.file && a.line == b.line);
     let build_only = program.build_only.iter().map(|&i| program.files[i].clone()).collect();
-    Floor { uses, kernels, unresolved, build_only, programs: Vec::new() }
+    Floor { uses, kernels, unresolved, build_only, programs: Vec::new(), unused }
 }
 
 fn describe(t: &scan::IncludeTarget) -> String {
@@ -1210,6 +1239,8 @@ struct JsonReport<'a> {
     build_only: &'a [PathBuf],
     /// The compiled programs read (empty for sources).
     programs: &'a [String],
+    /// With `--arch`: fatbin entries not loaded on that GPU.
+    unused: &'a [String],
     checks: &'a [Check],
 }
 
@@ -1231,7 +1262,11 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
         released(cuda, &releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
         wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
-    let floor = floor(&args.registry, &args.sources)?;
+    let gpu = match &args.arch {
+        Some(a) => Some(gpu_arch(a, &releases)?),
+        None => None,
+    };
+    let floor = floor_on(&args.registry, &args.sources, gpu)?;
     let checks: Vec<Check> =
         wanted.into_iter().map(|(against, cuda, open)| Check::new(&floor, against, cuda, open, &releases)).collect();
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
@@ -1258,6 +1293,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
             unresolved: &floor.unresolved,
             build_only: &floor.build_only,
             programs: &floor.programs,
+            unused: &floor.unused,
             checks: &checks,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -1272,6 +1308,18 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
 
 /// `--driver TEXT`: a driver version (`535.104.05`: its first number is 100 or more) or a CUDA
 /// version (`12.2`), as the CUDA version it stands for.
+/// `--arch sm_90` (or `90`) as 90: a GPU's compute capability, one of NVIDIA's table.
+fn gpu_arch(text: &str, releases: &Releases) -> Result<u32> {
+    let digits = text.trim_start_matches("sm_").trim_start_matches("compute_");
+    let n: u32 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("--arch {text}: not a GPU architecture; give it as sm_90 (a GPU's own, without a or f)")
+    })?;
+    if releases.arch(&format!("sm_{n}")).is_none() {
+        bail!("--arch {text}: sm_{n} is not in NVIDIA's table (cuda-releases.toml): a newer cuda-sys-gen may know it");
+    }
+    Ok(n)
+}
+
 /// Whether CUDA `cuda` is a release NVIDIA made, or may make: minors run 0 to 9, and within
 /// NVIDIA's driver table only its rows were released (no 12.7); older and newer ones pass.
 fn released(cuda: u32, releases: &Releases) -> std::result::Result<(), String> {
