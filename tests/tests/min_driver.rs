@@ -831,3 +831,15 @@ fn a_macro_made_import_stops_narrowing_by_imports() {
     );
     assert_floor(&program, v);
 }
+
+/// `newest::<symbols::X>` whose pointer the program turns into a function type of its own: the
+/// ABI that type describes is not read, so the oldest ABI is only "at least".
+#[test]
+fn newest_through_a_type_of_the_program_s_own_is_at_least() {
+    let program = "use cuda_driver_pfn::{symbols, Driver, NewestAbi};\n\
+        type MyCreate = unsafe extern \"system\" fn(*mut usize, *mut usize, u32, i32) -> u32;\n\
+        fn main() { let d = Driver::load().unwrap(); let abi = d.newest::<symbols::cuCtxCreate>().unwrap();\n\
+        let _f: MyCreate = unsafe { std::mem::transmute(abi.as_ptr()) }; }\n";
+    let (f, d) = floor_of(program);
+    assert!(f.at_least(), "{}", f.render(d.path(), None));
+}

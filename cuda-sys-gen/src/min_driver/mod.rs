@@ -686,6 +686,21 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                 continue;
             };
             let Some((entry, read_as)) = meaning_of(h, m, reg, &narrowing) else { continue };
+            // `newest`'s pointer turned into a type of the program's own: the ABI that type
+            // describes may be any of the symbol's, so the oldest is only a lower bound.
+            if read_as == "oldest ABI" && !h.string {
+                if let Some(&t) = s.transmutes.iter().min() {
+                    unresolved.push(Unresolved {
+                        reading: "source",
+                        spelled: format!("{} and transmute (line {t})", h.spelled()),
+                        file: file.clone(),
+                        line: h.line,
+                        why: "Driver::newest's pointer may be used as a function type of the program's own, whose ABI \
+                              is not read: match the symbol's enum instead, or name the entry (entries::X)"
+                            .to_owned(),
+                    });
+                }
+            }
             let e = &reg.entries[entry];
             uses.entry(e.marker.clone()).or_insert(Use {
                 reading: "source",

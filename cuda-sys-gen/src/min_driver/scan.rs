@@ -114,6 +114,8 @@ pub(super) struct Scanned {
     pub runtime_files: Vec<(usize, String)>,
     /// Walks of the registry's table (`ENTRIES`, `visit_entries`): line, name.
     pub tables: Vec<(usize, String)>,
+    /// Lines of `transmute` calls (a pointer used as a type of the program's own).
+    pub transmutes: Vec<usize>,
 }
 
 /// The registry's table and what walks it: which entries a program that uses them looks up is
@@ -307,6 +309,9 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                     }
                 }
                 let declares = matches!(before.as_deref(), Some("fn" | "static" | "const"));
+                if matches!(name.as_str(), "transmute" | "transmute_copy") && !declares {
+                    out.transmutes.push(line);
+                }
                 if TABLES.contains(&name.as_str()) && !declares {
                     out.tables.push((line, name.clone()));
                 }
