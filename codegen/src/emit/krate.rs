@@ -324,7 +324,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};
         #[cfg(feature = "newest")]
         pub use newest::{symbols, NewestAbi, Symbol};
-        pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+        pub use registry::{entries, Entry, EntryInfo, EntryRecord, ENTRIES, TOOLKITS};
         pub use registry::{Platforms, StreamFlags, Variant};
         #[cfg(feature = "runtime")]
         pub use runtime::Runtime;
@@ -390,7 +390,7 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub mod types;
         #(#modules)*
 
-        pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+        pub use registry::{entries, Entry, EntryInfo, EntryRecord, ENTRIES, TOOLKITS};
         pub use registry::{Platforms, StreamFlags, Variant};
     }
 }
