@@ -11,6 +11,12 @@ pub enum Error {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
 
+    #[error("{}: {reason}", path.display())]
+    Input { path: PathBuf, reason: String },
+
+    #[error("refusing {what} {text:?}: {why}")]
+    HeaderText { what: String, text: String, why: String },
+
     #[error("{message}\n  --> {}:{line}:{col}", path.display())]
     Manifest { path: PathBuf, line: usize, col: usize, message: String },
 

@@ -77,7 +77,7 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
 /// The number of `#define CUDA_VERSION nnnnn` in a cuda.h (`12040`).
 pub fn cuda_version_define(include_dir: &Path) -> Result<u32, Error> {
     let path = include_dir.join("cuda.h");
-    let bytes = fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+    let bytes = crate::input::read_bytes(&path, "cuda.h")?;
     let text = String::from_utf8_lossy(&bytes);
     // `\r` too: clang ends a line at a lone carriage return, and so does a cuda.h saved so.
     for line in text.split(['\n', '\r']) {

@@ -61,8 +61,7 @@ pub fn folder_digest(root: &Path) -> Result<String, Error> {
     let mut files = BTreeMap::new();
     for rel in list_tree(root)? {
         let path = root.join(&rel);
-        let bytes = fs::read(&path).map_err(|source| Error::Io { path, source })?;
-        files.insert(rel, bytes);
+        files.insert(rel, crate::input::read_bytes(&path, "a file of the output folder")?);
     }
     Ok(tree_digest(&files))
 }
@@ -71,20 +70,10 @@ pub fn folder_digest(root: &Path) -> Result<String, Error> {
 /// before records were kept). Read leniently: it only ever widens what may be replaced among
 /// files that carry the marker.
 pub fn read_record(root: &Path) -> Result<BTreeSet<String>, Error> {
-    use std::io::Read;
-    let path = root.join(RECORD);
-    let mut text = String::new();
-    match fs::File::open(&path) {
-        Ok(f) => {
-            // A record of even 100,000 files is far smaller.
-            let read = f.take(16 << 20).read_to_string(&mut text);
-            read.map_err(|source| Error::Io { path: path.clone(), source })?;
-        }
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            return Ok(BTreeSet::new())
-        }
-        Err(source) => return Err(Error::Io { path, source }),
-    }
+    // A record of even 100,000 files is far smaller than the cap on a text input.
+    let Some(text) = crate::input::read_text_if_exists(&root.join(RECORD), "the generator's record")? else {
+        return Ok(BTreeSet::new());
+    };
     Ok(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect())
 }
 
@@ -253,7 +242,7 @@ fn foreign_files(
             } else if !ft.is_file() {
                 found.push(format!("{shown} (a link or special file, which cuda-sys-gen never writes)"));
             } else {
-                let head = read_head(&entry.path()).map_err(|source| Error::Io { path: entry.path(), source })?;
+                let head = read_head(&entry.path())?;
                 if !ours(&name, &head) {
                     found.push(format!("{shown} (not written by cuda-sys-gen: it has no `@generated` marker)"));
                 } else if !owned.contains(&name) {
@@ -269,11 +258,13 @@ fn foreign_files(
     Ok((found, false))
 }
 
-/// The first KiB of a file: where the generator's marker is.
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+/// The first KiB of a file: where the generator's marker is. A FIFO or device is refused
+/// without blocking ([`crate::input::open_regular`]).
+fn read_head(path: &Path) -> Result<Vec<u8>, Error> {
     use std::io::Read;
     let mut head = Vec::with_capacity(1024);
-    fs::File::open(path)?.take(1024).read_to_end(&mut head)?;
+    let file = crate::input::open_regular(path, "a file of the output folder")?;
+    file.take(1024).read_to_end(&mut head).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     Ok(head)
 }
 
@@ -354,16 +345,18 @@ pub fn sync_tree(
     for (rel, bytes) in files {
         check_rel(rel)?;
         let path = root.join(rel);
-        match fs::read(&path) {
+        match crate::input::read_bytes(&path, "a file of the output folder") {
             Ok(old) if &old == bytes => {
                 report.unchanged += 1;
                 same.insert(rel.as_str());
             }
             Ok(_) => changed.push(rel.clone()),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            Err(Error::Io { source, .. })
+                if matches!(source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
+            {
                 changed.push(rel.clone())
             }
-            Err(source) => return Err(Error::Io { path, source }),
+            Err(e) => return Err(e),
         }
     }
     let extra: Vec<String> = existing.into_iter().filter(|f| !files.contains_key(f)).collect();
