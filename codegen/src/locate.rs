@@ -57,6 +57,13 @@ pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
         let header = c.join("cuda.h");
         match fs::metadata(&header) {
             Ok(m) if m.is_file() => return Ok(c.clone()),
+            // A FIFO or a device by that name is no header, and would block or never end.
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::Input {
+                    path: header,
+                    reason: format!("cuda.h must be a regular file, and this is {}", crate::input::kind_of(&m)),
+                })
+            }
             Ok(_) => {}
             // A missing folder on the way (ENOTDIR: `include` is a file) is no toolkit here.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::NotADirectory => {}
