@@ -5,9 +5,18 @@
 //!
 //! In write mode the complete new tree is built in a sibling folder (`.generated.new-<pid>-<n>`,
 //! unchanged files hard-linked from the old tree so that their timestamps stay), then swapped
-//! with the old one in one step, and the old one removed. A run killed at any moment leaves
-//! the output folder either entirely old or entirely new; its leftovers beside it are removed
-//! by the next run. See [`swap_dirs`] for how the swap is done per platform.
+//! with the old one in one step. A run killed at any moment leaves the output folder either
+//! entirely old or entirely new. See [`swap_dirs`] for how the swap is done per platform.
+//!
+//! No tree is ever removed whole. A process whose working folder is the old tree (a shell, an
+//! editor saving a note) can write into it up to the moment of the swap and after, so the race
+//! cannot be prevented; it is made lossless instead. The old tree, and each leftover of a
+//! killed run beside the output folder, is cleared by [`clear_tree`]: a file is unlinked only
+//! where its name is one the generator writes or its record lists and its marker, read from
+//! the opened file, says it is the generator's; folders are removed only when empty, bottom
+//! up; whatever remains is renamed to a visible `<out>.kept-N` beside the crate and named in
+//! the summary ([`WriteReport::notes`]). Empty folders of the user's in the output folder
+//! (the only kind a run accepts) are made again in the new tree and counted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
