@@ -417,7 +417,21 @@ pub fn sync_tree(
             return Ok(report);
         }
         let mut stale: Vec<String> = changed.iter().map(|f| format!("{}", root.join(f).display())).collect();
-        stale.extend(extra.iter().map(|f| format!("{} (not produced by the generator)", root.join(f).display())));
+        owned.extend(read_record(&root).unwrap_or_default());
+        stale.extend(extra.iter().map(|f| {
+            let path = root.join(f);
+            let generators = owned.contains(f) && read_head(&path).is_ok_and(|head| ours(f, &head));
+            if generators {
+                format!("{} (not produced by the generator)", path.display())
+            } else {
+                // The run the message names would refuse the folder because of it.
+                format!(
+                    "{} (not written by cuda-sys-gen: move it out of the output folder first, or the command below \
+                     refuses to replace the folder that holds it)",
+                    path.display()
+                )
+            }
+        }));
         return Err(Error::Stale { files: stale, command: command.to_owned() });
     }
     if changed.is_empty() && extra.is_empty() && root.is_dir() {

@@ -164,3 +164,87 @@ fn a_header_or_a_record_that_is_no_regular_file_is_refused() {
     let args = ["generate", "--manifest", s(&m), "--out", s(&out), "--cache", s(&cache), "--toolkit", s(&fixture)];
     fails(&args, &[codegen::write::RECORD, "a FIFO"]);
 }
+
+/// `generate --check` on a crate that holds a file of the user's says the file must move
+/// first: the run it names would refuse the folder because of that very file.
+#[test]
+fn check_on_a_crate_holding_a_users_file_says_to_move_it_first() {
+    let (manifest, toolkit) = small_inputs();
+    let m = manifest.path().join("headers-manifest.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cache = cache_dir();
+    let args = ["generate", "--manifest", s(&m), "--out", s(&out), "--cache", s(&cache), "--toolkit", s(&toolkit)];
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    std::fs::write(out.join("mine.txt"), "notes").unwrap();
+    let mut check = args.to_vec();
+    check.push("--check");
+    let err = fails(&check, &["mine.txt (not written by cuda-sys-gen: move it out of the output folder first"]);
+    assert!(!err.contains("mine.txt (not produced by the generator)"), "{err}");
+    // As it says: the write run refuses the folder while the file is there.
+    fails(&args, &["mine.txt", "refusing to replace"]);
+}
+
+/// A cached wheel whose sha256 is not the pin's, with downloads off: the error says that the
+/// hash differs and gives both digests, not that the wheel is not cached; the file is left.
+#[test]
+fn a_cached_wheel_of_another_hash_is_said_to_differ() {
+    let manifest = codegen::manifest::Manifest::load(&real_manifest()).unwrap();
+    let pin = manifest.toolkits.last().unwrap().packages[0].clone();
+    let cached = cache_dir().join("wheels").join(&pin.file);
+    if !cached.is_file() {
+        eprintln!("SKIPPED: {} is not cached here", cached.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("wheels")).unwrap();
+    let copy = dir.path().join("wheels").join(&pin.file);
+    std::fs::copy(&cached, &copy).unwrap();
+    let mut fetcher = codegen::fetch::Fetcher::new(dir.path().to_owned(), &manifest);
+    fetcher.offline = true;
+    let mut other = pin.clone();
+    other.sha256 = codegen::manifest::Sha256("0".repeat(64));
+    let err = fetcher.wheel(&other).unwrap_err().to_string();
+    assert!(err.contains("the hash differs"), "{err}");
+    assert!(err.contains(&pin.sha256.0) && err.contains(&"0".repeat(64)), "both digests: {err}");
+    assert!(!err.contains("not in the cache"), "{err}");
+    assert!(copy.is_file(), "the cached wheel was removed");
+}
+
+/// `--out X/.` and an `--out` that is a mount point: refused before any work, with the reason
+/// (the swap renames the folder, which neither can take part in).
+#[test]
+fn an_output_folder_the_swap_cannot_rename_is_refused_before_the_work() {
+    let (manifest, toolkit) = small_inputs();
+    let m = manifest.path().join("headers-manifest.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("cache");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let dotted = format!("{}/.", out.display());
+    for spelling in [dotted.clone(), format!("{dotted}/")] {
+        let args =
+            ["generate", "--manifest", s(&m), "--out", &spelling, "--cache", s(&fresh), "--toolkit", s(&toolkit)];
+        fails(&args, &["ends in `/.`", &format!("name the folder itself (`{}`)", out.display())]);
+        assert!(!fresh.exists(), "work was done before the refusal");
+    }
+    // A bind mount, where this test may mount (as root).
+    let source = dir.path().join("source");
+    std::fs::create_dir(&source).unwrap();
+    let mounted = Command::new("mount").arg("--bind").arg(&source).arg(&out).output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: the bind mount: mount --bind is not allowed here");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(out.clone());
+    let args = ["generate", "--manifest", s(&m), "--out", s(&out), "--cache", s(&fresh), "--toolkit", s(&toolkit)];
+    fails(&args, &["it is a mount point", "give --out a folder inside it"]);
+    assert!(!fresh.exists(), "work was done before the refusal");
+}
