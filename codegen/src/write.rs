@@ -46,11 +46,29 @@ pub fn record_file<'a>(files: impl IntoIterator<Item = &'a str>, command: &str) 
     text.into_bytes()
 }
 
-/// The tree [`sync_tree`] writes for `files`: them and their record.
+/// The tree [`sync_tree`] writes for `files`: them and their record, which ends with each
+/// file's sha256 (comment lines, `# sha256 <digest> <path>`: a reader of the paths alone skips
+/// them), so that a later run tells a hand edit from what it wrote ([`WriteReport::hand_edits`]).
 pub fn as_written(files: &BTreeMap<String, Vec<u8>>, command: &str) -> BTreeMap<String, Vec<u8>> {
     let mut all = files.clone();
-    all.insert(RECORD.to_owned(), record_file(files.keys().map(String::as_str), command));
+    let mut record = record_file(files.keys().map(String::as_str), command);
+    for (path, bytes) in files {
+        use sha2::Digest;
+        record.extend_from_slice(format!("# sha256 {} {path}\n", hex::encode(sha2::Sha256::digest(bytes))).as_bytes());
+    }
+    all.insert(RECORD.to_owned(), record);
     all
+}
+
+/// The sha256 of each file as the record of `root` gives it (none for a record written before
+/// the digests were kept), by path.
+fn recorded_digests(root: &Path) -> BTreeMap<String, String> {
+    let text = crate::input::read_text_if_exists(&root.join(RECORD), "the generator's record").ok().flatten();
+    text.unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("# sha256 ")?.split_once(' '))
+        .map(|(digest, path)| (path.to_owned(), digest.to_owned()))
+        .collect()
 }
 
 /// A tree's sha256, over each path and its bytes in order: what `--add-toolkit`'s journal
@@ -108,6 +126,9 @@ pub struct WriteReport {
     /// Files of killed runs' leftovers (`.<out>.new-*`, `.<out>.old-*`) removed, each one the
     /// generator's by its name and marker.
     pub leftover_files_removed: usize,
+    /// Files replaced that had been edited by hand: their bytes were not what the record says
+    /// the generator wrote there.
+    pub hand_edits: Vec<String>,
 }
 
 impl WriteReport {
@@ -115,6 +136,12 @@ impl WriteReport {
     /// (by path, to look through), a killed run's leftovers cleared. Empty when there is none.
     pub fn notes(&self) -> String {
         let mut s = String::new();
+        for f in &self.hand_edits {
+            s.push_str(&format!(
+                "replaced a hand edit in {f}: it was not what cuda-sys-gen wrote there (generated files are \
+                 replaced by every run; change the generator's inputs instead)\n"
+            ));
+        }
         if !self.kept_folders.is_empty() {
             s.push_str(&format!(
                 "kept {} empty folder(s) of yours in it: {}\n",
@@ -392,6 +419,8 @@ pub fn sync_tree(
         }
     }
     let existing = list_tree(&root)?;
+    let digests = if mode == Mode::Write { recorded_digests(&root) } else { BTreeMap::new() };
+    let mut hand_edits = Vec::new();
     let mut changed = Vec::new();
     let mut same = std::collections::BTreeSet::new();
     for (rel, bytes) in files {
@@ -402,7 +431,14 @@ pub fn sync_tree(
                 report.unchanged += 1;
                 same.insert(rel.as_str());
             }
-            Ok(_) => changed.push(rel.clone()),
+            Ok(old) => {
+                use sha2::Digest;
+                let was = digests.get(rel.as_str());
+                if rel != RECORD && was.is_some_and(|d| *d != hex::encode(sha2::Sha256::digest(&old))) {
+                    hand_edits.push(rel.clone());
+                }
+                changed.push(rel.clone())
+            }
             Err(Error::Io { source, .. })
                 if matches!(source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
             {
@@ -493,6 +529,7 @@ pub fn sync_tree(
     sync_dir(&parent);
     report.written = changed;
     report.removed = extra;
+    report.hand_edits = hand_edits;
     Ok(report)
 }
 
@@ -1106,5 +1143,22 @@ mod tests {
             &lost[..lost.len().min(10)]
         );
         assert!(swaps > 0 && saved.len() > 50, "{swaps} swaps, {} saved: the race was not run", saved.len());
+    }
+
+    /// A generated file edited by hand is replaced (as documented), and the report names it;
+    /// a file the generator rewrites for new inputs is no hand edit.
+    #[test]
+    fn a_replaced_hand_edit_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        fs::write(root.join("a.rs"), "x, edited by hand").unwrap();
+        let r = sync_tree(&root, &files(&[("a.rs", "y"), ("b.rs", "y")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap();
+        assert_eq!(r.hand_edits, ["a.rs"]);
+        assert!(r.notes().contains("replaced a hand edit in a.rs"), "{}", r.notes());
+        let r = sync_tree(&root, &files(&[("a.rs", "z"), ("b.rs", "z")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap();
+        assert!(r.hand_edits.is_empty(), "{:?}", r.hand_edits);
     }
 }

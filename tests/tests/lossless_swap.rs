@@ -111,3 +111,19 @@ fn an_empty_folder_of_the_users_stays_in_the_crate_and_is_counted() {
     assert!(summary.contains("kept 2 empty folder(s) of yours in it: notes, notes/old"), "{summary}");
     assert!(scene.beside().is_empty(), "{:?}", scene.beside());
 }
+
+/// A hand edit in a generated file is replaced, as documented, and the summary names it.
+#[test]
+fn a_replaced_hand_edit_is_named_in_the_summary() {
+    let scene = Scene::new();
+    ok(&scene.run("first", None), "the first run");
+    let lib = scene.out().join("src/lib.rs");
+    let edited = format!("{}\n// a note of mine\n", std::fs::read_to_string(&lib).unwrap());
+    std::fs::write(&lib, edited).unwrap();
+    let summary = ok(&scene.run("second", None), "the second run");
+    assert!(summary.contains("replaced a hand edit in src/lib.rs"), "{summary}");
+    assert_eq!(summary.matches("replaced a hand edit").count(), 1, "{summary}");
+    // A run that only regenerates names none.
+    let summary = ok(&scene.run("third", None), "the third run");
+    assert!(!summary.contains("hand edit"), "{summary}");
+}
