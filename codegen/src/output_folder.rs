@@ -22,11 +22,12 @@ use crate::Error;
 /// record, or without the marker ([`write::check_replaceable`]). The refusal offers a folder
 /// the same check accepts, where one is near.
 pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
-    check_swappable(out)?;
     match output_folder_refusal(out, manifest, cache) {
         Err(Error::NotOurs { out: shown, reason, .. }) => {
             Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, manifest, cache) })
         }
+        // A folder that may be replaced must also be one the swap can rename.
+        Ok(()) => check_swappable(out),
         other => other,
     }
 }
