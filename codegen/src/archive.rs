@@ -46,7 +46,7 @@ pub const MAX_ARCHIVE_ENTRIES: usize = 1 << 16;
 const STAMP: &str = ".sha256";
 
 pub fn sha256_file(path: &Path) -> Result<String, Error> {
-    let mut f = fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let mut f = crate::input::open_regular(path, "a file to hash")?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -113,7 +113,7 @@ fn is_windows_reserved(part: &str) -> bool {
 /// `None` where it cannot be read (the zip reader then has its own say).
 fn listed_entries(path: &Path) -> Option<u64> {
     use std::io::{Seek, SeekFrom};
-    let mut f = fs::File::open(path).ok()?;
+    let mut f = crate::input::open_regular(path, "a wheel").ok()?;
     let len = f.metadata().ok()?.len();
     let tail_len = len.min(22 + 65535);
     f.seek(SeekFrom::Start(len - tail_len)).ok()?;
@@ -165,7 +165,7 @@ pub fn extract_with_limits(
     limits: &Limits,
 ) -> Result<(), Error> {
     let bad = |message: String| Error::UnsafeArchive { archive: wheel.to_owned(), message };
-    let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
+    let file = crate::input::open_regular(wheel, "a wheel")?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
     if zip.len() > MAX_ARCHIVE_ENTRIES {
         return Err(bad(format!("{} entries, more than the {MAX_ARCHIVE_ENTRIES} a wheel may have", zip.len())));

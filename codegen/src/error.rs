@@ -11,6 +11,12 @@ pub enum Error {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
 
+    #[error("{}: {reason}", path.display())]
+    Input { path: PathBuf, reason: String },
+
+    #[error("refusing {what} {text:?}: {why}")]
+    HeaderText { what: String, text: String, why: String },
+
     #[error("{message}\n  --> {}:{line}:{col}", path.display())]
     Manifest { path: PathBuf, line: usize, col: usize, message: String },
 
@@ -60,6 +66,9 @@ pub enum Error {
 
     #[error("{} wheel(s) are not in the cache at {} and downloads are off (--offline): run once with network access, or restore the cache there; missing:\n{}", files.len(), cache.display(), fmt_list(files, 10))]
     NotCachedOffline { files: Vec<String>, cache: PathBuf },
+
+    #[error("{}: the cached wheel of {package} has sha256 {actual}, and the manifest pins {expected}: the hash differs (the pin was changed, or the cached file is not the wheel that was pinned); downloads are off (--offline), so the file was left as it is: check the pin, or run once with network access, which downloads the pinned wheel again and checks it", wheel.display())]
+    CachedSha256Mismatch { wheel: PathBuf, package: String, expected: String, actual: String },
 
     #[error("sha256 mismatch for {file}: the manifest pins {expected}, the download has {actual}; if the package was legitimately re-published, update headers-manifest.toml after checking it")]
     Sha256Mismatch { file: String, expected: String, actual: String },

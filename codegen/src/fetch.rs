@@ -201,8 +201,18 @@ impl Fetcher {
         // Downloads of killed runs: pip's folder was never renamed into the cache.
         crate::scratch::remove_stale(&wheels, "download");
         if path.exists() {
-            if sha256_file(&path)? == p.sha256.0 {
+            let actual = sha256_file(&path)?;
+            if actual == p.sha256.0 {
                 return Ok(path);
+            }
+            // Not "not cached": the file is there, and its hash is not the pin's. Left as it is.
+            if self.offline {
+                return Err(Error::CachedSha256Mismatch {
+                    wheel: path,
+                    package: format!("{}=={}", p.name, p.version),
+                    expected: p.sha256.0.clone(),
+                    actual,
+                });
             }
             // A half-downloaded or tampered file: drop it and fetch again.
             fs::remove_file(&path).map_err(|source| Error::Io { path: path.clone(), source })?;

@@ -12,6 +12,7 @@ pub mod emit;
 pub mod error;
 pub mod fault;
 pub mod fetch;
+pub mod input;
 pub mod layout;
 pub mod locate;
 pub mod manifest;

@@ -57,6 +57,13 @@ pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
         let header = c.join("cuda.h");
         match fs::metadata(&header) {
             Ok(m) if m.is_file() => return Ok(c.clone()),
+            // A FIFO or a device by that name is no header, and would block or never end.
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::Input {
+                    path: header,
+                    reason: format!("cuda.h must be a regular file, and this is {}", crate::input::kind_of(&m)),
+                })
+            }
             Ok(_) => {}
             // A missing folder on the way (ENOTDIR: `include` is a file) is no toolkit here.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::NotADirectory => {}
@@ -77,7 +84,7 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
 /// The number of `#define CUDA_VERSION nnnnn` in a cuda.h (`12040`).
 pub fn cuda_version_define(include_dir: &Path) -> Result<u32, Error> {
     let path = include_dir.join("cuda.h");
-    let bytes = fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+    let bytes = crate::input::read_bytes(&path, "cuda.h")?;
     let text = String::from_utf8_lossy(&bytes);
     // `\r` too: clang ends a line at a lone carriage return, and so does a cuda.h saved so.
     for line in text.split(['\n', '\r']) {

@@ -253,7 +253,7 @@ impl fmt::Display for Sha256 {
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let text = crate::input::read_text(path, "the headers manifest")?;
         Manifest::parse(path, &text)
     }
 

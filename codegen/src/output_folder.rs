@@ -26,6 +26,8 @@ pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<
         Err(Error::NotOurs { out: shown, reason, .. }) => {
             Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, manifest, cache) })
         }
+        // A folder that may be replaced must also be one the swap can rename.
+        Ok(()) => check_swappable(out),
         other => other,
     }
 }
@@ -43,6 +45,83 @@ fn output_folder_refusal(out: &Path, manifest: &Path, cache: &Path) -> Result<()
         BTreeSet::new()
     };
     write::check_replaceable(out, &keep, &names, &generator_wrote)
+}
+
+/// Refuses an `out` the writer could not swap, before any work: one spelled with a last
+/// component of `.` (`cuda-pfn/.`: a folder cannot be renamed by a name that passes through
+/// itself), and a mount point, bind mounts included (the new crate is written beside it and
+/// renamed into its place; the kernel refuses to rename a mount point, with EBUSY).
+fn check_swappable(out: &Path) -> Result<(), Error> {
+    let refuse = |reason: String, instead: Option<String>| Err(Error::NotOurs { out: out.to_owned(), reason, instead });
+    let raw = out.as_os_str().as_encoded_bytes();
+    let trimmed = raw.strip_suffix(b"/").unwrap_or(raw);
+    if let Some(plain) = trimmed.strip_suffix(b"/.") {
+        let plain = String::from_utf8_lossy(plain).into_owned();
+        return refuse(
+            format!(
+                "it ends in `/.`, which names the folder through itself: the crate is swapped in with a rename, which \
+                 such a name cannot take part in; name the folder itself (`{plain}`)"
+            ),
+            None,
+        );
+    }
+    let Ok(canonical) = write::canonical_lenient(out) else { return Ok(()) };
+    if !canonical.is_dir() {
+        return Ok(());
+    }
+    if let Some(how) = mount_point(&canonical) {
+        return refuse(
+            format!(
+                "it is a mount point ({how}): the crate is written beside the output folder and renamed into its \
+                 place, and a mount point cannot be renamed (EBUSY); give --out a folder inside it"
+            ),
+            Some(canonical.join("cuda-pfn").display().to_string()),
+        );
+    }
+    Ok(())
+}
+
+/// How `dir` (canonical) is a mount point, if it is: another file system than its parent's,
+/// or a mount point the kernel lists (`/proc/self/mountinfo`, where bind mounts of the same
+/// file system show).
+fn mount_point(dir: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let parent = dir.parent()?;
+        let (a, b) = (std::fs::metadata(dir).ok()?, std::fs::metadata(parent).ok()?);
+        if a.dev() != b.dev() {
+            return Some(format!("another file system than {}'s", parent.display()));
+        }
+    }
+    let mounts = crate::input::read_text(Path::new("/proc/self/mountinfo"), "the mount table").ok()?;
+    mounts.lines().find_map(|line| {
+        // Field 5 is the mount point, with space, tab, newline and backslash escaped in octal.
+        let point = unescape_octal(line.split(' ').nth(4)?);
+        (Path::new(&point) == dir).then(|| "a bind mount or a file system mounted there".to_owned())
+    })
+}
+
+/// `\040` and its kind back to the characters they stand for.
+fn unescape_octal(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let digits =
+            bytes.get(i + 1..i + 4).filter(|d| bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match digits {
+            Some(d) => {
+                out.push(d.iter().fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')));
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A folder to offer instead of a refused `out`: `cuda-pfn` in `out` or in one of the folders

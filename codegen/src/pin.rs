@@ -36,8 +36,7 @@ pub struct NewPin {
 /// `CUDA_VERSION` names one) and returns the manifest text with their pin added. Writes only
 /// into the cache: the wheels land in `<cache>/wheels/` so regeneration needs no second download.
 pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> Result<NewPin, Error> {
-    let text =
-        fs::read_to_string(manifest_path).map_err(|source| Error::Io { path: manifest_path.to_owned(), source })?;
+    let text = crate::input::read_text(manifest_path, "the headers manifest")?;
     let manifest = Manifest::parse(manifest_path, &text)?;
     let (version, local) = match spec {
         ToolkitSpec::Version(v) => (*v, None),
@@ -300,10 +299,8 @@ pub fn commit(
 /// says what to do.
 pub fn recover(manifest: &Path) -> Result<Option<String>, Error> {
     let at = journal_path(manifest);
-    let text = match fs::read_to_string(&at) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(Error::Io { path: at, source }),
+    let Some(text) = crate::input::read_text_if_exists(&at, "the journal of an interrupted --add-toolkit")? else {
+        return Ok(None);
     };
     let unreadable = |why: String| Error::Interrupted {
         journal: at.clone(),
@@ -331,7 +328,7 @@ pub fn recover(manifest: &Path) -> Result<Option<String>, Error> {
     } else {
         (&journal.old_manifest, &journal.new_manifest)
     };
-    let now = fs::read_to_string(manifest).map_err(|source| Error::Io { path: manifest.to_owned(), source })?;
+    let now = crate::input::read_text(manifest, "the headers manifest")?;
     if now != *want {
         if now != *other {
             return Err(unreadable(format!(
@@ -489,7 +486,7 @@ fn download(fetcher: &Fetcher, name: &str, version: &str, platform: &str) -> Res
 /// it, the one with cuda.h if there are several.
 pub fn include_folder(wheel: &Path) -> Result<String, Error> {
     let bad = |message: String| Error::WheelContents { wheel: wheel.to_owned(), message };
-    let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
+    let file = crate::input::open_regular(wheel, "a wheel")?;
     let zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
     let mut folders = std::collections::BTreeMap::<String, bool>::new();
     for name in zip.file_names() {
@@ -518,7 +515,7 @@ pub fn include_folder(wheel: &Path) -> Result<String, Error> {
 /// mislabelled wheel would otherwise be pinned as the wrong toolkit.
 fn check_cuda_version(wheel: &Path, include: &str, package_version: &str) -> Result<(), Error> {
     let bad = |message: String| Error::WheelContents { wheel: wheel.to_owned(), message };
-    let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
+    let file = crate::input::open_regular(wheel, "a wheel")?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
     let Ok(mut entry) = zip.by_name(&format!("{include}/cuda.h")) else { return Ok(()) };
     let mut text = Vec::new();
@@ -611,8 +608,9 @@ fn compare_local(local: &Path, fetcher: &Fetcher, pin: &ToolkitPin, manifest: &M
     let mut differ = Vec::new();
     for h in manifest.headers.iter().filter(|h| h.target == Platform::Linux) {
         for file in [&h.api, &h.typedefs] {
-            let pinned_bytes = pinned.include_dirs.iter().find_map(|d| fs::read(d.join(file)).ok());
-            if fs::read(local.join(file)).ok() != pinned_bytes {
+            let read = |path: PathBuf| crate::input::read_bytes(&path, "a header").ok();
+            let pinned_bytes = pinned.include_dirs.iter().find_map(|d| read(d.join(file)));
+            if read(local.join(file)) != pinned_bytes {
                 differ.push(file.as_str());
             }
         }

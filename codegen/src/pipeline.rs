@@ -67,10 +67,12 @@ pub fn render(cfg: &Config, manifest: &Manifest) -> Result<(emit::Files, Report)
     Ok((files, Report { model, libclang, write, toolkit_lines, notes, warnings }))
 }
 
-/// What is checked before any work: the crate name, and, where the run may write, that the
+/// What is checked before any work: the crate name, the command quoted in every file's header,
+/// and, where the run may write, that the
 /// output folder holds nothing but the generator's own files ([`check_output_folder`]).
 pub fn check_before_work(cfg: &Config) -> Result<(), Error> {
     crate::crate_name::check(&cfg.emit.crate_name)?;
+    crate::input::check_header_text("--regenerate-command", &cfg.emit.command)?;
     if cfg.mode == Mode::Write {
         check_output_folder(&cfg.out_dir, &cfg.manifest, &cfg.cache_dir)?;
     }

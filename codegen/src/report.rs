@@ -77,6 +77,7 @@ impl Report {
                 self.write.unchanged
             )),
         }
+        s.push_str(&self.write.notes());
         s
     }
 }

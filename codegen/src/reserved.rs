@@ -16,6 +16,7 @@ pub const RESERVED_MODULES: &[&str] = &[
     "entries",
     "error",
     "lib",
+    "library",
     "min_driver",
     "newest",
     "pfn",

@@ -135,7 +135,8 @@ fn compare_with_pin(
     let mut differ = Vec::new();
     for h in manifest.headers.iter().filter(|h| h.target == Platform::Linux) {
         for file in [&h.api, &h.typedefs] {
-            let read = |dirs: &[PathBuf]| dirs.iter().find_map(|d| std::fs::read(d.join(file)).ok());
+            let read =
+                |dirs: &[PathBuf]| dirs.iter().find_map(|d| crate::input::read_bytes(&d.join(file), "a header").ok());
             if read(&local.include_dirs) != read(&pinned.include_dirs) {
                 differ.push(file.as_str());
             }

@@ -5,9 +5,18 @@
 //!
 //! In write mode the complete new tree is built in a sibling folder (`.generated.new-<pid>-<n>`,
 //! unchanged files hard-linked from the old tree so that their timestamps stay), then swapped
-//! with the old one in one step, and the old one removed. A run killed at any moment leaves
-//! the output folder either entirely old or entirely new; its leftovers beside it are removed
-//! by the next run. See [`swap_dirs`] for how the swap is done per platform.
+//! with the old one in one step. A run killed at any moment leaves the output folder either
+//! entirely old or entirely new. See [`swap_dirs`] for how the swap is done per platform.
+//!
+//! No tree is ever removed whole. A process whose working folder is the old tree (a shell, an
+//! editor saving a note) can write into it up to the moment of the swap and after, so the race
+//! cannot be prevented; it is made lossless instead. The old tree, and each leftover of a
+//! killed run beside the output folder, is cleared by [`clear_tree`]: a file is unlinked only
+//! where its name is one the generator writes or its record lists and its marker, read from
+//! the opened file, says it is the generator's; folders are removed only when empty, bottom
+//! up; whatever remains is renamed to a visible `<out>.kept-N` beside the crate and named in
+//! the summary ([`WriteReport::notes`]). Empty folders of the user's in the output folder
+//! (the only kind a run accepts) are made again in the new tree and counted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -37,11 +46,29 @@ pub fn record_file<'a>(files: impl IntoIterator<Item = &'a str>, command: &str) 
     text.into_bytes()
 }
 
-/// The tree [`sync_tree`] writes for `files`: them and their record.
+/// The tree [`sync_tree`] writes for `files`: them and their record, which ends with each
+/// file's sha256 (comment lines, `# sha256 <digest> <path>`: a reader of the paths alone skips
+/// them), so that a later run tells a hand edit from what it wrote ([`WriteReport::hand_edits`]).
 pub fn as_written(files: &BTreeMap<String, Vec<u8>>, command: &str) -> BTreeMap<String, Vec<u8>> {
     let mut all = files.clone();
-    all.insert(RECORD.to_owned(), record_file(files.keys().map(String::as_str), command));
+    let mut record = record_file(files.keys().map(String::as_str), command);
+    for (path, bytes) in files {
+        use sha2::Digest;
+        record.extend_from_slice(format!("# sha256 {} {path}\n", hex::encode(sha2::Sha256::digest(bytes))).as_bytes());
+    }
+    all.insert(RECORD.to_owned(), record);
     all
+}
+
+/// The sha256 of each file as the record of `root` gives it (none for a record written before
+/// the digests were kept), by path.
+fn recorded_digests(root: &Path) -> BTreeMap<String, String> {
+    let text = crate::input::read_text_if_exists(&root.join(RECORD), "the generator's record").ok().flatten();
+    text.unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("# sha256 ")?.split_once(' '))
+        .map(|(digest, path)| (path.to_owned(), digest.to_owned()))
+        .collect()
 }
 
 /// A tree's sha256, over each path and its bytes in order: what `--add-toolkit`'s journal
@@ -61,8 +88,7 @@ pub fn folder_digest(root: &Path) -> Result<String, Error> {
     let mut files = BTreeMap::new();
     for rel in list_tree(root)? {
         let path = root.join(&rel);
-        let bytes = fs::read(&path).map_err(|source| Error::Io { path, source })?;
-        files.insert(rel, bytes);
+        files.insert(rel, crate::input::read_bytes(&path, "a file of the output folder")?);
     }
     Ok(tree_digest(&files))
 }
@@ -71,20 +97,10 @@ pub fn folder_digest(root: &Path) -> Result<String, Error> {
 /// before records were kept). Read leniently: it only ever widens what may be replaced among
 /// files that carry the marker.
 pub fn read_record(root: &Path) -> Result<BTreeSet<String>, Error> {
-    use std::io::Read;
-    let path = root.join(RECORD);
-    let mut text = String::new();
-    match fs::File::open(&path) {
-        Ok(f) => {
-            // A record of even 100,000 files is far smaller.
-            let read = f.take(16 << 20).read_to_string(&mut text);
-            read.map_err(|source| Error::Io { path: path.clone(), source })?;
-        }
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            return Ok(BTreeSet::new())
-        }
-        Err(source) => return Err(Error::Io { path, source }),
-    }
+    // A record of even 100,000 files is far smaller than the cap on a text input.
+    let Some(text) = crate::input::read_text_if_exists(&root.join(RECORD), "the generator's record")? else {
+        return Ok(BTreeSet::new());
+    };
     Ok(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect())
 }
 
@@ -100,6 +116,55 @@ pub struct WriteReport {
     pub written: Vec<String>,
     pub removed: Vec<String>,
     pub unchanged: usize,
+    /// Empty folders of the user's in the output folder (relative), made again in the new
+    /// tree: a run accepts no other folder of the user's, and removes none.
+    pub kept_folders: Vec<String>,
+    /// Folders beside the output folder (`<out>.kept-N`) holding what a replaced tree or a
+    /// killed run's leftovers held besides the generator's own files (a file saved into the
+    /// crate folder while it was swapped): moved there, never removed.
+    pub kept_aside: Vec<PathBuf>,
+    /// Files of killed runs' leftovers (`.<out>.new-*`, `.<out>.old-*`) removed, each one the
+    /// generator's by its name and marker.
+    pub leftover_files_removed: usize,
+    /// Files replaced that had been edited by hand: their bytes were not what the record says
+    /// the generator wrote there.
+    pub hand_edits: Vec<String>,
+}
+
+impl WriteReport {
+    /// What the summary says besides the counts: the user's folders kept, what was moved aside
+    /// (by path, to look through), a killed run's leftovers cleared. Empty when there is none.
+    pub fn notes(&self) -> String {
+        let mut s = String::new();
+        for f in &self.hand_edits {
+            s.push_str(&format!(
+                "replaced a hand edit in {f}: it was not what cuda-sys-gen wrote there (generated files are \
+                 replaced by every run; change the generator's inputs instead)\n"
+            ));
+        }
+        if !self.kept_folders.is_empty() {
+            s.push_str(&format!(
+                "kept {} empty folder(s) of yours in it: {}\n",
+                self.kept_folders.len(),
+                self.kept_folders.join(", ")
+            ));
+        }
+        if self.leftover_files_removed > 0 {
+            s.push_str(&format!(
+                "removed {} file(s) of the generator's that interrupted runs left beside it\n",
+                self.leftover_files_removed
+            ));
+        }
+        for kept in &self.kept_aside {
+            s.push_str(&format!(
+                "moved to {}: what the replaced crate or an interrupted run's leftovers held that cuda-sys-gen did \
+                 not write (a file saved into the crate folder while it was replaced, say): look through it, then \
+                 remove it\n",
+                kept.display()
+            ));
+        }
+        s
+    }
 }
 
 /// Every file under `root`, relative, `/`-separated, sorted. A missing root is empty.
@@ -253,7 +318,7 @@ fn foreign_files(
             } else if !ft.is_file() {
                 found.push(format!("{shown} (a link or special file, which cuda-sys-gen never writes)"));
             } else {
-                let head = read_head(&entry.path()).map_err(|source| Error::Io { path: entry.path(), source })?;
+                let head = read_head(&entry.path())?;
                 if !ours(&name, &head) {
                     found.push(format!("{shown} (not written by cuda-sys-gen: it has no `@generated` marker)"));
                 } else if !owned.contains(&name) {
@@ -269,11 +334,13 @@ fn foreign_files(
     Ok((found, false))
 }
 
-/// The first KiB of a file: where the generator's marker is.
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+/// The first KiB of a file: where the generator's marker is. A FIFO or device is refused
+/// without blocking ([`crate::input::open_regular`]).
+fn read_head(path: &Path) -> Result<Vec<u8>, Error> {
     use std::io::Read;
     let mut head = Vec::with_capacity(1024);
-    fs::File::open(path)?.take(1024).read_to_end(&mut head)?;
+    let file = crate::input::open_regular(path, "a file of the output folder")?;
+    file.take(1024).read_to_end(&mut head).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     Ok(head)
 }
 
@@ -327,15 +394,19 @@ pub fn sync_tree(
     let (parent, name) = split_root(&root)?;
     // The tree as written: the files and the record of them.
     let files = &as_written(files, command);
+    let mut report = WriteReport::default();
+    // The names the generator writes now or wrote before (its record, or `earlier`: the names
+    // of an earlier layout, for a crate without a record): only a file of one of these names
+    // that carries the marker is ever replaced or removed.
+    let mut owned: BTreeSet<String> = files.keys().cloned().collect();
+    owned.extend(earlier.iter().cloned());
     if mode == Mode::Write {
-        recover(&parent, &name, &root)?;
-        // What this replaces must be the generator's: a name it writes now or wrote before
-        // (its record, or `earlier`: the names of an earlier layout, for a crate without a
-        // record), with its marker. Anything else would be lost with the old tree.
+        owned.extend(read_record(&root)?);
+        recover(&parent, &name, &root, &owned, ours, &mut report)?;
+        // What this replaces must be the generator's. Anything else stops the run here; what
+        // reaches the old tree after this check (a file saved during the run) is moved aside
+        // with the old tree's rest, never removed ([`clear_tree`]).
         if root.is_dir() {
-            let mut owned: BTreeSet<String> = files.keys().cloned().collect();
-            owned.extend(read_record(&root)?);
-            owned.extend(earlier.iter().cloned());
             let (foreign, more) = foreign_files(&root, &root, &owned, ours, &[], 8)?;
             if !foreign.is_empty() {
                 let also = if more { "\n    and more" } else { "" };
@@ -348,22 +419,32 @@ pub fn sync_tree(
         }
     }
     let existing = list_tree(&root)?;
-    let mut report = WriteReport::default();
+    let digests = if mode == Mode::Write { recorded_digests(&root) } else { BTreeMap::new() };
+    let mut hand_edits = Vec::new();
     let mut changed = Vec::new();
     let mut same = std::collections::BTreeSet::new();
     for (rel, bytes) in files {
         check_rel(rel)?;
         let path = root.join(rel);
-        match fs::read(&path) {
+        match crate::input::read_bytes(&path, "a file of the output folder") {
             Ok(old) if &old == bytes => {
                 report.unchanged += 1;
                 same.insert(rel.as_str());
             }
-            Ok(_) => changed.push(rel.clone()),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            Ok(old) => {
+                use sha2::Digest;
+                let was = digests.get(rel.as_str());
+                if rel != RECORD && was.is_some_and(|d| *d != hex::encode(sha2::Sha256::digest(&old))) {
+                    hand_edits.push(rel.clone());
+                }
                 changed.push(rel.clone())
             }
-            Err(source) => return Err(Error::Io { path, source }),
+            Err(Error::Io { source, .. })
+                if matches!(source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
+            {
+                changed.push(rel.clone())
+            }
+            Err(e) => return Err(e),
         }
     }
     let extra: Vec<String> = existing.into_iter().filter(|f| !files.contains_key(f)).collect();
@@ -372,7 +453,21 @@ pub fn sync_tree(
             return Ok(report);
         }
         let mut stale: Vec<String> = changed.iter().map(|f| format!("{}", root.join(f).display())).collect();
-        stale.extend(extra.iter().map(|f| format!("{} (not produced by the generator)", root.join(f).display())));
+        owned.extend(read_record(&root).unwrap_or_default());
+        stale.extend(extra.iter().map(|f| {
+            let path = root.join(f);
+            let generators = owned.contains(f) && read_head(&path).is_ok_and(|head| ours(f, &head));
+            if generators {
+                format!("{} (not produced by the generator)", path.display())
+            } else {
+                // The run the message names would refuse the folder because of it.
+                format!(
+                    "{} (not written by cuda-sys-gen: move it out of the output folder first, or the command below \
+                     refuses to replace the folder that holds it)",
+                    path.display()
+                )
+            }
+        }));
         return Err(Error::Stale { files: stale, command: command.to_owned() });
     }
     if changed.is_empty() && extra.is_empty() && root.is_dir() {
@@ -383,7 +478,21 @@ pub fn sync_tree(
         move |source| Error::Io { path, source }
     };
     fs::create_dir_all(&parent).map_err(io(&parent))?;
-    let new = scratch::create_dir(&parent, &new_kind(&name)).map_err(io(&parent))?;
+    // The user's empty folders go into the new tree too.
+    report.kept_folders = user_folders(&root, &owned)?;
+    // Not a [`scratch::Scratch`], which would remove the tree whole when dropped: a failure
+    // before the swap clears it as any tree is cleared.
+    let mut new = Staged {
+        path: scratch::create_dir(&parent, &new_kind(&name)).map_err(io(&parent))?.keep(),
+        armed: true,
+        owned: &owned,
+        carried: report.kept_folders.clone(),
+        ours,
+    };
+    for folder in &report.kept_folders {
+        let dir = new.path().join(folder);
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+    }
     let half = files.len() / 2;
     for (i, (rel, bytes)) in files.iter().enumerate() {
         if i == half {
@@ -407,13 +516,165 @@ pub fn sync_tree(
     fault::point("write:staged");
     let old = swap_dirs(new.path(), &root, &parent, &name)?;
     fault::point("write:swapped");
-    // `new`'s path now holds the old tree (or nothing, if there was none): dropping removes it.
-    drop(old);
-    drop(new);
+    // `new`'s path now holds the old tree (or nothing, if there was none), or `old`'s does.
+    let old_tree = match old {
+        Some(aside) => aside.keep(),
+        None => new.path().to_owned(),
+    };
+    new.armed = false;
+    if old_tree.exists() {
+        let (_, kept) = clear_tree(&old_tree, &parent, &name, &owned, &report.kept_folders, ours)?;
+        report.kept_aside.extend(kept);
+    }
     sync_dir(&parent);
     report.written = changed;
     report.removed = extra;
+    report.hand_edits = hand_edits;
     Ok(report)
+}
+
+/// A new tree being staged: cleared ([`clear_tree`]) if the run fails before it is swapped in
+/// (`armed`).
+struct Staged<'a> {
+    path: PathBuf,
+    armed: bool,
+    owned: &'a BTreeSet<String>,
+    carried: Vec<String>,
+    ours: &'a dyn Fn(&str, &[u8]) -> bool,
+}
+
+impl Staged<'_> {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        let (Some(parent), Some(name)) = (self.path.parent(), self.path.file_name()) else { return };
+        if self.armed {
+            let name = name.to_string_lossy();
+            let _ = clear_tree(&self.path, parent, &name, self.owned, &self.carried, self.ours);
+        }
+    }
+}
+
+/// The folders of `root` (relative) that are the user's: not one the generator's names pass
+/// through (`owned`), and holding no file at all (a run refuses a folder of the user's that
+/// holds one).
+fn user_folders(root: &Path, owned: &BTreeSet<String>) -> Result<Vec<String>, Error> {
+    let generators: BTreeSet<String> = owned
+        .iter()
+        .flat_map(|f| {
+            Path::new(f).ancestors().skip(1).map(|a| a.to_string_lossy().replace('\\', "/")).collect::<Vec<_>>()
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for dir in list_folders(root)? {
+        let holds_files = list_tree(&root.join(&dir))?.into_iter().next().is_some();
+        if !generators.contains(&dir) && !holds_files {
+            out.push(dir);
+        }
+    }
+    Ok(out)
+}
+
+/// Every folder under `root`, relative, `/`-separated, sorted (parents before children).
+fn list_folders(root: &Path) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = root.join(&rel);
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && rel.as_os_str().is_empty() => return Ok(out),
+            Err(source) => return Err(Error::Io { path: dir, source }),
+        };
+        for entry in rd {
+            let entry = entry.map_err(|source| Error::Io { path: dir.clone(), source })?;
+            let ft = entry.file_type().map_err(|source| Error::Io { path: entry.path(), source })?;
+            if ft.is_dir() {
+                let child = rel.join(entry.file_name());
+                out.push(child.to_string_lossy().replace('\\', "/"));
+                stack.push(child);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Clears `tree`, a tree the generator swapped out or a killed run's leftover, without
+/// removing anything that is not provably the generator's: each file whose name is in `owned`
+/// or in the tree's own record and that `ours` recognises by its marker, read from the opened
+/// file (and unlinked only while the name still is that file), is removed; then each folder
+/// the generator's names pass through, bottom up, where it is empty (`rmdir` removes only an
+/// empty folder, so a file saved into it meanwhile keeps it), and each of `carried` (the user's
+/// empty folders, made again in the new tree); then `tree` itself where it is empty. What is left is renamed to a visible `<name>.kept-N` beside the output folder and
+/// returned: nothing there is removed. Returns the files removed, too.
+pub fn clear_tree(
+    tree: &Path,
+    parent: &Path,
+    name: &str,
+    owned: &BTreeSet<String>,
+    carried: &[String],
+    ours: &dyn Fn(&str, &[u8]) -> bool,
+) -> Result<(Vec<String>, Option<PathBuf>), Error> {
+    let mut names = owned.clone();
+    // A leftover's own record lists what that run was writing.
+    names.extend(read_record(tree).unwrap_or_default());
+    names.insert(RECORD.to_owned());
+    let mut removed = Vec::new();
+    for rel in list_tree(tree)? {
+        if names.contains(&rel) && unlink_if_ours(&tree.join(&rel), &rel, ours) {
+            removed.push(rel);
+        }
+    }
+    let mut folders: Vec<String> = list_folders(tree)?
+        .into_iter()
+        .filter(|d| carried.contains(d) || names.iter().any(|n| Path::new(n).starts_with(d)))
+        .collect();
+    folders.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+    for d in folders {
+        let _ = fs::remove_dir(tree.join(d));
+    }
+    if fs::remove_dir(tree).is_ok() {
+        return Ok((removed, None));
+    }
+    // Something is left that is not provably the generator's: moved where the user sees it.
+    for n in 1..10_000u32 {
+        let kept = parent.join(format!("{name}.kept-{n}"));
+        if fs::symlink_metadata(&kept).is_ok() {
+            continue;
+        }
+        fs::rename(tree, &kept).map_err(|source| Error::Io { path: tree.to_owned(), source })?;
+        return Ok((removed, Some(kept)));
+    }
+    Err(Error::Io {
+        path: tree.to_owned(),
+        source: std::io::Error::other(format!("no free name {name}.kept-N in {} to move it to", parent.display())),
+    })
+}
+
+/// Unlinks `path` if it is a regular file the generator wrote (`ours` of its first KiB, read
+/// from the opened file), and the name still names that file when it is unlinked.
+fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) -> bool {
+    use std::io::Read;
+    let Ok(file) = crate::input::open_regular(path, "a file of the output folder") else { return false };
+    let mut head = Vec::with_capacity(1024);
+    if (&file).take(1024).read_to_end(&mut head).is_err() || !ours(rel, &head) {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(opened), Ok(named)) = (file.metadata(), fs::symlink_metadata(path)) else { return false };
+        if (opened.dev(), opened.ino()) != (named.dev(), named.ino()) {
+            return false;
+        }
+    }
+    fs::remove_file(path).is_ok()
 }
 
 /// The scratch kind of a new tree for the output folder `name`: `.generated.new-<pid>-<n>`.
@@ -463,17 +724,33 @@ pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<O
 }
 
 /// Before a write: if a fallback swap was killed between its two renames, `root` is missing
-/// and the old tree sits in a stale `.<name>.old-*`: put it back. Then remove every stale
-/// scratch folder of `root` (new trees of killed runs, old trees already replaced).
-fn recover(parent: &Path, name: &str, root: &Path) -> Result<(), Error> {
+/// and the old tree sits in a stale `.<name>.old-*`: put it back. Then clear every stale
+/// scratch folder of `root` (new trees of killed runs, old trees already replaced) as a
+/// replaced tree is cleared ([`clear_tree`]): the generator's files removed, anything else
+/// moved to a `<name>.kept-N` and reported.
+fn recover(
+    parent: &Path,
+    name: &str,
+    root: &Path,
+    owned: &BTreeSet<String>,
+    ours: &dyn Fn(&str, &[u8]) -> bool,
+    report: &mut WriteReport,
+) -> Result<(), Error> {
     let old = scratch::stale_entries(parent, &old_kind(name));
     if !root.exists() {
         if let Some(last) = old.last() {
             fs::rename(last, root).map_err(|source| Error::Io { path: root.to_owned(), source })?;
         }
     }
-    scratch::remove_stale(parent, &old_kind(name));
-    scratch::remove_stale(parent, &new_kind(name));
+    let stale = scratch::stale_entries(parent, &old_kind(name)).into_iter();
+    for leftover in stale.chain(scratch::stale_entries(parent, &new_kind(name))) {
+        if !fs::symlink_metadata(&leftover).is_ok_and(|m| m.is_dir()) {
+            continue; // Not a folder this writer makes: not touched.
+        }
+        let (removed, kept) = clear_tree(&leftover, parent, name, owned, &[], ours)?;
+        report.leftover_files_removed += removed.len();
+        report.kept_aside.extend(kept);
+    }
     Ok(())
 }
 
@@ -714,5 +991,174 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("a.rs (not written by cuda-sys-gen: it has no `@generated` marker)"), "{err}");
+    }
+
+    /// A tree as a killed run or a swap leaves it: the generator's files (by name and marker)
+    /// are removed, and what else it holds is moved to a visible `<out>.kept-N`, never removed.
+    #[test]
+    fn clearing_a_tree_removes_only_the_generators_files_and_moves_the_rest_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join(".out.new-1-1");
+        for (rel, text) in [("a.rs", "// @gen"), ("src/b.rs", "// @gen"), ("src/mine.rs", "mine"), ("c.rs", "unmarked")]
+        {
+            let p = tree.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        fs::create_dir_all(tree.join("empty/deeper")).unwrap();
+        let owned: BTreeSet<String> = ["a.rs", "src/b.rs", "c.rs"].iter().map(|s| s.to_string()).collect();
+        let marked = |_: &str, head: &[u8]| head.starts_with(b"// @gen");
+        let (removed, kept) = clear_tree(&tree, dir.path(), "out", &owned, &[], &marked).unwrap();
+        assert_eq!(removed, ["a.rs", "src/b.rs"]);
+        let kept = kept.expect("something was left");
+        assert_eq!(kept, dir.path().join("out.kept-1"));
+        assert!(!tree.exists());
+        assert_eq!(list_tree(&kept).unwrap(), ["c.rs", "src/mine.rs"]);
+        assert!(kept.join("empty/deeper").is_dir(), "a folder of the user's was removed");
+        // Only the generator's: nothing left, nothing kept.
+        let tree = dir.path().join(".out.new-1-2");
+        fs::create_dir_all(tree.join("src")).unwrap();
+        fs::write(tree.join("src/b.rs"), "// @gen").unwrap();
+        let (removed, kept) = clear_tree(&tree, dir.path(), "out", &owned, &[], &marked).unwrap();
+        assert_eq!((removed.len(), kept), (1, None));
+        assert!(!tree.exists());
+    }
+
+    /// A killed run's leftover beside the output folder, holding a file of the user's: the
+    /// next run removes its generator's files, moves the rest to `out.kept-1`, and says so.
+    #[test]
+    fn a_killed_runs_leftover_is_cleared_and_what_is_not_ours_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        sync_tree(&root, &files(&[("a.rs", "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        // pid 0x7fff_fff0 is above Linux's pid_max: never a running process.
+        let leftover = dir.path().join(".out.new-2147483632-7");
+        fs::create_dir_all(leftover.join("src")).unwrap();
+        fs::write(leftover.join("a.rs"), "y").unwrap();
+        fs::write(leftover.join("src/note.txt"), "mine").unwrap();
+        let r = sync_tree(&root, &files(&[("a.rs", "z")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        assert_eq!(r.leftover_files_removed, 1);
+        assert_eq!(r.kept_aside, [dir.path().join("out.kept-1")]);
+        assert_eq!(fs::read_to_string(dir.path().join("out.kept-1/src/note.txt")).unwrap(), "mine");
+        assert!(r.notes().contains("out.kept-1") && r.notes().contains("removed 1 file(s)"), "{}", r.notes());
+        assert!(!leftover.exists());
+    }
+
+    /// An empty folder of the user's in the output folder stays there, and is counted.
+    #[test]
+    fn the_users_empty_folders_stay_and_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        sync_tree(&root, &files(&[("src/a.rs", "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        fs::create_dir_all(root.join("notes/drafts")).unwrap();
+        fs::create_dir_all(root.join("src/scratch")).unwrap();
+        let r = sync_tree(&root, &files(&[("src/a.rs", "y")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        assert_eq!(r.kept_folders, ["notes", "notes/drafts", "src/scratch"]);
+        assert!(root.join("notes/drafts").is_dir() && root.join("src/scratch").is_dir());
+        assert!(r.kept_aside.is_empty(), "{:?}", r.kept_aside);
+        let beside: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(beside, ["out"]);
+    }
+
+    /// The race the swap cannot prevent, run many times: a writer saves files into the output
+    /// folder, by its path and through a folder it holds open (a shell or an editor in it),
+    /// while runs swap it. Every file the writer saved survives: in the output folder (the run
+    /// then refuses, and the test moves it out, as its user would), or in a `.kept-N` folder.
+    #[test]
+    fn a_file_saved_while_runs_swap_the_folder_always_survives() {
+        use std::os::unix::ffi::OsStrExt;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let moved = dir.path().join("moved");
+        fs::create_dir(&moved).unwrap();
+        let trees = [files(&[("a.rs", "1"), ("src/b.rs", "1")]), files(&[("a.rs", "2"), ("src/b.rs", "2")])];
+        sync_tree(&root, &trees[0], Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (root, stop) = (root.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut saved = Vec::new();
+                let mut n = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    let name = format!("note-{n}.txt");
+                    let ok = if n % 2 == 0 {
+                        fs::write(root.join(&name), "mine").is_ok()
+                    } else {
+                        // Through the folder as it was opened a moment ago.
+                        let Ok(folder) = fs::File::open(&root) else { continue };
+                        std::thread::yield_now();
+                        let c = std::ffi::CString::new(std::ffi::OsStr::new(&name).as_bytes()).unwrap();
+                        use std::os::fd::AsRawFd;
+                        // SAFETY: a valid folder descriptor and a NUL-terminated name.
+                        let fd = unsafe {
+                            libc::openat(
+                                folder.as_raw_fd(),
+                                c.as_ptr(),
+                                libc::O_CREAT | libc::O_WRONLY | libc::O_EXCL,
+                                0o644,
+                            )
+                        };
+                        // SAFETY: `fd` is ours; 4 bytes from a static buffer.
+                        fd >= 0 && unsafe { libc::write(fd, b"mine".as_ptr().cast(), 4) == 4 && libc::close(fd) == 0 }
+                    };
+                    if ok {
+                        saved.push(name);
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                }
+                saved
+            })
+        };
+        let (mut swaps, mut refusals) = (0, 0);
+        for i in 0..300 {
+            match sync_tree(&root, &trees[i % 2], Mode::Write, "cmd", &BTreeSet::new(), &any) {
+                Ok(_) => swaps += 1,
+                Err(Error::NotOurs { .. }) => {
+                    refusals += 1;
+                    // The user moves their files out of the crate folder, as the refusal says.
+                    for f in list_tree(&root).unwrap().into_iter().filter(|f| f.starts_with("note-")) {
+                        let _ = fs::rename(root.join(&f), moved.join(&f));
+                    }
+                }
+                Err(e) => panic!("run {i}: {e}"),
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let saved = writer.join().unwrap();
+        let mut found = BTreeSet::new();
+        for entry in fs::read_dir(dir.path()).unwrap().flatten() {
+            for f in list_tree(&entry.path()).unwrap() {
+                found.insert(f.rsplit('/').next().unwrap().to_owned());
+            }
+        }
+        let lost: Vec<&String> = saved.iter().filter(|n| !found.contains(*n)).collect();
+        assert!(
+            lost.is_empty(),
+            "{} of {} saved files lost ({swaps} swaps, {refusals} refusals), the first: {:?}",
+            lost.len(),
+            saved.len(),
+            &lost[..lost.len().min(10)]
+        );
+        assert!(swaps > 0 && saved.len() > 50, "{swaps} swaps, {} saved: the race was not run", saved.len());
+    }
+
+    /// A generated file edited by hand is replaced (as documented), and the report names it;
+    /// a file the generator rewrites for new inputs is no hand edit.
+    #[test]
+    fn a_replaced_hand_edit_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        fs::write(root.join("a.rs"), "x, edited by hand").unwrap();
+        let r = sync_tree(&root, &files(&[("a.rs", "y"), ("b.rs", "y")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap();
+        assert_eq!(r.hand_edits, ["a.rs"]);
+        assert!(r.notes().contains("replaced a hand edit in a.rs"), "{}", r.notes());
+        let r = sync_tree(&root, &files(&[("a.rs", "z"), ("b.rs", "z")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
+            .unwrap();
+        assert!(r.hand_edits.is_empty(), "{:?}", r.hand_edits);
     }
 }

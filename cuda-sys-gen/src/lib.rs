@@ -130,6 +130,7 @@ fn shell_quote(word: &str) -> String {
 pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
     // Before any work, --add-toolkit's change to the manifest included.
     codegen::crate_name::check(&paths.crate_name)?;
+    codegen::input::check_header_text("--regenerate-command", &paths.command)?;
     if !args.check {
         // A killed --add-toolkit first: its manifest and crate made to agree again.
         if let Some(note) = codegen::pin::recover(&paths.manifest)? {
@@ -208,8 +209,7 @@ fn add_toolkit(spec: &ToolkitSpec, args: GenerateArgs, paths: Paths) -> Result<(
         || format!("could not add CUDA {spec}; {} and {} are unchanged", manifest_path.display(), paths.out.display());
     let new = codegen::pin::prepare(&manifest_path, &fetcher, spec).with_context(unchanged)?;
     codegen::fault::point("pin:prepared");
-    let old = std::fs::read_to_string(&manifest_path)
-        .with_context(|| format!("could not read {}", manifest_path.display()))?;
+    let old = codegen::input::read_text(&manifest_path, "the headers manifest")?;
     let new_manifest = Manifest::parse(&manifest_path, &new.text).with_context(unchanged)?;
     let cfg = config(&args, &paths);
     let start = std::time::Instant::now();

@@ -59,7 +59,8 @@ pub enum Error {
     /// Any other `CUresult` from `cuGetProcAddress`, with its name where it could be found
     /// (`cuGetErrorName`, else the crate's table of the newest toolkit's codes).
     Driver { lookup: Lookup, code: u32, name: Option<String> },
-    /// `CUDA_SUCCESS` and a `NULL` pointer: the driver does not provide the function here.
+    /// `CUDA_SUCCESS` and a `NULL` pointer: no answer a working driver gives (a broken driver,
+    /// or a stand-in that is none).
     NullPointer { lookup: Lookup },
     /// A `symbolStatus` value that CUDA did not define when this crate was generated.
     UnknownStatus { lookup: Lookup, status: u32 },
@@ -627,8 +628,10 @@ impl fmt::Display for Error {
             ),
             Error::NullPointer { lookup } => write!(
                 f,
-                "{lookup} returned CUDA_SUCCESS but a NULL pointer: the driver does not provide `{}` at version {} on \
-                 this platform. Treat the function as unavailable here; a newer driver may provide it",
+                "{lookup} returned CUDA_SUCCESS but a NULL pointer: no answer a working driver gives (one that lacks \
+                 `{}` at version {} says so with its status), so this driver is broken. Treat the function as \
+                 unavailable, and check that the library is NVIDIA's driver, installed whole (the doctor example \
+                 lists every answer)",
                 lookup.symbol, lookup.version
             ),
             Error::UnknownStatus { lookup, status } => write!(

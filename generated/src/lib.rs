@@ -309,7 +309,10 @@
 //! # Programs
 //!
 //! `cargo run --example doctor` loads the driver, prints its version and, for every registry
-//! entry, whether it resolves and why not. `cargo run --example roundtrip --features newest` creates a context,
+//! entry, whether it resolves and why not. It exits with 0 when the driver serves what it has
+//! correctly, 1 when it does not load, 2 on a bad command line, 3 when an entry resolves to
+//! another function than its export (a wrong ABI), and 4 when the driver is broken: it answered a
+//! lookup with `CUDA_SUCCESS` and a NULL pointer. `cargo run --example roundtrip --features newest` creates a context,
 //! allocates device memory and copies bytes there and back (it needs a GPU).
 //!
 //! # `registry.json`
@@ -356,6 +359,8 @@ mod api_shim;
 pub mod driver;
 #[rustfmt::skip]
 pub mod error;
+#[rustfmt::skip]
+mod library;
 #[cfg(feature = "newest")]
 #[rustfmt::skip]
 pub mod newest;

@@ -344,7 +344,8 @@ fn a_half_downloaded_wheel_is_fetched_again_and_used() {
     let mut offline = Fetcher::new(cache.clone(), &manifest);
     offline.offline = true;
     let err = offline.toolkit(pin).unwrap_err().to_string();
-    assert!(err.contains("is not in the cache") && err.contains("run once with network access"), "{err}");
+    // The file is there with another hash: said as such, with what to do.
+    assert!(err.contains("the hash differs") && err.contains("run once with network access"), "{err}");
 }
 
 /// A fake `python3 -m pip` for `--add-toolkit`: `index versions` lists, and `download` copies,

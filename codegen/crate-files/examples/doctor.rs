@@ -6,9 +6,16 @@
 //! build leaves out (features) are fetched and counted too. Each pointer is then compared with
 //! the library's own export of the entry's name (`dlsym`; the driver exports every ABI under
 //! the name the registry predicts): another function there is another ABI than the entry's
-//! type, counted as WRONG ABI. It exits with 0 when the driver loaded and no entry is WRONG,
-//! whatever else the entries say; 1 when it did not load (or the output could not be
-//! written); 2 on a bad command line; 3 when an entry is WRONG.
+//! type, counted as WRONG ABI. A driver that answers a lookup with `CUDA_SUCCESS` and a NULL
+//! pointer is broken (a driver that lacks an entry says so with its status), counted as BROKEN.
+//!
+//! Exit status:
+//! - 0: the driver loaded, no entry is WRONG and none BROKEN, whatever else the entries say;
+//! - 1: it did not load (or the output could not be written);
+//! - 2: a bad command line;
+//! - 3: an entry is WRONG (the pointer is another function than its export);
+//! - 4: the driver is broken: it answered success with a NULL pointer, for every entry or for
+//!   some (and none is WRONG, which is 3).
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -33,7 +40,9 @@ fn kind(e: &Error) -> (&'static str, String) {
         }
         Error::NotExported { .. } => ("not exported", "the driver does not export the entry's name".into()),
         Error::VersionNotSufficient { .. } => ("version not served", "the driver has the symbol, not this ABI".into()),
-        Error::NullPointer { .. } => ("not on this platform", "the driver gave a NULL pointer".into()),
+        Error::NullPointer { .. } => {
+            ("BROKEN: success with a NULL pointer", "the driver answered CUDA_SUCCESS with a NULL pointer".into())
+        }
         Error::UnknownStatus { status, .. } => ("unknown status", format!("status {status}, unknown to this crate")),
         Error::Driver { code, name, .. } => {
             ("driver error", format!("{} ({code})", name.as_deref().unwrap_or("an unnamed code")))
@@ -49,6 +58,8 @@ struct Doctor<'a> {
     exports: Option<libloading::Library>,
     /// Resolved to another function than the export of the entry's name.
     wrong: Vec<String>,
+    /// Answered with success and a NULL pointer: a broken driver.
+    null: usize,
     /// Resolved, and compared with the export.
     verified: usize,
     out: std::io::StdoutLock<'static>,
@@ -95,7 +106,13 @@ impl Doctor<'_> {
             }
             Err(e) => {
                 let (kind, words) = kind(&e);
-                self.line(format_args!("  MISSING {:<52} {words}", info.pfn));
+                let label = if matches!(e, Error::NullPointer { .. }) {
+                    self.null += 1;
+                    "BROKEN "
+                } else {
+                    "MISSING"
+                };
+                self.line(format_args!("  {label} {:<52} {words}", info.pfn));
                 let slot = self.failed.entry(kind).or_insert_with(|| (0, e.to_string()));
                 slot.0 += 1;
             }
@@ -126,6 +143,7 @@ fn main() -> ExitCode {
         driver: &driver,
         exports,
         wrong: Vec::new(),
+        null: 0,
         verified: 0,
         out: std::io::stdout().lock(),
         write_error: None,
@@ -162,6 +180,15 @@ fn main() -> ExitCode {
     for (kind, (count, example)) in std::mem::take(&mut doctor.failed) {
         doctor.line(format_args!("  {count} {kind}; for example: {example}"));
     }
+    let null = doctor.null;
+    if null > 0 {
+        doctor.line(format_args!(
+            "BROKEN DRIVER: {null} of {} lookups answered CUDA_SUCCESS with a NULL pointer. A driver that lacks an \
+             entry says so with its status (symbol not found, version not sufficient); success with NULL is no answer \
+             a working driver gives: reinstall the NVIDIA driver, or check that this library is NVIDIA's",
+            ENTRIES.len()
+        ));
+    }
     for why in std::mem::take(&mut doctor.wrong) {
         doctor.line(format_args!(
             "  WRONG ABI: {why}. Calling it through the entry's type would be undefined behaviour: report it to the \
@@ -176,6 +203,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         None if wrong > 0 => ExitCode::from(3),
+        None if null > 0 => ExitCode::from(4),
         None => ExitCode::SUCCESS,
     }
 }

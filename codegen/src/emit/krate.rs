@@ -301,6 +301,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub mod driver;
         #[rustfmt::skip]
         pub mod error;
+        #[rustfmt::skip]
+        mod library;
         #[cfg(feature = "newest")]
         #[rustfmt::skip]
         pub mod newest;

@@ -11,10 +11,11 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 5] = [
+pub const SOURCES: [(&str, &str); 6] = [
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),
     ("src/error.rs", include_str!("../shim/error.rs")),
+    ("src/library.rs", include_str!("../shim/library.rs")),
     ("src/runtime.rs", include_str!("../shim/runtime.rs")),
     ("src/table.rs", include_str!("../shim/table.rs")),
 ];

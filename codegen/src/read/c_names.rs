@@ -64,7 +64,9 @@ pub fn c_name_candidates(unit: &clang::Unit<'_>) -> Vec<String> {
     for api in apis {
         let Some(path) = unit.include_dirs.iter().map(|d| d.join(api)).find(|p| p.is_file()) else { continue };
         // Unreadable text leaves no candidates; bindgen, reading the same file, says what failed.
-        let text = std::fs::read(&path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        let text = crate::input::read_bytes(&path, "an API header")
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         all.extend(header_text::c_name_candidates(&text));
     }
     all.into_iter().collect()

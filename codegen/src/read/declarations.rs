@@ -96,7 +96,7 @@ impl Gathered {
         let mut guards: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
         for h in rows {
             let path = find(&h.typedefs);
-            let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+            let bytes = crate::input::read_bytes(&path, "a typedef header")?;
             let text = String::from_utf8_lossy(&bytes);
             guards.insert(h.typedefs.as_str(), header_text::internal_guard_lines(&text));
             let found = header_text::alias_macros(&text);

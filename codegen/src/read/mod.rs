@@ -230,7 +230,7 @@ fn result_docs(headers: &[HeaderSpec], tk: &ToolkitHeaders) -> BTreeMap<String, 
         .include_dirs_for(Platform::Linux)
         .iter()
         .map(|d| d.join(first_api))
-        .find_map(|p| std::fs::read(p).ok())
+        .find_map(|p| crate::input::read_bytes(&p, "cuda.h").ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     header_text::result_code_docs(&text)

@@ -120,7 +120,7 @@ fn sha256_of(path: &Path) -> Option<String> {
 }
 
 fn load(path: &Path, key: &str) -> Option<BindgenOutput> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::input::read_bytes(path, "a cached bindgen output").ok()?;
     let stored: Stored = serde_json::from_slice(&bytes).ok()?;
     if stored.format != FORMAT || stored.key != key {
         return None;

@@ -15,12 +15,13 @@ use core::ptr::{null_mut, NonNull};
 use std::path::Path;
 
 use crate::driver::{
-    cast, exported, get_entry, interpret, load_path, not_a_pointer, open_path, Answer, Cache, Lookups, StatusNames,
-    CUDA_SUCCESS, STATUS_UNSET,
+    cast, exported, get_entry, interpret, not_a_pointer, Answer, Cache, Lookups, StatusNames, CUDA_SUCCESS,
+    STATUS_UNSET,
 };
 #[cfg(feature = "newest")]
 use crate::driver::{newest_of, DefaultStream};
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
+use crate::library::{load_path, open_path};
 #[cfg(feature = "newest")]
 use crate::newest::Symbol;
 use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRIES, TOOLKITS};

@@ -337,7 +337,7 @@ pub fn floor_on(registry: &Path, sources: &[PathBuf], gpu: Option<u32>) -> Resul
     let package = registry
         .parent()
         .map(|d| d.join("Cargo.toml"))
-        .and_then(|m| std::fs::read_to_string(m).ok())
+        .and_then(|m| codegen::input::read_text(&m, "Cargo.toml").ok())
         .and_then(|t| t.parse::<toml::Table>().ok())
         .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned))
         .unwrap_or_else(|| "cuda-driver-pfn".to_owned());
@@ -465,7 +465,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
         if index.contains_key(&same_file(&file)) {
             continue;
         }
-        let text = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let text = codegen::input::read_bytes(&file, "a Rust source file")?;
         let text = String::from_utf8(text)
             .map_err(|_| anyhow::anyhow!("{}: not UTF-8, so not a Rust source file", file.display()))?;
         let scanned = scan::scan(&text, &wanted).map_err(|(line, column, why)| {
@@ -561,7 +561,7 @@ fn build_only(program: &Program, index: &std::collections::HashMap<PathBuf, usiz
     let is_build_script = |i: usize| {
         let file = &program.files[i];
         let Some(dir) = &program.manifest_dirs[i] else { return false };
-        let named = std::fs::read_to_string(dir.join("Cargo.toml"))
+        let named = codegen::input::read_text(&dir.join("Cargo.toml"), "Cargo.toml")
             .ok()
             .and_then(|t| t.parse::<toml::Table>().ok())
             .and_then(|t| t.get("package")?.get("build")?.as_str().map(|b| dir.join(b)));
@@ -1042,7 +1042,8 @@ fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
 /// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
 /// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
 fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
-    let Some(table) = std::fs::read_to_string(manifest).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
+    let read = codegen::input::read_text(manifest, "Cargo.toml").ok();
+    let Some(table) = read.and_then(|t| t.parse::<toml::Table>().ok()) else {
         return Vec::new();
     };
     let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];

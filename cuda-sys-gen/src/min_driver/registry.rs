@@ -43,7 +43,7 @@ pub(super) struct Registry {
 
 impl Registry {
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).with_context(|| {
+        let text = codegen::input::read_text(path, "the generated crate's registry.json").with_context(|| {
             format!("reading {} (the generated crate's registry.json; pass --registry)", path.display())
         })?;
         let json = registry_json::Registry::parse(&text).map_err(|why| {

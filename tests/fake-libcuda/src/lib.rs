@@ -22,6 +22,12 @@
 //! faults, and a delay. Every request is recorded as (symbol, version, flags, entry point).
 //! All state is in this library's statics, so each loaded copy of the file is its own driver.
 //!
+//! A process that loads the fake by itself (the doctor, run by a test) cannot be configured
+//! through those functions; for it, `FAKE_LIBCUDA_NULL_POINTERS` in its environment makes the
+//! fake a broken driver, one that answers lookups with `CUDA_SUCCESS` and a NULL pointer
+//! (no real driver was seen to): `all` for every lookup, `some` for the symbols that begin
+//! with `cuMem` (then `cuInit` answers with its own export, and every other name is unknown).
+//!
 //! The pointers handed out are the values the test configured; they are compared, never
 //! called. Nothing here may panic: a panic cannot cross `extern "C"`.
 
@@ -193,6 +199,15 @@ fn answer(symbol: &[u8], version: c_int, flags: u64, api: c_int) -> (c_uint, c_i
     // Outside the lock, so that racing callers really overlap.
     if delay > 0 {
         std::thread::sleep(std::time::Duration::from_micros(u64::from(delay)));
+    }
+    match std::env::var("FAKE_LIBCUDA_NULL_POINTERS").as_deref() {
+        Ok("all") => return (CUDA_SUCCESS, STATUS_SUCCESS, 0),
+        Ok("some") if symbol.starts_with(b"cuMem") => return (CUDA_SUCCESS, STATUS_SUCCESS, 0),
+        Ok("some") if symbol == b"cuInit" => {
+            return (CUDA_SUCCESS, STATUS_SUCCESS, cuInit as extern "C" fn() -> c_uint as usize)
+        }
+        Ok("some") => return (CUDA_SUCCESS, STATUS_SYMBOL_NOT_FOUND, 0),
+        _ => {}
     }
     let s = state();
     if let Some(o) = s.overrides.iter().find(|o| o.symbol == symbol && (o.version == 0 || o.version == version)) {
