@@ -9,6 +9,7 @@
 /// and fails when a name there is missing here.
 pub const RESERVED_MODULES: &[&str] = &[
     "aliases",
+    "answer",
     "api",
     "api_shim",
     "codes",

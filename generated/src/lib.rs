@@ -395,7 +395,7 @@ pub use cuda_driver_pfn_types::vdpau;
 #[doc(inline)]
 pub use cuda_driver_pfn_types::wgl;
 #[doc(inline)]
-pub use cuda_driver_pfn_types::{registry, types};
+pub use cuda_driver_pfn_types::{answer, registry, types};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

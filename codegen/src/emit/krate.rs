@@ -316,7 +316,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         use #types_crate::codes;
         #(#modules)*
         #[doc(inline)]
-        pub use #types_crate::{registry, types};
+        pub use #types_crate::{answer, registry, types};
 
         #readme_doctest
 
@@ -384,6 +384,8 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[doc(hidden)]
         #[rustfmt::skip]
         pub mod codes;
+        #[rustfmt::skip]
+        pub mod answer;
         #[rustfmt::skip]
         pub mod registry;
         #[rustfmt::skip]

@@ -26,8 +26,11 @@ fn main() -> ExitCode {
         Some("bench") => bench(),
         Some("c-names") => c_names(),
         Some("probe") => probe(),
+        Some("answers") => answers(),
         Some("ctx-create-null") => ctx_create_null(),
-        _ => Err("usage: conformance check [DIR] | launch | bench | c-names | probe | ctx-create-null".into()),
+        _ => {
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | ctx-create-null".into())
+        }
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -416,6 +419,33 @@ fn probe() -> Result<bool> {
         println!("{line}");
     }
     Ok(true)
+}
+
+/// Every request of the answer check (`conformance::answer_requests`) made of the driver, its
+/// answers compared with the registry's rule (`cuda_driver_pfn::answer::driver_answer`): the
+/// count and every difference. `CUDA_SYS_GEN_LIBRARY=PATH` checks that library instead of the
+/// one the loader finds (a stand-in, say), with the version the driver it loads reports.
+fn answers() -> Result<bool> {
+    let driver = Driver::load()?;
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").map_or_else(|| PathBuf::from(driver.library()), PathBuf::from);
+    let loader = Loader::open(&path)?;
+    // SAFETY: as in `probe`.
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    let check = cuda_sys_gen_tests::conformance::check_answers(&lib, driver.version(), &|p| loader.dladdr(p));
+    for d in &check.differences {
+        println!("DIFFERENT {d}");
+    }
+    println!(
+        "answers of {} (driver version {}): {} requests ({} through cuGetProcAddress_v2, {} through cuGetProcAddress, {} by export), {} different",
+        path.display(),
+        driver.version(),
+        check.requests,
+        check.by_api[0],
+        check.by_api[1],
+        check.by_api[2],
+        check.differences.len()
+    );
+    Ok(check.differences.is_empty())
 }
 
 /// Issue 28, item 3: the newest cuda.h's `cuCtxCreate` is `cuCtxCreate_v4(pctx,
