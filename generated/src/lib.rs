@@ -362,6 +362,12 @@ pub mod newest;
 #[cfg(feature = "runtime")]
 #[rustfmt::skip]
 pub mod runtime;
+#[cfg(feature = "standin")]
+#[rustfmt::skip]
+pub mod standin;
+#[cfg(feature = "standin")]
+#[rustfmt::skip]
+mod standin_exports;
 #[rustfmt::skip]
 pub mod table;
 #[cfg(feature = "visit")]

@@ -277,7 +277,7 @@ fn probes(driver_version: u32) -> Vec<Probe> {
     ]
 }
 
-type GetProcAddressV2 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut i32) -> u32;
+pub type GetProcAddressV2 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut i32) -> u32;
 type GetProcAddressV1 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64) -> u32;
 
 /// The driver's answers to [`probes`], one line each, through `cuGetProcAddress_v2` where
@@ -362,6 +362,15 @@ pub fn answer_requests(driver_version: u32) -> Vec<(&'static str, i32, u64)> {
     out
 }
 
+/// Which of its lookup functions [`check_answers`] asks (where the library exports them).
+#[derive(Debug, Clone, Copy)]
+pub struct Lookups {
+    /// `cuGetProcAddress_v2`.
+    pub v2: bool,
+    /// The 4-argument `cuGetProcAddress`.
+    pub v1: bool,
+}
+
 /// What [`check_answers`] found: how many requests it made, and each difference from the
 /// registry's answer rule (`cuda_driver_pfn::answer::driver_answer`).
 #[derive(Debug, Default)]
@@ -380,17 +389,22 @@ pub struct AnswerCheck {
 /// export of the named entry's `exported` name. A library with neither lookup function (a
 /// driver before CUDA 11.3) is checked by its exports: each entry the rule names is exported
 /// under its name, unless its `MIN_DRIVER` (a measured floor) is above the driver.
+///
+/// `also` judges each function handed out further, given the entry the rule names (a stand-in
+/// checks that it is its own function, forwarding to the real driver's).
 pub fn check_answers(
     lib: &libloading::Library,
     driver_version: u32,
     name_at: &dyn Fn(usize) -> Option<String>,
+    also: &dyn Fn(&'static EntryInfo, usize) -> Result<(), String>,
+    lookups: Lookups,
 ) -> AnswerCheck {
     use cuda_driver_pfn::answer::driver_answer;
     let mut check = AnswerCheck::default();
     // SAFETY: the driver's documented lookup functions with their C prototypes; every pointer
     // passed is valid.
-    let v2 = unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.ok().map(|f| *f);
-    let v1 = unsafe { lib.get::<GetProcAddressV1>(b"cuGetProcAddress\0") }.ok().map(|f| *f);
+    let v2 = unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.ok().map(|f| *f).filter(|_| lookups.v2);
+    let v1 = unsafe { lib.get::<GetProcAddressV1>(b"cuGetProcAddress\0") }.ok().map(|f| *f).filter(|_| lookups.v1);
     let floors = min_drivers();
     for (symbol, version, flags) in answer_requests(driver_version) {
         let rule = driver_answer(symbol.as_bytes(), version, flags, driver_version);
@@ -403,6 +417,11 @@ pub fn check_answers(
             };
             let got_name = (!p.is_null()).then(|| name_at(p as usize).unwrap_or_else(|| format!("?{p:p}")));
             let expected_name = rule.entry().map(|e| e.exported.to_owned());
+            if let (Some(e), false) = (rule.entry(), p.is_null()) {
+                if let Err(why) = also(e, p as usize) {
+                    differences.push(format!("{via} {request}: {why}"));
+                }
+            }
             if (result, status) != expected || got_name != expected_name {
                 differences.push(format!(
                     "{via} {request}: the library answered result {result} status {status:?} -> {got_name:?}; the rule \

@@ -117,6 +117,10 @@ visit = []
 per-thread-default-stream = ["{types}/per-thread-default-stream"]
 # Runtime: the same typed lookups through libcudart's cudaGetDriverEntryPoint(ByVersion).
 runtime = []
+# standin: what a cdylib that stands in for libcuda.so.1 needs (hooks, forwarding to the real
+# driver, cuGetProcAddress answered with the stand-in's functions), and export_libcuda!, which
+# that cdylib invokes to export them. The feature exports nothing by itself.
+standin = []
 "#,
         marker = ctx.marker("#"),
         package = package_fields(ctx),
@@ -307,6 +311,12 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "runtime")]
         #[rustfmt::skip]
         pub mod runtime;
+        #[cfg(feature = "standin")]
+        #[rustfmt::skip]
+        pub mod standin;
+        #[cfg(feature = "standin")]
+        #[rustfmt::skip]
+        mod standin_exports;
         #[rustfmt::skip]
         pub mod table;
         #[cfg(feature = "visit")]

@@ -431,7 +431,68 @@ fn answers() -> Result<bool> {
     let loader = Loader::open(&path)?;
     // SAFETY: as in `probe`.
     let lib = unsafe { libloading::Library::new(&path) }?;
-    let check = cuda_sys_gen_tests::conformance::check_answers(&lib, driver.version(), &|p| loader.dladdr(p));
+    // A stand-in (it exports `cuda_standin_forward`): each function handed out must be its own
+    // export of the entry's name, forwarding to the real driver's (`CUDA_SYS_GEN_CHECK_REAL`).
+    type Forward = unsafe extern "C" fn(usize) -> *mut c_void;
+    // SAFETY: the test stand-in's own export, of this prototype.
+    let forward = unsafe { lib.get::<Forward>(b"cuda_standin_forward\0") }.ok().map(|f| *f);
+    let real = match (forward, std::env::var_os("CUDA_SYS_GEN_CHECK_REAL")) {
+        (Some(_), Some(p)) => Some(Loader::open(std::path::Path::new(&p))?),
+        (Some(_), None) => {
+            return Err("a stand-in is checked against the real driver named by CUDA_SYS_GEN_CHECK_REAL".into())
+        }
+        _ => None,
+    };
+    let also = |e: &'static cuda_driver_pfn::EntryInfo, p: usize| -> std::result::Result<(), String> {
+        let (Some(forward), Some(real)) = (forward, &real) else { return Ok(()) };
+        let ours = loader.dlsym(e.exported);
+        if ours != Some(p) {
+            return Err(format!("handed out {p:#x}, not the stand-in's {} ({ours:x?})", e.exported));
+        }
+        let index = e.index().ok_or("a row of ENTRIES")?;
+        // SAFETY: as above.
+        let to = unsafe { forward(index) } as usize;
+        match real.dlsym(e.exported) {
+            // The lookup functions forward to the stand-in's interception of them.
+            Some(r) if e.symbol == "cuGetProcAddress" && to != 0 && to != r => Ok(()),
+            Some(r) if r == to && e.symbol != "cuGetProcAddress" => Ok(()),
+            r => Err(format!("the stand-in's {} forwards to {to:#x}, the real driver's export is {r:x?}", e.exported)),
+        }
+    };
+    // A stand-in answers through the lookup functions the real driver has; those it lacks
+    // return CUDA_ERROR_NOT_FOUND (500) whatever is asked.
+    let lookups = match &real {
+        Some(real) => {
+            let has = |name: &str| real.dlsym(name).is_some();
+            let (v2, v1) = (has("cuGetProcAddress_v2"), has("cuGetProcAddress"));
+            for (name, has) in [("cuGetProcAddress_v2", v2), ("cuGetProcAddress", v1)] {
+                let Some(ours) = loader.dlsym(name).filter(|_| !has) else { continue };
+                let mut p = std::ptr::null_mut();
+                let mut status = 7u32;
+                // SAFETY: the stand-in's lookup functions, of these prototypes; both take the
+                // first four arguments alike, and the status is only written by the _v2.
+                let r = unsafe {
+                    let f: cuda_sys_gen_tests::conformance::GetProcAddressV2 = std::mem::transmute(ours);
+                    f(c"cuInit".as_ptr(), &mut p, 2000, 0, (&mut status as *mut u32).cast())
+                };
+                if r != 500 || !p.is_null() {
+                    println!("DIFFERENT {name}, which the real driver lacks, answered {r} -> {p:?} (not 500, NULL)");
+                    return Ok(false);
+                }
+            }
+            if !v2 && !v1 {
+                println!(
+                    "answers of {}: the real driver has no lookup function, so the stand-in answers none: 0 requests, 0 different",
+                    path.display()
+                );
+                return Ok(true);
+            }
+            cuda_sys_gen_tests::conformance::Lookups { v2, v1 }
+        }
+        None => cuda_sys_gen_tests::conformance::Lookups { v2: true, v1: true },
+    };
+    let check =
+        cuda_sys_gen_tests::conformance::check_answers(&lib, driver.version(), &|p| loader.dladdr(p), &also, lookups);
     for d in &check.differences {
         println!("DIFFERENT {d}");
     }

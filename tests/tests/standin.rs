@@ -1,0 +1,130 @@
+//! The stand-in (`standin` feature, `export_libcuda!`) in front of NVIDIA's real drivers of
+//! `tests/real-drivers.toml` (no GPU needed): `tests/standin-libcuda`, every hook only
+//! forwarding, copied as `libcuda.so.1` into a folder first on `LD_LIBRARY_PATH`, the real
+//! driver's folder second.
+//!
+//! For every driver with a lookup function, the answer check of `real_driver_answers.rs`
+//! (`conformance answers`) made of the stand-in: each request answered as the registry's rule
+//! says, each function handed out the stand-in's own export of the entry's name, which
+//! forwards to the real driver's export of that name: the ABI the driver returned. Once with
+//! the real driver named by `$CUDA_SYS_GEN_REAL_LIBCUDA`, once found by the stand-in's own
+//! search of the loader's folders (which must skip the stand-in itself, also named
+//! `libcuda.so.1`). And the stand-in's exports: every registry name NVIDIA's Linux library
+//! exports, and no other.
+
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cuda_driver_pfn::ENTRIES;
+use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::{repo_root, text};
+
+fn fetched() -> Option<Vec<Fetched>> {
+    match drivers::fetch() {
+        Ok(d) => Some(d),
+        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("SKIPPED: the real-driver tests: {why}");
+            None
+        }
+        Err(e) => panic!("the real drivers could not be had: {e}"),
+    }
+}
+
+/// The stand-in, built (as the tests' own build is) and copied into a folder of its own as
+/// `libcuda.so.1`.
+fn standin(dir: &Path) -> PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(repo_root())
+        .args(["build", "--quiet", "--offline", "-p", "cuda-sys-gen-standin-libcuda"])
+        .output()
+        .expect("run cargo build");
+    assert!(out.status.success(), "cargo build of the stand-in failed:\n{}", text(&out.stderr));
+    let exe = std::env::current_exe().expect("the test's own path");
+    let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+    let path = dir.join("libcuda.so.1");
+    std::fs::copy(debug.join("libcuda_standin.so"), &path).expect("copy the stand-in");
+    path
+}
+
+fn answers(driver: &Fetched, standin: &Path, named: bool) -> (Option<i32>, String) {
+    let mut path = vec![standin.parent().unwrap().to_owned()];
+    path.extend(driver.lib_dirs.iter().cloned());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.arg("answers")
+        .env("LD_LIBRARY_PATH", std::env::join_paths(path).unwrap())
+        .env("CUDA_SYS_GEN_LIBRARY", standin)
+        .env("CUDA_SYS_GEN_CHECK_REAL", &driver.libcuda)
+        .env_remove("CUDA_SYS_GEN_REAL_LIBCUDA");
+    if named {
+        c.env("CUDA_SYS_GEN_REAL_LIBCUDA", &driver.libcuda);
+    }
+    let out = c.output().expect("start a child process");
+    (out.status.code(), format!("{}{}", text(&out.stdout), text(&out.stderr)))
+}
+
+#[test]
+fn the_standin_answers_every_request_with_its_function_of_the_abi_the_driver_returned() {
+    let Some(drivers) = fetched() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let standin = standin(dir.path());
+    let mut failures = Vec::new();
+    let mut total = 0;
+    let mut checked = 0;
+    for driver in &drivers {
+        for named in [true, false] {
+            let (code, out) = answers(driver, &standin, named);
+            let last = out.lines().last().unwrap_or_default().to_owned();
+            let how = if named { "named by $CUDA_SYS_GEN_REAL_LIBCUDA" } else { "found by its search" };
+            println!("driver {} ({how}): {last}", driver.pin.name);
+            // Drivers without a lookup function answer no request of a stand-in either: the
+            // stand-in's cuGetProcAddress finds no real one to ask (and says CUDA_ERROR_NOT_FOUND).
+            if last.contains("the real driver has no lookup function") && code == Some(0) {
+                continue;
+            }
+            let n: usize =
+                last.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+            total += n;
+            checked += 1;
+            if code != Some(0) || !last.contains(", 0 different") || n < 561 * 3 * 4 {
+                let shown: Vec<&str> = out.lines().take(30).collect();
+                failures.push(format!("driver {} ({how}): exit {code:?}:\n{}", driver.pin.name, shown.join("\n")));
+            }
+        }
+    }
+    println!("{total} requests answered by the stand-in over {checked} runs");
+    assert!(checked >= 10, "too few drivers with a lookup function were checked: {checked} runs");
+    assert!(total >= 10 * 561 * 3 * 4, "{total} requests");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The stand-in exports every registry name the Linux driver library exports (x86-64: not
+/// `cuEventCreateFromEGLSync`, which only aarch64 builds have), and nothing else of `cu`.
+#[test]
+fn the_standin_exports_every_linux_name_of_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let standin = standin(dir.path());
+    let data = std::fs::read(&standin).unwrap();
+    let names = exported_functions(&data);
+    let expected: std::collections::BTreeSet<String> =
+        ENTRIES.iter().filter(|e| e.platforms.here()).map(|e| e.exported.to_owned()).collect();
+    // The test stand-in's own two functions for the checks aside.
+    let ours: std::collections::BTreeSet<String> =
+        names.into_iter().filter(|n| n.starts_with("cu") && !n.starts_with("cuda_standin_")).collect();
+    let missing: Vec<&String> = expected.difference(&ours).collect();
+    let extra: Vec<&String> = ours.difference(&expected).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}, extra {extra:?}");
+    assert!(ours.len() > 700, "{} names", ours.len());
+}
+
+/// The names of the functions an ELF shared library exports: the dynamic symbol table, read
+/// with the `object` crate.
+fn exported_functions(data: &[u8]) -> Vec<String> {
+    use object::{Object, ObjectSymbol};
+    let file = object::File::parse(data).expect("an ELF file");
+    file.dynamic_symbols()
+        .filter(|s| s.is_definition() && s.kind() == object::SymbolKind::Text)
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect()
+}
