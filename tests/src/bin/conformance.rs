@@ -27,9 +27,10 @@ fn main() -> ExitCode {
         Some("c-names") => c_names(),
         Some("probe") => probe(),
         Some("answers") => answers(),
+        Some("forward-bench") => forward_bench(),
         Some("ctx-create-null") => ctx_create_null(),
         _ => {
-            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | ctx-create-null".into())
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | ctx-create-null".into())
         }
     };
     match r {
@@ -202,6 +203,40 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
         let b = bare();
         Ok((ours()?, b))
     }
+}
+
+/// The cost of a call through a stand-in whose hook only forwards, against the same call of
+/// the real driver: `cuDriverGetVersion` of the stand-in (`CUDA_SYS_GEN_LIBRARY`) and of the
+/// real driver (`CUDA_SYS_GEN_CHECK_REAL`), 31 paired runs of 1,000,000 calls, each pair in
+/// alternating order; prints `metric ours baseline ratio` and the median difference in ns.
+fn forward_bench() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    let (Some(standin), Some(real)) = (std::env::var_os("CUDA_SYS_GEN_LIBRARY"), std::env::var_os("CUDA_SYS_GEN_CHECK_REAL"))
+    else {
+        return Err("set CUDA_SYS_GEN_LIBRARY to the stand-in and CUDA_SYS_GEN_CHECK_REAL to the real driver".into());
+    };
+    // SAFETY: both libraries' cuDriverGetVersion(int*), loaded by path.
+    let standin = unsafe { libloading::Library::new(&standin) }?;
+    let real = unsafe { libloading::Library::new(&real) }?;
+    let ours: Version = *unsafe { standin.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let bare: Version = *unsafe { real.get::<Version>(b"cuDriverGetVersion\0") }?;
+    // SAFETY: as above, with a valid out-pointer.
+    let call = |f: Version| move |v: *mut c_int| unsafe { f(v) };
+    let n = 1_000_000;
+    // Warm: the stand-in opens the real driver on its first call.
+    ns_per_call(n, call(ours));
+    ns_per_call(n, call(bare));
+    let (mut o, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    for turn in 0..31 {
+        let (x, y) = in_turns(turn, || Ok(ns_per_call(n, call(ours))), || ns_per_call(n, call(bare)))?;
+        o.push(x);
+        b.push(y);
+        d.push(x - y);
+    }
+    let (o, b, d) = (median(&mut o), median(&mut b), median(&mut d));
+    println!("forwarded-call-ns {o:.2} {b:.2} {:.3}", o / b);
+    println!("forwarding-overhead-ns {d:.2} (median of 31 paired differences)");
+    Ok(true)
 }
 
 /// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).
