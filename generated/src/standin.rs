@@ -88,8 +88,9 @@ pub struct Arg {
 pub enum ArgValue {
     Pointer(usize),
     Int(i128),
-    /// A C enum's value (its type is [`Arg::ty`]).
-    Enum(i128),
+    /// A C enum's value (its type is [`Arg::ty`]), and the enum's enumerators (value, name),
+    /// by value.
+    Enum(i128, &'static [(i128, &'static str)]),
     Float(f64),
     /// A record passed by value: its size in bytes (its bytes are not read).
     Bytes(usize),
@@ -101,7 +102,11 @@ impl core::fmt::Display for Arg {
         match self.value {
             ArgValue::Pointer(0) => f.write_str("NULL"),
             ArgValue::Pointer(p) => write!(f, "{p:#x}"),
-            ArgValue::Int(v) | ArgValue::Enum(v) => write!(f, "{v}"),
+            ArgValue::Int(v) => write!(f, "{v}"),
+            ArgValue::Enum(v, names) => match names.binary_search_by_key(&v, |&(n, _)| n) {
+                Ok(i) => write!(f, "{} ({v})", names[i].1),
+                Err(_) => write!(f, "{v}"),
+            },
             ArgValue::Float(v) => write!(f, "{v}"),
             ArgValue::Bytes(n) => write!(f, "{{{n} bytes}}"),
         }

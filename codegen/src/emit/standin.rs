@@ -16,15 +16,15 @@ use super::ctx::Ctx;
 pub const STANDIN_EXPORTS_RS: &str = "src/standin_exports.rs";
 
 /// How an argument is shown to an observer.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Kind {
     /// A raw pointer: its address.
     Pointer,
     /// A function pointer or an `Option` of one: its address.
     Function,
     Int,
-    /// A C enum, bindgen's `#[repr(transparent)]` newtype of an integer: its value.
-    Enum,
+    /// A C enum, bindgen's `#[repr(transparent)]` newtype of an integer (this one): its value.
+    Enum(String),
     Float,
     /// A record passed by value: only its size (its padding is not to be read).
     Bytes,
@@ -55,11 +55,36 @@ const INTEGERS: &[&str] = &[
     "bool",
 ];
 
-/// What the crate's types declare each name to be: an alias of a type, a C enum, or a record.
+/// What the crate's types declare each name to be: an alias of a type (`type X = Y;` or
+/// `pub use self::Y as X;`), a C enum, or a record.
 enum Declared<'a> {
     Alias(&'a syn::Type),
+    Renamed(String),
     Enum,
     Record,
+}
+
+/// Each C enum's enumerators (bindgen's `impl T { pub const NAME: T = T(N); }`): by value, the
+/// first name of each.
+fn enumerators(types: &syn::File) -> BTreeMap<String, BTreeMap<u64, String>> {
+    let mut out: BTreeMap<String, BTreeMap<u64, String>> = BTreeMap::new();
+    for item in &types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(p) = &*imp.self_ty else { continue };
+        let Some(ty) = p.path.get_ident() else { continue };
+        for it in &imp.items {
+            let syn::ImplItem::Const(c) = it else { continue };
+            let syn::Expr::Call(call) = &c.expr else { continue };
+            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..]
+            else {
+                continue;
+            };
+            if let Ok(v) = n.base10_parse::<u64>() {
+                out.entry(ty.to_string()).or_default().entry(v).or_insert_with(|| c.ident.to_string());
+            }
+        }
+    }
+    out
 }
 
 fn declared(types: &syn::File) -> BTreeMap<String, Declared<'_>> {
@@ -83,6 +108,13 @@ fn declared(types: &syn::File) -> BTreeMap<String, Declared<'_>> {
             syn::Item::Union(u) => {
                 out.insert(u.ident.to_string(), Declared::Record);
             }
+            syn::Item::Use(u) => {
+                if let syn::UseTree::Path(p) = &u.tree {
+                    if let (true, syn::UseTree::Rename(r)) = (p.ident == "self", &*p.tree) {
+                        out.insert(r.rename.to_string(), Declared::Renamed(r.ident.to_string()));
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -104,7 +136,11 @@ fn kind(ty: &syn::Type, declared: &BTreeMap<String, Declared<'_>>, depth: usize)
                 n if INTEGERS.contains(&n) => Kind::Int,
                 n => match declared.get(n) {
                     Some(Declared::Alias(t)) if depth < 16 => kind(t, declared, depth + 1),
-                    Some(Declared::Enum) => Kind::Enum,
+                    Some(Declared::Renamed(to)) if depth < 16 => {
+                        let to = Ident::new(to, Span::call_site());
+                        kind(&syn::parse_quote!(#to), declared, depth + 1)
+                    }
+                    Some(Declared::Enum) => Kind::Enum(n.to_owned()),
                     _ => Kind::Bytes,
                 },
             }
@@ -115,6 +151,8 @@ fn kind(ty: &syn::Type, declared: &BTreeMap<String, Declared<'_>>, depth: usize)
 
 pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
     let declared = declared(types);
+    let names = enumerators(types);
+    let mut enums_used = std::collections::BTreeSet::new();
     let mut functions = Vec::new();
     let mut table = Vec::new();
     for (index, e) in ctx.model.entries.values().enumerate() {
@@ -128,21 +166,30 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
         let args: Vec<Ident> = (0..e.params.len()).map(|i| Ident::new(&format!("a{i}"), Span::call_site())).collect();
         let tys: Vec<&syn::Type> = e.params.iter().map(|p| p.ty.syntax()).collect();
         let ret = e.returns.syntax();
-        let shown = e.params.iter().zip(&args).map(|(p, a)| {
-            let (pname, ptext) = (&p.name, p.ty.as_str());
-            let value = match kind(p.ty.syntax(), &declared, 0) {
-                Kind::Pointer => quote!($crate::standin::ArgValue::Pointer(#a as usize)),
-                // A function pointer or an `Option` of one: an address or 0.
-                Kind::Function => {
-                    quote!($crate::standin::ArgValue::Pointer(unsafe { ::core::mem::transmute::<_, usize>(#a) }))
-                }
-                Kind::Int => quote!($crate::standin::ArgValue::Int(#a as i128)),
-                Kind::Enum => quote!($crate::standin::ArgValue::Enum(#a.0 as i128)),
-                Kind::Float => quote!($crate::standin::ArgValue::Float(#a as f64)),
-                Kind::Bytes => quote!($crate::standin::ArgValue::Bytes(::core::mem::size_of_val(&#a))),
-            };
-            quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value },)
-        });
+        let shown: Vec<TokenStream> = e
+            .params
+            .iter()
+            .zip(&args)
+            .map(|(p, a)| {
+                let (pname, ptext) = (&p.name, p.ty.as_str());
+                let value = match kind(p.ty.syntax(), &declared, 0) {
+                    Kind::Pointer => quote!($crate::standin::ArgValue::Pointer(#a as usize)),
+                    // A function pointer or an `Option` of one: an address or 0.
+                    Kind::Function => {
+                        quote!($crate::standin::ArgValue::Pointer(unsafe { ::core::mem::transmute::<_, usize>(#a) }))
+                    }
+                    Kind::Int => quote!($crate::standin::ArgValue::Int(#a as i128)),
+                    Kind::Enum(ty) => {
+                        let table = Ident::new(&format!("ENUM_{ty}"), Span::call_site());
+                        enums_used.insert(ty);
+                        quote!($crate::standin::ArgValue::Enum(#a.0 as i128, #table))
+                    }
+                    Kind::Float => quote!($crate::standin::ArgValue::Float(#a as f64)),
+                    Kind::Bytes => quote!($crate::standin::ArgValue::Bytes(::core::mem::size_of_val(&#a))),
+                };
+                quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value },)
+            })
+            .collect();
         functions.push(quote! {
             #arch
             #[unsafe(no_mangle)]
@@ -172,6 +219,15 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
             None => quote!(#export,),
         });
     }
+    // One table of enumerator names per C enum an argument is.
+    let tables = enums_used.iter().map(|ty| {
+        let table = Ident::new(&format!("ENUM_{ty}"), Span::call_site());
+        let rows = names.get(ty).into_iter().flatten().map(|(v, n)| {
+            let v = *v as i128;
+            quote!((#v, #n),)
+        });
+        quote!(static #table: &[(i128, &str)] = &[#(#rows)*];)
+    });
     quote! {
         //! [`export_libcuda!`](crate::export_libcuda): one exported function per ABI the driver
         //! library exports on Linux, for a `cdylib` that stands in for it (see [`crate::standin`]).
@@ -209,6 +265,8 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                         fns: [#(#table)*],
                         observer: $observer,
                     };
+
+                    #(#tables)*
 
                     #(#functions)*
                 };

@@ -211,7 +211,8 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
 /// alternating order; prints `metric ours baseline ratio` and the median difference in ns.
 fn forward_bench() -> Result<bool> {
     type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
-    let (Some(standin), Some(real)) = (std::env::var_os("CUDA_SYS_GEN_LIBRARY"), std::env::var_os("CUDA_SYS_GEN_CHECK_REAL"))
+    let (Some(standin), Some(real)) =
+        (std::env::var_os("CUDA_SYS_GEN_LIBRARY"), std::env::var_os("CUDA_SYS_GEN_CHECK_REAL"))
     else {
         return Err("set CUDA_SYS_GEN_LIBRARY to the stand-in and CUDA_SYS_GEN_CHECK_REAL to the real driver".into());
     };
