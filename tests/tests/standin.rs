@@ -35,16 +35,21 @@ fn fetched() -> Option<Vec<Fetched>> {
 /// The stand-in, built (as the tests' own build is) and copied into a folder of its own as
 /// `libcuda.so.1`.
 fn standin(dir: &Path) -> PathBuf {
+    built_cdylib("cuda-sys-gen-standin-libcuda", "libcuda_standin.so", dir)
+}
+
+/// A workspace `cdylib`, built, copied into `dir` as `libcuda.so.1`.
+fn built_cdylib(package: &str, file: &str, dir: &Path) -> PathBuf {
     let out = Command::new(env!("CARGO"))
         .current_dir(repo_root())
-        .args(["build", "--quiet", "--offline", "-p", "cuda-sys-gen-standin-libcuda"])
+        .args(["build", "--quiet", "--offline", "-p", package])
         .output()
         .expect("run cargo build");
-    assert!(out.status.success(), "cargo build of the stand-in failed:\n{}", text(&out.stderr));
+    assert!(out.status.success(), "cargo build -p {package} failed:\n{}", text(&out.stderr));
     let exe = std::env::current_exe().expect("the test's own path");
     let debug = exe.parent().and_then(Path::parent).expect("target/debug");
     let path = dir.join("libcuda.so.1");
-    std::fs::copy(debug.join("libcuda_standin.so"), &path).expect("copy the stand-in");
+    std::fs::copy(debug.join(file), &path).expect("copy the library");
     path
 }
 
@@ -97,6 +102,47 @@ fn the_standin_answers_every_request_with_its_function_of_the_abi_the_driver_ret
     assert!(checked >= 10, "too few drivers with a lookup function were checked: {checked} runs");
     assert!(total >= 10 * 561 * 3 * 4, "{total} requests");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The tracer (`examples/libcuda-tracer`) in front of the 555 driver, called from 8 threads at
+/// once: one whole line per call and per answered `cuGetProcAddress`, the ABI and exported
+/// name, the enum argument by its enumerator's name, the result by its name, the rule's
+/// verdict.
+#[test]
+fn the_tracer_writes_one_line_per_call_from_many_threads() {
+    let Some(drivers) = fetched() else { return };
+    let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
+    let dir = tempfile::tempdir().unwrap();
+    let tracer = built_cdylib("cuda-sys-gen-tracer", "libcuda_tracer.so", dir.path());
+    let trace = dir.path().join("trace.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .arg("trace-threads")
+        .env("CUDA_SYS_GEN_LIBRARY", &tracer)
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", &driver.libcuda)
+        .env("CUDA_SYS_GEN_TRACE", &trace)
+        .output()
+        .expect("start a child process");
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let log = std::fs::read_to_string(&trace).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let count = |needle: &str| lines.iter().filter(|l| l.contains(needle)).count();
+    assert!(lines[0].starts_with("start ") && lines[0].contains("(version 12050)"), "{}", lines[0]);
+    assert_eq!(count("cuDriverGetVersion_v2020 (cuDriverGetVersion) driverVersion: *mut c_int = 0x"), 4000);
+    // Without cuInit the driver answers NOT_INITIALIZED: the result by its name.
+    let attribute = "cuDeviceGetAttribute_v2000 (cuDeviceGetAttribute) pi: *mut c_int = 0x";
+    let enumerator =
+        "attrib: CUdevice_attribute = CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK (1), dev: CUdevice_v1 = 0 \
+                      -> CUDA_ERROR_NOT_INITIALIZED ";
+    assert_eq!(lines.iter().filter(|l| l.contains(attribute) && l.contains(enumerator)).count(), 4000);
+    assert_eq!(count(" (cuGetProcAddress_v2) symbol: *const c_char = 0x"), 4000);
+    assert_eq!(count("\"cuMemAlloc\" 3020 flags 0 -> cuMemAlloc_v3020 (cuMemAlloc_v2) rule ok"), 4000);
+    // Nothing else, and every line whole: 1 + 3 x 4000 + 4000 lines, each ending in "ns" or "ok".
+    assert_eq!(lines.len(), 1 + 4 * 4000);
+    let broken: Vec<&&str> = lines[1..]
+        .iter()
+        .filter(|l| !(l.starts_with("call ") && l.ends_with(" ns") || l.ends_with(" rule ok")))
+        .collect();
+    assert!(broken.is_empty(), "{} lines not whole, e.g. {:?}", broken.len(), broken.first());
 }
 
 /// The stand-in exports every registry name the Linux driver library exports (x86-64: not

@@ -28,9 +28,10 @@ fn main() -> ExitCode {
         Some("probe") => probe(),
         Some("answers") => answers(),
         Some("forward-bench") => forward_bench(),
+        Some("trace-threads") => trace_threads(),
         Some("ctx-create-null") => ctx_create_null(),
         _ => {
-            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | ctx-create-null".into())
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | trace-threads | ctx-create-null".into())
         }
     };
     match r {
@@ -237,6 +238,36 @@ fn forward_bench() -> Result<bool> {
     let (o, b, d) = (median(&mut o), median(&mut b), median(&mut d));
     println!("forwarded-call-ns {o:.2} {b:.2} {:.3}", o / b);
     println!("forwarding-overhead-ns {d:.2} (median of 31 paired differences)");
+    Ok(true)
+}
+
+/// Calls of the library named by `CUDA_SYS_GEN_LIBRARY` (the tracer) from 8 threads at once,
+/// 500 rounds each of `cuDriverGetVersion`, `cuDeviceGetAttribute(MAX_THREADS_PER_BLOCK, 0)`
+/// and `cuGetProcAddress_v2("cuMemAlloc", 3020, 0)`, so that a test can read the trace.
+fn trace_threads() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    type Attribute = unsafe extern "system" fn(*mut c_int, c_uint, c_int) -> c_uint;
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").ok_or("set CUDA_SYS_GEN_LIBRARY to the tracer")?;
+    // SAFETY: the library's cuDriverGetVersion, cuDeviceGetAttribute and cuGetProcAddress_v2,
+    // of their C prototypes, called with valid out-pointers.
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    let version: Version = *unsafe { lib.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let attribute: Attribute = *unsafe { lib.get::<Attribute>(b"cuDeviceGetAttribute\0") }?;
+    let lookup: GetProcAddressV2 = *unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }?;
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(move || {
+                for _ in 0..500 {
+                    let (mut v, mut p, mut status) = (0, std::ptr::null_mut(), 0);
+                    unsafe {
+                        version(&mut v);
+                        attribute(&mut v, 1, 0);
+                        lookup(c"cuMemAlloc".as_ptr(), &mut p, 3020, 0, &mut status);
+                    }
+                }
+            });
+        }
+    });
     Ok(true)
 }
 
