@@ -305,6 +305,12 @@
 //!   `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later), or its older
 //!   `cudaGetDriverEntryPoint` only where the registry proves that the ABI the runtime's own
 //!   version picks is exactly the requested one.
+//! - `standin`: the `standin` module and `export_libcuda!`, for a `cdylib` that stands in for
+//!   `libcuda.so.1` (a tracer, a GPU-sharing layer, a mock driver): one exported function per ABI,
+//!   of its exact prototype, each calling its hook or the real driver, and `cuGetProcAddress`
+//!   answered with the stand-in's function of the ABI the real driver returned. The feature
+//!   exports nothing: only the `cdylib` that invokes the macro does. What a driver answers to a
+//!   request, [`answer::driver_answer`], needs no feature.
 //!
 //! # Programs
 //!
