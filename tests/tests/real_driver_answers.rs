@@ -65,3 +65,45 @@ fn every_real_driver_answers_as_the_rule_says() {
     println!("{total} requests checked on {} drivers", drivers.len());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The fake driver of the shim's tests keeps its own copy of the rule, written apart from
+/// `answer::driver_answer`: configured as a driver of each version the real drivers were
+/// measured at (every registry entry of this platform up to it), it answers the whole request
+/// check as the rule says. Two implementations, one behaviour; the real drivers above decide
+/// which is right.
+#[test]
+fn the_fake_and_the_rule_answer_alike() {
+    use cuda_driver_pfn::ENTRIES;
+    use cuda_sys_gen_tests::conformance::{check_answers, Lookups};
+    use cuda_sys_gen_tests::fake::{pointer_for, Fake, Flavour};
+    let mut total = 0;
+    for (version, flavour) in [
+        (11040, Flavour::V1Only),
+        (12000, Flavour::Full),
+        (12040, Flavour::Full),
+        (12050, Flavour::Full),
+        (13000, Flavour::Full),
+    ] {
+        let fake = Fake::new(flavour);
+        fake.set_driver_version(version);
+        for (i, e) in ENTRIES.iter().enumerate().filter(|(_, e)| e.version <= version && e.platforms.here()) {
+            fake.add_abi(e.symbol, e.version, e.variant.is_some(), pointer_for(i));
+        }
+        // SAFETY: the fake, already loaded.
+        let lib = unsafe { libloading::Library::new(fake.path()) }.unwrap();
+        let name_at = |p: usize| {
+            let i = p.checked_sub(pointer_for(0))? / 0x10;
+            ENTRIES.get(i).map(|e| e.exported.to_owned())
+        };
+        let check = check_answers(&lib, version, &name_at, &|_, _| Ok(()), Lookups { v2: true, v1: true });
+        assert!(check.requests > 561 * 3 * 4, "{version}: {} requests", check.requests);
+        assert!(
+            check.differences.is_empty(),
+            "the fake as a driver of {version}: {} differences, e.g.\n{}",
+            check.differences.len(),
+            check.differences.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+        );
+        total += check.requests;
+    }
+    println!("{total} requests: the fake and the rule agree");
+}
