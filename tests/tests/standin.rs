@@ -145,6 +145,29 @@ fn the_tracer_writes_one_line_per_call_from_many_threads() {
     assert!(broken.is_empty(), "{} lines not whole, e.g. {:?}", broken.len(), broken.first());
 }
 
+/// A hook (the test stand-in's, on `cuDriverGetVersion`: the real version plus 1 through
+/// `standin::forward`) takes every call of its ABI, by name and through the function
+/// `cuGetProcAddress_v2` hands out, and taking it away restores the real driver's answer.
+#[test]
+fn a_hook_takes_its_abi_s_calls_by_name_and_through_the_lookup() {
+    let Some(drivers) = fetched() else { return };
+    let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
+    let dir = tempfile::tempdir().unwrap();
+    let standin = standin(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .arg("hook-check")
+        .env("CUDA_SYS_GEN_LIBRARY", &standin)
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", &driver.libcuda)
+        .output()
+        .expect("start a child process");
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{shown}");
+    assert!(
+        shown.contains("plain ((0, 12050), (0, 12050)) hooked ((0, 12051), (0, 12051)) after (0, 12050)"),
+        "{shown}"
+    );
+}
+
 /// The stand-in exports every registry name the Linux driver library exports (x86-64: not
 /// `cuEventCreateFromEGLSync`, which only aarch64 builds have), and nothing else of `cu`.
 #[test]

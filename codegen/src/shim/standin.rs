@@ -136,8 +136,14 @@ static EXPORTS: AtomicPtr<Exports> = AtomicPtr::new(null_mut());
 static RULE_DIFFERENCES: AtomicUsize = AtomicUsize::new(0);
 static UNKNOWN_ANSWERS: AtomicUsize = AtomicUsize::new(0);
 
+/// Takes entry `E`'s hook away: its calls go to [`forward`] again.
+pub fn clear_hook<E: Entry>() {
+    HOOKS[E::INDEX].store(null_mut(), Ordering::Release);
+}
+
 /// Installs `f` as entry `E`'s hook: the stand-in's function of that ABI calls it instead of
-/// the real driver. `None` takes the hook away.
+/// the real driver (and hands it out for `cuGetProcAddress` requests answered with `E`: the
+/// function handed out is the stand-in's own, which calls the hook).
 pub fn set_hook<E: Entry>(f: E::Fn) {
     let p = if core::mem::size_of::<E::Fn>() == core::mem::size_of::<*mut c_void>() {
         // SAFETY: `E::Fn` is a (nullable) function pointer type: a pointer's bits.
@@ -195,6 +201,10 @@ fn resolve_forward(index: usize) -> *mut c_void {
 pub fn target(exports: &'static Exports, index: usize) -> Option<NonNull<c_void>> {
     if let Some(h) = HOOKS.get(index) {
         if let Some(p) = NonNull::new(h.load(Ordering::Acquire)) {
+            // A hook may call `forward`, whose lookup functions hand out `exports`.
+            if EXPORTS.load(Ordering::Relaxed).is_null() {
+                register(exports);
+            }
             return Some(p);
         }
     }

@@ -29,9 +29,10 @@ fn main() -> ExitCode {
         Some("answers") => answers(),
         Some("forward-bench") => forward_bench(),
         Some("trace-threads") => trace_threads(),
+        Some("hook-check") => hook_check(),
         Some("ctx-create-null") => ctx_create_null(),
         _ => {
-            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | trace-threads | ctx-create-null".into())
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | trace-threads | hook-check | ctx-create-null".into())
         }
     };
     match r {
@@ -269,6 +270,45 @@ fn trace_threads() -> Result<bool> {
         }
     });
     Ok(true)
+}
+
+/// The test stand-in (`CUDA_SYS_GEN_LIBRARY`) with and without its hook of
+/// `cuDriverGetVersion` (the real version plus 1, through `standin::forward`): called by name
+/// and through the function `cuGetProcAddress_v2` hands out. Prints the four versions.
+fn hook_check() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").ok_or("set CUDA_SYS_GEN_LIBRARY to the test stand-in")?;
+    // SAFETY: the test stand-in's exports, of these prototypes.
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    let by_name: Version = *unsafe { lib.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let lookup: GetProcAddressV2 = *unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }?;
+    let hook: unsafe extern "C" fn(c_int) =
+        *unsafe { lib.get::<unsafe extern "C" fn(c_int)>(b"cuda_standin_test_hook\0") }?;
+    let looked_up = || -> Result<Version> {
+        let (mut p, mut status) = (std::ptr::null_mut(), 0);
+        let r = unsafe { lookup(c"cuDriverGetVersion".as_ptr(), &mut p, 2020, 0, &mut status) };
+        if r != 0 || p.is_null() || p as usize != by_name as usize {
+            return Err(
+                format!("cuGetProcAddress_v2 answered {r} -> {p:?}, not the stand-in's cuDriverGetVersion").into()
+            );
+        }
+        // SAFETY: the stand-in's cuDriverGetVersion, as checked.
+        Ok(unsafe { std::mem::transmute::<*mut c_void, Version>(p) })
+    };
+    let version = |f: Version| {
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        let r = unsafe { f(&mut v) };
+        (r, v)
+    };
+    let plain = (version(by_name), version(looked_up()?));
+    unsafe { hook(1) };
+    let hooked = (version(by_name), version(looked_up()?));
+    unsafe { hook(0) };
+    let after = version(by_name);
+    println!("plain {plain:?} hooked {hooked:?} after {after:?}");
+    let (r, v) = plain.0;
+    Ok(r == 0 && v > 0 && plain.1 == (0, v) && hooked == ((0, v + 1), (0, v + 1)) && after == (0, v))
 }
 
 /// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).

@@ -17,3 +17,29 @@ pub extern "C" fn cuda_standin_forward(index: usize) -> *mut core::ffi::c_void {
 pub extern "C" fn cuda_standin_rule_differences() -> usize {
     cuda_driver_pfn::standin::rule_differences()
 }
+
+/// A hook that adds 1 to the version the real driver reports, through `standin::forward`.
+unsafe extern "system" fn version_plus_one(v: *mut core::ffi::c_int) -> cuda_driver_pfn::types::CUresult {
+    use cuda_driver_pfn::{entries, standin};
+    let r = match standin::forward::<entries::cuDriverGetVersion_v2020>() {
+        // SAFETY: the real driver's cuDriverGetVersion, with the caller's pointer.
+        Some(real) => unsafe { real(v) },
+        None => standin::MISSING,
+    };
+    if r.0 == 0 && !v.is_null() {
+        // SAFETY: the driver just wrote it.
+        unsafe { *v += 1 };
+    }
+    r
+}
+
+/// For the tests: installs (`on` non-zero) or removes the hook of `cuDriverGetVersion`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuda_standin_test_hook(on: core::ffi::c_int) {
+    use cuda_driver_pfn::{entries, standin};
+    if on != 0 {
+        standin::set_hook::<entries::cuDriverGetVersion_v2020>(version_plus_one);
+    } else {
+        standin::clear_hook::<entries::cuDriverGetVersion_v2020>();
+    }
+}
