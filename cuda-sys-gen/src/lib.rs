@@ -389,6 +389,11 @@ pub enum Command {
     /// (`entries::`, `api::`, `cu!(..)`, `aliases::cuda_X_Y::`, `symbols::`), every kernel they
     /// embed (PTX, cubins, fatbins), and the driver to install for it.
     ///
+    /// Given a compiled program (ELF or PE), it reads that instead, exactly for the code it
+    /// links: the records the generated crate leaves of each lookup, the libcuda functions it
+    /// imports, the CUDA runtime it links and the kernels it embeds (docs/min-driver.md). The
+    /// sources' answer below is the estimate before a build.
+    ///
     /// Every token is read, macro bodies and invocations included: each identifier or string
     /// that is a name of the crate's registry counts, a name of several meanings (a C name:
     /// every toolkit's meaning, both stream modes) as the highest of them, so the floor is never
@@ -408,8 +413,9 @@ pub enum Command {
 /// `min-driver`'s options.
 #[derive(Debug, Args)]
 pub struct MinDriverArgs {
-    /// Rust files, or folders searched for them (hidden folders, and the target/ folder
-    /// beside a Cargo.toml, skipped).
+    /// Compiled programs or libraries (ELF, PE); or Rust files, or folders searched for them
+    /// (hidden folders, and the target/ folder beside a Cargo.toml, skipped; path dependencies
+    /// and workspace members of the packages found followed).
     #[arg(required = true, value_name = "PATH")]
     pub sources: Vec<PathBuf>,
     /// The generated crate's registry.json.
@@ -422,6 +428,11 @@ pub struct MinDriverArgs {
     /// Fail (exit 3) when the floor is above this CUDA version (`12.2`): a CI gate.
     #[arg(long, value_name = "CUDA")]
     pub max: Option<String>,
+    /// The GPU the program runs on (`sm_90`): of each fatbin, only the entry the driver loads
+    /// there counts (a cubin for it, else the PTX it JIT-compiles); the others are listed as
+    /// unused there, and a fatbin with no entry for it is said.
+    #[arg(long, value_name = "SM")]
+    pub arch: Option<String>,
     /// Whose driver numbers `--driver` reads (the report names both platforms' drivers).
     #[arg(long, value_enum, default_value = "linux")]
     pub platform: DriverPlatform,

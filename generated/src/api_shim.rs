@@ -167,7 +167,10 @@ pub fn error_of(c_name: &str) -> Option<Error> {
 /// [`error_of`] for the functions of `table` (`api::legacy`'s or `api::ptds`'s).
 pub(crate) fn error_in(table: &[(&str, usize)], c_name: &str) -> Option<Error> {
     let &(_, index) = table.iter().find(|(name, _)| *name == c_name)?;
-    driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
+    // Not `resolve`: this only explains an error and hands out no pointer, so it leaves no
+    // record that would make every program's floor "at least".
+    let info = ENTRIES.get(index)?;
+    driver().and_then(|d| crate::driver::fetch(d, index, info.c_symbol, info.version, info.flags)).err()
 }
 
 /// `Ok` for `CUDA_SUCCESS`; where the function `c_name` had nothing to call, why

@@ -415,7 +415,7 @@ pub use driver::{DefaultStream, Driver, QueryApi};
 pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};
 #[cfg(feature = "newest")]
 pub use newest::{symbols, NewestAbi, Symbol};
-pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+pub use registry::{entries, Entry, EntryInfo, EntryRecord, ENTRIES, TOOLKITS};
 pub use registry::{Platforms, StreamFlags, Variant};
 #[cfg(feature = "runtime")]
 pub use runtime::Runtime;

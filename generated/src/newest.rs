@@ -43,6 +43,10 @@ pub trait Symbol: sealed::Sealed + 'static {
     type Newest: NewestAbi;
     /// The name passed to `cuGetProcAddress`.
     const NAME: &'static str = ENTRIES[<Self::Newest as NewestAbi>::CASES[0]].symbol;
+    /// This symbol's record ([`EntryRecord`](crate::EntryRecord)): the ABIs
+    /// `newest` accepts, read as the oldest. The name `newest` passes to the driver is
+    /// read from it, so the program holds it exactly where it holds the lookup.
+    const RECORD: &'static crate::registry::EntryRecord;
     /// The registry rows [`Driver::newest_with`](crate::Driver::newest_with) tries, in
     /// order: with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy) the default
     /// ABIs, highest version first; with
@@ -15391,312 +15395,364 @@ pub mod symbols {
     impl super::sealed::Sealed for cuArray3DCreate {}
     impl super::Symbol for cuArray3DCreate {
         type Newest = super::Array3DCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArray3DCreate;
     }
     /// The symbol `cuArray3DGetDescriptor`, for [`Driver::newest`](crate::Driver::newest): see [`Array3DGetDescriptor`](super::Array3DGetDescriptor).
     pub enum cuArray3DGetDescriptor {}
     impl super::sealed::Sealed for cuArray3DGetDescriptor {}
     impl super::Symbol for cuArray3DGetDescriptor {
         type Newest = super::Array3DGetDescriptor;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArray3DGetDescriptor;
     }
     /// The symbol `cuArrayCreate`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayCreate`](super::ArrayCreate).
     pub enum cuArrayCreate {}
     impl super::sealed::Sealed for cuArrayCreate {}
     impl super::Symbol for cuArrayCreate {
         type Newest = super::ArrayCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArrayCreate;
     }
     /// The symbol `cuArrayDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayDestroy`](super::ArrayDestroy).
     pub enum cuArrayDestroy {}
     impl super::sealed::Sealed for cuArrayDestroy {}
     impl super::Symbol for cuArrayDestroy {
         type Newest = super::ArrayDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArrayDestroy;
     }
     /// The symbol `cuArrayGetDescriptor`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetDescriptor`](super::ArrayGetDescriptor).
     pub enum cuArrayGetDescriptor {}
     impl super::sealed::Sealed for cuArrayGetDescriptor {}
     impl super::Symbol for cuArrayGetDescriptor {
         type Newest = super::ArrayGetDescriptor;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArrayGetDescriptor;
     }
     /// The symbol `cuArrayGetMemoryRequirements`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetMemoryRequirements`](super::ArrayGetMemoryRequirements).
     pub enum cuArrayGetMemoryRequirements {}
     impl super::sealed::Sealed for cuArrayGetMemoryRequirements {}
     impl super::Symbol for cuArrayGetMemoryRequirements {
         type Newest = super::ArrayGetMemoryRequirements;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArrayGetMemoryRequirements;
     }
     /// The symbol `cuArrayGetPlane`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetPlane`](super::ArrayGetPlane).
     pub enum cuArrayGetPlane {}
     impl super::sealed::Sealed for cuArrayGetPlane {}
     impl super::Symbol for cuArrayGetPlane {
         type Newest = super::ArrayGetPlane;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArrayGetPlane;
     }
     /// The symbol `cuArrayGetSparseProperties`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetSparseProperties`](super::ArrayGetSparseProperties).
     pub enum cuArrayGetSparseProperties {}
     impl super::sealed::Sealed for cuArrayGetSparseProperties {}
     impl super::Symbol for cuArrayGetSparseProperties {
         type Newest = super::ArrayGetSparseProperties;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuArrayGetSparseProperties;
     }
     /// The symbol `cuCheckpointOperationComplete`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointOperationComplete`](super::CheckpointOperationComplete).
     pub enum cuCheckpointOperationComplete {}
     impl super::sealed::Sealed for cuCheckpointOperationComplete {}
     impl super::Symbol for cuCheckpointOperationComplete {
         type Newest = super::CheckpointOperationComplete;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointOperationComplete;
     }
     /// The symbol `cuCheckpointProcessCheckpoint`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessCheckpoint`](super::CheckpointProcessCheckpoint).
     pub enum cuCheckpointProcessCheckpoint {}
     impl super::sealed::Sealed for cuCheckpointProcessCheckpoint {}
     impl super::Symbol for cuCheckpointProcessCheckpoint {
         type Newest = super::CheckpointProcessCheckpoint;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointProcessCheckpoint;
     }
     /// The symbol `cuCheckpointProcessGetRestoreThreadId`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessGetRestoreThreadId`](super::CheckpointProcessGetRestoreThreadId).
     pub enum cuCheckpointProcessGetRestoreThreadId {}
     impl super::sealed::Sealed for cuCheckpointProcessGetRestoreThreadId {}
     impl super::Symbol for cuCheckpointProcessGetRestoreThreadId {
         type Newest = super::CheckpointProcessGetRestoreThreadId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointProcessGetRestoreThreadId;
     }
     /// The symbol `cuCheckpointProcessGetState`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessGetState`](super::CheckpointProcessGetState).
     pub enum cuCheckpointProcessGetState {}
     impl super::sealed::Sealed for cuCheckpointProcessGetState {}
     impl super::Symbol for cuCheckpointProcessGetState {
         type Newest = super::CheckpointProcessGetState;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointProcessGetState;
     }
     /// The symbol `cuCheckpointProcessLock`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessLock`](super::CheckpointProcessLock).
     pub enum cuCheckpointProcessLock {}
     impl super::sealed::Sealed for cuCheckpointProcessLock {}
     impl super::Symbol for cuCheckpointProcessLock {
         type Newest = super::CheckpointProcessLock;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointProcessLock;
     }
     /// The symbol `cuCheckpointProcessRestore`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessRestore`](super::CheckpointProcessRestore).
     pub enum cuCheckpointProcessRestore {}
     impl super::sealed::Sealed for cuCheckpointProcessRestore {}
     impl super::Symbol for cuCheckpointProcessRestore {
         type Newest = super::CheckpointProcessRestore;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointProcessRestore;
     }
     /// The symbol `cuCheckpointProcessUnlock`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessUnlock`](super::CheckpointProcessUnlock).
     pub enum cuCheckpointProcessUnlock {}
     impl super::sealed::Sealed for cuCheckpointProcessUnlock {}
     impl super::Symbol for cuCheckpointProcessUnlock {
         type Newest = super::CheckpointProcessUnlock;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCheckpointProcessUnlock;
     }
     /// The symbol `cuCoredumpDeregisterCompleteCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpDeregisterCompleteCallback`](super::CoredumpDeregisterCompleteCallback).
     pub enum cuCoredumpDeregisterCompleteCallback {}
     impl super::sealed::Sealed for cuCoredumpDeregisterCompleteCallback {}
     impl super::Symbol for cuCoredumpDeregisterCompleteCallback {
         type Newest = super::CoredumpDeregisterCompleteCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpDeregisterCompleteCallback;
     }
     /// The symbol `cuCoredumpDeregisterStartCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpDeregisterStartCallback`](super::CoredumpDeregisterStartCallback).
     pub enum cuCoredumpDeregisterStartCallback {}
     impl super::sealed::Sealed for cuCoredumpDeregisterStartCallback {}
     impl super::Symbol for cuCoredumpDeregisterStartCallback {
         type Newest = super::CoredumpDeregisterStartCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpDeregisterStartCallback;
     }
     /// The symbol `cuCoredumpGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpGetAttribute`](super::CoredumpGetAttribute).
     pub enum cuCoredumpGetAttribute {}
     impl super::sealed::Sealed for cuCoredumpGetAttribute {}
     impl super::Symbol for cuCoredumpGetAttribute {
         type Newest = super::CoredumpGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpGetAttribute;
     }
     /// The symbol `cuCoredumpGetAttributeGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpGetAttributeGlobal`](super::CoredumpGetAttributeGlobal).
     pub enum cuCoredumpGetAttributeGlobal {}
     impl super::sealed::Sealed for cuCoredumpGetAttributeGlobal {}
     impl super::Symbol for cuCoredumpGetAttributeGlobal {
         type Newest = super::CoredumpGetAttributeGlobal;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpGetAttributeGlobal;
     }
     /// The symbol `cuCoredumpRegisterCompleteCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpRegisterCompleteCallback`](super::CoredumpRegisterCompleteCallback).
     pub enum cuCoredumpRegisterCompleteCallback {}
     impl super::sealed::Sealed for cuCoredumpRegisterCompleteCallback {}
     impl super::Symbol for cuCoredumpRegisterCompleteCallback {
         type Newest = super::CoredumpRegisterCompleteCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpRegisterCompleteCallback;
     }
     /// The symbol `cuCoredumpRegisterStartCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpRegisterStartCallback`](super::CoredumpRegisterStartCallback).
     pub enum cuCoredumpRegisterStartCallback {}
     impl super::sealed::Sealed for cuCoredumpRegisterStartCallback {}
     impl super::Symbol for cuCoredumpRegisterStartCallback {
         type Newest = super::CoredumpRegisterStartCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpRegisterStartCallback;
     }
     /// The symbol `cuCoredumpSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpSetAttribute`](super::CoredumpSetAttribute).
     pub enum cuCoredumpSetAttribute {}
     impl super::sealed::Sealed for cuCoredumpSetAttribute {}
     impl super::Symbol for cuCoredumpSetAttribute {
         type Newest = super::CoredumpSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpSetAttribute;
     }
     /// The symbol `cuCoredumpSetAttributeGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpSetAttributeGlobal`](super::CoredumpSetAttributeGlobal).
     pub enum cuCoredumpSetAttributeGlobal {}
     impl super::sealed::Sealed for cuCoredumpSetAttributeGlobal {}
     impl super::Symbol for cuCoredumpSetAttributeGlobal {
         type Newest = super::CoredumpSetAttributeGlobal;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCoredumpSetAttributeGlobal;
     }
     /// The symbol `cuCtxAttach`, for [`Driver::newest`](crate::Driver::newest): see [`CtxAttach`](super::CtxAttach).
     pub enum cuCtxAttach {}
     impl super::sealed::Sealed for cuCtxAttach {}
     impl super::Symbol for cuCtxAttach {
         type Newest = super::CtxAttach;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxAttach;
     }
     /// The symbol `cuCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`CtxCreate`](super::CtxCreate).
     pub enum cuCtxCreate {}
     impl super::sealed::Sealed for cuCtxCreate {}
     impl super::Symbol for cuCtxCreate {
         type Newest = super::CtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxCreate;
     }
     /// The symbol `cuCtxDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDestroy`](super::CtxDestroy).
     pub enum cuCtxDestroy {}
     impl super::sealed::Sealed for cuCtxDestroy {}
     impl super::Symbol for cuCtxDestroy {
         type Newest = super::CtxDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxDestroy;
     }
     /// The symbol `cuCtxDetach`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDetach`](super::CtxDetach).
     pub enum cuCtxDetach {}
     impl super::sealed::Sealed for cuCtxDetach {}
     impl super::Symbol for cuCtxDetach {
         type Newest = super::CtxDetach;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxDetach;
     }
     /// The symbol `cuCtxDisablePeerAccess`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDisablePeerAccess`](super::CtxDisablePeerAccess).
     pub enum cuCtxDisablePeerAccess {}
     impl super::sealed::Sealed for cuCtxDisablePeerAccess {}
     impl super::Symbol for cuCtxDisablePeerAccess {
         type Newest = super::CtxDisablePeerAccess;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxDisablePeerAccess;
     }
     /// The symbol `cuCtxEnablePeerAccess`, for [`Driver::newest`](crate::Driver::newest): see [`CtxEnablePeerAccess`](super::CtxEnablePeerAccess).
     pub enum cuCtxEnablePeerAccess {}
     impl super::sealed::Sealed for cuCtxEnablePeerAccess {}
     impl super::Symbol for cuCtxEnablePeerAccess {
         type Newest = super::CtxEnablePeerAccess;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxEnablePeerAccess;
     }
     /// The symbol `cuCtxFromGreenCtx`, for [`Driver::newest`](crate::Driver::newest): see [`CtxFromGreenCtx`](super::CtxFromGreenCtx).
     pub enum cuCtxFromGreenCtx {}
     impl super::sealed::Sealed for cuCtxFromGreenCtx {}
     impl super::Symbol for cuCtxFromGreenCtx {
         type Newest = super::CtxFromGreenCtx;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxFromGreenCtx;
     }
     /// The symbol `cuCtxGetApiVersion`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetApiVersion`](super::CtxGetApiVersion).
     pub enum cuCtxGetApiVersion {}
     impl super::sealed::Sealed for cuCtxGetApiVersion {}
     impl super::Symbol for cuCtxGetApiVersion {
         type Newest = super::CtxGetApiVersion;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetApiVersion;
     }
     /// The symbol `cuCtxGetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetCacheConfig`](super::CtxGetCacheConfig).
     pub enum cuCtxGetCacheConfig {}
     impl super::sealed::Sealed for cuCtxGetCacheConfig {}
     impl super::Symbol for cuCtxGetCacheConfig {
         type Newest = super::CtxGetCacheConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetCacheConfig;
     }
     /// The symbol `cuCtxGetCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetCurrent`](super::CtxGetCurrent).
     pub enum cuCtxGetCurrent {}
     impl super::sealed::Sealed for cuCtxGetCurrent {}
     impl super::Symbol for cuCtxGetCurrent {
         type Newest = super::CtxGetCurrent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetCurrent;
     }
     /// The symbol `cuCtxGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetDevResource`](super::CtxGetDevResource).
     pub enum cuCtxGetDevResource {}
     impl super::sealed::Sealed for cuCtxGetDevResource {}
     impl super::Symbol for cuCtxGetDevResource {
         type Newest = super::CtxGetDevResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetDevResource;
     }
     /// The symbol `cuCtxGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetDevice`](super::CtxGetDevice).
     pub enum cuCtxGetDevice {}
     impl super::sealed::Sealed for cuCtxGetDevice {}
     impl super::Symbol for cuCtxGetDevice {
         type Newest = super::CtxGetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetDevice;
     }
     /// The symbol `cuCtxGetExecAffinity`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetExecAffinity`](super::CtxGetExecAffinity).
     pub enum cuCtxGetExecAffinity {}
     impl super::sealed::Sealed for cuCtxGetExecAffinity {}
     impl super::Symbol for cuCtxGetExecAffinity {
         type Newest = super::CtxGetExecAffinity;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetExecAffinity;
     }
     /// The symbol `cuCtxGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetFlags`](super::CtxGetFlags).
     pub enum cuCtxGetFlags {}
     impl super::sealed::Sealed for cuCtxGetFlags {}
     impl super::Symbol for cuCtxGetFlags {
         type Newest = super::CtxGetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetFlags;
     }
     /// The symbol `cuCtxGetId`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetId`](super::CtxGetId).
     pub enum cuCtxGetId {}
     impl super::sealed::Sealed for cuCtxGetId {}
     impl super::Symbol for cuCtxGetId {
         type Newest = super::CtxGetId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetId;
     }
     /// The symbol `cuCtxGetLimit`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetLimit`](super::CtxGetLimit).
     pub enum cuCtxGetLimit {}
     impl super::sealed::Sealed for cuCtxGetLimit {}
     impl super::Symbol for cuCtxGetLimit {
         type Newest = super::CtxGetLimit;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetLimit;
     }
     /// The symbol `cuCtxGetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetSharedMemConfig`](super::CtxGetSharedMemConfig).
     pub enum cuCtxGetSharedMemConfig {}
     impl super::sealed::Sealed for cuCtxGetSharedMemConfig {}
     impl super::Symbol for cuCtxGetSharedMemConfig {
         type Newest = super::CtxGetSharedMemConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetSharedMemConfig;
     }
     /// The symbol `cuCtxGetStreamPriorityRange`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetStreamPriorityRange`](super::CtxGetStreamPriorityRange).
     pub enum cuCtxGetStreamPriorityRange {}
     impl super::sealed::Sealed for cuCtxGetStreamPriorityRange {}
     impl super::Symbol for cuCtxGetStreamPriorityRange {
         type Newest = super::CtxGetStreamPriorityRange;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxGetStreamPriorityRange;
     }
     /// The symbol `cuCtxPopCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxPopCurrent`](super::CtxPopCurrent).
     pub enum cuCtxPopCurrent {}
     impl super::sealed::Sealed for cuCtxPopCurrent {}
     impl super::Symbol for cuCtxPopCurrent {
         type Newest = super::CtxPopCurrent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxPopCurrent;
     }
     /// The symbol `cuCtxPushCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxPushCurrent`](super::CtxPushCurrent).
     pub enum cuCtxPushCurrent {}
     impl super::sealed::Sealed for cuCtxPushCurrent {}
     impl super::Symbol for cuCtxPushCurrent {
         type Newest = super::CtxPushCurrent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxPushCurrent;
     }
     /// The symbol `cuCtxRecordEvent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxRecordEvent`](super::CtxRecordEvent).
     pub enum cuCtxRecordEvent {}
     impl super::sealed::Sealed for cuCtxRecordEvent {}
     impl super::Symbol for cuCtxRecordEvent {
         type Newest = super::CtxRecordEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxRecordEvent;
     }
     /// The symbol `cuCtxResetPersistingL2Cache`, for [`Driver::newest`](crate::Driver::newest): see [`CtxResetPersistingL2Cache`](super::CtxResetPersistingL2Cache).
     pub enum cuCtxResetPersistingL2Cache {}
     impl super::sealed::Sealed for cuCtxResetPersistingL2Cache {}
     impl super::Symbol for cuCtxResetPersistingL2Cache {
         type Newest = super::CtxResetPersistingL2Cache;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxResetPersistingL2Cache;
     }
     /// The symbol `cuCtxSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetCacheConfig`](super::CtxSetCacheConfig).
     pub enum cuCtxSetCacheConfig {}
     impl super::sealed::Sealed for cuCtxSetCacheConfig {}
     impl super::Symbol for cuCtxSetCacheConfig {
         type Newest = super::CtxSetCacheConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxSetCacheConfig;
     }
     /// The symbol `cuCtxSetCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetCurrent`](super::CtxSetCurrent).
     pub enum cuCtxSetCurrent {}
     impl super::sealed::Sealed for cuCtxSetCurrent {}
     impl super::Symbol for cuCtxSetCurrent {
         type Newest = super::CtxSetCurrent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxSetCurrent;
     }
     /// The symbol `cuCtxSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetFlags`](super::CtxSetFlags).
     pub enum cuCtxSetFlags {}
     impl super::sealed::Sealed for cuCtxSetFlags {}
     impl super::Symbol for cuCtxSetFlags {
         type Newest = super::CtxSetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxSetFlags;
     }
     /// The symbol `cuCtxSetLimit`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetLimit`](super::CtxSetLimit).
     pub enum cuCtxSetLimit {}
     impl super::sealed::Sealed for cuCtxSetLimit {}
     impl super::Symbol for cuCtxSetLimit {
         type Newest = super::CtxSetLimit;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxSetLimit;
     }
     /// The symbol `cuCtxSetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetSharedMemConfig`](super::CtxSetSharedMemConfig).
     pub enum cuCtxSetSharedMemConfig {}
     impl super::sealed::Sealed for cuCtxSetSharedMemConfig {}
     impl super::Symbol for cuCtxSetSharedMemConfig {
         type Newest = super::CtxSetSharedMemConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxSetSharedMemConfig;
     }
     /// The symbol `cuCtxSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSynchronize`](super::CtxSynchronize).
     pub enum cuCtxSynchronize {}
     impl super::sealed::Sealed for cuCtxSynchronize {}
     impl super::Symbol for cuCtxSynchronize {
         type Newest = super::CtxSynchronize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxSynchronize;
     }
     /// The symbol `cuCtxWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxWaitEvent`](super::CtxWaitEvent).
     pub enum cuCtxWaitEvent {}
     impl super::sealed::Sealed for cuCtxWaitEvent {}
     impl super::Symbol for cuCtxWaitEvent {
         type Newest = super::CtxWaitEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuCtxWaitEvent;
     }
     /// The symbol `cuD3D10CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10CtxCreate`](super::D3D10CtxCreate).
     #[cfg(feature = "d3d10")]
@@ -15706,6 +15762,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10CtxCreate {
         type Newest = super::D3D10CtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10CtxCreate;
     }
     /// The symbol `cuD3D10CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10CtxCreateOnDevice`](super::D3D10CtxCreateOnDevice).
     #[cfg(feature = "d3d10")]
@@ -15715,6 +15772,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10CtxCreateOnDevice {
         type Newest = super::D3D10CtxCreateOnDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10CtxCreateOnDevice;
     }
     /// The symbol `cuD3D10GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDevice`](super::D3D10GetDevice).
     #[cfg(feature = "d3d10")]
@@ -15724,6 +15782,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10GetDevice {
         type Newest = super::D3D10GetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10GetDevice;
     }
     /// The symbol `cuD3D10GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDevices`](super::D3D10GetDevices).
     #[cfg(feature = "d3d10")]
@@ -15733,6 +15792,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10GetDevices {
         type Newest = super::D3D10GetDevices;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10GetDevices;
     }
     /// The symbol `cuD3D10GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDirect3DDevice`](super::D3D10GetDirect3DDevice).
     #[cfg(feature = "d3d10")]
@@ -15742,6 +15802,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10GetDirect3DDevice {
         type Newest = super::D3D10GetDirect3DDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10GetDirect3DDevice;
     }
     /// The symbol `cuD3D10MapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10MapResources`](super::D3D10MapResources).
     #[cfg(feature = "d3d10")]
@@ -15751,6 +15812,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10MapResources {
         type Newest = super::D3D10MapResources;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10MapResources;
     }
     /// The symbol `cuD3D10RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10RegisterResource`](super::D3D10RegisterResource).
     #[cfg(feature = "d3d10")]
@@ -15760,6 +15822,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10RegisterResource {
         type Newest = super::D3D10RegisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10RegisterResource;
     }
     /// The symbol `cuD3D10ResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedArray`](super::D3D10ResourceGetMappedArray).
     #[cfg(feature = "d3d10")]
@@ -15769,6 +15832,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedArray {
         type Newest = super::D3D10ResourceGetMappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10ResourceGetMappedArray;
     }
     /// The symbol `cuD3D10ResourceGetMappedPitch`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedPitch`](super::D3D10ResourceGetMappedPitch).
     #[cfg(feature = "d3d10")]
@@ -15778,6 +15842,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedPitch {
         type Newest = super::D3D10ResourceGetMappedPitch;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10ResourceGetMappedPitch;
     }
     /// The symbol `cuD3D10ResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedPointer`](super::D3D10ResourceGetMappedPointer).
     #[cfg(feature = "d3d10")]
@@ -15787,6 +15852,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedPointer {
         type Newest = super::D3D10ResourceGetMappedPointer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10ResourceGetMappedPointer;
     }
     /// The symbol `cuD3D10ResourceGetMappedSize`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedSize`](super::D3D10ResourceGetMappedSize).
     #[cfg(feature = "d3d10")]
@@ -15796,6 +15862,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetMappedSize {
         type Newest = super::D3D10ResourceGetMappedSize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10ResourceGetMappedSize;
     }
     /// The symbol `cuD3D10ResourceGetSurfaceDimensions`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetSurfaceDimensions`](super::D3D10ResourceGetSurfaceDimensions).
     #[cfg(feature = "d3d10")]
@@ -15805,6 +15872,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceGetSurfaceDimensions {
         type Newest = super::D3D10ResourceGetSurfaceDimensions;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10ResourceGetSurfaceDimensions;
     }
     /// The symbol `cuD3D10ResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceSetMapFlags`](super::D3D10ResourceSetMapFlags).
     #[cfg(feature = "d3d10")]
@@ -15814,6 +15882,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10ResourceSetMapFlags {
         type Newest = super::D3D10ResourceSetMapFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10ResourceSetMapFlags;
     }
     /// The symbol `cuD3D10UnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10UnmapResources`](super::D3D10UnmapResources).
     #[cfg(feature = "d3d10")]
@@ -15823,6 +15892,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10UnmapResources {
         type Newest = super::D3D10UnmapResources;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10UnmapResources;
     }
     /// The symbol `cuD3D10UnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10UnregisterResource`](super::D3D10UnregisterResource).
     #[cfg(feature = "d3d10")]
@@ -15832,6 +15902,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuD3D10UnregisterResource {
         type Newest = super::D3D10UnregisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D10UnregisterResource;
     }
     /// The symbol `cuD3D11CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11CtxCreate`](super::D3D11CtxCreate).
     #[cfg(feature = "d3d11")]
@@ -15841,6 +15912,7 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11CtxCreate {
         type Newest = super::D3D11CtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D11CtxCreate;
     }
     /// The symbol `cuD3D11CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11CtxCreateOnDevice`](super::D3D11CtxCreateOnDevice).
     #[cfg(feature = "d3d11")]
@@ -15850,6 +15922,7 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11CtxCreateOnDevice {
         type Newest = super::D3D11CtxCreateOnDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D11CtxCreateOnDevice;
     }
     /// The symbol `cuD3D11GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDevice`](super::D3D11GetDevice).
     #[cfg(feature = "d3d11")]
@@ -15859,6 +15932,7 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11GetDevice {
         type Newest = super::D3D11GetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D11GetDevice;
     }
     /// The symbol `cuD3D11GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDevices`](super::D3D11GetDevices).
     #[cfg(feature = "d3d11")]
@@ -15868,6 +15942,7 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11GetDevices {
         type Newest = super::D3D11GetDevices;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D11GetDevices;
     }
     /// The symbol `cuD3D11GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDirect3DDevice`](super::D3D11GetDirect3DDevice).
     #[cfg(feature = "d3d11")]
@@ -15877,6 +15952,7 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuD3D11GetDirect3DDevice {
         type Newest = super::D3D11GetDirect3DDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D11GetDirect3DDevice;
     }
     /// The symbol `cuD3D9Begin`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9Begin`](super::D3D9Begin).
     #[cfg(feature = "d3d9")]
@@ -15886,6 +15962,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9Begin {
         type Newest = super::D3D9Begin;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9Begin;
     }
     /// The symbol `cuD3D9CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9CtxCreate`](super::D3D9CtxCreate).
     #[cfg(feature = "d3d9")]
@@ -15895,6 +15972,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9CtxCreate {
         type Newest = super::D3D9CtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9CtxCreate;
     }
     /// The symbol `cuD3D9CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9CtxCreateOnDevice`](super::D3D9CtxCreateOnDevice).
     #[cfg(feature = "d3d9")]
@@ -15904,6 +15982,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9CtxCreateOnDevice {
         type Newest = super::D3D9CtxCreateOnDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9CtxCreateOnDevice;
     }
     /// The symbol `cuD3D9End`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9End`](super::D3D9End).
     #[cfg(feature = "d3d9")]
@@ -15913,6 +15992,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9End {
         type Newest = super::D3D9End;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9End;
     }
     /// The symbol `cuD3D9GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDevice`](super::D3D9GetDevice).
     #[cfg(feature = "d3d9")]
@@ -15922,6 +16002,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9GetDevice {
         type Newest = super::D3D9GetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9GetDevice;
     }
     /// The symbol `cuD3D9GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDevices`](super::D3D9GetDevices).
     #[cfg(feature = "d3d9")]
@@ -15931,6 +16012,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9GetDevices {
         type Newest = super::D3D9GetDevices;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9GetDevices;
     }
     /// The symbol `cuD3D9GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDirect3DDevice`](super::D3D9GetDirect3DDevice).
     #[cfg(feature = "d3d9")]
@@ -15940,6 +16022,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9GetDirect3DDevice {
         type Newest = super::D3D9GetDirect3DDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9GetDirect3DDevice;
     }
     /// The symbol `cuD3D9MapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9MapResources`](super::D3D9MapResources).
     #[cfg(feature = "d3d9")]
@@ -15949,6 +16032,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9MapResources {
         type Newest = super::D3D9MapResources;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9MapResources;
     }
     /// The symbol `cuD3D9MapVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9MapVertexBuffer`](super::D3D9MapVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -15958,6 +16042,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9MapVertexBuffer {
         type Newest = super::D3D9MapVertexBuffer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9MapVertexBuffer;
     }
     /// The symbol `cuD3D9RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9RegisterResource`](super::D3D9RegisterResource).
     #[cfg(feature = "d3d9")]
@@ -15967,6 +16052,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9RegisterResource {
         type Newest = super::D3D9RegisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9RegisterResource;
     }
     /// The symbol `cuD3D9RegisterVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9RegisterVertexBuffer`](super::D3D9RegisterVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -15976,6 +16062,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9RegisterVertexBuffer {
         type Newest = super::D3D9RegisterVertexBuffer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9RegisterVertexBuffer;
     }
     /// The symbol `cuD3D9ResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedArray`](super::D3D9ResourceGetMappedArray).
     #[cfg(feature = "d3d9")]
@@ -15985,6 +16072,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedArray {
         type Newest = super::D3D9ResourceGetMappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9ResourceGetMappedArray;
     }
     /// The symbol `cuD3D9ResourceGetMappedPitch`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedPitch`](super::D3D9ResourceGetMappedPitch).
     #[cfg(feature = "d3d9")]
@@ -15994,6 +16082,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedPitch {
         type Newest = super::D3D9ResourceGetMappedPitch;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9ResourceGetMappedPitch;
     }
     /// The symbol `cuD3D9ResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedPointer`](super::D3D9ResourceGetMappedPointer).
     #[cfg(feature = "d3d9")]
@@ -16003,6 +16092,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedPointer {
         type Newest = super::D3D9ResourceGetMappedPointer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9ResourceGetMappedPointer;
     }
     /// The symbol `cuD3D9ResourceGetMappedSize`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedSize`](super::D3D9ResourceGetMappedSize).
     #[cfg(feature = "d3d9")]
@@ -16012,6 +16102,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetMappedSize {
         type Newest = super::D3D9ResourceGetMappedSize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9ResourceGetMappedSize;
     }
     /// The symbol `cuD3D9ResourceGetSurfaceDimensions`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetSurfaceDimensions`](super::D3D9ResourceGetSurfaceDimensions).
     #[cfg(feature = "d3d9")]
@@ -16021,6 +16112,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceGetSurfaceDimensions {
         type Newest = super::D3D9ResourceGetSurfaceDimensions;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9ResourceGetSurfaceDimensions;
     }
     /// The symbol `cuD3D9ResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceSetMapFlags`](super::D3D9ResourceSetMapFlags).
     #[cfg(feature = "d3d9")]
@@ -16030,6 +16122,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9ResourceSetMapFlags {
         type Newest = super::D3D9ResourceSetMapFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9ResourceSetMapFlags;
     }
     /// The symbol `cuD3D9UnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnmapResources`](super::D3D9UnmapResources).
     #[cfg(feature = "d3d9")]
@@ -16039,6 +16132,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnmapResources {
         type Newest = super::D3D9UnmapResources;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9UnmapResources;
     }
     /// The symbol `cuD3D9UnmapVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnmapVertexBuffer`](super::D3D9UnmapVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -16048,6 +16142,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnmapVertexBuffer {
         type Newest = super::D3D9UnmapVertexBuffer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9UnmapVertexBuffer;
     }
     /// The symbol `cuD3D9UnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnregisterResource`](super::D3D9UnregisterResource).
     #[cfg(feature = "d3d9")]
@@ -16057,6 +16152,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnregisterResource {
         type Newest = super::D3D9UnregisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9UnregisterResource;
     }
     /// The symbol `cuD3D9UnregisterVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnregisterVertexBuffer`](super::D3D9UnregisterVertexBuffer).
     #[cfg(feature = "d3d9")]
@@ -16066,252 +16162,294 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuD3D9UnregisterVertexBuffer {
         type Newest = super::D3D9UnregisterVertexBuffer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuD3D9UnregisterVertexBuffer;
     }
     /// The symbol `cuDestroyExternalMemory`, for [`Driver::newest`](crate::Driver::newest): see [`DestroyExternalMemory`](super::DestroyExternalMemory).
     pub enum cuDestroyExternalMemory {}
     impl super::sealed::Sealed for cuDestroyExternalMemory {}
     impl super::Symbol for cuDestroyExternalMemory {
         type Newest = super::DestroyExternalMemory;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDestroyExternalMemory;
     }
     /// The symbol `cuDestroyExternalSemaphore`, for [`Driver::newest`](crate::Driver::newest): see [`DestroyExternalSemaphore`](super::DestroyExternalSemaphore).
     pub enum cuDestroyExternalSemaphore {}
     impl super::sealed::Sealed for cuDestroyExternalSemaphore {}
     impl super::Symbol for cuDestroyExternalSemaphore {
         type Newest = super::DestroyExternalSemaphore;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDestroyExternalSemaphore;
     }
     /// The symbol `cuDevResourceGenerateDesc`, for [`Driver::newest`](crate::Driver::newest): see [`DevResourceGenerateDesc`](super::DevResourceGenerateDesc).
     pub enum cuDevResourceGenerateDesc {}
     impl super::sealed::Sealed for cuDevResourceGenerateDesc {}
     impl super::Symbol for cuDevResourceGenerateDesc {
         type Newest = super::DevResourceGenerateDesc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevResourceGenerateDesc;
     }
     /// The symbol `cuDevSmResourceSplit`, for [`Driver::newest`](crate::Driver::newest): see [`DevSmResourceSplit`](super::DevSmResourceSplit).
     pub enum cuDevSmResourceSplit {}
     impl super::sealed::Sealed for cuDevSmResourceSplit {}
     impl super::Symbol for cuDevSmResourceSplit {
         type Newest = super::DevSmResourceSplit;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevSmResourceSplit;
     }
     /// The symbol `cuDevSmResourceSplitByCount`, for [`Driver::newest`](crate::Driver::newest): see [`DevSmResourceSplitByCount`](super::DevSmResourceSplitByCount).
     pub enum cuDevSmResourceSplitByCount {}
     impl super::sealed::Sealed for cuDevSmResourceSplitByCount {}
     impl super::Symbol for cuDevSmResourceSplitByCount {
         type Newest = super::DevSmResourceSplitByCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevSmResourceSplitByCount;
     }
     /// The symbol `cuDeviceCanAccessPeer`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceCanAccessPeer`](super::DeviceCanAccessPeer).
     pub enum cuDeviceCanAccessPeer {}
     impl super::sealed::Sealed for cuDeviceCanAccessPeer {}
     impl super::Symbol for cuDeviceCanAccessPeer {
         type Newest = super::DeviceCanAccessPeer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceCanAccessPeer;
     }
     /// The symbol `cuDeviceComputeCapability`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceComputeCapability`](super::DeviceComputeCapability).
     pub enum cuDeviceComputeCapability {}
     impl super::sealed::Sealed for cuDeviceComputeCapability {}
     impl super::Symbol for cuDeviceComputeCapability {
         type Newest = super::DeviceComputeCapability;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceComputeCapability;
     }
     /// The symbol `cuDeviceGet`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGet`](super::DeviceGet).
     pub enum cuDeviceGet {}
     impl super::sealed::Sealed for cuDeviceGet {}
     impl super::Symbol for cuDeviceGet {
         type Newest = super::DeviceGet;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGet;
     }
     /// The symbol `cuDeviceGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetAttribute`](super::DeviceGetAttribute).
     pub enum cuDeviceGetAttribute {}
     impl super::sealed::Sealed for cuDeviceGetAttribute {}
     impl super::Symbol for cuDeviceGetAttribute {
         type Newest = super::DeviceGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetAttribute;
     }
     /// The symbol `cuDeviceGetByPCIBusId`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetByPCIBusId`](super::DeviceGetByPCIBusId).
     pub enum cuDeviceGetByPCIBusId {}
     impl super::sealed::Sealed for cuDeviceGetByPCIBusId {}
     impl super::Symbol for cuDeviceGetByPCIBusId {
         type Newest = super::DeviceGetByPCIBusId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetByPCIBusId;
     }
     /// The symbol `cuDeviceGetCliqueCount`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCliqueCount`](super::DeviceGetCliqueCount).
     pub enum cuDeviceGetCliqueCount {}
     impl super::sealed::Sealed for cuDeviceGetCliqueCount {}
     impl super::Symbol for cuDeviceGetCliqueCount {
         type Newest = super::DeviceGetCliqueCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetCliqueCount;
     }
     /// The symbol `cuDeviceGetCliqueInfo`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCliqueInfo`](super::DeviceGetCliqueInfo).
     pub enum cuDeviceGetCliqueInfo {}
     impl super::sealed::Sealed for cuDeviceGetCliqueInfo {}
     impl super::Symbol for cuDeviceGetCliqueInfo {
         type Newest = super::DeviceGetCliqueInfo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetCliqueInfo;
     }
     /// The symbol `cuDeviceGetCount`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCount`](super::DeviceGetCount).
     pub enum cuDeviceGetCount {}
     impl super::sealed::Sealed for cuDeviceGetCount {}
     impl super::Symbol for cuDeviceGetCount {
         type Newest = super::DeviceGetCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetCount;
     }
     /// The symbol `cuDeviceGetDefaultMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetDefaultMemPool`](super::DeviceGetDefaultMemPool).
     pub enum cuDeviceGetDefaultMemPool {}
     impl super::sealed::Sealed for cuDeviceGetDefaultMemPool {}
     impl super::Symbol for cuDeviceGetDefaultMemPool {
         type Newest = super::DeviceGetDefaultMemPool;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetDefaultMemPool;
     }
     /// The symbol `cuDeviceGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetDevResource`](super::DeviceGetDevResource).
     pub enum cuDeviceGetDevResource {}
     impl super::sealed::Sealed for cuDeviceGetDevResource {}
     impl super::Symbol for cuDeviceGetDevResource {
         type Newest = super::DeviceGetDevResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetDevResource;
     }
     /// The symbol `cuDeviceGetExecAffinitySupport`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetExecAffinitySupport`](super::DeviceGetExecAffinitySupport).
     pub enum cuDeviceGetExecAffinitySupport {}
     impl super::sealed::Sealed for cuDeviceGetExecAffinitySupport {}
     impl super::Symbol for cuDeviceGetExecAffinitySupport {
         type Newest = super::DeviceGetExecAffinitySupport;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetExecAffinitySupport;
     }
     /// The symbol `cuDeviceGetFabricClusterUuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetFabricClusterUuid`](super::DeviceGetFabricClusterUuid).
     pub enum cuDeviceGetFabricClusterUuid {}
     impl super::sealed::Sealed for cuDeviceGetFabricClusterUuid {}
     impl super::Symbol for cuDeviceGetFabricClusterUuid {
         type Newest = super::DeviceGetFabricClusterUuid;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetFabricClusterUuid;
     }
     /// The symbol `cuDeviceGetGraphMemAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetGraphMemAttribute`](super::DeviceGetGraphMemAttribute).
     pub enum cuDeviceGetGraphMemAttribute {}
     impl super::sealed::Sealed for cuDeviceGetGraphMemAttribute {}
     impl super::Symbol for cuDeviceGetGraphMemAttribute {
         type Newest = super::DeviceGetGraphMemAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetGraphMemAttribute;
     }
     /// The symbol `cuDeviceGetHostAtomicCapabilities`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetHostAtomicCapabilities`](super::DeviceGetHostAtomicCapabilities).
     pub enum cuDeviceGetHostAtomicCapabilities {}
     impl super::sealed::Sealed for cuDeviceGetHostAtomicCapabilities {}
     impl super::Symbol for cuDeviceGetHostAtomicCapabilities {
         type Newest = super::DeviceGetHostAtomicCapabilities;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetHostAtomicCapabilities;
     }
     /// The symbol `cuDeviceGetLuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetLuid`](super::DeviceGetLuid).
     pub enum cuDeviceGetLuid {}
     impl super::sealed::Sealed for cuDeviceGetLuid {}
     impl super::Symbol for cuDeviceGetLuid {
         type Newest = super::DeviceGetLuid;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetLuid;
     }
     /// The symbol `cuDeviceGetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetMemPool`](super::DeviceGetMemPool).
     pub enum cuDeviceGetMemPool {}
     impl super::sealed::Sealed for cuDeviceGetMemPool {}
     impl super::Symbol for cuDeviceGetMemPool {
         type Newest = super::DeviceGetMemPool;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetMemPool;
     }
     /// The symbol `cuDeviceGetName`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetName`](super::DeviceGetName).
     pub enum cuDeviceGetName {}
     impl super::sealed::Sealed for cuDeviceGetName {}
     impl super::Symbol for cuDeviceGetName {
         type Newest = super::DeviceGetName;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetName;
     }
     /// The symbol `cuDeviceGetNvSciSyncAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetNvSciSyncAttributes`](super::DeviceGetNvSciSyncAttributes).
     pub enum cuDeviceGetNvSciSyncAttributes {}
     impl super::sealed::Sealed for cuDeviceGetNvSciSyncAttributes {}
     impl super::Symbol for cuDeviceGetNvSciSyncAttributes {
         type Newest = super::DeviceGetNvSciSyncAttributes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetNvSciSyncAttributes;
     }
     /// The symbol `cuDeviceGetP2PAtomicCapabilities`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetP2PAtomicCapabilities`](super::DeviceGetP2PAtomicCapabilities).
     pub enum cuDeviceGetP2PAtomicCapabilities {}
     impl super::sealed::Sealed for cuDeviceGetP2PAtomicCapabilities {}
     impl super::Symbol for cuDeviceGetP2PAtomicCapabilities {
         type Newest = super::DeviceGetP2PAtomicCapabilities;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetP2PAtomicCapabilities;
     }
     /// The symbol `cuDeviceGetP2PAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetP2PAttribute`](super::DeviceGetP2PAttribute).
     pub enum cuDeviceGetP2PAttribute {}
     impl super::sealed::Sealed for cuDeviceGetP2PAttribute {}
     impl super::Symbol for cuDeviceGetP2PAttribute {
         type Newest = super::DeviceGetP2PAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetP2PAttribute;
     }
     /// The symbol `cuDeviceGetPCIBusId`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetPCIBusId`](super::DeviceGetPCIBusId).
     pub enum cuDeviceGetPCIBusId {}
     impl super::sealed::Sealed for cuDeviceGetPCIBusId {}
     impl super::Symbol for cuDeviceGetPCIBusId {
         type Newest = super::DeviceGetPCIBusId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetPCIBusId;
     }
     /// The symbol `cuDeviceGetProperties`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetProperties`](super::DeviceGetProperties).
     pub enum cuDeviceGetProperties {}
     impl super::sealed::Sealed for cuDeviceGetProperties {}
     impl super::Symbol for cuDeviceGetProperties {
         type Newest = super::DeviceGetProperties;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetProperties;
     }
     /// The symbol `cuDeviceGetTexture1DLinearMaxWidth`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetTexture1DLinearMaxWidth`](super::DeviceGetTexture1DLinearMaxWidth).
     pub enum cuDeviceGetTexture1DLinearMaxWidth {}
     impl super::sealed::Sealed for cuDeviceGetTexture1DLinearMaxWidth {}
     impl super::Symbol for cuDeviceGetTexture1DLinearMaxWidth {
         type Newest = super::DeviceGetTexture1DLinearMaxWidth;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetTexture1DLinearMaxWidth;
     }
     /// The symbol `cuDeviceGetUuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetUuid`](super::DeviceGetUuid).
     pub enum cuDeviceGetUuid {}
     impl super::sealed::Sealed for cuDeviceGetUuid {}
     impl super::Symbol for cuDeviceGetUuid {
         type Newest = super::DeviceGetUuid;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGetUuid;
     }
     /// The symbol `cuDeviceGraphMemTrim`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGraphMemTrim`](super::DeviceGraphMemTrim).
     pub enum cuDeviceGraphMemTrim {}
     impl super::sealed::Sealed for cuDeviceGraphMemTrim {}
     impl super::Symbol for cuDeviceGraphMemTrim {
         type Newest = super::DeviceGraphMemTrim;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceGraphMemTrim;
     }
     /// The symbol `cuDevicePrimaryCtxGetState`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxGetState`](super::DevicePrimaryCtxGetState).
     pub enum cuDevicePrimaryCtxGetState {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxGetState {}
     impl super::Symbol for cuDevicePrimaryCtxGetState {
         type Newest = super::DevicePrimaryCtxGetState;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevicePrimaryCtxGetState;
     }
     /// The symbol `cuDevicePrimaryCtxRelease`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxRelease`](super::DevicePrimaryCtxRelease).
     pub enum cuDevicePrimaryCtxRelease {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxRelease {}
     impl super::Symbol for cuDevicePrimaryCtxRelease {
         type Newest = super::DevicePrimaryCtxRelease;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevicePrimaryCtxRelease;
     }
     /// The symbol `cuDevicePrimaryCtxReset`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxReset`](super::DevicePrimaryCtxReset).
     pub enum cuDevicePrimaryCtxReset {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxReset {}
     impl super::Symbol for cuDevicePrimaryCtxReset {
         type Newest = super::DevicePrimaryCtxReset;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevicePrimaryCtxReset;
     }
     /// The symbol `cuDevicePrimaryCtxRetain`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxRetain`](super::DevicePrimaryCtxRetain).
     pub enum cuDevicePrimaryCtxRetain {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxRetain {}
     impl super::Symbol for cuDevicePrimaryCtxRetain {
         type Newest = super::DevicePrimaryCtxRetain;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevicePrimaryCtxRetain;
     }
     /// The symbol `cuDevicePrimaryCtxSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxSetFlags`](super::DevicePrimaryCtxSetFlags).
     pub enum cuDevicePrimaryCtxSetFlags {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxSetFlags {}
     impl super::Symbol for cuDevicePrimaryCtxSetFlags {
         type Newest = super::DevicePrimaryCtxSetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDevicePrimaryCtxSetFlags;
     }
     /// The symbol `cuDeviceRegisterAsyncNotification`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceRegisterAsyncNotification`](super::DeviceRegisterAsyncNotification).
     pub enum cuDeviceRegisterAsyncNotification {}
     impl super::sealed::Sealed for cuDeviceRegisterAsyncNotification {}
     impl super::Symbol for cuDeviceRegisterAsyncNotification {
         type Newest = super::DeviceRegisterAsyncNotification;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceRegisterAsyncNotification;
     }
     /// The symbol `cuDeviceSetGraphMemAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceSetGraphMemAttribute`](super::DeviceSetGraphMemAttribute).
     pub enum cuDeviceSetGraphMemAttribute {}
     impl super::sealed::Sealed for cuDeviceSetGraphMemAttribute {}
     impl super::Symbol for cuDeviceSetGraphMemAttribute {
         type Newest = super::DeviceSetGraphMemAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceSetGraphMemAttribute;
     }
     /// The symbol `cuDeviceSetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceSetMemPool`](super::DeviceSetMemPool).
     pub enum cuDeviceSetMemPool {}
     impl super::sealed::Sealed for cuDeviceSetMemPool {}
     impl super::Symbol for cuDeviceSetMemPool {
         type Newest = super::DeviceSetMemPool;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceSetMemPool;
     }
     /// The symbol `cuDeviceTotalMem`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceTotalMem`](super::DeviceTotalMem).
     pub enum cuDeviceTotalMem {}
     impl super::sealed::Sealed for cuDeviceTotalMem {}
     impl super::Symbol for cuDeviceTotalMem {
         type Newest = super::DeviceTotalMem;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceTotalMem;
     }
     /// The symbol `cuDeviceUnregisterAsyncNotification`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceUnregisterAsyncNotification`](super::DeviceUnregisterAsyncNotification).
     pub enum cuDeviceUnregisterAsyncNotification {}
     impl super::sealed::Sealed for cuDeviceUnregisterAsyncNotification {}
     impl super::Symbol for cuDeviceUnregisterAsyncNotification {
         type Newest = super::DeviceUnregisterAsyncNotification;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDeviceUnregisterAsyncNotification;
     }
     /// The symbol `cuDriverGetVersion`, for [`Driver::newest`](crate::Driver::newest): see [`DriverGetVersion`](super::DriverGetVersion).
     pub enum cuDriverGetVersion {}
     impl super::sealed::Sealed for cuDriverGetVersion {}
     impl super::Symbol for cuDriverGetVersion {
         type Newest = super::DriverGetVersion;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuDriverGetVersion;
     }
     /// The symbol `cuEGLStreamConsumerAcquireFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerAcquireFrame`](super::EGLStreamConsumerAcquireFrame).
     #[cfg(feature = "egl")]
@@ -16321,6 +16459,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerAcquireFrame {
         type Newest = super::EGLStreamConsumerAcquireFrame;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamConsumerAcquireFrame;
     }
     /// The symbol `cuEGLStreamConsumerConnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerConnect`](super::EGLStreamConsumerConnect).
     #[cfg(feature = "egl")]
@@ -16330,6 +16469,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerConnect {
         type Newest = super::EGLStreamConsumerConnect;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamConsumerConnect;
     }
     /// The symbol `cuEGLStreamConsumerConnectWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerConnectWithFlags`](super::EGLStreamConsumerConnectWithFlags).
     #[cfg(feature = "egl")]
@@ -16339,6 +16479,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerConnectWithFlags {
         type Newest = super::EGLStreamConsumerConnectWithFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamConsumerConnectWithFlags;
     }
     /// The symbol `cuEGLStreamConsumerDisconnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerDisconnect`](super::EGLStreamConsumerDisconnect).
     #[cfg(feature = "egl")]
@@ -16348,6 +16489,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerDisconnect {
         type Newest = super::EGLStreamConsumerDisconnect;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamConsumerDisconnect;
     }
     /// The symbol `cuEGLStreamConsumerReleaseFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerReleaseFrame`](super::EGLStreamConsumerReleaseFrame).
     #[cfg(feature = "egl")]
@@ -16357,6 +16499,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamConsumerReleaseFrame {
         type Newest = super::EGLStreamConsumerReleaseFrame;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamConsumerReleaseFrame;
     }
     /// The symbol `cuEGLStreamProducerConnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerConnect`](super::EGLStreamProducerConnect).
     #[cfg(feature = "egl")]
@@ -16366,6 +16509,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerConnect {
         type Newest = super::EGLStreamProducerConnect;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamProducerConnect;
     }
     /// The symbol `cuEGLStreamProducerDisconnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerDisconnect`](super::EGLStreamProducerDisconnect).
     #[cfg(feature = "egl")]
@@ -16375,6 +16519,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerDisconnect {
         type Newest = super::EGLStreamProducerDisconnect;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamProducerDisconnect;
     }
     /// The symbol `cuEGLStreamProducerPresentFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerPresentFrame`](super::EGLStreamProducerPresentFrame).
     #[cfg(feature = "egl")]
@@ -16384,6 +16529,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerPresentFrame {
         type Newest = super::EGLStreamProducerPresentFrame;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamProducerPresentFrame;
     }
     /// The symbol `cuEGLStreamProducerReturnFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerReturnFrame`](super::EGLStreamProducerReturnFrame).
     #[cfg(feature = "egl")]
@@ -16393,12 +16539,14 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEGLStreamProducerReturnFrame {
         type Newest = super::EGLStreamProducerReturnFrame;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEGLStreamProducerReturnFrame;
     }
     /// The symbol `cuEventCreate`, for [`Driver::newest`](crate::Driver::newest): see [`EventCreate`](super::EventCreate).
     pub enum cuEventCreate {}
     impl super::sealed::Sealed for cuEventCreate {}
     impl super::Symbol for cuEventCreate {
         type Newest = super::EventCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventCreate;
     }
     /// The symbol `cuEventCreateFromEGLSync`, for [`Driver::newest`](crate::Driver::newest): see [`EventCreateFromEGLSync`](super::EventCreateFromEGLSync).
     #[cfg(feature = "egl")]
@@ -16408,138 +16556,161 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuEventCreateFromEGLSync {
         type Newest = super::EventCreateFromEGLSync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventCreateFromEGLSync;
     }
     /// The symbol `cuEventDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`EventDestroy`](super::EventDestroy).
     pub enum cuEventDestroy {}
     impl super::sealed::Sealed for cuEventDestroy {}
     impl super::Symbol for cuEventDestroy {
         type Newest = super::EventDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventDestroy;
     }
     /// The symbol `cuEventElapsedTime`, for [`Driver::newest`](crate::Driver::newest): see [`EventElapsedTime`](super::EventElapsedTime).
     pub enum cuEventElapsedTime {}
     impl super::sealed::Sealed for cuEventElapsedTime {}
     impl super::Symbol for cuEventElapsedTime {
         type Newest = super::EventElapsedTime;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventElapsedTime;
     }
     /// The symbol `cuEventQuery`, for [`Driver::newest`](crate::Driver::newest): see [`EventQuery`](super::EventQuery).
     pub enum cuEventQuery {}
     impl super::sealed::Sealed for cuEventQuery {}
     impl super::Symbol for cuEventQuery {
         type Newest = super::EventQuery;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventQuery;
     }
     /// The symbol `cuEventRecord`, for [`Driver::newest`](crate::Driver::newest): see [`EventRecord`](super::EventRecord).
     pub enum cuEventRecord {}
     impl super::sealed::Sealed for cuEventRecord {}
     impl super::Symbol for cuEventRecord {
         type Newest = super::EventRecord;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventRecord;
     }
     /// The symbol `cuEventRecordWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`EventRecordWithFlags`](super::EventRecordWithFlags).
     pub enum cuEventRecordWithFlags {}
     impl super::sealed::Sealed for cuEventRecordWithFlags {}
     impl super::Symbol for cuEventRecordWithFlags {
         type Newest = super::EventRecordWithFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventRecordWithFlags;
     }
     /// The symbol `cuEventSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`EventSynchronize`](super::EventSynchronize).
     pub enum cuEventSynchronize {}
     impl super::sealed::Sealed for cuEventSynchronize {}
     impl super::Symbol for cuEventSynchronize {
         type Newest = super::EventSynchronize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuEventSynchronize;
     }
     /// The symbol `cuExternalMemoryGetMappedBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`ExternalMemoryGetMappedBuffer`](super::ExternalMemoryGetMappedBuffer).
     pub enum cuExternalMemoryGetMappedBuffer {}
     impl super::sealed::Sealed for cuExternalMemoryGetMappedBuffer {}
     impl super::Symbol for cuExternalMemoryGetMappedBuffer {
         type Newest = super::ExternalMemoryGetMappedBuffer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuExternalMemoryGetMappedBuffer;
     }
     /// The symbol `cuExternalMemoryGetMappedMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`ExternalMemoryGetMappedMipmappedArray`](super::ExternalMemoryGetMappedMipmappedArray).
     pub enum cuExternalMemoryGetMappedMipmappedArray {}
     impl super::sealed::Sealed for cuExternalMemoryGetMappedMipmappedArray {}
     impl super::Symbol for cuExternalMemoryGetMappedMipmappedArray {
         type Newest = super::ExternalMemoryGetMappedMipmappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuExternalMemoryGetMappedMipmappedArray;
     }
     /// The symbol `cuFabricCpyBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`FabricCpyBatchAsync`](super::FabricCpyBatchAsync).
     pub enum cuFabricCpyBatchAsync {}
     impl super::sealed::Sealed for cuFabricCpyBatchAsync {}
     impl super::Symbol for cuFabricCpyBatchAsync {
         type Newest = super::FabricCpyBatchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFabricCpyBatchAsync;
     }
     /// The symbol `cuFlushGPUDirectRDMAWrites`, for [`Driver::newest`](crate::Driver::newest): see [`FlushGPUDirectRDMAWrites`](super::FlushGPUDirectRDMAWrites).
     pub enum cuFlushGPUDirectRDMAWrites {}
     impl super::sealed::Sealed for cuFlushGPUDirectRDMAWrites {}
     impl super::Symbol for cuFlushGPUDirectRDMAWrites {
         type Newest = super::FlushGPUDirectRDMAWrites;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFlushGPUDirectRDMAWrites;
     }
     /// The symbol `cuFuncGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetAttribute`](super::FuncGetAttribute).
     pub enum cuFuncGetAttribute {}
     impl super::sealed::Sealed for cuFuncGetAttribute {}
     impl super::Symbol for cuFuncGetAttribute {
         type Newest = super::FuncGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncGetAttribute;
     }
     /// The symbol `cuFuncGetModule`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetModule`](super::FuncGetModule).
     pub enum cuFuncGetModule {}
     impl super::sealed::Sealed for cuFuncGetModule {}
     impl super::Symbol for cuFuncGetModule {
         type Newest = super::FuncGetModule;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncGetModule;
     }
     /// The symbol `cuFuncGetName`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetName`](super::FuncGetName).
     pub enum cuFuncGetName {}
     impl super::sealed::Sealed for cuFuncGetName {}
     impl super::Symbol for cuFuncGetName {
         type Newest = super::FuncGetName;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncGetName;
     }
     /// The symbol `cuFuncGetParamCount`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetParamCount`](super::FuncGetParamCount).
     pub enum cuFuncGetParamCount {}
     impl super::sealed::Sealed for cuFuncGetParamCount {}
     impl super::Symbol for cuFuncGetParamCount {
         type Newest = super::FuncGetParamCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncGetParamCount;
     }
     /// The symbol `cuFuncGetParamInfo`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetParamInfo`](super::FuncGetParamInfo).
     pub enum cuFuncGetParamInfo {}
     impl super::sealed::Sealed for cuFuncGetParamInfo {}
     impl super::Symbol for cuFuncGetParamInfo {
         type Newest = super::FuncGetParamInfo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncGetParamInfo;
     }
     /// The symbol `cuFuncIsLoaded`, for [`Driver::newest`](crate::Driver::newest): see [`FuncIsLoaded`](super::FuncIsLoaded).
     pub enum cuFuncIsLoaded {}
     impl super::sealed::Sealed for cuFuncIsLoaded {}
     impl super::Symbol for cuFuncIsLoaded {
         type Newest = super::FuncIsLoaded;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncIsLoaded;
     }
     /// The symbol `cuFuncLoad`, for [`Driver::newest`](crate::Driver::newest): see [`FuncLoad`](super::FuncLoad).
     pub enum cuFuncLoad {}
     impl super::sealed::Sealed for cuFuncLoad {}
     impl super::Symbol for cuFuncLoad {
         type Newest = super::FuncLoad;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncLoad;
     }
     /// The symbol `cuFuncSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetAttribute`](super::FuncSetAttribute).
     pub enum cuFuncSetAttribute {}
     impl super::sealed::Sealed for cuFuncSetAttribute {}
     impl super::Symbol for cuFuncSetAttribute {
         type Newest = super::FuncSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncSetAttribute;
     }
     /// The symbol `cuFuncSetBlockShape`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetBlockShape`](super::FuncSetBlockShape).
     pub enum cuFuncSetBlockShape {}
     impl super::sealed::Sealed for cuFuncSetBlockShape {}
     impl super::Symbol for cuFuncSetBlockShape {
         type Newest = super::FuncSetBlockShape;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncSetBlockShape;
     }
     /// The symbol `cuFuncSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetCacheConfig`](super::FuncSetCacheConfig).
     pub enum cuFuncSetCacheConfig {}
     impl super::sealed::Sealed for cuFuncSetCacheConfig {}
     impl super::Symbol for cuFuncSetCacheConfig {
         type Newest = super::FuncSetCacheConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncSetCacheConfig;
     }
     /// The symbol `cuFuncSetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetSharedMemConfig`](super::FuncSetSharedMemConfig).
     pub enum cuFuncSetSharedMemConfig {}
     impl super::sealed::Sealed for cuFuncSetSharedMemConfig {}
     impl super::Symbol for cuFuncSetSharedMemConfig {
         type Newest = super::FuncSetSharedMemConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncSetSharedMemConfig;
     }
     /// The symbol `cuFuncSetSharedSize`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetSharedSize`](super::FuncSetSharedSize).
     pub enum cuFuncSetSharedSize {}
     impl super::sealed::Sealed for cuFuncSetSharedSize {}
     impl super::Symbol for cuFuncSetSharedSize {
         type Newest = super::FuncSetSharedSize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuFuncSetSharedSize;
     }
     /// The symbol `cuGLCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GLCtxCreate`](super::GLCtxCreate).
     #[cfg(feature = "gl")]
@@ -16549,6 +16720,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLCtxCreate {
         type Newest = super::GLCtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLCtxCreate;
     }
     /// The symbol `cuGLGetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`GLGetDevices`](super::GLGetDevices).
     #[cfg(feature = "gl")]
@@ -16558,6 +16730,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLGetDevices {
         type Newest = super::GLGetDevices;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLGetDevices;
     }
     /// The symbol `cuGLInit`, for [`Driver::newest`](crate::Driver::newest): see [`GLInit`](super::GLInit).
     #[cfg(feature = "gl")]
@@ -16567,6 +16740,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLInit {
         type Newest = super::GLInit;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLInit;
     }
     /// The symbol `cuGLMapBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLMapBufferObject`](super::GLMapBufferObject).
     #[cfg(feature = "gl")]
@@ -16576,6 +16750,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLMapBufferObject {
         type Newest = super::GLMapBufferObject;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLMapBufferObject;
     }
     /// The symbol `cuGLMapBufferObjectAsync`, for [`Driver::newest`](crate::Driver::newest): see [`GLMapBufferObjectAsync`](super::GLMapBufferObjectAsync).
     #[cfg(feature = "gl")]
@@ -16585,6 +16760,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLMapBufferObjectAsync {
         type Newest = super::GLMapBufferObjectAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLMapBufferObjectAsync;
     }
     /// The symbol `cuGLRegisterBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLRegisterBufferObject`](super::GLRegisterBufferObject).
     #[cfg(feature = "gl")]
@@ -16594,6 +16770,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLRegisterBufferObject {
         type Newest = super::GLRegisterBufferObject;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLRegisterBufferObject;
     }
     /// The symbol `cuGLSetBufferObjectMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GLSetBufferObjectMapFlags`](super::GLSetBufferObjectMapFlags).
     #[cfg(feature = "gl")]
@@ -16603,6 +16780,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLSetBufferObjectMapFlags {
         type Newest = super::GLSetBufferObjectMapFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLSetBufferObjectMapFlags;
     }
     /// The symbol `cuGLUnmapBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnmapBufferObject`](super::GLUnmapBufferObject).
     #[cfg(feature = "gl")]
@@ -16612,6 +16790,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLUnmapBufferObject {
         type Newest = super::GLUnmapBufferObject;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLUnmapBufferObject;
     }
     /// The symbol `cuGLUnmapBufferObjectAsync`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnmapBufferObjectAsync`](super::GLUnmapBufferObjectAsync).
     #[cfg(feature = "gl")]
@@ -16621,6 +16800,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLUnmapBufferObjectAsync {
         type Newest = super::GLUnmapBufferObjectAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLUnmapBufferObjectAsync;
     }
     /// The symbol `cuGLUnregisterBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnregisterBufferObject`](super::GLUnregisterBufferObject).
     #[cfg(feature = "gl")]
@@ -16630,528 +16810,616 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGLUnregisterBufferObject {
         type Newest = super::GLUnregisterBufferObject;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGLUnregisterBufferObject;
     }
     /// The symbol `cuGetErrorName`, for [`Driver::newest`](crate::Driver::newest): see [`GetErrorName`](super::GetErrorName).
     pub enum cuGetErrorName {}
     impl super::sealed::Sealed for cuGetErrorName {}
     impl super::Symbol for cuGetErrorName {
         type Newest = super::GetErrorName;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGetErrorName;
     }
     /// The symbol `cuGetErrorString`, for [`Driver::newest`](crate::Driver::newest): see [`GetErrorString`](super::GetErrorString).
     pub enum cuGetErrorString {}
     impl super::sealed::Sealed for cuGetErrorString {}
     impl super::Symbol for cuGetErrorString {
         type Newest = super::GetErrorString;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGetErrorString;
     }
     /// The symbol `cuGetExportTable`, for [`Driver::newest`](crate::Driver::newest): see [`GetExportTable`](super::GetExportTable).
     pub enum cuGetExportTable {}
     impl super::sealed::Sealed for cuGetExportTable {}
     impl super::Symbol for cuGetExportTable {
         type Newest = super::GetExportTable;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGetExportTable;
     }
     /// The symbol `cuGetProcAddress`, for [`Driver::newest`](crate::Driver::newest): see [`GetProcAddress`](super::GetProcAddress).
     pub enum cuGetProcAddress {}
     impl super::sealed::Sealed for cuGetProcAddress {}
     impl super::Symbol for cuGetProcAddress {
         type Newest = super::GetProcAddress;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGetProcAddress;
     }
     /// The symbol `cuGraphAddBatchMemOpNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddBatchMemOpNode`](super::GraphAddBatchMemOpNode).
     pub enum cuGraphAddBatchMemOpNode {}
     impl super::sealed::Sealed for cuGraphAddBatchMemOpNode {}
     impl super::Symbol for cuGraphAddBatchMemOpNode {
         type Newest = super::GraphAddBatchMemOpNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddBatchMemOpNode;
     }
     /// The symbol `cuGraphAddChildGraphNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddChildGraphNode`](super::GraphAddChildGraphNode).
     pub enum cuGraphAddChildGraphNode {}
     impl super::sealed::Sealed for cuGraphAddChildGraphNode {}
     impl super::Symbol for cuGraphAddChildGraphNode {
         type Newest = super::GraphAddChildGraphNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddChildGraphNode;
     }
     /// The symbol `cuGraphAddDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddDependencies`](super::GraphAddDependencies).
     pub enum cuGraphAddDependencies {}
     impl super::sealed::Sealed for cuGraphAddDependencies {}
     impl super::Symbol for cuGraphAddDependencies {
         type Newest = super::GraphAddDependencies;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddDependencies;
     }
     /// The symbol `cuGraphAddEmptyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEmptyNode`](super::GraphAddEmptyNode).
     pub enum cuGraphAddEmptyNode {}
     impl super::sealed::Sealed for cuGraphAddEmptyNode {}
     impl super::Symbol for cuGraphAddEmptyNode {
         type Newest = super::GraphAddEmptyNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddEmptyNode;
     }
     /// The symbol `cuGraphAddEventRecordNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEventRecordNode`](super::GraphAddEventRecordNode).
     pub enum cuGraphAddEventRecordNode {}
     impl super::sealed::Sealed for cuGraphAddEventRecordNode {}
     impl super::Symbol for cuGraphAddEventRecordNode {
         type Newest = super::GraphAddEventRecordNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddEventRecordNode;
     }
     /// The symbol `cuGraphAddEventWaitNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEventWaitNode`](super::GraphAddEventWaitNode).
     pub enum cuGraphAddEventWaitNode {}
     impl super::sealed::Sealed for cuGraphAddEventWaitNode {}
     impl super::Symbol for cuGraphAddEventWaitNode {
         type Newest = super::GraphAddEventWaitNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddEventWaitNode;
     }
     /// The symbol `cuGraphAddExternalSemaphoresSignalNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddExternalSemaphoresSignalNode`](super::GraphAddExternalSemaphoresSignalNode).
     pub enum cuGraphAddExternalSemaphoresSignalNode {}
     impl super::sealed::Sealed for cuGraphAddExternalSemaphoresSignalNode {}
     impl super::Symbol for cuGraphAddExternalSemaphoresSignalNode {
         type Newest = super::GraphAddExternalSemaphoresSignalNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddExternalSemaphoresSignalNode;
     }
     /// The symbol `cuGraphAddExternalSemaphoresWaitNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddExternalSemaphoresWaitNode`](super::GraphAddExternalSemaphoresWaitNode).
     pub enum cuGraphAddExternalSemaphoresWaitNode {}
     impl super::sealed::Sealed for cuGraphAddExternalSemaphoresWaitNode {}
     impl super::Symbol for cuGraphAddExternalSemaphoresWaitNode {
         type Newest = super::GraphAddExternalSemaphoresWaitNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddExternalSemaphoresWaitNode;
     }
     /// The symbol `cuGraphAddHostNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddHostNode`](super::GraphAddHostNode).
     pub enum cuGraphAddHostNode {}
     impl super::sealed::Sealed for cuGraphAddHostNode {}
     impl super::Symbol for cuGraphAddHostNode {
         type Newest = super::GraphAddHostNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddHostNode;
     }
     /// The symbol `cuGraphAddKernelNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddKernelNode`](super::GraphAddKernelNode).
     pub enum cuGraphAddKernelNode {}
     impl super::sealed::Sealed for cuGraphAddKernelNode {}
     impl super::Symbol for cuGraphAddKernelNode {
         type Newest = super::GraphAddKernelNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddKernelNode;
     }
     /// The symbol `cuGraphAddMemAllocNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemAllocNode`](super::GraphAddMemAllocNode).
     pub enum cuGraphAddMemAllocNode {}
     impl super::sealed::Sealed for cuGraphAddMemAllocNode {}
     impl super::Symbol for cuGraphAddMemAllocNode {
         type Newest = super::GraphAddMemAllocNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddMemAllocNode;
     }
     /// The symbol `cuGraphAddMemFreeNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemFreeNode`](super::GraphAddMemFreeNode).
     pub enum cuGraphAddMemFreeNode {}
     impl super::sealed::Sealed for cuGraphAddMemFreeNode {}
     impl super::Symbol for cuGraphAddMemFreeNode {
         type Newest = super::GraphAddMemFreeNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddMemFreeNode;
     }
     /// The symbol `cuGraphAddMemcpyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemcpyNode`](super::GraphAddMemcpyNode).
     pub enum cuGraphAddMemcpyNode {}
     impl super::sealed::Sealed for cuGraphAddMemcpyNode {}
     impl super::Symbol for cuGraphAddMemcpyNode {
         type Newest = super::GraphAddMemcpyNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddMemcpyNode;
     }
     /// The symbol `cuGraphAddMemsetNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemsetNode`](super::GraphAddMemsetNode).
     pub enum cuGraphAddMemsetNode {}
     impl super::sealed::Sealed for cuGraphAddMemsetNode {}
     impl super::Symbol for cuGraphAddMemsetNode {
         type Newest = super::GraphAddMemsetNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddMemsetNode;
     }
     /// The symbol `cuGraphAddNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddNode`](super::GraphAddNode).
     pub enum cuGraphAddNode {}
     impl super::sealed::Sealed for cuGraphAddNode {}
     impl super::Symbol for cuGraphAddNode {
         type Newest = super::GraphAddNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphAddNode;
     }
     /// The symbol `cuGraphBatchMemOpNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphBatchMemOpNodeGetParams`](super::GraphBatchMemOpNodeGetParams).
     pub enum cuGraphBatchMemOpNodeGetParams {}
     impl super::sealed::Sealed for cuGraphBatchMemOpNodeGetParams {}
     impl super::Symbol for cuGraphBatchMemOpNodeGetParams {
         type Newest = super::GraphBatchMemOpNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphBatchMemOpNodeGetParams;
     }
     /// The symbol `cuGraphBatchMemOpNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphBatchMemOpNodeSetParams`](super::GraphBatchMemOpNodeSetParams).
     pub enum cuGraphBatchMemOpNodeSetParams {}
     impl super::sealed::Sealed for cuGraphBatchMemOpNodeSetParams {}
     impl super::Symbol for cuGraphBatchMemOpNodeSetParams {
         type Newest = super::GraphBatchMemOpNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphBatchMemOpNodeSetParams;
     }
     /// The symbol `cuGraphChildGraphNodeGetGraph`, for [`Driver::newest`](crate::Driver::newest): see [`GraphChildGraphNodeGetGraph`](super::GraphChildGraphNodeGetGraph).
     pub enum cuGraphChildGraphNodeGetGraph {}
     impl super::sealed::Sealed for cuGraphChildGraphNodeGetGraph {}
     impl super::Symbol for cuGraphChildGraphNodeGetGraph {
         type Newest = super::GraphChildGraphNodeGetGraph;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphChildGraphNodeGetGraph;
     }
     /// The symbol `cuGraphClone`, for [`Driver::newest`](crate::Driver::newest): see [`GraphClone`](super::GraphClone).
     pub enum cuGraphClone {}
     impl super::sealed::Sealed for cuGraphClone {}
     impl super::Symbol for cuGraphClone {
         type Newest = super::GraphClone;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphClone;
     }
     /// The symbol `cuGraphConditionalHandleCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphConditionalHandleCreate`](super::GraphConditionalHandleCreate).
     pub enum cuGraphConditionalHandleCreate {}
     impl super::sealed::Sealed for cuGraphConditionalHandleCreate {}
     impl super::Symbol for cuGraphConditionalHandleCreate {
         type Newest = super::GraphConditionalHandleCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphConditionalHandleCreate;
     }
     /// The symbol `cuGraphCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphCreate`](super::GraphCreate).
     pub enum cuGraphCreate {}
     impl super::sealed::Sealed for cuGraphCreate {}
     impl super::Symbol for cuGraphCreate {
         type Newest = super::GraphCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphCreate;
     }
     /// The symbol `cuGraphDebugDotPrint`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDebugDotPrint`](super::GraphDebugDotPrint).
     pub enum cuGraphDebugDotPrint {}
     impl super::sealed::Sealed for cuGraphDebugDotPrint {}
     impl super::Symbol for cuGraphDebugDotPrint {
         type Newest = super::GraphDebugDotPrint;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphDebugDotPrint;
     }
     /// The symbol `cuGraphDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDestroy`](super::GraphDestroy).
     pub enum cuGraphDestroy {}
     impl super::sealed::Sealed for cuGraphDestroy {}
     impl super::Symbol for cuGraphDestroy {
         type Newest = super::GraphDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphDestroy;
     }
     /// The symbol `cuGraphDestroyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDestroyNode`](super::GraphDestroyNode).
     pub enum cuGraphDestroyNode {}
     impl super::sealed::Sealed for cuGraphDestroyNode {}
     impl super::Symbol for cuGraphDestroyNode {
         type Newest = super::GraphDestroyNode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphDestroyNode;
     }
     /// The symbol `cuGraphEventRecordNodeGetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventRecordNodeGetEvent`](super::GraphEventRecordNodeGetEvent).
     pub enum cuGraphEventRecordNodeGetEvent {}
     impl super::sealed::Sealed for cuGraphEventRecordNodeGetEvent {}
     impl super::Symbol for cuGraphEventRecordNodeGetEvent {
         type Newest = super::GraphEventRecordNodeGetEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphEventRecordNodeGetEvent;
     }
     /// The symbol `cuGraphEventRecordNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventRecordNodeSetEvent`](super::GraphEventRecordNodeSetEvent).
     pub enum cuGraphEventRecordNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphEventRecordNodeSetEvent {}
     impl super::Symbol for cuGraphEventRecordNodeSetEvent {
         type Newest = super::GraphEventRecordNodeSetEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphEventRecordNodeSetEvent;
     }
     /// The symbol `cuGraphEventWaitNodeGetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventWaitNodeGetEvent`](super::GraphEventWaitNodeGetEvent).
     pub enum cuGraphEventWaitNodeGetEvent {}
     impl super::sealed::Sealed for cuGraphEventWaitNodeGetEvent {}
     impl super::Symbol for cuGraphEventWaitNodeGetEvent {
         type Newest = super::GraphEventWaitNodeGetEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphEventWaitNodeGetEvent;
     }
     /// The symbol `cuGraphEventWaitNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventWaitNodeSetEvent`](super::GraphEventWaitNodeSetEvent).
     pub enum cuGraphEventWaitNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphEventWaitNodeSetEvent {}
     impl super::Symbol for cuGraphEventWaitNodeSetEvent {
         type Newest = super::GraphEventWaitNodeSetEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphEventWaitNodeSetEvent;
     }
     /// The symbol `cuGraphExecBatchMemOpNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecBatchMemOpNodeSetParams`](super::GraphExecBatchMemOpNodeSetParams).
     pub enum cuGraphExecBatchMemOpNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecBatchMemOpNodeSetParams {}
     impl super::Symbol for cuGraphExecBatchMemOpNodeSetParams {
         type Newest = super::GraphExecBatchMemOpNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecBatchMemOpNodeSetParams;
     }
     /// The symbol `cuGraphExecChildGraphNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecChildGraphNodeSetParams`](super::GraphExecChildGraphNodeSetParams).
     pub enum cuGraphExecChildGraphNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecChildGraphNodeSetParams {}
     impl super::Symbol for cuGraphExecChildGraphNodeSetParams {
         type Newest = super::GraphExecChildGraphNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecChildGraphNodeSetParams;
     }
     /// The symbol `cuGraphExecDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecDestroy`](super::GraphExecDestroy).
     pub enum cuGraphExecDestroy {}
     impl super::sealed::Sealed for cuGraphExecDestroy {}
     impl super::Symbol for cuGraphExecDestroy {
         type Newest = super::GraphExecDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecDestroy;
     }
     /// The symbol `cuGraphExecEventRecordNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecEventRecordNodeSetEvent`](super::GraphExecEventRecordNodeSetEvent).
     pub enum cuGraphExecEventRecordNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphExecEventRecordNodeSetEvent {}
     impl super::Symbol for cuGraphExecEventRecordNodeSetEvent {
         type Newest = super::GraphExecEventRecordNodeSetEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecEventRecordNodeSetEvent;
     }
     /// The symbol `cuGraphExecEventWaitNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecEventWaitNodeSetEvent`](super::GraphExecEventWaitNodeSetEvent).
     pub enum cuGraphExecEventWaitNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphExecEventWaitNodeSetEvent {}
     impl super::Symbol for cuGraphExecEventWaitNodeSetEvent {
         type Newest = super::GraphExecEventWaitNodeSetEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecEventWaitNodeSetEvent;
     }
     /// The symbol `cuGraphExecExternalSemaphoresSignalNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecExternalSemaphoresSignalNodeSetParams`](super::GraphExecExternalSemaphoresSignalNodeSetParams).
     pub enum cuGraphExecExternalSemaphoresSignalNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecExternalSemaphoresSignalNodeSetParams {}
     impl super::Symbol for cuGraphExecExternalSemaphoresSignalNodeSetParams {
         type Newest = super::GraphExecExternalSemaphoresSignalNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecExternalSemaphoresSignalNodeSetParams;
     }
     /// The symbol `cuGraphExecExternalSemaphoresWaitNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecExternalSemaphoresWaitNodeSetParams`](super::GraphExecExternalSemaphoresWaitNodeSetParams).
     pub enum cuGraphExecExternalSemaphoresWaitNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecExternalSemaphoresWaitNodeSetParams {}
     impl super::Symbol for cuGraphExecExternalSemaphoresWaitNodeSetParams {
         type Newest = super::GraphExecExternalSemaphoresWaitNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecExternalSemaphoresWaitNodeSetParams;
     }
     /// The symbol `cuGraphExecGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecGetFlags`](super::GraphExecGetFlags).
     pub enum cuGraphExecGetFlags {}
     impl super::sealed::Sealed for cuGraphExecGetFlags {}
     impl super::Symbol for cuGraphExecGetFlags {
         type Newest = super::GraphExecGetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecGetFlags;
     }
     /// The symbol `cuGraphExecGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecGetId`](super::GraphExecGetId).
     pub enum cuGraphExecGetId {}
     impl super::sealed::Sealed for cuGraphExecGetId {}
     impl super::Symbol for cuGraphExecGetId {
         type Newest = super::GraphExecGetId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecGetId;
     }
     /// The symbol `cuGraphExecHostNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecHostNodeSetParams`](super::GraphExecHostNodeSetParams).
     pub enum cuGraphExecHostNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecHostNodeSetParams {}
     impl super::Symbol for cuGraphExecHostNodeSetParams {
         type Newest = super::GraphExecHostNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecHostNodeSetParams;
     }
     /// The symbol `cuGraphExecKernelNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecKernelNodeSetParams`](super::GraphExecKernelNodeSetParams).
     pub enum cuGraphExecKernelNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecKernelNodeSetParams {}
     impl super::Symbol for cuGraphExecKernelNodeSetParams {
         type Newest = super::GraphExecKernelNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecKernelNodeSetParams;
     }
     /// The symbol `cuGraphExecMemcpyNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecMemcpyNodeSetParams`](super::GraphExecMemcpyNodeSetParams).
     pub enum cuGraphExecMemcpyNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecMemcpyNodeSetParams {}
     impl super::Symbol for cuGraphExecMemcpyNodeSetParams {
         type Newest = super::GraphExecMemcpyNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecMemcpyNodeSetParams;
     }
     /// The symbol `cuGraphExecMemsetNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecMemsetNodeSetParams`](super::GraphExecMemsetNodeSetParams).
     pub enum cuGraphExecMemsetNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecMemsetNodeSetParams {}
     impl super::Symbol for cuGraphExecMemsetNodeSetParams {
         type Newest = super::GraphExecMemsetNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecMemsetNodeSetParams;
     }
     /// The symbol `cuGraphExecNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecNodeSetParams`](super::GraphExecNodeSetParams).
     pub enum cuGraphExecNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecNodeSetParams {}
     impl super::Symbol for cuGraphExecNodeSetParams {
         type Newest = super::GraphExecNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecNodeSetParams;
     }
     /// The symbol `cuGraphExecUpdate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecUpdate`](super::GraphExecUpdate).
     pub enum cuGraphExecUpdate {}
     impl super::sealed::Sealed for cuGraphExecUpdate {}
     impl super::Symbol for cuGraphExecUpdate {
         type Newest = super::GraphExecUpdate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExecUpdate;
     }
     /// The symbol `cuGraphExternalSemaphoresSignalNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresSignalNodeGetParams`](super::GraphExternalSemaphoresSignalNodeGetParams).
     pub enum cuGraphExternalSemaphoresSignalNodeGetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeGetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresSignalNodeGetParams {
         type Newest = super::GraphExternalSemaphoresSignalNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExternalSemaphoresSignalNodeGetParams;
     }
     /// The symbol `cuGraphExternalSemaphoresSignalNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresSignalNodeSetParams`](super::GraphExternalSemaphoresSignalNodeSetParams).
     pub enum cuGraphExternalSemaphoresSignalNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeSetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresSignalNodeSetParams {
         type Newest = super::GraphExternalSemaphoresSignalNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExternalSemaphoresSignalNodeSetParams;
     }
     /// The symbol `cuGraphExternalSemaphoresWaitNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresWaitNodeGetParams`](super::GraphExternalSemaphoresWaitNodeGetParams).
     pub enum cuGraphExternalSemaphoresWaitNodeGetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeGetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresWaitNodeGetParams {
         type Newest = super::GraphExternalSemaphoresWaitNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExternalSemaphoresWaitNodeGetParams;
     }
     /// The symbol `cuGraphExternalSemaphoresWaitNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresWaitNodeSetParams`](super::GraphExternalSemaphoresWaitNodeSetParams).
     pub enum cuGraphExternalSemaphoresWaitNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeSetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresWaitNodeSetParams {
         type Newest = super::GraphExternalSemaphoresWaitNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphExternalSemaphoresWaitNodeSetParams;
     }
     /// The symbol `cuGraphGetEdges`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetEdges`](super::GraphGetEdges).
     pub enum cuGraphGetEdges {}
     impl super::sealed::Sealed for cuGraphGetEdges {}
     impl super::Symbol for cuGraphGetEdges {
         type Newest = super::GraphGetEdges;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphGetEdges;
     }
     /// The symbol `cuGraphGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetId`](super::GraphGetId).
     pub enum cuGraphGetId {}
     impl super::sealed::Sealed for cuGraphGetId {}
     impl super::Symbol for cuGraphGetId {
         type Newest = super::GraphGetId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphGetId;
     }
     /// The symbol `cuGraphGetNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetNodes`](super::GraphGetNodes).
     pub enum cuGraphGetNodes {}
     impl super::sealed::Sealed for cuGraphGetNodes {}
     impl super::Symbol for cuGraphGetNodes {
         type Newest = super::GraphGetNodes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphGetNodes;
     }
     /// The symbol `cuGraphGetRootNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetRootNodes`](super::GraphGetRootNodes).
     pub enum cuGraphGetRootNodes {}
     impl super::sealed::Sealed for cuGraphGetRootNodes {}
     impl super::Symbol for cuGraphGetRootNodes {
         type Newest = super::GraphGetRootNodes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphGetRootNodes;
     }
     /// The symbol `cuGraphHostNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphHostNodeGetParams`](super::GraphHostNodeGetParams).
     pub enum cuGraphHostNodeGetParams {}
     impl super::sealed::Sealed for cuGraphHostNodeGetParams {}
     impl super::Symbol for cuGraphHostNodeGetParams {
         type Newest = super::GraphHostNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphHostNodeGetParams;
     }
     /// The symbol `cuGraphHostNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphHostNodeSetParams`](super::GraphHostNodeSetParams).
     pub enum cuGraphHostNodeSetParams {}
     impl super::sealed::Sealed for cuGraphHostNodeSetParams {}
     impl super::Symbol for cuGraphHostNodeSetParams {
         type Newest = super::GraphHostNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphHostNodeSetParams;
     }
     /// The symbol `cuGraphInstantiate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiate`](super::GraphInstantiate).
     pub enum cuGraphInstantiate {}
     impl super::sealed::Sealed for cuGraphInstantiate {}
     impl super::Symbol for cuGraphInstantiate {
         type Newest = super::GraphInstantiate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphInstantiate;
     }
     /// The symbol `cuGraphInstantiateWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiateWithFlags`](super::GraphInstantiateWithFlags).
     pub enum cuGraphInstantiateWithFlags {}
     impl super::sealed::Sealed for cuGraphInstantiateWithFlags {}
     impl super::Symbol for cuGraphInstantiateWithFlags {
         type Newest = super::GraphInstantiateWithFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphInstantiateWithFlags;
     }
     /// The symbol `cuGraphInstantiateWithParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiateWithParams`](super::GraphInstantiateWithParams).
     pub enum cuGraphInstantiateWithParams {}
     impl super::sealed::Sealed for cuGraphInstantiateWithParams {}
     impl super::Symbol for cuGraphInstantiateWithParams {
         type Newest = super::GraphInstantiateWithParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphInstantiateWithParams;
     }
     /// The symbol `cuGraphKernelNodeCopyAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeCopyAttributes`](super::GraphKernelNodeCopyAttributes).
     pub enum cuGraphKernelNodeCopyAttributes {}
     impl super::sealed::Sealed for cuGraphKernelNodeCopyAttributes {}
     impl super::Symbol for cuGraphKernelNodeCopyAttributes {
         type Newest = super::GraphKernelNodeCopyAttributes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphKernelNodeCopyAttributes;
     }
     /// The symbol `cuGraphKernelNodeGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeGetAttribute`](super::GraphKernelNodeGetAttribute).
     pub enum cuGraphKernelNodeGetAttribute {}
     impl super::sealed::Sealed for cuGraphKernelNodeGetAttribute {}
     impl super::Symbol for cuGraphKernelNodeGetAttribute {
         type Newest = super::GraphKernelNodeGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphKernelNodeGetAttribute;
     }
     /// The symbol `cuGraphKernelNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeGetParams`](super::GraphKernelNodeGetParams).
     pub enum cuGraphKernelNodeGetParams {}
     impl super::sealed::Sealed for cuGraphKernelNodeGetParams {}
     impl super::Symbol for cuGraphKernelNodeGetParams {
         type Newest = super::GraphKernelNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphKernelNodeGetParams;
     }
     /// The symbol `cuGraphKernelNodeSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeSetAttribute`](super::GraphKernelNodeSetAttribute).
     pub enum cuGraphKernelNodeSetAttribute {}
     impl super::sealed::Sealed for cuGraphKernelNodeSetAttribute {}
     impl super::Symbol for cuGraphKernelNodeSetAttribute {
         type Newest = super::GraphKernelNodeSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphKernelNodeSetAttribute;
     }
     /// The symbol `cuGraphKernelNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeSetParams`](super::GraphKernelNodeSetParams).
     pub enum cuGraphKernelNodeSetParams {}
     impl super::sealed::Sealed for cuGraphKernelNodeSetParams {}
     impl super::Symbol for cuGraphKernelNodeSetParams {
         type Newest = super::GraphKernelNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphKernelNodeSetParams;
     }
     /// The symbol `cuGraphLaunch`, for [`Driver::newest`](crate::Driver::newest): see [`GraphLaunch`](super::GraphLaunch).
     pub enum cuGraphLaunch {}
     impl super::sealed::Sealed for cuGraphLaunch {}
     impl super::Symbol for cuGraphLaunch {
         type Newest = super::GraphLaunch;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphLaunch;
     }
     /// The symbol `cuGraphMemAllocNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemAllocNodeGetParams`](super::GraphMemAllocNodeGetParams).
     pub enum cuGraphMemAllocNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemAllocNodeGetParams {}
     impl super::Symbol for cuGraphMemAllocNodeGetParams {
         type Newest = super::GraphMemAllocNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphMemAllocNodeGetParams;
     }
     /// The symbol `cuGraphMemFreeNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemFreeNodeGetParams`](super::GraphMemFreeNodeGetParams).
     pub enum cuGraphMemFreeNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemFreeNodeGetParams {}
     impl super::Symbol for cuGraphMemFreeNodeGetParams {
         type Newest = super::GraphMemFreeNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphMemFreeNodeGetParams;
     }
     /// The symbol `cuGraphMemcpyNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemcpyNodeGetParams`](super::GraphMemcpyNodeGetParams).
     pub enum cuGraphMemcpyNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemcpyNodeGetParams {}
     impl super::Symbol for cuGraphMemcpyNodeGetParams {
         type Newest = super::GraphMemcpyNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphMemcpyNodeGetParams;
     }
     /// The symbol `cuGraphMemcpyNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemcpyNodeSetParams`](super::GraphMemcpyNodeSetParams).
     pub enum cuGraphMemcpyNodeSetParams {}
     impl super::sealed::Sealed for cuGraphMemcpyNodeSetParams {}
     impl super::Symbol for cuGraphMemcpyNodeSetParams {
         type Newest = super::GraphMemcpyNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphMemcpyNodeSetParams;
     }
     /// The symbol `cuGraphMemsetNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemsetNodeGetParams`](super::GraphMemsetNodeGetParams).
     pub enum cuGraphMemsetNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemsetNodeGetParams {}
     impl super::Symbol for cuGraphMemsetNodeGetParams {
         type Newest = super::GraphMemsetNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphMemsetNodeGetParams;
     }
     /// The symbol `cuGraphMemsetNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemsetNodeSetParams`](super::GraphMemsetNodeSetParams).
     pub enum cuGraphMemsetNodeSetParams {}
     impl super::sealed::Sealed for cuGraphMemsetNodeSetParams {}
     impl super::Symbol for cuGraphMemsetNodeSetParams {
         type Newest = super::GraphMemsetNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphMemsetNodeSetParams;
     }
     /// The symbol `cuGraphNodeFindInClone`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeFindInClone`](super::GraphNodeFindInClone).
     pub enum cuGraphNodeFindInClone {}
     impl super::sealed::Sealed for cuGraphNodeFindInClone {}
     impl super::Symbol for cuGraphNodeFindInClone {
         type Newest = super::GraphNodeFindInClone;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeFindInClone;
     }
     /// The symbol `cuGraphNodeGetContainingGraph`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetContainingGraph`](super::GraphNodeGetContainingGraph).
     pub enum cuGraphNodeGetContainingGraph {}
     impl super::sealed::Sealed for cuGraphNodeGetContainingGraph {}
     impl super::Symbol for cuGraphNodeGetContainingGraph {
         type Newest = super::GraphNodeGetContainingGraph;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetContainingGraph;
     }
     /// The symbol `cuGraphNodeGetDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetDependencies`](super::GraphNodeGetDependencies).
     pub enum cuGraphNodeGetDependencies {}
     impl super::sealed::Sealed for cuGraphNodeGetDependencies {}
     impl super::Symbol for cuGraphNodeGetDependencies {
         type Newest = super::GraphNodeGetDependencies;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetDependencies;
     }
     /// The symbol `cuGraphNodeGetDependentNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetDependentNodes`](super::GraphNodeGetDependentNodes).
     pub enum cuGraphNodeGetDependentNodes {}
     impl super::sealed::Sealed for cuGraphNodeGetDependentNodes {}
     impl super::Symbol for cuGraphNodeGetDependentNodes {
         type Newest = super::GraphNodeGetDependentNodes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetDependentNodes;
     }
     /// The symbol `cuGraphNodeGetEnabled`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetEnabled`](super::GraphNodeGetEnabled).
     pub enum cuGraphNodeGetEnabled {}
     impl super::sealed::Sealed for cuGraphNodeGetEnabled {}
     impl super::Symbol for cuGraphNodeGetEnabled {
         type Newest = super::GraphNodeGetEnabled;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetEnabled;
     }
     /// The symbol `cuGraphNodeGetLocalId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetLocalId`](super::GraphNodeGetLocalId).
     pub enum cuGraphNodeGetLocalId {}
     impl super::sealed::Sealed for cuGraphNodeGetLocalId {}
     impl super::Symbol for cuGraphNodeGetLocalId {
         type Newest = super::GraphNodeGetLocalId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetLocalId;
     }
     /// The symbol `cuGraphNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetParams`](super::GraphNodeGetParams).
     pub enum cuGraphNodeGetParams {}
     impl super::sealed::Sealed for cuGraphNodeGetParams {}
     impl super::Symbol for cuGraphNodeGetParams {
         type Newest = super::GraphNodeGetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetParams;
     }
     /// The symbol `cuGraphNodeGetToolsId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetToolsId`](super::GraphNodeGetToolsId).
     pub enum cuGraphNodeGetToolsId {}
     impl super::sealed::Sealed for cuGraphNodeGetToolsId {}
     impl super::Symbol for cuGraphNodeGetToolsId {
         type Newest = super::GraphNodeGetToolsId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetToolsId;
     }
     /// The symbol `cuGraphNodeGetType`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetType`](super::GraphNodeGetType).
     pub enum cuGraphNodeGetType {}
     impl super::sealed::Sealed for cuGraphNodeGetType {}
     impl super::Symbol for cuGraphNodeGetType {
         type Newest = super::GraphNodeGetType;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeGetType;
     }
     /// The symbol `cuGraphNodeSetEnabled`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeSetEnabled`](super::GraphNodeSetEnabled).
     pub enum cuGraphNodeSetEnabled {}
     impl super::sealed::Sealed for cuGraphNodeSetEnabled {}
     impl super::Symbol for cuGraphNodeSetEnabled {
         type Newest = super::GraphNodeSetEnabled;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeSetEnabled;
     }
     /// The symbol `cuGraphNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeSetParams`](super::GraphNodeSetParams).
     pub enum cuGraphNodeSetParams {}
     impl super::sealed::Sealed for cuGraphNodeSetParams {}
     impl super::Symbol for cuGraphNodeSetParams {
         type Newest = super::GraphNodeSetParams;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphNodeSetParams;
     }
     /// The symbol `cuGraphReleaseUserObject`, for [`Driver::newest`](crate::Driver::newest): see [`GraphReleaseUserObject`](super::GraphReleaseUserObject).
     pub enum cuGraphReleaseUserObject {}
     impl super::sealed::Sealed for cuGraphReleaseUserObject {}
     impl super::Symbol for cuGraphReleaseUserObject {
         type Newest = super::GraphReleaseUserObject;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphReleaseUserObject;
     }
     /// The symbol `cuGraphRemoveDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphRemoveDependencies`](super::GraphRemoveDependencies).
     pub enum cuGraphRemoveDependencies {}
     impl super::sealed::Sealed for cuGraphRemoveDependencies {}
     impl super::Symbol for cuGraphRemoveDependencies {
         type Newest = super::GraphRemoveDependencies;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphRemoveDependencies;
     }
     /// The symbol `cuGraphRetainUserObject`, for [`Driver::newest`](crate::Driver::newest): see [`GraphRetainUserObject`](super::GraphRetainUserObject).
     pub enum cuGraphRetainUserObject {}
     impl super::sealed::Sealed for cuGraphRetainUserObject {}
     impl super::Symbol for cuGraphRetainUserObject {
         type Newest = super::GraphRetainUserObject;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphRetainUserObject;
     }
     /// The symbol `cuGraphUpload`, for [`Driver::newest`](crate::Driver::newest): see [`GraphUpload`](super::GraphUpload).
     pub enum cuGraphUpload {}
     impl super::sealed::Sealed for cuGraphUpload {}
     impl super::Symbol for cuGraphUpload {
         type Newest = super::GraphUpload;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphUpload;
     }
     /// The symbol `cuGraphicsD3D10RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D10RegisterResource`](super::GraphicsD3D10RegisterResource).
     #[cfg(feature = "d3d10")]
@@ -17161,6 +17429,7 @@ pub mod symbols {
     #[cfg(feature = "d3d10")]
     impl super::Symbol for cuGraphicsD3D10RegisterResource {
         type Newest = super::GraphicsD3D10RegisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsD3D10RegisterResource;
     }
     /// The symbol `cuGraphicsD3D11RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D11RegisterResource`](super::GraphicsD3D11RegisterResource).
     #[cfg(feature = "d3d11")]
@@ -17170,6 +17439,7 @@ pub mod symbols {
     #[cfg(feature = "d3d11")]
     impl super::Symbol for cuGraphicsD3D11RegisterResource {
         type Newest = super::GraphicsD3D11RegisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsD3D11RegisterResource;
     }
     /// The symbol `cuGraphicsD3D9RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D9RegisterResource`](super::GraphicsD3D9RegisterResource).
     #[cfg(feature = "d3d9")]
@@ -17179,6 +17449,7 @@ pub mod symbols {
     #[cfg(feature = "d3d9")]
     impl super::Symbol for cuGraphicsD3D9RegisterResource {
         type Newest = super::GraphicsD3D9RegisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsD3D9RegisterResource;
     }
     /// The symbol `cuGraphicsEGLRegisterImage`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsEGLRegisterImage`](super::GraphicsEGLRegisterImage).
     #[cfg(feature = "egl")]
@@ -17188,6 +17459,7 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuGraphicsEGLRegisterImage {
         type Newest = super::GraphicsEGLRegisterImage;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsEGLRegisterImage;
     }
     /// The symbol `cuGraphicsGLRegisterBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsGLRegisterBuffer`](super::GraphicsGLRegisterBuffer).
     #[cfg(feature = "gl")]
@@ -17197,6 +17469,7 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGraphicsGLRegisterBuffer {
         type Newest = super::GraphicsGLRegisterBuffer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsGLRegisterBuffer;
     }
     /// The symbol `cuGraphicsGLRegisterImage`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsGLRegisterImage`](super::GraphicsGLRegisterImage).
     #[cfg(feature = "gl")]
@@ -17206,12 +17479,14 @@ pub mod symbols {
     #[cfg(feature = "gl")]
     impl super::Symbol for cuGraphicsGLRegisterImage {
         type Newest = super::GraphicsGLRegisterImage;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsGLRegisterImage;
     }
     /// The symbol `cuGraphicsMapResources`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsMapResources`](super::GraphicsMapResources).
     pub enum cuGraphicsMapResources {}
     impl super::sealed::Sealed for cuGraphicsMapResources {}
     impl super::Symbol for cuGraphicsMapResources {
         type Newest = super::GraphicsMapResources;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsMapResources;
     }
     /// The symbol `cuGraphicsResourceGetMappedEglFrame`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedEglFrame`](super::GraphicsResourceGetMappedEglFrame).
     #[cfg(feature = "egl")]
@@ -17221,42 +17496,49 @@ pub mod symbols {
     #[cfg(feature = "egl")]
     impl super::Symbol for cuGraphicsResourceGetMappedEglFrame {
         type Newest = super::GraphicsResourceGetMappedEglFrame;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsResourceGetMappedEglFrame;
     }
     /// The symbol `cuGraphicsResourceGetMappedMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedMipmappedArray`](super::GraphicsResourceGetMappedMipmappedArray).
     pub enum cuGraphicsResourceGetMappedMipmappedArray {}
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedMipmappedArray {}
     impl super::Symbol for cuGraphicsResourceGetMappedMipmappedArray {
         type Newest = super::GraphicsResourceGetMappedMipmappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsResourceGetMappedMipmappedArray;
     }
     /// The symbol `cuGraphicsResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedPointer`](super::GraphicsResourceGetMappedPointer).
     pub enum cuGraphicsResourceGetMappedPointer {}
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedPointer {}
     impl super::Symbol for cuGraphicsResourceGetMappedPointer {
         type Newest = super::GraphicsResourceGetMappedPointer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsResourceGetMappedPointer;
     }
     /// The symbol `cuGraphicsResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceSetMapFlags`](super::GraphicsResourceSetMapFlags).
     pub enum cuGraphicsResourceSetMapFlags {}
     impl super::sealed::Sealed for cuGraphicsResourceSetMapFlags {}
     impl super::Symbol for cuGraphicsResourceSetMapFlags {
         type Newest = super::GraphicsResourceSetMapFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsResourceSetMapFlags;
     }
     /// The symbol `cuGraphicsSubResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsSubResourceGetMappedArray`](super::GraphicsSubResourceGetMappedArray).
     pub enum cuGraphicsSubResourceGetMappedArray {}
     impl super::sealed::Sealed for cuGraphicsSubResourceGetMappedArray {}
     impl super::Symbol for cuGraphicsSubResourceGetMappedArray {
         type Newest = super::GraphicsSubResourceGetMappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsSubResourceGetMappedArray;
     }
     /// The symbol `cuGraphicsUnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsUnmapResources`](super::GraphicsUnmapResources).
     pub enum cuGraphicsUnmapResources {}
     impl super::sealed::Sealed for cuGraphicsUnmapResources {}
     impl super::Symbol for cuGraphicsUnmapResources {
         type Newest = super::GraphicsUnmapResources;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsUnmapResources;
     }
     /// The symbol `cuGraphicsUnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsUnregisterResource`](super::GraphicsUnregisterResource).
     pub enum cuGraphicsUnregisterResource {}
     impl super::sealed::Sealed for cuGraphicsUnregisterResource {}
     impl super::Symbol for cuGraphicsUnregisterResource {
         type Newest = super::GraphicsUnregisterResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsUnregisterResource;
     }
     /// The symbol `cuGraphicsVDPAURegisterOutputSurface`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsVDPAURegisterOutputSurface`](super::GraphicsVDPAURegisterOutputSurface).
     #[cfg(feature = "vdpau")]
@@ -17266,6 +17548,7 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuGraphicsVDPAURegisterOutputSurface {
         type Newest = super::GraphicsVDPAURegisterOutputSurface;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsVDPAURegisterOutputSurface;
     }
     /// The symbol `cuGraphicsVDPAURegisterVideoSurface`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsVDPAURegisterVideoSurface`](super::GraphicsVDPAURegisterVideoSurface).
     #[cfg(feature = "vdpau")]
@@ -17275,1176 +17558,1372 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuGraphicsVDPAURegisterVideoSurface {
         type Newest = super::GraphicsVDPAURegisterVideoSurface;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGraphicsVDPAURegisterVideoSurface;
     }
     /// The symbol `cuGreenCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxCreate`](super::GreenCtxCreate).
     pub enum cuGreenCtxCreate {}
     impl super::sealed::Sealed for cuGreenCtxCreate {}
     impl super::Symbol for cuGreenCtxCreate {
         type Newest = super::GreenCtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxCreate;
     }
     /// The symbol `cuGreenCtxDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxDestroy`](super::GreenCtxDestroy).
     pub enum cuGreenCtxDestroy {}
     impl super::sealed::Sealed for cuGreenCtxDestroy {}
     impl super::Symbol for cuGreenCtxDestroy {
         type Newest = super::GreenCtxDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxDestroy;
     }
     /// The symbol `cuGreenCtxGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxGetDevResource`](super::GreenCtxGetDevResource).
     pub enum cuGreenCtxGetDevResource {}
     impl super::sealed::Sealed for cuGreenCtxGetDevResource {}
     impl super::Symbol for cuGreenCtxGetDevResource {
         type Newest = super::GreenCtxGetDevResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxGetDevResource;
     }
     /// The symbol `cuGreenCtxGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxGetId`](super::GreenCtxGetId).
     pub enum cuGreenCtxGetId {}
     impl super::sealed::Sealed for cuGreenCtxGetId {}
     impl super::Symbol for cuGreenCtxGetId {
         type Newest = super::GreenCtxGetId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxGetId;
     }
     /// The symbol `cuGreenCtxRecordEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxRecordEvent`](super::GreenCtxRecordEvent).
     pub enum cuGreenCtxRecordEvent {}
     impl super::sealed::Sealed for cuGreenCtxRecordEvent {}
     impl super::Symbol for cuGreenCtxRecordEvent {
         type Newest = super::GreenCtxRecordEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxRecordEvent;
     }
     /// The symbol `cuGreenCtxStreamCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxStreamCreate`](super::GreenCtxStreamCreate).
     pub enum cuGreenCtxStreamCreate {}
     impl super::sealed::Sealed for cuGreenCtxStreamCreate {}
     impl super::Symbol for cuGreenCtxStreamCreate {
         type Newest = super::GreenCtxStreamCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxStreamCreate;
     }
     /// The symbol `cuGreenCtxWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxWaitEvent`](super::GreenCtxWaitEvent).
     pub enum cuGreenCtxWaitEvent {}
     impl super::sealed::Sealed for cuGreenCtxWaitEvent {}
     impl super::Symbol for cuGreenCtxWaitEvent {
         type Newest = super::GreenCtxWaitEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuGreenCtxWaitEvent;
     }
     /// The symbol `cuImportExternalMemory`, for [`Driver::newest`](crate::Driver::newest): see [`ImportExternalMemory`](super::ImportExternalMemory).
     pub enum cuImportExternalMemory {}
     impl super::sealed::Sealed for cuImportExternalMemory {}
     impl super::Symbol for cuImportExternalMemory {
         type Newest = super::ImportExternalMemory;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuImportExternalMemory;
     }
     /// The symbol `cuImportExternalSemaphore`, for [`Driver::newest`](crate::Driver::newest): see [`ImportExternalSemaphore`](super::ImportExternalSemaphore).
     pub enum cuImportExternalSemaphore {}
     impl super::sealed::Sealed for cuImportExternalSemaphore {}
     impl super::Symbol for cuImportExternalSemaphore {
         type Newest = super::ImportExternalSemaphore;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuImportExternalSemaphore;
     }
     /// The symbol `cuInit`, for [`Driver::newest`](crate::Driver::newest): see [`Init`](super::Init).
     pub enum cuInit {}
     impl super::sealed::Sealed for cuInit {}
     impl super::Symbol for cuInit {
         type Newest = super::Init;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuInit;
     }
     /// The symbol `cuIpcCloseMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcCloseMemHandle`](super::IpcCloseMemHandle).
     pub enum cuIpcCloseMemHandle {}
     impl super::sealed::Sealed for cuIpcCloseMemHandle {}
     impl super::Symbol for cuIpcCloseMemHandle {
         type Newest = super::IpcCloseMemHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuIpcCloseMemHandle;
     }
     /// The symbol `cuIpcGetEventHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcGetEventHandle`](super::IpcGetEventHandle).
     pub enum cuIpcGetEventHandle {}
     impl super::sealed::Sealed for cuIpcGetEventHandle {}
     impl super::Symbol for cuIpcGetEventHandle {
         type Newest = super::IpcGetEventHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuIpcGetEventHandle;
     }
     /// The symbol `cuIpcGetMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcGetMemHandle`](super::IpcGetMemHandle).
     pub enum cuIpcGetMemHandle {}
     impl super::sealed::Sealed for cuIpcGetMemHandle {}
     impl super::Symbol for cuIpcGetMemHandle {
         type Newest = super::IpcGetMemHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuIpcGetMemHandle;
     }
     /// The symbol `cuIpcOpenEventHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcOpenEventHandle`](super::IpcOpenEventHandle).
     pub enum cuIpcOpenEventHandle {}
     impl super::sealed::Sealed for cuIpcOpenEventHandle {}
     impl super::Symbol for cuIpcOpenEventHandle {
         type Newest = super::IpcOpenEventHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuIpcOpenEventHandle;
     }
     /// The symbol `cuIpcOpenMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcOpenMemHandle`](super::IpcOpenMemHandle).
     pub enum cuIpcOpenMemHandle {}
     impl super::sealed::Sealed for cuIpcOpenMemHandle {}
     impl super::Symbol for cuIpcOpenMemHandle {
         type Newest = super::IpcOpenMemHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuIpcOpenMemHandle;
     }
     /// The symbol `cuKernelGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetAttribute`](super::KernelGetAttribute).
     pub enum cuKernelGetAttribute {}
     impl super::sealed::Sealed for cuKernelGetAttribute {}
     impl super::Symbol for cuKernelGetAttribute {
         type Newest = super::KernelGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelGetAttribute;
     }
     /// The symbol `cuKernelGetFunction`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetFunction`](super::KernelGetFunction).
     pub enum cuKernelGetFunction {}
     impl super::sealed::Sealed for cuKernelGetFunction {}
     impl super::Symbol for cuKernelGetFunction {
         type Newest = super::KernelGetFunction;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelGetFunction;
     }
     /// The symbol `cuKernelGetLibrary`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetLibrary`](super::KernelGetLibrary).
     pub enum cuKernelGetLibrary {}
     impl super::sealed::Sealed for cuKernelGetLibrary {}
     impl super::Symbol for cuKernelGetLibrary {
         type Newest = super::KernelGetLibrary;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelGetLibrary;
     }
     /// The symbol `cuKernelGetName`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetName`](super::KernelGetName).
     pub enum cuKernelGetName {}
     impl super::sealed::Sealed for cuKernelGetName {}
     impl super::Symbol for cuKernelGetName {
         type Newest = super::KernelGetName;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelGetName;
     }
     /// The symbol `cuKernelGetParamCount`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetParamCount`](super::KernelGetParamCount).
     pub enum cuKernelGetParamCount {}
     impl super::sealed::Sealed for cuKernelGetParamCount {}
     impl super::Symbol for cuKernelGetParamCount {
         type Newest = super::KernelGetParamCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelGetParamCount;
     }
     /// The symbol `cuKernelGetParamInfo`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetParamInfo`](super::KernelGetParamInfo).
     pub enum cuKernelGetParamInfo {}
     impl super::sealed::Sealed for cuKernelGetParamInfo {}
     impl super::Symbol for cuKernelGetParamInfo {
         type Newest = super::KernelGetParamInfo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelGetParamInfo;
     }
     /// The symbol `cuKernelSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`KernelSetAttribute`](super::KernelSetAttribute).
     pub enum cuKernelSetAttribute {}
     impl super::sealed::Sealed for cuKernelSetAttribute {}
     impl super::Symbol for cuKernelSetAttribute {
         type Newest = super::KernelSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelSetAttribute;
     }
     /// The symbol `cuKernelSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`KernelSetCacheConfig`](super::KernelSetCacheConfig).
     pub enum cuKernelSetCacheConfig {}
     impl super::sealed::Sealed for cuKernelSetCacheConfig {}
     impl super::Symbol for cuKernelSetCacheConfig {
         type Newest = super::KernelSetCacheConfig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuKernelSetCacheConfig;
     }
     /// The symbol `cuLaunch`, for [`Driver::newest`](crate::Driver::newest): see [`Launch`](super::Launch).
     pub enum cuLaunch {}
     impl super::sealed::Sealed for cuLaunch {}
     impl super::Symbol for cuLaunch {
         type Newest = super::Launch;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunch;
     }
     /// The symbol `cuLaunchCooperativeKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchCooperativeKernel`](super::LaunchCooperativeKernel).
     pub enum cuLaunchCooperativeKernel {}
     impl super::sealed::Sealed for cuLaunchCooperativeKernel {}
     impl super::Symbol for cuLaunchCooperativeKernel {
         type Newest = super::LaunchCooperativeKernel;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchCooperativeKernel;
     }
     /// The symbol `cuLaunchCooperativeKernelMultiDevice`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchCooperativeKernelMultiDevice`](super::LaunchCooperativeKernelMultiDevice).
     pub enum cuLaunchCooperativeKernelMultiDevice {}
     impl super::sealed::Sealed for cuLaunchCooperativeKernelMultiDevice {}
     impl super::Symbol for cuLaunchCooperativeKernelMultiDevice {
         type Newest = super::LaunchCooperativeKernelMultiDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchCooperativeKernelMultiDevice;
     }
     /// The symbol `cuLaunchGrid`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchGrid`](super::LaunchGrid).
     pub enum cuLaunchGrid {}
     impl super::sealed::Sealed for cuLaunchGrid {}
     impl super::Symbol for cuLaunchGrid {
         type Newest = super::LaunchGrid;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchGrid;
     }
     /// The symbol `cuLaunchGridAsync`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchGridAsync`](super::LaunchGridAsync).
     pub enum cuLaunchGridAsync {}
     impl super::sealed::Sealed for cuLaunchGridAsync {}
     impl super::Symbol for cuLaunchGridAsync {
         type Newest = super::LaunchGridAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchGridAsync;
     }
     /// The symbol `cuLaunchHostFunc`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchHostFunc`](super::LaunchHostFunc).
     pub enum cuLaunchHostFunc {}
     impl super::sealed::Sealed for cuLaunchHostFunc {}
     impl super::Symbol for cuLaunchHostFunc {
         type Newest = super::LaunchHostFunc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchHostFunc;
     }
     /// The symbol `cuLaunchKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchKernel`](super::LaunchKernel).
     pub enum cuLaunchKernel {}
     impl super::sealed::Sealed for cuLaunchKernel {}
     impl super::Symbol for cuLaunchKernel {
         type Newest = super::LaunchKernel;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchKernel;
     }
     /// The symbol `cuLaunchKernelEx`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchKernelEx`](super::LaunchKernelEx).
     pub enum cuLaunchKernelEx {}
     impl super::sealed::Sealed for cuLaunchKernelEx {}
     impl super::Symbol for cuLaunchKernelEx {
         type Newest = super::LaunchKernelEx;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLaunchKernelEx;
     }
     /// The symbol `cuLibraryEnumerateKernels`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryEnumerateKernels`](super::LibraryEnumerateKernels).
     pub enum cuLibraryEnumerateKernels {}
     impl super::sealed::Sealed for cuLibraryEnumerateKernels {}
     impl super::Symbol for cuLibraryEnumerateKernels {
         type Newest = super::LibraryEnumerateKernels;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryEnumerateKernels;
     }
     /// The symbol `cuLibraryGetGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetGlobal`](super::LibraryGetGlobal).
     pub enum cuLibraryGetGlobal {}
     impl super::sealed::Sealed for cuLibraryGetGlobal {}
     impl super::Symbol for cuLibraryGetGlobal {
         type Newest = super::LibraryGetGlobal;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryGetGlobal;
     }
     /// The symbol `cuLibraryGetKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetKernel`](super::LibraryGetKernel).
     pub enum cuLibraryGetKernel {}
     impl super::sealed::Sealed for cuLibraryGetKernel {}
     impl super::Symbol for cuLibraryGetKernel {
         type Newest = super::LibraryGetKernel;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryGetKernel;
     }
     /// The symbol `cuLibraryGetKernelCount`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetKernelCount`](super::LibraryGetKernelCount).
     pub enum cuLibraryGetKernelCount {}
     impl super::sealed::Sealed for cuLibraryGetKernelCount {}
     impl super::Symbol for cuLibraryGetKernelCount {
         type Newest = super::LibraryGetKernelCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryGetKernelCount;
     }
     /// The symbol `cuLibraryGetManaged`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetManaged`](super::LibraryGetManaged).
     pub enum cuLibraryGetManaged {}
     impl super::sealed::Sealed for cuLibraryGetManaged {}
     impl super::Symbol for cuLibraryGetManaged {
         type Newest = super::LibraryGetManaged;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryGetManaged;
     }
     /// The symbol `cuLibraryGetModule`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetModule`](super::LibraryGetModule).
     pub enum cuLibraryGetModule {}
     impl super::sealed::Sealed for cuLibraryGetModule {}
     impl super::Symbol for cuLibraryGetModule {
         type Newest = super::LibraryGetModule;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryGetModule;
     }
     /// The symbol `cuLibraryGetUnifiedFunction`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetUnifiedFunction`](super::LibraryGetUnifiedFunction).
     pub enum cuLibraryGetUnifiedFunction {}
     impl super::sealed::Sealed for cuLibraryGetUnifiedFunction {}
     impl super::Symbol for cuLibraryGetUnifiedFunction {
         type Newest = super::LibraryGetUnifiedFunction;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryGetUnifiedFunction;
     }
     /// The symbol `cuLibraryLoadData`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryLoadData`](super::LibraryLoadData).
     pub enum cuLibraryLoadData {}
     impl super::sealed::Sealed for cuLibraryLoadData {}
     impl super::Symbol for cuLibraryLoadData {
         type Newest = super::LibraryLoadData;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryLoadData;
     }
     /// The symbol `cuLibraryLoadFromFile`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryLoadFromFile`](super::LibraryLoadFromFile).
     pub enum cuLibraryLoadFromFile {}
     impl super::sealed::Sealed for cuLibraryLoadFromFile {}
     impl super::Symbol for cuLibraryLoadFromFile {
         type Newest = super::LibraryLoadFromFile;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryLoadFromFile;
     }
     /// The symbol `cuLibraryUnload`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryUnload`](super::LibraryUnload).
     pub enum cuLibraryUnload {}
     impl super::sealed::Sealed for cuLibraryUnload {}
     impl super::Symbol for cuLibraryUnload {
         type Newest = super::LibraryUnload;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLibraryUnload;
     }
     /// The symbol `cuLinkAddData`, for [`Driver::newest`](crate::Driver::newest): see [`LinkAddData`](super::LinkAddData).
     pub enum cuLinkAddData {}
     impl super::sealed::Sealed for cuLinkAddData {}
     impl super::Symbol for cuLinkAddData {
         type Newest = super::LinkAddData;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLinkAddData;
     }
     /// The symbol `cuLinkAddFile`, for [`Driver::newest`](crate::Driver::newest): see [`LinkAddFile`](super::LinkAddFile).
     pub enum cuLinkAddFile {}
     impl super::sealed::Sealed for cuLinkAddFile {}
     impl super::Symbol for cuLinkAddFile {
         type Newest = super::LinkAddFile;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLinkAddFile;
     }
     /// The symbol `cuLinkComplete`, for [`Driver::newest`](crate::Driver::newest): see [`LinkComplete`](super::LinkComplete).
     pub enum cuLinkComplete {}
     impl super::sealed::Sealed for cuLinkComplete {}
     impl super::Symbol for cuLinkComplete {
         type Newest = super::LinkComplete;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLinkComplete;
     }
     /// The symbol `cuLinkCreate`, for [`Driver::newest`](crate::Driver::newest): see [`LinkCreate`](super::LinkCreate).
     pub enum cuLinkCreate {}
     impl super::sealed::Sealed for cuLinkCreate {}
     impl super::Symbol for cuLinkCreate {
         type Newest = super::LinkCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLinkCreate;
     }
     /// The symbol `cuLinkDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`LinkDestroy`](super::LinkDestroy).
     pub enum cuLinkDestroy {}
     impl super::sealed::Sealed for cuLinkDestroy {}
     impl super::Symbol for cuLinkDestroy {
         type Newest = super::LinkDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLinkDestroy;
     }
     /// The symbol `cuLogicalEndpointAddDevice`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointAddDevice`](super::LogicalEndpointAddDevice).
     pub enum cuLogicalEndpointAddDevice {}
     impl super::sealed::Sealed for cuLogicalEndpointAddDevice {}
     impl super::Symbol for cuLogicalEndpointAddDevice {
         type Newest = super::LogicalEndpointAddDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointAddDevice;
     }
     /// The symbol `cuLogicalEndpointBindAddr`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointBindAddr`](super::LogicalEndpointBindAddr).
     pub enum cuLogicalEndpointBindAddr {}
     impl super::sealed::Sealed for cuLogicalEndpointBindAddr {}
     impl super::Symbol for cuLogicalEndpointBindAddr {
         type Newest = super::LogicalEndpointBindAddr;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointBindAddr;
     }
     /// The symbol `cuLogicalEndpointBindMem`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointBindMem`](super::LogicalEndpointBindMem).
     pub enum cuLogicalEndpointBindMem {}
     impl super::sealed::Sealed for cuLogicalEndpointBindMem {}
     impl super::Symbol for cuLogicalEndpointBindMem {
         type Newest = super::LogicalEndpointBindMem;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointBindMem;
     }
     /// The symbol `cuLogicalEndpointCreate`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointCreate`](super::LogicalEndpointCreate).
     pub enum cuLogicalEndpointCreate {}
     impl super::sealed::Sealed for cuLogicalEndpointCreate {}
     impl super::Symbol for cuLogicalEndpointCreate {
         type Newest = super::LogicalEndpointCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointCreate;
     }
     /// The symbol `cuLogicalEndpointDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointDestroy`](super::LogicalEndpointDestroy).
     pub enum cuLogicalEndpointDestroy {}
     impl super::sealed::Sealed for cuLogicalEndpointDestroy {}
     impl super::Symbol for cuLogicalEndpointDestroy {
         type Newest = super::LogicalEndpointDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointDestroy;
     }
     /// The symbol `cuLogicalEndpointExport`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointExport`](super::LogicalEndpointExport).
     pub enum cuLogicalEndpointExport {}
     impl super::sealed::Sealed for cuLogicalEndpointExport {}
     impl super::Symbol for cuLogicalEndpointExport {
         type Newest = super::LogicalEndpointExport;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointExport;
     }
     /// The symbol `cuLogicalEndpointGetLimits`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointGetLimits`](super::LogicalEndpointGetLimits).
     pub enum cuLogicalEndpointGetLimits {}
     impl super::sealed::Sealed for cuLogicalEndpointGetLimits {}
     impl super::Symbol for cuLogicalEndpointGetLimits {
         type Newest = super::LogicalEndpointGetLimits;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointGetLimits;
     }
     /// The symbol `cuLogicalEndpointIdRelease`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointIdRelease`](super::LogicalEndpointIdRelease).
     pub enum cuLogicalEndpointIdRelease {}
     impl super::sealed::Sealed for cuLogicalEndpointIdRelease {}
     impl super::Symbol for cuLogicalEndpointIdRelease {
         type Newest = super::LogicalEndpointIdRelease;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointIdRelease;
     }
     /// The symbol `cuLogicalEndpointIdReserve`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointIdReserve`](super::LogicalEndpointIdReserve).
     pub enum cuLogicalEndpointIdReserve {}
     impl super::sealed::Sealed for cuLogicalEndpointIdReserve {}
     impl super::Symbol for cuLogicalEndpointIdReserve {
         type Newest = super::LogicalEndpointIdReserve;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointIdReserve;
     }
     /// The symbol `cuLogicalEndpointImport`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointImport`](super::LogicalEndpointImport).
     pub enum cuLogicalEndpointImport {}
     impl super::sealed::Sealed for cuLogicalEndpointImport {}
     impl super::Symbol for cuLogicalEndpointImport {
         type Newest = super::LogicalEndpointImport;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointImport;
     }
     /// The symbol `cuLogicalEndpointQuery`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointQuery`](super::LogicalEndpointQuery).
     pub enum cuLogicalEndpointQuery {}
     impl super::sealed::Sealed for cuLogicalEndpointQuery {}
     impl super::Symbol for cuLogicalEndpointQuery {
         type Newest = super::LogicalEndpointQuery;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointQuery;
     }
     /// The symbol `cuLogicalEndpointUnbind`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointUnbind`](super::LogicalEndpointUnbind).
     pub enum cuLogicalEndpointUnbind {}
     impl super::sealed::Sealed for cuLogicalEndpointUnbind {}
     impl super::Symbol for cuLogicalEndpointUnbind {
         type Newest = super::LogicalEndpointUnbind;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogicalEndpointUnbind;
     }
     /// The symbol `cuLogsCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`LogsCurrent`](super::LogsCurrent).
     pub enum cuLogsCurrent {}
     impl super::sealed::Sealed for cuLogsCurrent {}
     impl super::Symbol for cuLogsCurrent {
         type Newest = super::LogsCurrent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogsCurrent;
     }
     /// The symbol `cuLogsDumpToFile`, for [`Driver::newest`](crate::Driver::newest): see [`LogsDumpToFile`](super::LogsDumpToFile).
     pub enum cuLogsDumpToFile {}
     impl super::sealed::Sealed for cuLogsDumpToFile {}
     impl super::Symbol for cuLogsDumpToFile {
         type Newest = super::LogsDumpToFile;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogsDumpToFile;
     }
     /// The symbol `cuLogsDumpToMemory`, for [`Driver::newest`](crate::Driver::newest): see [`LogsDumpToMemory`](super::LogsDumpToMemory).
     pub enum cuLogsDumpToMemory {}
     impl super::sealed::Sealed for cuLogsDumpToMemory {}
     impl super::Symbol for cuLogsDumpToMemory {
         type Newest = super::LogsDumpToMemory;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogsDumpToMemory;
     }
     /// The symbol `cuLogsRegisterCallback`, for [`Driver::newest`](crate::Driver::newest): see [`LogsRegisterCallback`](super::LogsRegisterCallback).
     pub enum cuLogsRegisterCallback {}
     impl super::sealed::Sealed for cuLogsRegisterCallback {}
     impl super::Symbol for cuLogsRegisterCallback {
         type Newest = super::LogsRegisterCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogsRegisterCallback;
     }
     /// The symbol `cuLogsUnregisterCallback`, for [`Driver::newest`](crate::Driver::newest): see [`LogsUnregisterCallback`](super::LogsUnregisterCallback).
     pub enum cuLogsUnregisterCallback {}
     impl super::sealed::Sealed for cuLogsUnregisterCallback {}
     impl super::Symbol for cuLogsUnregisterCallback {
         type Newest = super::LogsUnregisterCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuLogsUnregisterCallback;
     }
     /// The symbol `cuMemAddressFree`, for [`Driver::newest`](crate::Driver::newest): see [`MemAddressFree`](super::MemAddressFree).
     pub enum cuMemAddressFree {}
     impl super::sealed::Sealed for cuMemAddressFree {}
     impl super::Symbol for cuMemAddressFree {
         type Newest = super::MemAddressFree;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAddressFree;
     }
     /// The symbol `cuMemAddressReserve`, for [`Driver::newest`](crate::Driver::newest): see [`MemAddressReserve`](super::MemAddressReserve).
     pub enum cuMemAddressReserve {}
     impl super::sealed::Sealed for cuMemAddressReserve {}
     impl super::Symbol for cuMemAddressReserve {
         type Newest = super::MemAddressReserve;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAddressReserve;
     }
     /// The symbol `cuMemAdvise`, for [`Driver::newest`](crate::Driver::newest): see [`MemAdvise`](super::MemAdvise).
     pub enum cuMemAdvise {}
     impl super::sealed::Sealed for cuMemAdvise {}
     impl super::Symbol for cuMemAdvise {
         type Newest = super::MemAdvise;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAdvise;
     }
     /// The symbol `cuMemAlloc`, for [`Driver::newest`](crate::Driver::newest): see [`MemAlloc`](super::MemAlloc).
     pub enum cuMemAlloc {}
     impl super::sealed::Sealed for cuMemAlloc {}
     impl super::Symbol for cuMemAlloc {
         type Newest = super::MemAlloc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAlloc;
     }
     /// The symbol `cuMemAllocAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocAsync`](super::MemAllocAsync).
     pub enum cuMemAllocAsync {}
     impl super::sealed::Sealed for cuMemAllocAsync {}
     impl super::Symbol for cuMemAllocAsync {
         type Newest = super::MemAllocAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAllocAsync;
     }
     /// The symbol `cuMemAllocFromPoolAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocFromPoolAsync`](super::MemAllocFromPoolAsync).
     pub enum cuMemAllocFromPoolAsync {}
     impl super::sealed::Sealed for cuMemAllocFromPoolAsync {}
     impl super::Symbol for cuMemAllocFromPoolAsync {
         type Newest = super::MemAllocFromPoolAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAllocFromPoolAsync;
     }
     /// The symbol `cuMemAllocHost`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocHost`](super::MemAllocHost).
     pub enum cuMemAllocHost {}
     impl super::sealed::Sealed for cuMemAllocHost {}
     impl super::Symbol for cuMemAllocHost {
         type Newest = super::MemAllocHost;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAllocHost;
     }
     /// The symbol `cuMemAllocManaged`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocManaged`](super::MemAllocManaged).
     pub enum cuMemAllocManaged {}
     impl super::sealed::Sealed for cuMemAllocManaged {}
     impl super::Symbol for cuMemAllocManaged {
         type Newest = super::MemAllocManaged;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAllocManaged;
     }
     /// The symbol `cuMemAllocPitch`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocPitch`](super::MemAllocPitch).
     pub enum cuMemAllocPitch {}
     impl super::sealed::Sealed for cuMemAllocPitch {}
     impl super::Symbol for cuMemAllocPitch {
         type Newest = super::MemAllocPitch;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemAllocPitch;
     }
     /// The symbol `cuMemBatchDecompressAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemBatchDecompressAsync`](super::MemBatchDecompressAsync).
     pub enum cuMemBatchDecompressAsync {}
     impl super::sealed::Sealed for cuMemBatchDecompressAsync {}
     impl super::Symbol for cuMemBatchDecompressAsync {
         type Newest = super::MemBatchDecompressAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemBatchDecompressAsync;
     }
     /// The symbol `cuMemCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MemCreate`](super::MemCreate).
     pub enum cuMemCreate {}
     impl super::sealed::Sealed for cuMemCreate {}
     impl super::Symbol for cuMemCreate {
         type Newest = super::MemCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemCreate;
     }
     /// The symbol `cuMemDiscardAndPrefetchBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemDiscardAndPrefetchBatchAsync`](super::MemDiscardAndPrefetchBatchAsync).
     pub enum cuMemDiscardAndPrefetchBatchAsync {}
     impl super::sealed::Sealed for cuMemDiscardAndPrefetchBatchAsync {}
     impl super::Symbol for cuMemDiscardAndPrefetchBatchAsync {
         type Newest = super::MemDiscardAndPrefetchBatchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemDiscardAndPrefetchBatchAsync;
     }
     /// The symbol `cuMemDiscardBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemDiscardBatchAsync`](super::MemDiscardBatchAsync).
     pub enum cuMemDiscardBatchAsync {}
     impl super::sealed::Sealed for cuMemDiscardBatchAsync {}
     impl super::Symbol for cuMemDiscardBatchAsync {
         type Newest = super::MemDiscardBatchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemDiscardBatchAsync;
     }
     /// The symbol `cuMemExportToShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemExportToShareableHandle`](super::MemExportToShareableHandle).
     pub enum cuMemExportToShareableHandle {}
     impl super::sealed::Sealed for cuMemExportToShareableHandle {}
     impl super::Symbol for cuMemExportToShareableHandle {
         type Newest = super::MemExportToShareableHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemExportToShareableHandle;
     }
     /// The symbol `cuMemFree`, for [`Driver::newest`](crate::Driver::newest): see [`MemFree`](super::MemFree).
     pub enum cuMemFree {}
     impl super::sealed::Sealed for cuMemFree {}
     impl super::Symbol for cuMemFree {
         type Newest = super::MemFree;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemFree;
     }
     /// The symbol `cuMemFreeAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemFreeAsync`](super::MemFreeAsync).
     pub enum cuMemFreeAsync {}
     impl super::sealed::Sealed for cuMemFreeAsync {}
     impl super::Symbol for cuMemFreeAsync {
         type Newest = super::MemFreeAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemFreeAsync;
     }
     /// The symbol `cuMemFreeHost`, for [`Driver::newest`](crate::Driver::newest): see [`MemFreeHost`](super::MemFreeHost).
     pub enum cuMemFreeHost {}
     impl super::sealed::Sealed for cuMemFreeHost {}
     impl super::Symbol for cuMemFreeHost {
         type Newest = super::MemFreeHost;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemFreeHost;
     }
     /// The symbol `cuMemGetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAccess`](super::MemGetAccess).
     pub enum cuMemGetAccess {}
     impl super::sealed::Sealed for cuMemGetAccess {}
     impl super::Symbol for cuMemGetAccess {
         type Newest = super::MemGetAccess;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetAccess;
     }
     /// The symbol `cuMemGetAddressRange`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAddressRange`](super::MemGetAddressRange).
     pub enum cuMemGetAddressRange {}
     impl super::sealed::Sealed for cuMemGetAddressRange {}
     impl super::Symbol for cuMemGetAddressRange {
         type Newest = super::MemGetAddressRange;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetAddressRange;
     }
     /// The symbol `cuMemGetAllocationGranularity`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAllocationGranularity`](super::MemGetAllocationGranularity).
     pub enum cuMemGetAllocationGranularity {}
     impl super::sealed::Sealed for cuMemGetAllocationGranularity {}
     impl super::Symbol for cuMemGetAllocationGranularity {
         type Newest = super::MemGetAllocationGranularity;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetAllocationGranularity;
     }
     /// The symbol `cuMemGetAllocationPropertiesFromHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAllocationPropertiesFromHandle`](super::MemGetAllocationPropertiesFromHandle).
     pub enum cuMemGetAllocationPropertiesFromHandle {}
     impl super::sealed::Sealed for cuMemGetAllocationPropertiesFromHandle {}
     impl super::Symbol for cuMemGetAllocationPropertiesFromHandle {
         type Newest = super::MemGetAllocationPropertiesFromHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetAllocationPropertiesFromHandle;
     }
     /// The symbol `cuMemGetDefaultMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetDefaultMemPool`](super::MemGetDefaultMemPool).
     pub enum cuMemGetDefaultMemPool {}
     impl super::sealed::Sealed for cuMemGetDefaultMemPool {}
     impl super::Symbol for cuMemGetDefaultMemPool {
         type Newest = super::MemGetDefaultMemPool;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetDefaultMemPool;
     }
     /// The symbol `cuMemGetHandleForAddressRange`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetHandleForAddressRange`](super::MemGetHandleForAddressRange).
     pub enum cuMemGetHandleForAddressRange {}
     impl super::sealed::Sealed for cuMemGetHandleForAddressRange {}
     impl super::Symbol for cuMemGetHandleForAddressRange {
         type Newest = super::MemGetHandleForAddressRange;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetHandleForAddressRange;
     }
     /// The symbol `cuMemGetInfo`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetInfo`](super::MemGetInfo).
     pub enum cuMemGetInfo {}
     impl super::sealed::Sealed for cuMemGetInfo {}
     impl super::Symbol for cuMemGetInfo {
         type Newest = super::MemGetInfo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetInfo;
     }
     /// The symbol `cuMemGetLocationInfo`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetLocationInfo`](super::MemGetLocationInfo).
     pub enum cuMemGetLocationInfo {}
     impl super::sealed::Sealed for cuMemGetLocationInfo {}
     impl super::Symbol for cuMemGetLocationInfo {
         type Newest = super::MemGetLocationInfo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetLocationInfo;
     }
     /// The symbol `cuMemGetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetMemPool`](super::MemGetMemPool).
     pub enum cuMemGetMemPool {}
     impl super::sealed::Sealed for cuMemGetMemPool {}
     impl super::Symbol for cuMemGetMemPool {
         type Newest = super::MemGetMemPool;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemGetMemPool;
     }
     /// The symbol `cuMemHostAlloc`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostAlloc`](super::MemHostAlloc).
     pub enum cuMemHostAlloc {}
     impl super::sealed::Sealed for cuMemHostAlloc {}
     impl super::Symbol for cuMemHostAlloc {
         type Newest = super::MemHostAlloc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemHostAlloc;
     }
     /// The symbol `cuMemHostGetDevicePointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostGetDevicePointer`](super::MemHostGetDevicePointer).
     pub enum cuMemHostGetDevicePointer {}
     impl super::sealed::Sealed for cuMemHostGetDevicePointer {}
     impl super::Symbol for cuMemHostGetDevicePointer {
         type Newest = super::MemHostGetDevicePointer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemHostGetDevicePointer;
     }
     /// The symbol `cuMemHostGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostGetFlags`](super::MemHostGetFlags).
     pub enum cuMemHostGetFlags {}
     impl super::sealed::Sealed for cuMemHostGetFlags {}
     impl super::Symbol for cuMemHostGetFlags {
         type Newest = super::MemHostGetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemHostGetFlags;
     }
     /// The symbol `cuMemHostRegister`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostRegister`](super::MemHostRegister).
     pub enum cuMemHostRegister {}
     impl super::sealed::Sealed for cuMemHostRegister {}
     impl super::Symbol for cuMemHostRegister {
         type Newest = super::MemHostRegister;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemHostRegister;
     }
     /// The symbol `cuMemHostUnregister`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostUnregister`](super::MemHostUnregister).
     pub enum cuMemHostUnregister {}
     impl super::sealed::Sealed for cuMemHostUnregister {}
     impl super::Symbol for cuMemHostUnregister {
         type Newest = super::MemHostUnregister;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemHostUnregister;
     }
     /// The symbol `cuMemImportFromShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemImportFromShareableHandle`](super::MemImportFromShareableHandle).
     pub enum cuMemImportFromShareableHandle {}
     impl super::sealed::Sealed for cuMemImportFromShareableHandle {}
     impl super::Symbol for cuMemImportFromShareableHandle {
         type Newest = super::MemImportFromShareableHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemImportFromShareableHandle;
     }
     /// The symbol `cuMemMap`, for [`Driver::newest`](crate::Driver::newest): see [`MemMap`](super::MemMap).
     pub enum cuMemMap {}
     impl super::sealed::Sealed for cuMemMap {}
     impl super::Symbol for cuMemMap {
         type Newest = super::MemMap;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemMap;
     }
     /// The symbol `cuMemMapArrayAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemMapArrayAsync`](super::MemMapArrayAsync).
     pub enum cuMemMapArrayAsync {}
     impl super::sealed::Sealed for cuMemMapArrayAsync {}
     impl super::Symbol for cuMemMapArrayAsync {
         type Newest = super::MemMapArrayAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemMapArrayAsync;
     }
     /// The symbol `cuMemPoolCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolCreate`](super::MemPoolCreate).
     pub enum cuMemPoolCreate {}
     impl super::sealed::Sealed for cuMemPoolCreate {}
     impl super::Symbol for cuMemPoolCreate {
         type Newest = super::MemPoolCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolCreate;
     }
     /// The symbol `cuMemPoolDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolDestroy`](super::MemPoolDestroy).
     pub enum cuMemPoolDestroy {}
     impl super::sealed::Sealed for cuMemPoolDestroy {}
     impl super::Symbol for cuMemPoolDestroy {
         type Newest = super::MemPoolDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolDestroy;
     }
     /// The symbol `cuMemPoolExportPointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolExportPointer`](super::MemPoolExportPointer).
     pub enum cuMemPoolExportPointer {}
     impl super::sealed::Sealed for cuMemPoolExportPointer {}
     impl super::Symbol for cuMemPoolExportPointer {
         type Newest = super::MemPoolExportPointer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolExportPointer;
     }
     /// The symbol `cuMemPoolExportToShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolExportToShareableHandle`](super::MemPoolExportToShareableHandle).
     pub enum cuMemPoolExportToShareableHandle {}
     impl super::sealed::Sealed for cuMemPoolExportToShareableHandle {}
     impl super::Symbol for cuMemPoolExportToShareableHandle {
         type Newest = super::MemPoolExportToShareableHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolExportToShareableHandle;
     }
     /// The symbol `cuMemPoolGetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolGetAccess`](super::MemPoolGetAccess).
     pub enum cuMemPoolGetAccess {}
     impl super::sealed::Sealed for cuMemPoolGetAccess {}
     impl super::Symbol for cuMemPoolGetAccess {
         type Newest = super::MemPoolGetAccess;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolGetAccess;
     }
     /// The symbol `cuMemPoolGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolGetAttribute`](super::MemPoolGetAttribute).
     pub enum cuMemPoolGetAttribute {}
     impl super::sealed::Sealed for cuMemPoolGetAttribute {}
     impl super::Symbol for cuMemPoolGetAttribute {
         type Newest = super::MemPoolGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolGetAttribute;
     }
     /// The symbol `cuMemPoolImportFromShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolImportFromShareableHandle`](super::MemPoolImportFromShareableHandle).
     pub enum cuMemPoolImportFromShareableHandle {}
     impl super::sealed::Sealed for cuMemPoolImportFromShareableHandle {}
     impl super::Symbol for cuMemPoolImportFromShareableHandle {
         type Newest = super::MemPoolImportFromShareableHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolImportFromShareableHandle;
     }
     /// The symbol `cuMemPoolImportPointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolImportPointer`](super::MemPoolImportPointer).
     pub enum cuMemPoolImportPointer {}
     impl super::sealed::Sealed for cuMemPoolImportPointer {}
     impl super::Symbol for cuMemPoolImportPointer {
         type Newest = super::MemPoolImportPointer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolImportPointer;
     }
     /// The symbol `cuMemPoolSetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolSetAccess`](super::MemPoolSetAccess).
     pub enum cuMemPoolSetAccess {}
     impl super::sealed::Sealed for cuMemPoolSetAccess {}
     impl super::Symbol for cuMemPoolSetAccess {
         type Newest = super::MemPoolSetAccess;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolSetAccess;
     }
     /// The symbol `cuMemPoolSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolSetAttribute`](super::MemPoolSetAttribute).
     pub enum cuMemPoolSetAttribute {}
     impl super::sealed::Sealed for cuMemPoolSetAttribute {}
     impl super::Symbol for cuMemPoolSetAttribute {
         type Newest = super::MemPoolSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolSetAttribute;
     }
     /// The symbol `cuMemPoolTrimTo`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolTrimTo`](super::MemPoolTrimTo).
     pub enum cuMemPoolTrimTo {}
     impl super::sealed::Sealed for cuMemPoolTrimTo {}
     impl super::Symbol for cuMemPoolTrimTo {
         type Newest = super::MemPoolTrimTo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPoolTrimTo;
     }
     /// The symbol `cuMemPrefetchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemPrefetchAsync`](super::MemPrefetchAsync).
     pub enum cuMemPrefetchAsync {}
     impl super::sealed::Sealed for cuMemPrefetchAsync {}
     impl super::Symbol for cuMemPrefetchAsync {
         type Newest = super::MemPrefetchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPrefetchAsync;
     }
     /// The symbol `cuMemPrefetchBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemPrefetchBatchAsync`](super::MemPrefetchBatchAsync).
     pub enum cuMemPrefetchBatchAsync {}
     impl super::sealed::Sealed for cuMemPrefetchBatchAsync {}
     impl super::Symbol for cuMemPrefetchBatchAsync {
         type Newest = super::MemPrefetchBatchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemPrefetchBatchAsync;
     }
     /// The symbol `cuMemRangeGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemRangeGetAttribute`](super::MemRangeGetAttribute).
     pub enum cuMemRangeGetAttribute {}
     impl super::sealed::Sealed for cuMemRangeGetAttribute {}
     impl super::Symbol for cuMemRangeGetAttribute {
         type Newest = super::MemRangeGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemRangeGetAttribute;
     }
     /// The symbol `cuMemRangeGetAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`MemRangeGetAttributes`](super::MemRangeGetAttributes).
     pub enum cuMemRangeGetAttributes {}
     impl super::sealed::Sealed for cuMemRangeGetAttributes {}
     impl super::Symbol for cuMemRangeGetAttributes {
         type Newest = super::MemRangeGetAttributes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemRangeGetAttributes;
     }
     /// The symbol `cuMemRelease`, for [`Driver::newest`](crate::Driver::newest): see [`MemRelease`](super::MemRelease).
     pub enum cuMemRelease {}
     impl super::sealed::Sealed for cuMemRelease {}
     impl super::Symbol for cuMemRelease {
         type Newest = super::MemRelease;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemRelease;
     }
     /// The symbol `cuMemRetainAllocationHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemRetainAllocationHandle`](super::MemRetainAllocationHandle).
     pub enum cuMemRetainAllocationHandle {}
     impl super::sealed::Sealed for cuMemRetainAllocationHandle {}
     impl super::Symbol for cuMemRetainAllocationHandle {
         type Newest = super::MemRetainAllocationHandle;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemRetainAllocationHandle;
     }
     /// The symbol `cuMemSetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemSetAccess`](super::MemSetAccess).
     pub enum cuMemSetAccess {}
     impl super::sealed::Sealed for cuMemSetAccess {}
     impl super::Symbol for cuMemSetAccess {
         type Newest = super::MemSetAccess;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemSetAccess;
     }
     /// The symbol `cuMemSetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemSetMemPool`](super::MemSetMemPool).
     pub enum cuMemSetMemPool {}
     impl super::sealed::Sealed for cuMemSetMemPool {}
     impl super::Symbol for cuMemSetMemPool {
         type Newest = super::MemSetMemPool;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemSetMemPool;
     }
     /// The symbol `cuMemUnmap`, for [`Driver::newest`](crate::Driver::newest): see [`MemUnmap`](super::MemUnmap).
     pub enum cuMemUnmap {}
     impl super::sealed::Sealed for cuMemUnmap {}
     impl super::Symbol for cuMemUnmap {
         type Newest = super::MemUnmap;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemUnmap;
     }
     /// The symbol `cuMemcpy`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy`](super::Memcpy).
     pub enum cuMemcpy {}
     impl super::sealed::Sealed for cuMemcpy {}
     impl super::Symbol for cuMemcpy {
         type Newest = super::Memcpy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy;
     }
     /// The symbol `cuMemcpy2D`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2D`](super::Memcpy2D).
     pub enum cuMemcpy2D {}
     impl super::sealed::Sealed for cuMemcpy2D {}
     impl super::Symbol for cuMemcpy2D {
         type Newest = super::Memcpy2D;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy2D;
     }
     /// The symbol `cuMemcpy2DAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2DAsync`](super::Memcpy2DAsync).
     pub enum cuMemcpy2DAsync {}
     impl super::sealed::Sealed for cuMemcpy2DAsync {}
     impl super::Symbol for cuMemcpy2DAsync {
         type Newest = super::Memcpy2DAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy2DAsync;
     }
     /// The symbol `cuMemcpy2DUnaligned`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2DUnaligned`](super::Memcpy2DUnaligned).
     pub enum cuMemcpy2DUnaligned {}
     impl super::sealed::Sealed for cuMemcpy2DUnaligned {}
     impl super::Symbol for cuMemcpy2DUnaligned {
         type Newest = super::Memcpy2DUnaligned;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy2DUnaligned;
     }
     /// The symbol `cuMemcpy3D`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3D`](super::Memcpy3D).
     pub enum cuMemcpy3D {}
     impl super::sealed::Sealed for cuMemcpy3D {}
     impl super::Symbol for cuMemcpy3D {
         type Newest = super::Memcpy3D;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy3D;
     }
     /// The symbol `cuMemcpy3DAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DAsync`](super::Memcpy3DAsync).
     pub enum cuMemcpy3DAsync {}
     impl super::sealed::Sealed for cuMemcpy3DAsync {}
     impl super::Symbol for cuMemcpy3DAsync {
         type Newest = super::Memcpy3DAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy3DAsync;
     }
     /// The symbol `cuMemcpy3DBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DBatchAsync`](super::Memcpy3DBatchAsync).
     pub enum cuMemcpy3DBatchAsync {}
     impl super::sealed::Sealed for cuMemcpy3DBatchAsync {}
     impl super::Symbol for cuMemcpy3DBatchAsync {
         type Newest = super::Memcpy3DBatchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy3DBatchAsync;
     }
     /// The symbol `cuMemcpy3DPeer`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DPeer`](super::Memcpy3DPeer).
     pub enum cuMemcpy3DPeer {}
     impl super::sealed::Sealed for cuMemcpy3DPeer {}
     impl super::Symbol for cuMemcpy3DPeer {
         type Newest = super::Memcpy3DPeer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy3DPeer;
     }
     /// The symbol `cuMemcpy3DPeerAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DPeerAsync`](super::Memcpy3DPeerAsync).
     pub enum cuMemcpy3DPeerAsync {}
     impl super::sealed::Sealed for cuMemcpy3DPeerAsync {}
     impl super::Symbol for cuMemcpy3DPeerAsync {
         type Newest = super::Memcpy3DPeerAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy3DPeerAsync;
     }
     /// The symbol `cuMemcpy3DWithAttributesAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DWithAttributesAsync`](super::Memcpy3DWithAttributesAsync).
     pub enum cuMemcpy3DWithAttributesAsync {}
     impl super::sealed::Sealed for cuMemcpy3DWithAttributesAsync {}
     impl super::Symbol for cuMemcpy3DWithAttributesAsync {
         type Newest = super::Memcpy3DWithAttributesAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpy3DWithAttributesAsync;
     }
     /// The symbol `cuMemcpyAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAsync`](super::MemcpyAsync).
     pub enum cuMemcpyAsync {}
     impl super::sealed::Sealed for cuMemcpyAsync {}
     impl super::Symbol for cuMemcpyAsync {
         type Newest = super::MemcpyAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyAsync;
     }
     /// The symbol `cuMemcpyAtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoA`](super::MemcpyAtoA).
     pub enum cuMemcpyAtoA {}
     impl super::sealed::Sealed for cuMemcpyAtoA {}
     impl super::Symbol for cuMemcpyAtoA {
         type Newest = super::MemcpyAtoA;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyAtoA;
     }
     /// The symbol `cuMemcpyAtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoD`](super::MemcpyAtoD).
     pub enum cuMemcpyAtoD {}
     impl super::sealed::Sealed for cuMemcpyAtoD {}
     impl super::Symbol for cuMemcpyAtoD {
         type Newest = super::MemcpyAtoD;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyAtoD;
     }
     /// The symbol `cuMemcpyAtoH`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoH`](super::MemcpyAtoH).
     pub enum cuMemcpyAtoH {}
     impl super::sealed::Sealed for cuMemcpyAtoH {}
     impl super::Symbol for cuMemcpyAtoH {
         type Newest = super::MemcpyAtoH;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyAtoH;
     }
     /// The symbol `cuMemcpyAtoHAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoHAsync`](super::MemcpyAtoHAsync).
     pub enum cuMemcpyAtoHAsync {}
     impl super::sealed::Sealed for cuMemcpyAtoHAsync {}
     impl super::Symbol for cuMemcpyAtoHAsync {
         type Newest = super::MemcpyAtoHAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyAtoHAsync;
     }
     /// The symbol `cuMemcpyBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyBatchAsync`](super::MemcpyBatchAsync).
     pub enum cuMemcpyBatchAsync {}
     impl super::sealed::Sealed for cuMemcpyBatchAsync {}
     impl super::Symbol for cuMemcpyBatchAsync {
         type Newest = super::MemcpyBatchAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyBatchAsync;
     }
     /// The symbol `cuMemcpyDtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoA`](super::MemcpyDtoA).
     pub enum cuMemcpyDtoA {}
     impl super::sealed::Sealed for cuMemcpyDtoA {}
     impl super::Symbol for cuMemcpyDtoA {
         type Newest = super::MemcpyDtoA;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyDtoA;
     }
     /// The symbol `cuMemcpyDtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoD`](super::MemcpyDtoD).
     pub enum cuMemcpyDtoD {}
     impl super::sealed::Sealed for cuMemcpyDtoD {}
     impl super::Symbol for cuMemcpyDtoD {
         type Newest = super::MemcpyDtoD;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyDtoD;
     }
     /// The symbol `cuMemcpyDtoDAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoDAsync`](super::MemcpyDtoDAsync).
     pub enum cuMemcpyDtoDAsync {}
     impl super::sealed::Sealed for cuMemcpyDtoDAsync {}
     impl super::Symbol for cuMemcpyDtoDAsync {
         type Newest = super::MemcpyDtoDAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyDtoDAsync;
     }
     /// The symbol `cuMemcpyDtoH`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoH`](super::MemcpyDtoH).
     pub enum cuMemcpyDtoH {}
     impl super::sealed::Sealed for cuMemcpyDtoH {}
     impl super::Symbol for cuMemcpyDtoH {
         type Newest = super::MemcpyDtoH;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyDtoH;
     }
     /// The symbol `cuMemcpyDtoHAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoHAsync`](super::MemcpyDtoHAsync).
     pub enum cuMemcpyDtoHAsync {}
     impl super::sealed::Sealed for cuMemcpyDtoHAsync {}
     impl super::Symbol for cuMemcpyDtoHAsync {
         type Newest = super::MemcpyDtoHAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyDtoHAsync;
     }
     /// The symbol `cuMemcpyHtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoA`](super::MemcpyHtoA).
     pub enum cuMemcpyHtoA {}
     impl super::sealed::Sealed for cuMemcpyHtoA {}
     impl super::Symbol for cuMemcpyHtoA {
         type Newest = super::MemcpyHtoA;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyHtoA;
     }
     /// The symbol `cuMemcpyHtoAAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoAAsync`](super::MemcpyHtoAAsync).
     pub enum cuMemcpyHtoAAsync {}
     impl super::sealed::Sealed for cuMemcpyHtoAAsync {}
     impl super::Symbol for cuMemcpyHtoAAsync {
         type Newest = super::MemcpyHtoAAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyHtoAAsync;
     }
     /// The symbol `cuMemcpyHtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoD`](super::MemcpyHtoD).
     pub enum cuMemcpyHtoD {}
     impl super::sealed::Sealed for cuMemcpyHtoD {}
     impl super::Symbol for cuMemcpyHtoD {
         type Newest = super::MemcpyHtoD;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyHtoD;
     }
     /// The symbol `cuMemcpyHtoDAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoDAsync`](super::MemcpyHtoDAsync).
     pub enum cuMemcpyHtoDAsync {}
     impl super::sealed::Sealed for cuMemcpyHtoDAsync {}
     impl super::Symbol for cuMemcpyHtoDAsync {
         type Newest = super::MemcpyHtoDAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyHtoDAsync;
     }
     /// The symbol `cuMemcpyPeer`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyPeer`](super::MemcpyPeer).
     pub enum cuMemcpyPeer {}
     impl super::sealed::Sealed for cuMemcpyPeer {}
     impl super::Symbol for cuMemcpyPeer {
         type Newest = super::MemcpyPeer;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyPeer;
     }
     /// The symbol `cuMemcpyPeerAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyPeerAsync`](super::MemcpyPeerAsync).
     pub enum cuMemcpyPeerAsync {}
     impl super::sealed::Sealed for cuMemcpyPeerAsync {}
     impl super::Symbol for cuMemcpyPeerAsync {
         type Newest = super::MemcpyPeerAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyPeerAsync;
     }
     /// The symbol `cuMemcpyWithAttributesAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyWithAttributesAsync`](super::MemcpyWithAttributesAsync).
     pub enum cuMemcpyWithAttributesAsync {}
     impl super::sealed::Sealed for cuMemcpyWithAttributesAsync {}
     impl super::Symbol for cuMemcpyWithAttributesAsync {
         type Newest = super::MemcpyWithAttributesAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemcpyWithAttributesAsync;
     }
     /// The symbol `cuMemsetD16`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD16`](super::MemsetD16).
     pub enum cuMemsetD16 {}
     impl super::sealed::Sealed for cuMemsetD16 {}
     impl super::Symbol for cuMemsetD16 {
         type Newest = super::MemsetD16;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD16;
     }
     /// The symbol `cuMemsetD16Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD16Async`](super::MemsetD16Async).
     pub enum cuMemsetD16Async {}
     impl super::sealed::Sealed for cuMemsetD16Async {}
     impl super::Symbol for cuMemsetD16Async {
         type Newest = super::MemsetD16Async;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD16Async;
     }
     /// The symbol `cuMemsetD2D16`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D16`](super::MemsetD2D16).
     pub enum cuMemsetD2D16 {}
     impl super::sealed::Sealed for cuMemsetD2D16 {}
     impl super::Symbol for cuMemsetD2D16 {
         type Newest = super::MemsetD2D16;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD2D16;
     }
     /// The symbol `cuMemsetD2D16Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D16Async`](super::MemsetD2D16Async).
     pub enum cuMemsetD2D16Async {}
     impl super::sealed::Sealed for cuMemsetD2D16Async {}
     impl super::Symbol for cuMemsetD2D16Async {
         type Newest = super::MemsetD2D16Async;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD2D16Async;
     }
     /// The symbol `cuMemsetD2D32`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D32`](super::MemsetD2D32).
     pub enum cuMemsetD2D32 {}
     impl super::sealed::Sealed for cuMemsetD2D32 {}
     impl super::Symbol for cuMemsetD2D32 {
         type Newest = super::MemsetD2D32;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD2D32;
     }
     /// The symbol `cuMemsetD2D32Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D32Async`](super::MemsetD2D32Async).
     pub enum cuMemsetD2D32Async {}
     impl super::sealed::Sealed for cuMemsetD2D32Async {}
     impl super::Symbol for cuMemsetD2D32Async {
         type Newest = super::MemsetD2D32Async;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD2D32Async;
     }
     /// The symbol `cuMemsetD2D8`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D8`](super::MemsetD2D8).
     pub enum cuMemsetD2D8 {}
     impl super::sealed::Sealed for cuMemsetD2D8 {}
     impl super::Symbol for cuMemsetD2D8 {
         type Newest = super::MemsetD2D8;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD2D8;
     }
     /// The symbol `cuMemsetD2D8Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D8Async`](super::MemsetD2D8Async).
     pub enum cuMemsetD2D8Async {}
     impl super::sealed::Sealed for cuMemsetD2D8Async {}
     impl super::Symbol for cuMemsetD2D8Async {
         type Newest = super::MemsetD2D8Async;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD2D8Async;
     }
     /// The symbol `cuMemsetD32`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD32`](super::MemsetD32).
     pub enum cuMemsetD32 {}
     impl super::sealed::Sealed for cuMemsetD32 {}
     impl super::Symbol for cuMemsetD32 {
         type Newest = super::MemsetD32;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD32;
     }
     /// The symbol `cuMemsetD32Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD32Async`](super::MemsetD32Async).
     pub enum cuMemsetD32Async {}
     impl super::sealed::Sealed for cuMemsetD32Async {}
     impl super::Symbol for cuMemsetD32Async {
         type Newest = super::MemsetD32Async;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD32Async;
     }
     /// The symbol `cuMemsetD8`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD8`](super::MemsetD8).
     pub enum cuMemsetD8 {}
     impl super::sealed::Sealed for cuMemsetD8 {}
     impl super::Symbol for cuMemsetD8 {
         type Newest = super::MemsetD8;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD8;
     }
     /// The symbol `cuMemsetD8Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD8Async`](super::MemsetD8Async).
     pub enum cuMemsetD8Async {}
     impl super::sealed::Sealed for cuMemsetD8Async {}
     impl super::Symbol for cuMemsetD8Async {
         type Newest = super::MemsetD8Async;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMemsetD8Async;
     }
     /// The symbol `cuMipmappedArrayCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayCreate`](super::MipmappedArrayCreate).
     pub enum cuMipmappedArrayCreate {}
     impl super::sealed::Sealed for cuMipmappedArrayCreate {}
     impl super::Symbol for cuMipmappedArrayCreate {
         type Newest = super::MipmappedArrayCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMipmappedArrayCreate;
     }
     /// The symbol `cuMipmappedArrayDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayDestroy`](super::MipmappedArrayDestroy).
     pub enum cuMipmappedArrayDestroy {}
     impl super::sealed::Sealed for cuMipmappedArrayDestroy {}
     impl super::Symbol for cuMipmappedArrayDestroy {
         type Newest = super::MipmappedArrayDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMipmappedArrayDestroy;
     }
     /// The symbol `cuMipmappedArrayGetLevel`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetLevel`](super::MipmappedArrayGetLevel).
     pub enum cuMipmappedArrayGetLevel {}
     impl super::sealed::Sealed for cuMipmappedArrayGetLevel {}
     impl super::Symbol for cuMipmappedArrayGetLevel {
         type Newest = super::MipmappedArrayGetLevel;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMipmappedArrayGetLevel;
     }
     /// The symbol `cuMipmappedArrayGetMemoryRequirements`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetMemoryRequirements`](super::MipmappedArrayGetMemoryRequirements).
     pub enum cuMipmappedArrayGetMemoryRequirements {}
     impl super::sealed::Sealed for cuMipmappedArrayGetMemoryRequirements {}
     impl super::Symbol for cuMipmappedArrayGetMemoryRequirements {
         type Newest = super::MipmappedArrayGetMemoryRequirements;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMipmappedArrayGetMemoryRequirements;
     }
     /// The symbol `cuMipmappedArrayGetSparseProperties`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetSparseProperties`](super::MipmappedArrayGetSparseProperties).
     pub enum cuMipmappedArrayGetSparseProperties {}
     impl super::sealed::Sealed for cuMipmappedArrayGetSparseProperties {}
     impl super::Symbol for cuMipmappedArrayGetSparseProperties {
         type Newest = super::MipmappedArrayGetSparseProperties;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMipmappedArrayGetSparseProperties;
     }
     /// The symbol `cuModuleEnumerateFunctions`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleEnumerateFunctions`](super::ModuleEnumerateFunctions).
     pub enum cuModuleEnumerateFunctions {}
     impl super::sealed::Sealed for cuModuleEnumerateFunctions {}
     impl super::Symbol for cuModuleEnumerateFunctions {
         type Newest = super::ModuleEnumerateFunctions;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleEnumerateFunctions;
     }
     /// The symbol `cuModuleGetFunction`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetFunction`](super::ModuleGetFunction).
     pub enum cuModuleGetFunction {}
     impl super::sealed::Sealed for cuModuleGetFunction {}
     impl super::Symbol for cuModuleGetFunction {
         type Newest = super::ModuleGetFunction;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleGetFunction;
     }
     /// The symbol `cuModuleGetFunctionCount`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetFunctionCount`](super::ModuleGetFunctionCount).
     pub enum cuModuleGetFunctionCount {}
     impl super::sealed::Sealed for cuModuleGetFunctionCount {}
     impl super::Symbol for cuModuleGetFunctionCount {
         type Newest = super::ModuleGetFunctionCount;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleGetFunctionCount;
     }
     /// The symbol `cuModuleGetGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetGlobal`](super::ModuleGetGlobal).
     pub enum cuModuleGetGlobal {}
     impl super::sealed::Sealed for cuModuleGetGlobal {}
     impl super::Symbol for cuModuleGetGlobal {
         type Newest = super::ModuleGetGlobal;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleGetGlobal;
     }
     /// The symbol `cuModuleGetLoadingMode`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetLoadingMode`](super::ModuleGetLoadingMode).
     pub enum cuModuleGetLoadingMode {}
     impl super::sealed::Sealed for cuModuleGetLoadingMode {}
     impl super::Symbol for cuModuleGetLoadingMode {
         type Newest = super::ModuleGetLoadingMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleGetLoadingMode;
     }
     /// The symbol `cuModuleGetSurfRef`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetSurfRef`](super::ModuleGetSurfRef).
     pub enum cuModuleGetSurfRef {}
     impl super::sealed::Sealed for cuModuleGetSurfRef {}
     impl super::Symbol for cuModuleGetSurfRef {
         type Newest = super::ModuleGetSurfRef;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleGetSurfRef;
     }
     /// The symbol `cuModuleGetTexRef`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetTexRef`](super::ModuleGetTexRef).
     pub enum cuModuleGetTexRef {}
     impl super::sealed::Sealed for cuModuleGetTexRef {}
     impl super::Symbol for cuModuleGetTexRef {
         type Newest = super::ModuleGetTexRef;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleGetTexRef;
     }
     /// The symbol `cuModuleLoad`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoad`](super::ModuleLoad).
     pub enum cuModuleLoad {}
     impl super::sealed::Sealed for cuModuleLoad {}
     impl super::Symbol for cuModuleLoad {
         type Newest = super::ModuleLoad;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleLoad;
     }
     /// The symbol `cuModuleLoadData`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadData`](super::ModuleLoadData).
     pub enum cuModuleLoadData {}
     impl super::sealed::Sealed for cuModuleLoadData {}
     impl super::Symbol for cuModuleLoadData {
         type Newest = super::ModuleLoadData;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleLoadData;
     }
     /// The symbol `cuModuleLoadDataEx`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadDataEx`](super::ModuleLoadDataEx).
     pub enum cuModuleLoadDataEx {}
     impl super::sealed::Sealed for cuModuleLoadDataEx {}
     impl super::Symbol for cuModuleLoadDataEx {
         type Newest = super::ModuleLoadDataEx;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleLoadDataEx;
     }
     /// The symbol `cuModuleLoadFatBinary`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadFatBinary`](super::ModuleLoadFatBinary).
     pub enum cuModuleLoadFatBinary {}
     impl super::sealed::Sealed for cuModuleLoadFatBinary {}
     impl super::Symbol for cuModuleLoadFatBinary {
         type Newest = super::ModuleLoadFatBinary;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleLoadFatBinary;
     }
     /// The symbol `cuModuleUnload`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleUnload`](super::ModuleUnload).
     pub enum cuModuleUnload {}
     impl super::sealed::Sealed for cuModuleUnload {}
     impl super::Symbol for cuModuleUnload {
         type Newest = super::ModuleUnload;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuModuleUnload;
     }
     /// The symbol `cuMulticastAddDevice`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastAddDevice`](super::MulticastAddDevice).
     pub enum cuMulticastAddDevice {}
     impl super::sealed::Sealed for cuMulticastAddDevice {}
     impl super::Symbol for cuMulticastAddDevice {
         type Newest = super::MulticastAddDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMulticastAddDevice;
     }
     /// The symbol `cuMulticastBindAddr`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastBindAddr`](super::MulticastBindAddr).
     pub enum cuMulticastBindAddr {}
     impl super::sealed::Sealed for cuMulticastBindAddr {}
     impl super::Symbol for cuMulticastBindAddr {
         type Newest = super::MulticastBindAddr;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMulticastBindAddr;
     }
     /// The symbol `cuMulticastBindMem`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastBindMem`](super::MulticastBindMem).
     pub enum cuMulticastBindMem {}
     impl super::sealed::Sealed for cuMulticastBindMem {}
     impl super::Symbol for cuMulticastBindMem {
         type Newest = super::MulticastBindMem;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMulticastBindMem;
     }
     /// The symbol `cuMulticastCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastCreate`](super::MulticastCreate).
     pub enum cuMulticastCreate {}
     impl super::sealed::Sealed for cuMulticastCreate {}
     impl super::Symbol for cuMulticastCreate {
         type Newest = super::MulticastCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMulticastCreate;
     }
     /// The symbol `cuMulticastGetGranularity`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastGetGranularity`](super::MulticastGetGranularity).
     pub enum cuMulticastGetGranularity {}
     impl super::sealed::Sealed for cuMulticastGetGranularity {}
     impl super::Symbol for cuMulticastGetGranularity {
         type Newest = super::MulticastGetGranularity;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMulticastGetGranularity;
     }
     /// The symbol `cuMulticastUnbind`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastUnbind`](super::MulticastUnbind).
     pub enum cuMulticastUnbind {}
     impl super::sealed::Sealed for cuMulticastUnbind {}
     impl super::Symbol for cuMulticastUnbind {
         type Newest = super::MulticastUnbind;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuMulticastUnbind;
     }
     /// The symbol `cuOccupancyAvailableDynamicSMemPerBlock`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyAvailableDynamicSMemPerBlock`](super::OccupancyAvailableDynamicSMemPerBlock).
     pub enum cuOccupancyAvailableDynamicSMemPerBlock {}
     impl super::sealed::Sealed for cuOccupancyAvailableDynamicSMemPerBlock {}
     impl super::Symbol for cuOccupancyAvailableDynamicSMemPerBlock {
         type Newest = super::OccupancyAvailableDynamicSMemPerBlock;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyAvailableDynamicSMemPerBlock;
     }
     /// The symbol `cuOccupancyMaxActiveBlocksPerMultiprocessor`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveBlocksPerMultiprocessor`](super::OccupancyMaxActiveBlocksPerMultiprocessor).
     pub enum cuOccupancyMaxActiveBlocksPerMultiprocessor {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessor {}
     impl super::Symbol for cuOccupancyMaxActiveBlocksPerMultiprocessor {
         type Newest = super::OccupancyMaxActiveBlocksPerMultiprocessor;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyMaxActiveBlocksPerMultiprocessor;
     }
     /// The symbol `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveBlocksPerMultiprocessorWithFlags`](super::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
     pub enum cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
     impl super::Symbol for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
         type Newest = super::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
     }
     /// The symbol `cuOccupancyMaxActiveClusters`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveClusters`](super::OccupancyMaxActiveClusters).
     pub enum cuOccupancyMaxActiveClusters {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveClusters {}
     impl super::Symbol for cuOccupancyMaxActiveClusters {
         type Newest = super::OccupancyMaxActiveClusters;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyMaxActiveClusters;
     }
     /// The symbol `cuOccupancyMaxPotentialBlockSize`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialBlockSize`](super::OccupancyMaxPotentialBlockSize).
     pub enum cuOccupancyMaxPotentialBlockSize {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSize {}
     impl super::Symbol for cuOccupancyMaxPotentialBlockSize {
         type Newest = super::OccupancyMaxPotentialBlockSize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyMaxPotentialBlockSize;
     }
     /// The symbol `cuOccupancyMaxPotentialBlockSizeWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialBlockSizeWithFlags`](super::OccupancyMaxPotentialBlockSizeWithFlags).
     pub enum cuOccupancyMaxPotentialBlockSizeWithFlags {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSizeWithFlags {}
     impl super::Symbol for cuOccupancyMaxPotentialBlockSizeWithFlags {
         type Newest = super::OccupancyMaxPotentialBlockSizeWithFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyMaxPotentialBlockSizeWithFlags;
     }
     /// The symbol `cuOccupancyMaxPotentialClusterSize`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialClusterSize`](super::OccupancyMaxPotentialClusterSize).
     pub enum cuOccupancyMaxPotentialClusterSize {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialClusterSize {}
     impl super::Symbol for cuOccupancyMaxPotentialClusterSize {
         type Newest = super::OccupancyMaxPotentialClusterSize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuOccupancyMaxPotentialClusterSize;
     }
     /// The symbol `cuParamSetSize`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetSize`](super::ParamSetSize).
     pub enum cuParamSetSize {}
     impl super::sealed::Sealed for cuParamSetSize {}
     impl super::Symbol for cuParamSetSize {
         type Newest = super::ParamSetSize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuParamSetSize;
     }
     /// The symbol `cuParamSetTexRef`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetTexRef`](super::ParamSetTexRef).
     pub enum cuParamSetTexRef {}
     impl super::sealed::Sealed for cuParamSetTexRef {}
     impl super::Symbol for cuParamSetTexRef {
         type Newest = super::ParamSetTexRef;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuParamSetTexRef;
     }
     /// The symbol `cuParamSetf`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetf`](super::ParamSetf).
     pub enum cuParamSetf {}
     impl super::sealed::Sealed for cuParamSetf {}
     impl super::Symbol for cuParamSetf {
         type Newest = super::ParamSetf;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuParamSetf;
     }
     /// The symbol `cuParamSeti`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSeti`](super::ParamSeti).
     pub enum cuParamSeti {}
     impl super::sealed::Sealed for cuParamSeti {}
     impl super::Symbol for cuParamSeti {
         type Newest = super::ParamSeti;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuParamSeti;
     }
     /// The symbol `cuParamSetv`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetv`](super::ParamSetv).
     pub enum cuParamSetv {}
     impl super::sealed::Sealed for cuParamSetv {}
     impl super::Symbol for cuParamSetv {
         type Newest = super::ParamSetv;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuParamSetv;
     }
     /// The symbol `cuPointerGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`PointerGetAttribute`](super::PointerGetAttribute).
     pub enum cuPointerGetAttribute {}
     impl super::sealed::Sealed for cuPointerGetAttribute {}
     impl super::Symbol for cuPointerGetAttribute {
         type Newest = super::PointerGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuPointerGetAttribute;
     }
     /// The symbol `cuPointerGetAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`PointerGetAttributes`](super::PointerGetAttributes).
     pub enum cuPointerGetAttributes {}
     impl super::sealed::Sealed for cuPointerGetAttributes {}
     impl super::Symbol for cuPointerGetAttributes {
         type Newest = super::PointerGetAttributes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuPointerGetAttributes;
     }
     /// The symbol `cuPointerSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`PointerSetAttribute`](super::PointerSetAttribute).
     pub enum cuPointerSetAttribute {}
     impl super::sealed::Sealed for cuPointerSetAttribute {}
     impl super::Symbol for cuPointerSetAttribute {
         type Newest = super::PointerSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuPointerSetAttribute;
     }
     /// The symbol `cuProfilerInitialize`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerInitialize`](super::ProfilerInitialize).
     #[cfg(feature = "profiler")]
@@ -18454,6 +18933,7 @@ pub mod symbols {
     #[cfg(feature = "profiler")]
     impl super::Symbol for cuProfilerInitialize {
         type Newest = super::ProfilerInitialize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuProfilerInitialize;
     }
     /// The symbol `cuProfilerStart`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerStart`](super::ProfilerStart).
     #[cfg(feature = "profiler")]
@@ -18463,6 +18943,7 @@ pub mod symbols {
     #[cfg(feature = "profiler")]
     impl super::Symbol for cuProfilerStart {
         type Newest = super::ProfilerStart;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuProfilerStart;
     }
     /// The symbol `cuProfilerStop`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerStop`](super::ProfilerStop).
     #[cfg(feature = "profiler")]
@@ -18472,480 +18953,560 @@ pub mod symbols {
     #[cfg(feature = "profiler")]
     impl super::Symbol for cuProfilerStop {
         type Newest = super::ProfilerStop;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuProfilerStop;
     }
     /// The symbol `cuSignalExternalSemaphoresAsync`, for [`Driver::newest`](crate::Driver::newest): see [`SignalExternalSemaphoresAsync`](super::SignalExternalSemaphoresAsync).
     pub enum cuSignalExternalSemaphoresAsync {}
     impl super::sealed::Sealed for cuSignalExternalSemaphoresAsync {}
     impl super::Symbol for cuSignalExternalSemaphoresAsync {
         type Newest = super::SignalExternalSemaphoresAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuSignalExternalSemaphoresAsync;
     }
     /// The symbol `cuStreamAddCallback`, for [`Driver::newest`](crate::Driver::newest): see [`StreamAddCallback`](super::StreamAddCallback).
     pub enum cuStreamAddCallback {}
     impl super::sealed::Sealed for cuStreamAddCallback {}
     impl super::Symbol for cuStreamAddCallback {
         type Newest = super::StreamAddCallback;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamAddCallback;
     }
     /// The symbol `cuStreamAttachMemAsync`, for [`Driver::newest`](crate::Driver::newest): see [`StreamAttachMemAsync`](super::StreamAttachMemAsync).
     pub enum cuStreamAttachMemAsync {}
     impl super::sealed::Sealed for cuStreamAttachMemAsync {}
     impl super::Symbol for cuStreamAttachMemAsync {
         type Newest = super::StreamAttachMemAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamAttachMemAsync;
     }
     /// The symbol `cuStreamBatchMemOp`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBatchMemOp`](super::StreamBatchMemOp).
     pub enum cuStreamBatchMemOp {}
     impl super::sealed::Sealed for cuStreamBatchMemOp {}
     impl super::Symbol for cuStreamBatchMemOp {
         type Newest = super::StreamBatchMemOp;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamBatchMemOp;
     }
     /// The symbol `cuStreamBeginCapture`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCapture`](super::StreamBeginCapture).
     pub enum cuStreamBeginCapture {}
     impl super::sealed::Sealed for cuStreamBeginCapture {}
     impl super::Symbol for cuStreamBeginCapture {
         type Newest = super::StreamBeginCapture;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamBeginCapture;
     }
     /// The symbol `cuStreamBeginCaptureToCig`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCaptureToCig`](super::StreamBeginCaptureToCig).
     pub enum cuStreamBeginCaptureToCig {}
     impl super::sealed::Sealed for cuStreamBeginCaptureToCig {}
     impl super::Symbol for cuStreamBeginCaptureToCig {
         type Newest = super::StreamBeginCaptureToCig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamBeginCaptureToCig;
     }
     /// The symbol `cuStreamBeginCaptureToGraph`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCaptureToGraph`](super::StreamBeginCaptureToGraph).
     pub enum cuStreamBeginCaptureToGraph {}
     impl super::sealed::Sealed for cuStreamBeginCaptureToGraph {}
     impl super::Symbol for cuStreamBeginCaptureToGraph {
         type Newest = super::StreamBeginCaptureToGraph;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamBeginCaptureToGraph;
     }
     /// The symbol `cuStreamBeginRecaptureToGraph`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginRecaptureToGraph`](super::StreamBeginRecaptureToGraph).
     pub enum cuStreamBeginRecaptureToGraph {}
     impl super::sealed::Sealed for cuStreamBeginRecaptureToGraph {}
     impl super::Symbol for cuStreamBeginRecaptureToGraph {
         type Newest = super::StreamBeginRecaptureToGraph;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamBeginRecaptureToGraph;
     }
     /// The symbol `cuStreamCopyAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCopyAttributes`](super::StreamCopyAttributes).
     pub enum cuStreamCopyAttributes {}
     impl super::sealed::Sealed for cuStreamCopyAttributes {}
     impl super::Symbol for cuStreamCopyAttributes {
         type Newest = super::StreamCopyAttributes;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamCopyAttributes;
     }
     /// The symbol `cuStreamCreate`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCreate`](super::StreamCreate).
     pub enum cuStreamCreate {}
     impl super::sealed::Sealed for cuStreamCreate {}
     impl super::Symbol for cuStreamCreate {
         type Newest = super::StreamCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamCreate;
     }
     /// The symbol `cuStreamCreateWithPriority`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCreateWithPriority`](super::StreamCreateWithPriority).
     pub enum cuStreamCreateWithPriority {}
     impl super::sealed::Sealed for cuStreamCreateWithPriority {}
     impl super::Symbol for cuStreamCreateWithPriority {
         type Newest = super::StreamCreateWithPriority;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamCreateWithPriority;
     }
     /// The symbol `cuStreamDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`StreamDestroy`](super::StreamDestroy).
     pub enum cuStreamDestroy {}
     impl super::sealed::Sealed for cuStreamDestroy {}
     impl super::Symbol for cuStreamDestroy {
         type Newest = super::StreamDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamDestroy;
     }
     /// The symbol `cuStreamEndCapture`, for [`Driver::newest`](crate::Driver::newest): see [`StreamEndCapture`](super::StreamEndCapture).
     pub enum cuStreamEndCapture {}
     impl super::sealed::Sealed for cuStreamEndCapture {}
     impl super::Symbol for cuStreamEndCapture {
         type Newest = super::StreamEndCapture;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamEndCapture;
     }
     /// The symbol `cuStreamEndCaptureToCig`, for [`Driver::newest`](crate::Driver::newest): see [`StreamEndCaptureToCig`](super::StreamEndCaptureToCig).
     pub enum cuStreamEndCaptureToCig {}
     impl super::sealed::Sealed for cuStreamEndCaptureToCig {}
     impl super::Symbol for cuStreamEndCaptureToCig {
         type Newest = super::StreamEndCaptureToCig;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamEndCaptureToCig;
     }
     /// The symbol `cuStreamGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetAttribute`](super::StreamGetAttribute).
     pub enum cuStreamGetAttribute {}
     impl super::sealed::Sealed for cuStreamGetAttribute {}
     impl super::Symbol for cuStreamGetAttribute {
         type Newest = super::StreamGetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetAttribute;
     }
     /// The symbol `cuStreamGetCaptureInfo`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetCaptureInfo`](super::StreamGetCaptureInfo).
     pub enum cuStreamGetCaptureInfo {}
     impl super::sealed::Sealed for cuStreamGetCaptureInfo {}
     impl super::Symbol for cuStreamGetCaptureInfo {
         type Newest = super::StreamGetCaptureInfo;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetCaptureInfo;
     }
     /// The symbol `cuStreamGetCtx`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetCtx`](super::StreamGetCtx).
     pub enum cuStreamGetCtx {}
     impl super::sealed::Sealed for cuStreamGetCtx {}
     impl super::Symbol for cuStreamGetCtx {
         type Newest = super::StreamGetCtx;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetCtx;
     }
     /// The symbol `cuStreamGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetDevResource`](super::StreamGetDevResource).
     pub enum cuStreamGetDevResource {}
     impl super::sealed::Sealed for cuStreamGetDevResource {}
     impl super::Symbol for cuStreamGetDevResource {
         type Newest = super::StreamGetDevResource;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetDevResource;
     }
     /// The symbol `cuStreamGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetDevice`](super::StreamGetDevice).
     pub enum cuStreamGetDevice {}
     impl super::sealed::Sealed for cuStreamGetDevice {}
     impl super::Symbol for cuStreamGetDevice {
         type Newest = super::StreamGetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetDevice;
     }
     /// The symbol `cuStreamGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetFlags`](super::StreamGetFlags).
     pub enum cuStreamGetFlags {}
     impl super::sealed::Sealed for cuStreamGetFlags {}
     impl super::Symbol for cuStreamGetFlags {
         type Newest = super::StreamGetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetFlags;
     }
     /// The symbol `cuStreamGetGreenCtx`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetGreenCtx`](super::StreamGetGreenCtx).
     pub enum cuStreamGetGreenCtx {}
     impl super::sealed::Sealed for cuStreamGetGreenCtx {}
     impl super::Symbol for cuStreamGetGreenCtx {
         type Newest = super::StreamGetGreenCtx;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetGreenCtx;
     }
     /// The symbol `cuStreamGetId`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetId`](super::StreamGetId).
     pub enum cuStreamGetId {}
     impl super::sealed::Sealed for cuStreamGetId {}
     impl super::Symbol for cuStreamGetId {
         type Newest = super::StreamGetId;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetId;
     }
     /// The symbol `cuStreamGetPriority`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetPriority`](super::StreamGetPriority).
     pub enum cuStreamGetPriority {}
     impl super::sealed::Sealed for cuStreamGetPriority {}
     impl super::Symbol for cuStreamGetPriority {
         type Newest = super::StreamGetPriority;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamGetPriority;
     }
     /// The symbol `cuStreamIsCapturing`, for [`Driver::newest`](crate::Driver::newest): see [`StreamIsCapturing`](super::StreamIsCapturing).
     pub enum cuStreamIsCapturing {}
     impl super::sealed::Sealed for cuStreamIsCapturing {}
     impl super::Symbol for cuStreamIsCapturing {
         type Newest = super::StreamIsCapturing;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamIsCapturing;
     }
     /// The symbol `cuStreamQuery`, for [`Driver::newest`](crate::Driver::newest): see [`StreamQuery`](super::StreamQuery).
     pub enum cuStreamQuery {}
     impl super::sealed::Sealed for cuStreamQuery {}
     impl super::Symbol for cuStreamQuery {
         type Newest = super::StreamQuery;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamQuery;
     }
     /// The symbol `cuStreamSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`StreamSetAttribute`](super::StreamSetAttribute).
     pub enum cuStreamSetAttribute {}
     impl super::sealed::Sealed for cuStreamSetAttribute {}
     impl super::Symbol for cuStreamSetAttribute {
         type Newest = super::StreamSetAttribute;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamSetAttribute;
     }
     /// The symbol `cuStreamSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`StreamSynchronize`](super::StreamSynchronize).
     pub enum cuStreamSynchronize {}
     impl super::sealed::Sealed for cuStreamSynchronize {}
     impl super::Symbol for cuStreamSynchronize {
         type Newest = super::StreamSynchronize;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamSynchronize;
     }
     /// The symbol `cuStreamUpdateCaptureDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`StreamUpdateCaptureDependencies`](super::StreamUpdateCaptureDependencies).
     pub enum cuStreamUpdateCaptureDependencies {}
     impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies {}
     impl super::Symbol for cuStreamUpdateCaptureDependencies {
         type Newest = super::StreamUpdateCaptureDependencies;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies;
     }
     /// The symbol `cuStreamWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitEvent`](super::StreamWaitEvent).
     pub enum cuStreamWaitEvent {}
     impl super::sealed::Sealed for cuStreamWaitEvent {}
     impl super::Symbol for cuStreamWaitEvent {
         type Newest = super::StreamWaitEvent;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamWaitEvent;
     }
     /// The symbol `cuStreamWaitValue32`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitValue32`](super::StreamWaitValue32).
     pub enum cuStreamWaitValue32 {}
     impl super::sealed::Sealed for cuStreamWaitValue32 {}
     impl super::Symbol for cuStreamWaitValue32 {
         type Newest = super::StreamWaitValue32;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamWaitValue32;
     }
     /// The symbol `cuStreamWaitValue64`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitValue64`](super::StreamWaitValue64).
     pub enum cuStreamWaitValue64 {}
     impl super::sealed::Sealed for cuStreamWaitValue64 {}
     impl super::Symbol for cuStreamWaitValue64 {
         type Newest = super::StreamWaitValue64;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamWaitValue64;
     }
     /// The symbol `cuStreamWriteValue32`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWriteValue32`](super::StreamWriteValue32).
     pub enum cuStreamWriteValue32 {}
     impl super::sealed::Sealed for cuStreamWriteValue32 {}
     impl super::Symbol for cuStreamWriteValue32 {
         type Newest = super::StreamWriteValue32;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamWriteValue32;
     }
     /// The symbol `cuStreamWriteValue64`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWriteValue64`](super::StreamWriteValue64).
     pub enum cuStreamWriteValue64 {}
     impl super::sealed::Sealed for cuStreamWriteValue64 {}
     impl super::Symbol for cuStreamWriteValue64 {
         type Newest = super::StreamWriteValue64;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuStreamWriteValue64;
     }
     /// The symbol `cuSurfObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectCreate`](super::SurfObjectCreate).
     pub enum cuSurfObjectCreate {}
     impl super::sealed::Sealed for cuSurfObjectCreate {}
     impl super::Symbol for cuSurfObjectCreate {
         type Newest = super::SurfObjectCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuSurfObjectCreate;
     }
     /// The symbol `cuSurfObjectDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectDestroy`](super::SurfObjectDestroy).
     pub enum cuSurfObjectDestroy {}
     impl super::sealed::Sealed for cuSurfObjectDestroy {}
     impl super::Symbol for cuSurfObjectDestroy {
         type Newest = super::SurfObjectDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuSurfObjectDestroy;
     }
     /// The symbol `cuSurfObjectGetResourceDesc`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectGetResourceDesc`](super::SurfObjectGetResourceDesc).
     pub enum cuSurfObjectGetResourceDesc {}
     impl super::sealed::Sealed for cuSurfObjectGetResourceDesc {}
     impl super::Symbol for cuSurfObjectGetResourceDesc {
         type Newest = super::SurfObjectGetResourceDesc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuSurfObjectGetResourceDesc;
     }
     /// The symbol `cuSurfRefGetArray`, for [`Driver::newest`](crate::Driver::newest): see [`SurfRefGetArray`](super::SurfRefGetArray).
     pub enum cuSurfRefGetArray {}
     impl super::sealed::Sealed for cuSurfRefGetArray {}
     impl super::Symbol for cuSurfRefGetArray {
         type Newest = super::SurfRefGetArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuSurfRefGetArray;
     }
     /// The symbol `cuSurfRefSetArray`, for [`Driver::newest`](crate::Driver::newest): see [`SurfRefSetArray`](super::SurfRefSetArray).
     pub enum cuSurfRefSetArray {}
     impl super::sealed::Sealed for cuSurfRefSetArray {}
     impl super::Symbol for cuSurfRefSetArray {
         type Newest = super::SurfRefSetArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuSurfRefSetArray;
     }
     /// The symbol `cuTensorMapEncodeIm2col`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeIm2col`](super::TensorMapEncodeIm2col).
     pub enum cuTensorMapEncodeIm2col {}
     impl super::sealed::Sealed for cuTensorMapEncodeIm2col {}
     impl super::Symbol for cuTensorMapEncodeIm2col {
         type Newest = super::TensorMapEncodeIm2col;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTensorMapEncodeIm2col;
     }
     /// The symbol `cuTensorMapEncodeIm2colWide`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeIm2colWide`](super::TensorMapEncodeIm2colWide).
     pub enum cuTensorMapEncodeIm2colWide {}
     impl super::sealed::Sealed for cuTensorMapEncodeIm2colWide {}
     impl super::Symbol for cuTensorMapEncodeIm2colWide {
         type Newest = super::TensorMapEncodeIm2colWide;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTensorMapEncodeIm2colWide;
     }
     /// The symbol `cuTensorMapEncodeTiled`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeTiled`](super::TensorMapEncodeTiled).
     pub enum cuTensorMapEncodeTiled {}
     impl super::sealed::Sealed for cuTensorMapEncodeTiled {}
     impl super::Symbol for cuTensorMapEncodeTiled {
         type Newest = super::TensorMapEncodeTiled;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTensorMapEncodeTiled;
     }
     /// The symbol `cuTensorMapReplaceAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapReplaceAddress`](super::TensorMapReplaceAddress).
     pub enum cuTensorMapReplaceAddress {}
     impl super::sealed::Sealed for cuTensorMapReplaceAddress {}
     impl super::Symbol for cuTensorMapReplaceAddress {
         type Newest = super::TensorMapReplaceAddress;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTensorMapReplaceAddress;
     }
     /// The symbol `cuTensorMapSetAllocationClass`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapSetAllocationClass`](super::TensorMapSetAllocationClass).
     pub enum cuTensorMapSetAllocationClass {}
     impl super::sealed::Sealed for cuTensorMapSetAllocationClass {}
     impl super::Symbol for cuTensorMapSetAllocationClass {
         type Newest = super::TensorMapSetAllocationClass;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTensorMapSetAllocationClass;
     }
     /// The symbol `cuTexObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectCreate`](super::TexObjectCreate).
     pub enum cuTexObjectCreate {}
     impl super::sealed::Sealed for cuTexObjectCreate {}
     impl super::Symbol for cuTexObjectCreate {
         type Newest = super::TexObjectCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexObjectCreate;
     }
     /// The symbol `cuTexObjectDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectDestroy`](super::TexObjectDestroy).
     pub enum cuTexObjectDestroy {}
     impl super::sealed::Sealed for cuTexObjectDestroy {}
     impl super::Symbol for cuTexObjectDestroy {
         type Newest = super::TexObjectDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexObjectDestroy;
     }
     /// The symbol `cuTexObjectGetResourceDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetResourceDesc`](super::TexObjectGetResourceDesc).
     pub enum cuTexObjectGetResourceDesc {}
     impl super::sealed::Sealed for cuTexObjectGetResourceDesc {}
     impl super::Symbol for cuTexObjectGetResourceDesc {
         type Newest = super::TexObjectGetResourceDesc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexObjectGetResourceDesc;
     }
     /// The symbol `cuTexObjectGetResourceViewDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetResourceViewDesc`](super::TexObjectGetResourceViewDesc).
     pub enum cuTexObjectGetResourceViewDesc {}
     impl super::sealed::Sealed for cuTexObjectGetResourceViewDesc {}
     impl super::Symbol for cuTexObjectGetResourceViewDesc {
         type Newest = super::TexObjectGetResourceViewDesc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexObjectGetResourceViewDesc;
     }
     /// The symbol `cuTexObjectGetTextureDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetTextureDesc`](super::TexObjectGetTextureDesc).
     pub enum cuTexObjectGetTextureDesc {}
     impl super::sealed::Sealed for cuTexObjectGetTextureDesc {}
     impl super::Symbol for cuTexObjectGetTextureDesc {
         type Newest = super::TexObjectGetTextureDesc;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexObjectGetTextureDesc;
     }
     /// The symbol `cuTexRefCreate`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefCreate`](super::TexRefCreate).
     pub enum cuTexRefCreate {}
     impl super::sealed::Sealed for cuTexRefCreate {}
     impl super::Symbol for cuTexRefCreate {
         type Newest = super::TexRefCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefCreate;
     }
     /// The symbol `cuTexRefDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefDestroy`](super::TexRefDestroy).
     pub enum cuTexRefDestroy {}
     impl super::sealed::Sealed for cuTexRefDestroy {}
     impl super::Symbol for cuTexRefDestroy {
         type Newest = super::TexRefDestroy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefDestroy;
     }
     /// The symbol `cuTexRefGetAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetAddress`](super::TexRefGetAddress).
     pub enum cuTexRefGetAddress {}
     impl super::sealed::Sealed for cuTexRefGetAddress {}
     impl super::Symbol for cuTexRefGetAddress {
         type Newest = super::TexRefGetAddress;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetAddress;
     }
     /// The symbol `cuTexRefGetAddressMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetAddressMode`](super::TexRefGetAddressMode).
     pub enum cuTexRefGetAddressMode {}
     impl super::sealed::Sealed for cuTexRefGetAddressMode {}
     impl super::Symbol for cuTexRefGetAddressMode {
         type Newest = super::TexRefGetAddressMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetAddressMode;
     }
     /// The symbol `cuTexRefGetArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetArray`](super::TexRefGetArray).
     pub enum cuTexRefGetArray {}
     impl super::sealed::Sealed for cuTexRefGetArray {}
     impl super::Symbol for cuTexRefGetArray {
         type Newest = super::TexRefGetArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetArray;
     }
     /// The symbol `cuTexRefGetBorderColor`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetBorderColor`](super::TexRefGetBorderColor).
     pub enum cuTexRefGetBorderColor {}
     impl super::sealed::Sealed for cuTexRefGetBorderColor {}
     impl super::Symbol for cuTexRefGetBorderColor {
         type Newest = super::TexRefGetBorderColor;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetBorderColor;
     }
     /// The symbol `cuTexRefGetFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFilterMode`](super::TexRefGetFilterMode).
     pub enum cuTexRefGetFilterMode {}
     impl super::sealed::Sealed for cuTexRefGetFilterMode {}
     impl super::Symbol for cuTexRefGetFilterMode {
         type Newest = super::TexRefGetFilterMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetFilterMode;
     }
     /// The symbol `cuTexRefGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFlags`](super::TexRefGetFlags).
     pub enum cuTexRefGetFlags {}
     impl super::sealed::Sealed for cuTexRefGetFlags {}
     impl super::Symbol for cuTexRefGetFlags {
         type Newest = super::TexRefGetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetFlags;
     }
     /// The symbol `cuTexRefGetFormat`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFormat`](super::TexRefGetFormat).
     pub enum cuTexRefGetFormat {}
     impl super::sealed::Sealed for cuTexRefGetFormat {}
     impl super::Symbol for cuTexRefGetFormat {
         type Newest = super::TexRefGetFormat;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetFormat;
     }
     /// The symbol `cuTexRefGetMaxAnisotropy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMaxAnisotropy`](super::TexRefGetMaxAnisotropy).
     pub enum cuTexRefGetMaxAnisotropy {}
     impl super::sealed::Sealed for cuTexRefGetMaxAnisotropy {}
     impl super::Symbol for cuTexRefGetMaxAnisotropy {
         type Newest = super::TexRefGetMaxAnisotropy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetMaxAnisotropy;
     }
     /// The symbol `cuTexRefGetMipmapFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapFilterMode`](super::TexRefGetMipmapFilterMode).
     pub enum cuTexRefGetMipmapFilterMode {}
     impl super::sealed::Sealed for cuTexRefGetMipmapFilterMode {}
     impl super::Symbol for cuTexRefGetMipmapFilterMode {
         type Newest = super::TexRefGetMipmapFilterMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetMipmapFilterMode;
     }
     /// The symbol `cuTexRefGetMipmapLevelBias`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapLevelBias`](super::TexRefGetMipmapLevelBias).
     pub enum cuTexRefGetMipmapLevelBias {}
     impl super::sealed::Sealed for cuTexRefGetMipmapLevelBias {}
     impl super::Symbol for cuTexRefGetMipmapLevelBias {
         type Newest = super::TexRefGetMipmapLevelBias;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetMipmapLevelBias;
     }
     /// The symbol `cuTexRefGetMipmapLevelClamp`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapLevelClamp`](super::TexRefGetMipmapLevelClamp).
     pub enum cuTexRefGetMipmapLevelClamp {}
     impl super::sealed::Sealed for cuTexRefGetMipmapLevelClamp {}
     impl super::Symbol for cuTexRefGetMipmapLevelClamp {
         type Newest = super::TexRefGetMipmapLevelClamp;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetMipmapLevelClamp;
     }
     /// The symbol `cuTexRefGetMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmappedArray`](super::TexRefGetMipmappedArray).
     pub enum cuTexRefGetMipmappedArray {}
     impl super::sealed::Sealed for cuTexRefGetMipmappedArray {}
     impl super::Symbol for cuTexRefGetMipmappedArray {
         type Newest = super::TexRefGetMipmappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefGetMipmappedArray;
     }
     /// The symbol `cuTexRefSetAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddress`](super::TexRefSetAddress).
     pub enum cuTexRefSetAddress {}
     impl super::sealed::Sealed for cuTexRefSetAddress {}
     impl super::Symbol for cuTexRefSetAddress {
         type Newest = super::TexRefSetAddress;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetAddress;
     }
     /// The symbol `cuTexRefSetAddress2D`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddress2D`](super::TexRefSetAddress2D).
     pub enum cuTexRefSetAddress2D {}
     impl super::sealed::Sealed for cuTexRefSetAddress2D {}
     impl super::Symbol for cuTexRefSetAddress2D {
         type Newest = super::TexRefSetAddress2D;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetAddress2D;
     }
     /// The symbol `cuTexRefSetAddressMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddressMode`](super::TexRefSetAddressMode).
     pub enum cuTexRefSetAddressMode {}
     impl super::sealed::Sealed for cuTexRefSetAddressMode {}
     impl super::Symbol for cuTexRefSetAddressMode {
         type Newest = super::TexRefSetAddressMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetAddressMode;
     }
     /// The symbol `cuTexRefSetArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetArray`](super::TexRefSetArray).
     pub enum cuTexRefSetArray {}
     impl super::sealed::Sealed for cuTexRefSetArray {}
     impl super::Symbol for cuTexRefSetArray {
         type Newest = super::TexRefSetArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetArray;
     }
     /// The symbol `cuTexRefSetBorderColor`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetBorderColor`](super::TexRefSetBorderColor).
     pub enum cuTexRefSetBorderColor {}
     impl super::sealed::Sealed for cuTexRefSetBorderColor {}
     impl super::Symbol for cuTexRefSetBorderColor {
         type Newest = super::TexRefSetBorderColor;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetBorderColor;
     }
     /// The symbol `cuTexRefSetFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFilterMode`](super::TexRefSetFilterMode).
     pub enum cuTexRefSetFilterMode {}
     impl super::sealed::Sealed for cuTexRefSetFilterMode {}
     impl super::Symbol for cuTexRefSetFilterMode {
         type Newest = super::TexRefSetFilterMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetFilterMode;
     }
     /// The symbol `cuTexRefSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFlags`](super::TexRefSetFlags).
     pub enum cuTexRefSetFlags {}
     impl super::sealed::Sealed for cuTexRefSetFlags {}
     impl super::Symbol for cuTexRefSetFlags {
         type Newest = super::TexRefSetFlags;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetFlags;
     }
     /// The symbol `cuTexRefSetFormat`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFormat`](super::TexRefSetFormat).
     pub enum cuTexRefSetFormat {}
     impl super::sealed::Sealed for cuTexRefSetFormat {}
     impl super::Symbol for cuTexRefSetFormat {
         type Newest = super::TexRefSetFormat;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetFormat;
     }
     /// The symbol `cuTexRefSetMaxAnisotropy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMaxAnisotropy`](super::TexRefSetMaxAnisotropy).
     pub enum cuTexRefSetMaxAnisotropy {}
     impl super::sealed::Sealed for cuTexRefSetMaxAnisotropy {}
     impl super::Symbol for cuTexRefSetMaxAnisotropy {
         type Newest = super::TexRefSetMaxAnisotropy;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetMaxAnisotropy;
     }
     /// The symbol `cuTexRefSetMipmapFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapFilterMode`](super::TexRefSetMipmapFilterMode).
     pub enum cuTexRefSetMipmapFilterMode {}
     impl super::sealed::Sealed for cuTexRefSetMipmapFilterMode {}
     impl super::Symbol for cuTexRefSetMipmapFilterMode {
         type Newest = super::TexRefSetMipmapFilterMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetMipmapFilterMode;
     }
     /// The symbol `cuTexRefSetMipmapLevelBias`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapLevelBias`](super::TexRefSetMipmapLevelBias).
     pub enum cuTexRefSetMipmapLevelBias {}
     impl super::sealed::Sealed for cuTexRefSetMipmapLevelBias {}
     impl super::Symbol for cuTexRefSetMipmapLevelBias {
         type Newest = super::TexRefSetMipmapLevelBias;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetMipmapLevelBias;
     }
     /// The symbol `cuTexRefSetMipmapLevelClamp`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapLevelClamp`](super::TexRefSetMipmapLevelClamp).
     pub enum cuTexRefSetMipmapLevelClamp {}
     impl super::sealed::Sealed for cuTexRefSetMipmapLevelClamp {}
     impl super::Symbol for cuTexRefSetMipmapLevelClamp {
         type Newest = super::TexRefSetMipmapLevelClamp;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetMipmapLevelClamp;
     }
     /// The symbol `cuTexRefSetMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmappedArray`](super::TexRefSetMipmappedArray).
     pub enum cuTexRefSetMipmappedArray {}
     impl super::sealed::Sealed for cuTexRefSetMipmappedArray {}
     impl super::Symbol for cuTexRefSetMipmappedArray {
         type Newest = super::TexRefSetMipmappedArray;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuTexRefSetMipmappedArray;
     }
     /// The symbol `cuThreadExchangeStreamCaptureMode`, for [`Driver::newest`](crate::Driver::newest): see [`ThreadExchangeStreamCaptureMode`](super::ThreadExchangeStreamCaptureMode).
     pub enum cuThreadExchangeStreamCaptureMode {}
     impl super::sealed::Sealed for cuThreadExchangeStreamCaptureMode {}
     impl super::Symbol for cuThreadExchangeStreamCaptureMode {
         type Newest = super::ThreadExchangeStreamCaptureMode;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuThreadExchangeStreamCaptureMode;
     }
     /// The symbol `cuUserObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectCreate`](super::UserObjectCreate).
     pub enum cuUserObjectCreate {}
     impl super::sealed::Sealed for cuUserObjectCreate {}
     impl super::Symbol for cuUserObjectCreate {
         type Newest = super::UserObjectCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuUserObjectCreate;
     }
     /// The symbol `cuUserObjectRelease`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectRelease`](super::UserObjectRelease).
     pub enum cuUserObjectRelease {}
     impl super::sealed::Sealed for cuUserObjectRelease {}
     impl super::Symbol for cuUserObjectRelease {
         type Newest = super::UserObjectRelease;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuUserObjectRelease;
     }
     /// The symbol `cuUserObjectRetain`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectRetain`](super::UserObjectRetain).
     pub enum cuUserObjectRetain {}
     impl super::sealed::Sealed for cuUserObjectRetain {}
     impl super::Symbol for cuUserObjectRetain {
         type Newest = super::UserObjectRetain;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuUserObjectRetain;
     }
     /// The symbol `cuVDPAUCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`VDPAUCtxCreate`](super::VDPAUCtxCreate).
     #[cfg(feature = "vdpau")]
@@ -18955,6 +19516,7 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuVDPAUCtxCreate {
         type Newest = super::VDPAUCtxCreate;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuVDPAUCtxCreate;
     }
     /// The symbol `cuVDPAUGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`VDPAUGetDevice`](super::VDPAUGetDevice).
     #[cfg(feature = "vdpau")]
@@ -18964,6 +19526,7 @@ pub mod symbols {
     #[cfg(feature = "vdpau")]
     impl super::Symbol for cuVDPAUGetDevice {
         type Newest = super::VDPAUGetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuVDPAUGetDevice;
     }
     /// The symbol `cuWGLGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`WGLGetDevice`](super::WGLGetDevice).
     #[cfg(feature = "wgl")]
@@ -18973,11 +19536,5705 @@ pub mod symbols {
     #[cfg(feature = "wgl")]
     impl super::Symbol for cuWGLGetDevice {
         type Newest = super::WGLGetDevice;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuWGLGetDevice;
     }
     /// The symbol `cuWaitExternalSemaphoresAsync`, for [`Driver::newest`](crate::Driver::newest): see [`WaitExternalSemaphoresAsync`](super::WaitExternalSemaphoresAsync).
     pub enum cuWaitExternalSemaphoresAsync {}
     impl super::sealed::Sealed for cuWaitExternalSemaphoresAsync {}
     impl super::Symbol for cuWaitExternalSemaphoresAsync {
         type Newest = super::WaitExternalSemaphoresAsync;
+        const RECORD: &'static crate::registry::EntryRecord = &super::records::cuWaitExternalSemaphoresAsync;
     }
+}
+/// One [`EntryRecord`](crate::EntryRecord) per symbol, named like its marker: what
+/// [`Symbol::RECORD`] points at.
+#[doc(hidden)]
+#[allow(non_upper_case_globals)]
+pub mod records {
+    pub static cuArray3DCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArray3DCreate",
+        "cuArray3DCreate",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuArray3DGetDescriptor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArray3DGetDescriptor",
+        "cuArray3DGetDescriptor",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuArrayCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArrayCreate",
+        "cuArrayCreate",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuArrayDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArrayDestroy",
+        "cuArrayDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuArrayGetDescriptor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArrayGetDescriptor",
+        "cuArrayGetDescriptor",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuArrayGetMemoryRequirements: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArrayGetMemoryRequirements",
+        "cuArrayGetMemoryRequirements",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1u8,
+    );
+    pub static cuArrayGetPlane: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArrayGetPlane",
+        "cuArrayGetPlane",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuArrayGetSparseProperties: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuArrayGetSparseProperties",
+        "cuArrayGetSparseProperties",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointOperationComplete: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointOperationComplete",
+        "cuCheckpointOperationComplete",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointProcessCheckpoint: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointProcessCheckpoint",
+        "cuCheckpointProcessCheckpoint",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointProcessGetRestoreThreadId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointProcessGetRestoreThreadId",
+        "cuCheckpointProcessGetRestoreThreadId",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointProcessGetState: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointProcessGetState",
+        "cuCheckpointProcessGetState",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointProcessLock: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointProcessLock",
+        "cuCheckpointProcessLock",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointProcessRestore: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointProcessRestore",
+        "cuCheckpointProcessRestore",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCheckpointProcessUnlock: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCheckpointProcessUnlock",
+        "cuCheckpointProcessUnlock",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpDeregisterCompleteCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpDeregisterCompleteCallback",
+        "cuCoredumpDeregisterCompleteCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpDeregisterStartCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpDeregisterStartCallback",
+        "cuCoredumpDeregisterStartCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpGetAttribute",
+        "cuCoredumpGetAttribute",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpGetAttributeGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpGetAttributeGlobal",
+        "cuCoredumpGetAttributeGlobal",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpRegisterCompleteCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpRegisterCompleteCallback",
+        "cuCoredumpRegisterCompleteCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpRegisterStartCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpRegisterStartCallback",
+        "cuCoredumpRegisterStartCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpSetAttribute",
+        "cuCoredumpSetAttribute",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCoredumpSetAttributeGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCoredumpSetAttributeGlobal",
+        "cuCoredumpSetAttributeGlobal",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxAttach: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxAttach",
+        "cuCtxAttach",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxCreate",
+        "cuCtxCreate",
+        2000u32,
+        2000u32,
+        12050u32,
+        1u8,
+        4u8,
+    );
+    pub static cuCtxDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxDestroy",
+        "cuCtxDestroy",
+        2000u32,
+        2000u32,
+        4000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuCtxDetach: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxDetach",
+        "cuCtxDetach",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxDisablePeerAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxDisablePeerAccess",
+        "cuCtxDisablePeerAccess",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxEnablePeerAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxEnablePeerAccess",
+        "cuCtxEnablePeerAccess",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxFromGreenCtx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxFromGreenCtx",
+        "cuCtxFromGreenCtx",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetApiVersion: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetApiVersion",
+        "cuCtxGetApiVersion",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetCacheConfig",
+        "cuCtxGetCacheConfig",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetCurrent",
+        "cuCtxGetCurrent",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetDevResource",
+        "cuCtxGetDevResource",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetDevice",
+        "cuCtxGetDevice",
+        2000u32,
+        2000u32,
+        13000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuCtxGetExecAffinity: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetExecAffinity",
+        "cuCtxGetExecAffinity",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetFlags",
+        "cuCtxGetFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetId",
+        "cuCtxGetId",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetLimit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetLimit",
+        "cuCtxGetLimit",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetSharedMemConfig",
+        "cuCtxGetSharedMemConfig",
+        4020u32,
+        4020u32,
+        4020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxGetStreamPriorityRange: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxGetStreamPriorityRange",
+        "cuCtxGetStreamPriorityRange",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxPopCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxPopCurrent",
+        "cuCtxPopCurrent",
+        2000u32,
+        2000u32,
+        4000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuCtxPushCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxPushCurrent",
+        "cuCtxPushCurrent",
+        2000u32,
+        2000u32,
+        4000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuCtxRecordEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxRecordEvent",
+        "cuCtxRecordEvent",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxResetPersistingL2Cache: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxResetPersistingL2Cache",
+        "cuCtxResetPersistingL2Cache",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxSetCacheConfig",
+        "cuCtxSetCacheConfig",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxSetCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxSetCurrent",
+        "cuCtxSetCurrent",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxSetFlags",
+        "cuCtxSetFlags",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxSetLimit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxSetLimit",
+        "cuCtxSetLimit",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxSetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxSetSharedMemConfig",
+        "cuCtxSetSharedMemConfig",
+        4020u32,
+        4020u32,
+        4020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuCtxSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxSynchronize",
+        "cuCtxSynchronize",
+        2000u32,
+        2000u32,
+        13000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuCtxWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuCtxWaitEvent",
+        "cuCtxWaitEvent",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10CtxCreate",
+        "cuD3D10CtxCreate",
+        2010u32,
+        2010u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10CtxCreateOnDevice",
+        "cuD3D10CtxCreateOnDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10GetDevice",
+        "cuD3D10GetDevice",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10GetDevices",
+        "cuD3D10GetDevices",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10GetDirect3DDevice",
+        "cuD3D10GetDirect3DDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10MapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10MapResources",
+        "cuD3D10MapResources",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10RegisterResource",
+        "cuD3D10RegisterResource",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10ResourceGetMappedArray",
+        "cuD3D10ResourceGetMappedArray",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedPitch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10ResourceGetMappedPitch",
+        "cuD3D10ResourceGetMappedPitch",
+        2010u32,
+        2010u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10ResourceGetMappedPointer",
+        "cuD3D10ResourceGetMappedPointer",
+        2010u32,
+        2010u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10ResourceGetMappedSize",
+        "cuD3D10ResourceGetMappedSize",
+        2010u32,
+        2010u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetSurfaceDimensions: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10ResourceGetSurfaceDimensions",
+        "cuD3D10ResourceGetSurfaceDimensions",
+        2010u32,
+        2010u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10ResourceSetMapFlags",
+        "cuD3D10ResourceSetMapFlags",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10UnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10UnmapResources",
+        "cuD3D10UnmapResources",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10UnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D10UnregisterResource",
+        "cuD3D10UnregisterResource",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D11CtxCreate",
+        "cuD3D11CtxCreate",
+        3000u32,
+        3000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D11CtxCreateOnDevice",
+        "cuD3D11CtxCreateOnDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D11GetDevice",
+        "cuD3D11GetDevice",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D11GetDevices",
+        "cuD3D11GetDevices",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D11GetDirect3DDevice",
+        "cuD3D11GetDirect3DDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9Begin: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9Begin",
+        "cuD3D9Begin",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9CtxCreate",
+        "cuD3D9CtxCreate",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9CtxCreateOnDevice",
+        "cuD3D9CtxCreateOnDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9End: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9End",
+        "cuD3D9End",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9GetDevice",
+        "cuD3D9GetDevice",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9GetDevices",
+        "cuD3D9GetDevices",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9GetDirect3DDevice",
+        "cuD3D9GetDirect3DDevice",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9MapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9MapResources",
+        "cuD3D9MapResources",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9MapVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9MapVertexBuffer",
+        "cuD3D9MapVertexBuffer",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9RegisterResource",
+        "cuD3D9RegisterResource",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9RegisterVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9RegisterVertexBuffer",
+        "cuD3D9RegisterVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9ResourceGetMappedArray",
+        "cuD3D9ResourceGetMappedArray",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedPitch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9ResourceGetMappedPitch",
+        "cuD3D9ResourceGetMappedPitch",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9ResourceGetMappedPointer",
+        "cuD3D9ResourceGetMappedPointer",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9ResourceGetMappedSize",
+        "cuD3D9ResourceGetMappedSize",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetSurfaceDimensions: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9ResourceGetSurfaceDimensions",
+        "cuD3D9ResourceGetSurfaceDimensions",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9ResourceSetMapFlags",
+        "cuD3D9ResourceSetMapFlags",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9UnmapResources",
+        "cuD3D9UnmapResources",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnmapVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9UnmapVertexBuffer",
+        "cuD3D9UnmapVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9UnregisterResource",
+        "cuD3D9UnregisterResource",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnregisterVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuD3D9UnregisterVertexBuffer",
+        "cuD3D9UnregisterVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDestroyExternalMemory: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDestroyExternalMemory",
+        "cuDestroyExternalMemory",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDestroyExternalSemaphore: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDestroyExternalSemaphore",
+        "cuDestroyExternalSemaphore",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDevResourceGenerateDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevResourceGenerateDesc",
+        "cuDevResourceGenerateDesc",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDevSmResourceSplit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevSmResourceSplit",
+        "cuDevSmResourceSplit",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDevSmResourceSplitByCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevSmResourceSplitByCount",
+        "cuDevSmResourceSplitByCount",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceCanAccessPeer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceCanAccessPeer",
+        "cuDeviceCanAccessPeer",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceComputeCapability: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceComputeCapability",
+        "cuDeviceComputeCapability",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGet: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGet",
+        "cuDeviceGet",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetAttribute",
+        "cuDeviceGetAttribute",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetByPCIBusId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetByPCIBusId",
+        "cuDeviceGetByPCIBusId",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetCliqueCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetCliqueCount",
+        "cuDeviceGetCliqueCount",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetCliqueInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetCliqueInfo",
+        "cuDeviceGetCliqueInfo",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetCount",
+        "cuDeviceGetCount",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetDefaultMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetDefaultMemPool",
+        "cuDeviceGetDefaultMemPool",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetDevResource",
+        "cuDeviceGetDevResource",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetExecAffinitySupport: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetExecAffinitySupport",
+        "cuDeviceGetExecAffinitySupport",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetFabricClusterUuid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetFabricClusterUuid",
+        "cuDeviceGetFabricClusterUuid",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetGraphMemAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetGraphMemAttribute",
+        "cuDeviceGetGraphMemAttribute",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetHostAtomicCapabilities: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetHostAtomicCapabilities",
+        "cuDeviceGetHostAtomicCapabilities",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetLuid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetLuid",
+        "cuDeviceGetLuid",
+        10000u32,
+        11020u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetMemPool",
+        "cuDeviceGetMemPool",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetName",
+        "cuDeviceGetName",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetNvSciSyncAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetNvSciSyncAttributes",
+        "cuDeviceGetNvSciSyncAttributes",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetP2PAtomicCapabilities: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetP2PAtomicCapabilities",
+        "cuDeviceGetP2PAtomicCapabilities",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetP2PAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetP2PAttribute",
+        "cuDeviceGetP2PAttribute",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetPCIBusId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetPCIBusId",
+        "cuDeviceGetPCIBusId",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetProperties: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetProperties",
+        "cuDeviceGetProperties",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetTexture1DLinearMaxWidth: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetTexture1DLinearMaxWidth",
+        "cuDeviceGetTexture1DLinearMaxWidth",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceGetUuid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGetUuid",
+        "cuDeviceGetUuid",
+        9020u32,
+        9020u32,
+        11040u32,
+        1u8,
+        2u8,
+    );
+    pub static cuDeviceGraphMemTrim: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceGraphMemTrim",
+        "cuDeviceGraphMemTrim",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDevicePrimaryCtxGetState: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevicePrimaryCtxGetState",
+        "cuDevicePrimaryCtxGetState",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDevicePrimaryCtxRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevicePrimaryCtxRelease",
+        "cuDevicePrimaryCtxRelease",
+        7000u32,
+        7000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuDevicePrimaryCtxReset: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevicePrimaryCtxReset",
+        "cuDevicePrimaryCtxReset",
+        7000u32,
+        7000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuDevicePrimaryCtxRetain: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevicePrimaryCtxRetain",
+        "cuDevicePrimaryCtxRetain",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDevicePrimaryCtxSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDevicePrimaryCtxSetFlags",
+        "cuDevicePrimaryCtxSetFlags",
+        7000u32,
+        7000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuDeviceRegisterAsyncNotification: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceRegisterAsyncNotification",
+        "cuDeviceRegisterAsyncNotification",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceSetGraphMemAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceSetGraphMemAttribute",
+        "cuDeviceSetGraphMemAttribute",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceSetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceSetMemPool",
+        "cuDeviceSetMemPool",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDeviceTotalMem: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceTotalMem",
+        "cuDeviceTotalMem",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuDeviceUnregisterAsyncNotification: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDeviceUnregisterAsyncNotification",
+        "cuDeviceUnregisterAsyncNotification",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuDriverGetVersion: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuDriverGetVersion",
+        "cuDriverGetVersion",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerAcquireFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamConsumerAcquireFrame",
+        "cuEGLStreamConsumerAcquireFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerConnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamConsumerConnect",
+        "cuEGLStreamConsumerConnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerConnectWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamConsumerConnectWithFlags",
+        "cuEGLStreamConsumerConnectWithFlags",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerDisconnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamConsumerDisconnect",
+        "cuEGLStreamConsumerDisconnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerReleaseFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamConsumerReleaseFrame",
+        "cuEGLStreamConsumerReleaseFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerConnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamProducerConnect",
+        "cuEGLStreamProducerConnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerDisconnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamProducerDisconnect",
+        "cuEGLStreamProducerDisconnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerPresentFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamProducerPresentFrame",
+        "cuEGLStreamProducerPresentFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerReturnFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEGLStreamProducerReturnFrame",
+        "cuEGLStreamProducerReturnFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuEventCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventCreate",
+        "cuEventCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEventCreateFromEGLSync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventCreateFromEGLSync",
+        "cuEventCreateFromEGLSync",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuEventDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventDestroy",
+        "cuEventDestroy",
+        2000u32,
+        2000u32,
+        4000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuEventElapsedTime: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventElapsedTime",
+        "cuEventElapsedTime",
+        2000u32,
+        2000u32,
+        12080u32,
+        1u8,
+        2u8,
+    );
+    pub static cuEventQuery: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventQuery",
+        "cuEventQuery",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuEventRecord: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventRecord",
+        "cuEventRecord",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuEventRecordWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventRecordWithFlags",
+        "cuEventRecordWithFlags",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuEventSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuEventSynchronize",
+        "cuEventSynchronize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuExternalMemoryGetMappedBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuExternalMemoryGetMappedBuffer",
+        "cuExternalMemoryGetMappedBuffer",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuExternalMemoryGetMappedMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuExternalMemoryGetMappedMipmappedArray",
+        "cuExternalMemoryGetMappedMipmappedArray",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFabricCpyBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFabricCpyBatchAsync",
+        "cuFabricCpyBatchAsync",
+        13050u32,
+        13050u32,
+        13050u32,
+        1u8,
+        2u8,
+    );
+    pub static cuFlushGPUDirectRDMAWrites: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFlushGPUDirectRDMAWrites",
+        "cuFlushGPUDirectRDMAWrites",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncGetAttribute",
+        "cuFuncGetAttribute",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncGetModule: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncGetModule",
+        "cuFuncGetModule",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncGetName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncGetName",
+        "cuFuncGetName",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncGetParamCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncGetParamCount",
+        "cuFuncGetParamCount",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncGetParamInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncGetParamInfo",
+        "cuFuncGetParamInfo",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncIsLoaded: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncIsLoaded",
+        "cuFuncIsLoaded",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncLoad: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncLoad",
+        "cuFuncLoad",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncSetAttribute",
+        "cuFuncSetAttribute",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncSetBlockShape: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncSetBlockShape",
+        "cuFuncSetBlockShape",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncSetCacheConfig",
+        "cuFuncSetCacheConfig",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncSetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncSetSharedMemConfig",
+        "cuFuncSetSharedMemConfig",
+        4020u32,
+        4020u32,
+        4020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuFuncSetSharedSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuFuncSetSharedSize",
+        "cuFuncSetSharedSize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLCtxCreate",
+        "cuGLCtxCreate",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLGetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLGetDevices",
+        "cuGLGetDevices",
+        4010u32,
+        4010u32,
+        6050u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLInit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLInit",
+        "cuGLInit",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLMapBufferObject",
+        "cuGLMapBufferObject",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObjectAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLMapBufferObjectAsync",
+        "cuGLMapBufferObjectAsync",
+        2030u32,
+        2030u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLRegisterBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLRegisterBufferObject",
+        "cuGLRegisterBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLSetBufferObjectMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLSetBufferObjectMapFlags",
+        "cuGLSetBufferObjectMapFlags",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLUnmapBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLUnmapBufferObject",
+        "cuGLUnmapBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLUnmapBufferObjectAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLUnmapBufferObjectAsync",
+        "cuGLUnmapBufferObjectAsync",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLUnregisterBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGLUnregisterBufferObject",
+        "cuGLUnregisterBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGetErrorName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGetErrorName",
+        "cuGetErrorName",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGetErrorString: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGetErrorString",
+        "cuGetErrorString",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGetExportTable: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGetExportTable",
+        "cuGetExportTable",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGetProcAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGetProcAddress",
+        "cuGetProcAddress",
+        11030u32,
+        11030u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphAddBatchMemOpNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddBatchMemOpNode",
+        "cuGraphAddBatchMemOpNode",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddChildGraphNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddChildGraphNode",
+        "cuGraphAddChildGraphNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddDependencies",
+        "cuGraphAddDependencies",
+        10000u32,
+        10000u32,
+        12030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphAddEmptyNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddEmptyNode",
+        "cuGraphAddEmptyNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddEventRecordNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddEventRecordNode",
+        "cuGraphAddEventRecordNode",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddEventWaitNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddEventWaitNode",
+        "cuGraphAddEventWaitNode",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddExternalSemaphoresSignalNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddExternalSemaphoresSignalNode",
+        "cuGraphAddExternalSemaphoresSignalNode",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddExternalSemaphoresWaitNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddExternalSemaphoresWaitNode",
+        "cuGraphAddExternalSemaphoresWaitNode",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddHostNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddHostNode",
+        "cuGraphAddHostNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddKernelNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddKernelNode",
+        "cuGraphAddKernelNode",
+        10000u32,
+        10000u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphAddMemAllocNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddMemAllocNode",
+        "cuGraphAddMemAllocNode",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddMemFreeNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddMemFreeNode",
+        "cuGraphAddMemFreeNode",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddMemcpyNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddMemcpyNode",
+        "cuGraphAddMemcpyNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddMemsetNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddMemsetNode",
+        "cuGraphAddMemsetNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphAddNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphAddNode",
+        "cuGraphAddNode",
+        12020u32,
+        12020u32,
+        13040u32,
+        1u8,
+        3u8,
+    );
+    pub static cuGraphBatchMemOpNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphBatchMemOpNodeGetParams",
+        "cuGraphBatchMemOpNodeGetParams",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphBatchMemOpNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphBatchMemOpNodeSetParams",
+        "cuGraphBatchMemOpNodeSetParams",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphChildGraphNodeGetGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphChildGraphNodeGetGraph",
+        "cuGraphChildGraphNodeGetGraph",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphClone: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphClone",
+        "cuGraphClone",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphConditionalHandleCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphConditionalHandleCreate",
+        "cuGraphConditionalHandleCreate",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphCreate",
+        "cuGraphCreate",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphDebugDotPrint: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphDebugDotPrint",
+        "cuGraphDebugDotPrint",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphDestroy",
+        "cuGraphDestroy",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphDestroyNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphDestroyNode",
+        "cuGraphDestroyNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphEventRecordNodeGetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphEventRecordNodeGetEvent",
+        "cuGraphEventRecordNodeGetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphEventRecordNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphEventRecordNodeSetEvent",
+        "cuGraphEventRecordNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphEventWaitNodeGetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphEventWaitNodeGetEvent",
+        "cuGraphEventWaitNodeGetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphEventWaitNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphEventWaitNodeSetEvent",
+        "cuGraphEventWaitNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecBatchMemOpNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecBatchMemOpNodeSetParams",
+        "cuGraphExecBatchMemOpNodeSetParams",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecChildGraphNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecChildGraphNodeSetParams",
+        "cuGraphExecChildGraphNodeSetParams",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecDestroy",
+        "cuGraphExecDestroy",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecEventRecordNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecEventRecordNodeSetEvent",
+        "cuGraphExecEventRecordNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecEventWaitNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecEventWaitNodeSetEvent",
+        "cuGraphExecEventWaitNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecExternalSemaphoresSignalNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+        "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecExternalSemaphoresWaitNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+        "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecGetFlags",
+        "cuGraphExecGetFlags",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecGetId",
+        "cuGraphExecGetId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecHostNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecHostNodeSetParams",
+        "cuGraphExecHostNodeSetParams",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecKernelNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecKernelNodeSetParams",
+        "cuGraphExecKernelNodeSetParams",
+        10010u32,
+        10010u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphExecMemcpyNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecMemcpyNodeSetParams",
+        "cuGraphExecMemcpyNodeSetParams",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecMemsetNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecMemsetNodeSetParams",
+        "cuGraphExecMemsetNodeSetParams",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecNodeSetParams",
+        "cuGraphExecNodeSetParams",
+        12020u32,
+        12020u32,
+        12020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExecUpdate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExecUpdate",
+        "cuGraphExecUpdate",
+        10020u32,
+        10020u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphExternalSemaphoresSignalNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExternalSemaphoresSignalNodeGetParams",
+        "cuGraphExternalSemaphoresSignalNodeGetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExternalSemaphoresSignalNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExternalSemaphoresSignalNodeSetParams",
+        "cuGraphExternalSemaphoresSignalNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExternalSemaphoresWaitNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExternalSemaphoresWaitNodeGetParams",
+        "cuGraphExternalSemaphoresWaitNodeGetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphExternalSemaphoresWaitNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphExternalSemaphoresWaitNodeSetParams",
+        "cuGraphExternalSemaphoresWaitNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphGetEdges: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphGetEdges",
+        "cuGraphGetEdges",
+        10000u32,
+        10000u32,
+        12030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphGetId",
+        "cuGraphGetId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphGetNodes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphGetNodes",
+        "cuGraphGetNodes",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphGetRootNodes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphGetRootNodes",
+        "cuGraphGetRootNodes",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphHostNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphHostNodeGetParams",
+        "cuGraphHostNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphHostNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphHostNodeSetParams",
+        "cuGraphHostNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphInstantiate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphInstantiate",
+        "cuGraphInstantiate",
+        10000u32,
+        10000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphInstantiateWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphInstantiateWithFlags",
+        "cuGraphInstantiateWithFlags",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphInstantiateWithParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphInstantiateWithParams",
+        "cuGraphInstantiateWithParams",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphKernelNodeCopyAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphKernelNodeCopyAttributes",
+        "cuGraphKernelNodeCopyAttributes",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphKernelNodeGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphKernelNodeGetAttribute",
+        "cuGraphKernelNodeGetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphKernelNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphKernelNodeGetParams",
+        "cuGraphKernelNodeGetParams",
+        10000u32,
+        10000u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphKernelNodeSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphKernelNodeSetAttribute",
+        "cuGraphKernelNodeSetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphKernelNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphKernelNodeSetParams",
+        "cuGraphKernelNodeSetParams",
+        10000u32,
+        10000u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphLaunch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphLaunch",
+        "cuGraphLaunch",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphMemAllocNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphMemAllocNodeGetParams",
+        "cuGraphMemAllocNodeGetParams",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphMemFreeNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphMemFreeNodeGetParams",
+        "cuGraphMemFreeNodeGetParams",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphMemcpyNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphMemcpyNodeGetParams",
+        "cuGraphMemcpyNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphMemcpyNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphMemcpyNodeSetParams",
+        "cuGraphMemcpyNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphMemsetNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphMemsetNodeGetParams",
+        "cuGraphMemsetNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphMemsetNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphMemsetNodeSetParams",
+        "cuGraphMemsetNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeFindInClone: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeFindInClone",
+        "cuGraphNodeFindInClone",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeGetContainingGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetContainingGraph",
+        "cuGraphNodeGetContainingGraph",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeGetDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetDependencies",
+        "cuGraphNodeGetDependencies",
+        10000u32,
+        10000u32,
+        12030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphNodeGetDependentNodes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetDependentNodes",
+        "cuGraphNodeGetDependentNodes",
+        10000u32,
+        10000u32,
+        12030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphNodeGetEnabled: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetEnabled",
+        "cuGraphNodeGetEnabled",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeGetLocalId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetLocalId",
+        "cuGraphNodeGetLocalId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetParams",
+        "cuGraphNodeGetParams",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeGetToolsId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetToolsId",
+        "cuGraphNodeGetToolsId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeGetType: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeGetType",
+        "cuGraphNodeGetType",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeSetEnabled: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeSetEnabled",
+        "cuGraphNodeSetEnabled",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphNodeSetParams",
+        "cuGraphNodeSetParams",
+        12020u32,
+        12020u32,
+        13040u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphReleaseUserObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphReleaseUserObject",
+        "cuGraphReleaseUserObject",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphRemoveDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphRemoveDependencies",
+        "cuGraphRemoveDependencies",
+        10000u32,
+        10000u32,
+        12030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphRetainUserObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphRetainUserObject",
+        "cuGraphRetainUserObject",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphUpload: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphUpload",
+        "cuGraphUpload",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuGraphicsD3D10RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsD3D10RegisterResource",
+        "cuGraphicsD3D10RegisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuGraphicsD3D11RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsD3D11RegisterResource",
+        "cuGraphicsD3D11RegisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuGraphicsD3D9RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsD3D9RegisterResource",
+        "cuGraphicsD3D9RegisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuGraphicsEGLRegisterImage: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsEGLRegisterImage",
+        "cuGraphicsEGLRegisterImage",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGraphicsGLRegisterBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsGLRegisterBuffer",
+        "cuGraphicsGLRegisterBuffer",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGraphicsGLRegisterImage: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsGLRegisterImage",
+        "cuGraphicsGLRegisterImage",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphicsMapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsMapResources",
+        "cuGraphicsMapResources",
+        3000u32,
+        3000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuGraphicsResourceGetMappedEglFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsResourceGetMappedEglFrame",
+        "cuGraphicsResourceGetMappedEglFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphicsResourceGetMappedMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsResourceGetMappedMipmappedArray",
+        "cuGraphicsResourceGetMappedMipmappedArray",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphicsResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsResourceGetMappedPointer",
+        "cuGraphicsResourceGetMappedPointer",
+        3000u32,
+        3000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphicsResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsResourceSetMapFlags",
+        "cuGraphicsResourceSetMapFlags",
+        3000u32,
+        3000u32,
+        6050u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphicsSubResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsSubResourceGetMappedArray",
+        "cuGraphicsSubResourceGetMappedArray",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGraphicsUnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsUnmapResources",
+        "cuGraphicsUnmapResources",
+        3000u32,
+        3000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuGraphicsUnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsUnregisterResource",
+        "cuGraphicsUnregisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuGraphicsVDPAURegisterOutputSurface: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsVDPAURegisterOutputSurface",
+        "cuGraphicsVDPAURegisterOutputSurface",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuGraphicsVDPAURegisterVideoSurface: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGraphicsVDPAURegisterVideoSurface",
+        "cuGraphicsVDPAURegisterVideoSurface",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxCreate",
+        "cuGreenCtxCreate",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxDestroy",
+        "cuGreenCtxDestroy",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxGetDevResource",
+        "cuGreenCtxGetDevResource",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxGetId",
+        "cuGreenCtxGetId",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxRecordEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxRecordEvent",
+        "cuGreenCtxRecordEvent",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxStreamCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxStreamCreate",
+        "cuGreenCtxStreamCreate",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuGreenCtxWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuGreenCtxWaitEvent",
+        "cuGreenCtxWaitEvent",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuImportExternalMemory: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuImportExternalMemory",
+        "cuImportExternalMemory",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuImportExternalSemaphore: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuImportExternalSemaphore",
+        "cuImportExternalSemaphore",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuInit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuInit",
+        "cuInit",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuIpcCloseMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuIpcCloseMemHandle",
+        "cuIpcCloseMemHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuIpcGetEventHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuIpcGetEventHandle",
+        "cuIpcGetEventHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuIpcGetMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuIpcGetMemHandle",
+        "cuIpcGetMemHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuIpcOpenEventHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuIpcOpenEventHandle",
+        "cuIpcOpenEventHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuIpcOpenMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuIpcOpenMemHandle",
+        "cuIpcOpenMemHandle",
+        4010u32,
+        4010u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuKernelGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelGetAttribute",
+        "cuKernelGetAttribute",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelGetFunction: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelGetFunction",
+        "cuKernelGetFunction",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelGetLibrary: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelGetLibrary",
+        "cuKernelGetLibrary",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelGetName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelGetName",
+        "cuKernelGetName",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelGetParamCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelGetParamCount",
+        "cuKernelGetParamCount",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelGetParamInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelGetParamInfo",
+        "cuKernelGetParamInfo",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelSetAttribute",
+        "cuKernelSetAttribute",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuKernelSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuKernelSetCacheConfig",
+        "cuKernelSetCacheConfig",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLaunch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunch",
+        "cuLaunch",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLaunchCooperativeKernel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchCooperativeKernel",
+        "cuLaunchCooperativeKernel",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuLaunchCooperativeKernelMultiDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchCooperativeKernelMultiDevice",
+        "cuLaunchCooperativeKernelMultiDevice",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLaunchGrid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchGrid",
+        "cuLaunchGrid",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLaunchGridAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchGridAsync",
+        "cuLaunchGridAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLaunchHostFunc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchHostFunc",
+        "cuLaunchHostFunc",
+        10000u32,
+        10000u32,
+        13010u32,
+        1u8,
+        4u8,
+    );
+    pub static cuLaunchKernel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchKernel",
+        "cuLaunchKernel",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuLaunchKernelEx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLaunchKernelEx",
+        "cuLaunchKernelEx",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        2u8,
+    );
+    pub static cuLibraryEnumerateKernels: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryEnumerateKernels",
+        "cuLibraryEnumerateKernels",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryGetGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryGetGlobal",
+        "cuLibraryGetGlobal",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryGetKernel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryGetKernel",
+        "cuLibraryGetKernel",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryGetKernelCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryGetKernelCount",
+        "cuLibraryGetKernelCount",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryGetManaged: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryGetManaged",
+        "cuLibraryGetManaged",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryGetModule: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryGetModule",
+        "cuLibraryGetModule",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryGetUnifiedFunction: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryGetUnifiedFunction",
+        "cuLibraryGetUnifiedFunction",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryLoadData: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryLoadData",
+        "cuLibraryLoadData",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryLoadFromFile: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryLoadFromFile",
+        "cuLibraryLoadFromFile",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLibraryUnload: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLibraryUnload",
+        "cuLibraryUnload",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLinkAddData: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLinkAddData",
+        "cuLinkAddData",
+        5050u32,
+        5050u32,
+        6050u32,
+        1u8,
+        2u8,
+    );
+    pub static cuLinkAddFile: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLinkAddFile",
+        "cuLinkAddFile",
+        5050u32,
+        5050u32,
+        6050u32,
+        1u8,
+        2u8,
+    );
+    pub static cuLinkComplete: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLinkComplete",
+        "cuLinkComplete",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLinkCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLinkCreate",
+        "cuLinkCreate",
+        5050u32,
+        5050u32,
+        6050u32,
+        1u8,
+        2u8,
+    );
+    pub static cuLinkDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLinkDestroy",
+        "cuLinkDestroy",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointAddDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointAddDevice",
+        "cuLogicalEndpointAddDevice",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointBindAddr: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointBindAddr",
+        "cuLogicalEndpointBindAddr",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointBindMem: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointBindMem",
+        "cuLogicalEndpointBindMem",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointCreate",
+        "cuLogicalEndpointCreate",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointDestroy",
+        "cuLogicalEndpointDestroy",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointExport: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointExport",
+        "cuLogicalEndpointExport",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointGetLimits: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointGetLimits",
+        "cuLogicalEndpointGetLimits",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointIdRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointIdRelease",
+        "cuLogicalEndpointIdRelease",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointIdReserve: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointIdReserve",
+        "cuLogicalEndpointIdReserve",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointImport: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointImport",
+        "cuLogicalEndpointImport",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointQuery: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointQuery",
+        "cuLogicalEndpointQuery",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogicalEndpointUnbind: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogicalEndpointUnbind",
+        "cuLogicalEndpointUnbind",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogsCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogsCurrent",
+        "cuLogsCurrent",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogsDumpToFile: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogsDumpToFile",
+        "cuLogsDumpToFile",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogsDumpToMemory: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogsDumpToMemory",
+        "cuLogsDumpToMemory",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogsRegisterCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogsRegisterCallback",
+        "cuLogsRegisterCallback",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1u8,
+    );
+    pub static cuLogsUnregisterCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuLogsUnregisterCallback",
+        "cuLogsUnregisterCallback",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemAddressFree: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAddressFree",
+        "cuMemAddressFree",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemAddressReserve: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAddressReserve",
+        "cuMemAddressReserve",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemAdvise: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAdvise",
+        "cuMemAdvise",
+        8000u32,
+        8000u32,
+        12020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemAlloc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAlloc",
+        "cuMemAlloc",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemAllocAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAllocAsync",
+        "cuMemAllocAsync",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemAllocFromPoolAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAllocFromPoolAsync",
+        "cuMemAllocFromPoolAsync",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemAllocHost: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAllocHost",
+        "cuMemAllocHost",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemAllocManaged: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAllocManaged",
+        "cuMemAllocManaged",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemAllocPitch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemAllocPitch",
+        "cuMemAllocPitch",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemBatchDecompressAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemBatchDecompressAsync",
+        "cuMemBatchDecompressAsync",
+        12060u32,
+        12060u32,
+        12060u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemCreate",
+        "cuMemCreate",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemDiscardAndPrefetchBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemDiscardAndPrefetchBatchAsync",
+        "cuMemDiscardAndPrefetchBatchAsync",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemDiscardBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemDiscardBatchAsync",
+        "cuMemDiscardBatchAsync",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemExportToShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemExportToShareableHandle",
+        "cuMemExportToShareableHandle",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemFree: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemFree",
+        "cuMemFree",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemFreeAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemFreeAsync",
+        "cuMemFreeAsync",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemFreeHost: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemFreeHost",
+        "cuMemFreeHost",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetAccess",
+        "cuMemGetAccess",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetAddressRange: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetAddressRange",
+        "cuMemGetAddressRange",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemGetAllocationGranularity: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetAllocationGranularity",
+        "cuMemGetAllocationGranularity",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetAllocationPropertiesFromHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetAllocationPropertiesFromHandle",
+        "cuMemGetAllocationPropertiesFromHandle",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetDefaultMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetDefaultMemPool",
+        "cuMemGetDefaultMemPool",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetHandleForAddressRange: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetHandleForAddressRange",
+        "cuMemGetHandleForAddressRange",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetInfo",
+        "cuMemGetInfo",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemGetLocationInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetLocationInfo",
+        "cuMemGetLocationInfo",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemGetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemGetMemPool",
+        "cuMemGetMemPool",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemHostAlloc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemHostAlloc",
+        "cuMemHostAlloc",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemHostGetDevicePointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemHostGetDevicePointer",
+        "cuMemHostGetDevicePointer",
+        2020u32,
+        2020u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemHostGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemHostGetFlags",
+        "cuMemHostGetFlags",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemHostRegister: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemHostRegister",
+        "cuMemHostRegister",
+        4000u32,
+        4000u32,
+        6050u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemHostUnregister: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemHostUnregister",
+        "cuMemHostUnregister",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemImportFromShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemImportFromShareableHandle",
+        "cuMemImportFromShareableHandle",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemMap: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemMap",
+        "cuMemMap",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemMapArrayAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemMapArrayAsync",
+        "cuMemMapArrayAsync",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemPoolCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolCreate",
+        "cuMemPoolCreate",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolDestroy",
+        "cuMemPoolDestroy",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolExportPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolExportPointer",
+        "cuMemPoolExportPointer",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolExportToShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolExportToShareableHandle",
+        "cuMemPoolExportToShareableHandle",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolGetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolGetAccess",
+        "cuMemPoolGetAccess",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolGetAttribute",
+        "cuMemPoolGetAttribute",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolImportFromShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolImportFromShareableHandle",
+        "cuMemPoolImportFromShareableHandle",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolImportPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolImportPointer",
+        "cuMemPoolImportPointer",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolSetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolSetAccess",
+        "cuMemPoolSetAccess",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolSetAttribute",
+        "cuMemPoolSetAttribute",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPoolTrimTo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPoolTrimTo",
+        "cuMemPoolTrimTo",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemPrefetchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPrefetchAsync",
+        "cuMemPrefetchAsync",
+        8000u32,
+        8000u32,
+        12020u32,
+        1u8,
+        4u8,
+    );
+    pub static cuMemPrefetchBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemPrefetchBatchAsync",
+        "cuMemPrefetchBatchAsync",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemRangeGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemRangeGetAttribute",
+        "cuMemRangeGetAttribute",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemRangeGetAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemRangeGetAttributes",
+        "cuMemRangeGetAttributes",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemRelease",
+        "cuMemRelease",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemRetainAllocationHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemRetainAllocationHandle",
+        "cuMemRetainAllocationHandle",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemSetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemSetAccess",
+        "cuMemSetAccess",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemSetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemSetMemPool",
+        "cuMemSetMemPool",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemUnmap: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemUnmap",
+        "cuMemUnmap",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMemcpy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy",
+        "cuMemcpy",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpy2D: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy2D",
+        "cuMemcpy2D",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpy2DAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy2DAsync",
+        "cuMemcpy2DAsync",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpy2DUnaligned: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy2DUnaligned",
+        "cuMemcpy2DUnaligned",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpy3D: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy3D",
+        "cuMemcpy3D",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpy3DAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy3DAsync",
+        "cuMemcpy3DAsync",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpy3DBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy3DBatchAsync",
+        "cuMemcpy3DBatchAsync",
+        12080u32,
+        12080u32,
+        13000u32,
+        1u8,
+        4u8,
+    );
+    pub static cuMemcpy3DPeer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy3DPeer",
+        "cuMemcpy3DPeer",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpy3DPeerAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy3DPeerAsync",
+        "cuMemcpy3DPeerAsync",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpy3DWithAttributesAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpy3DWithAttributesAsync",
+        "cuMemcpy3DWithAttributesAsync",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpyAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyAsync",
+        "cuMemcpyAsync",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpyAtoA: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyAtoA",
+        "cuMemcpyAtoA",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyAtoD: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyAtoD",
+        "cuMemcpyAtoD",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyAtoH: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyAtoH",
+        "cuMemcpyAtoH",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyAtoHAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyAtoHAsync",
+        "cuMemcpyAtoHAsync",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyBatchAsync",
+        "cuMemcpyBatchAsync",
+        12080u32,
+        12080u32,
+        13000u32,
+        1u8,
+        4u8,
+    );
+    pub static cuMemcpyDtoA: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyDtoA",
+        "cuMemcpyDtoA",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyDtoD: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyDtoD",
+        "cuMemcpyDtoD",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyDtoDAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyDtoDAsync",
+        "cuMemcpyDtoDAsync",
+        3000u32,
+        3000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyDtoH: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyDtoH",
+        "cuMemcpyDtoH",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyDtoHAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyDtoHAsync",
+        "cuMemcpyDtoHAsync",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyHtoA: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyHtoA",
+        "cuMemcpyHtoA",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyHtoAAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyHtoAAsync",
+        "cuMemcpyHtoAAsync",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyHtoD: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyHtoD",
+        "cuMemcpyHtoD",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyHtoDAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyHtoDAsync",
+        "cuMemcpyHtoDAsync",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemcpyPeer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyPeer",
+        "cuMemcpyPeer",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpyPeerAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyPeerAsync",
+        "cuMemcpyPeerAsync",
+        4000u32,
+        4000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemcpyWithAttributesAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemcpyWithAttributesAsync",
+        "cuMemcpyWithAttributesAsync",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemsetD16: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD16",
+        "cuMemsetD16",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemsetD16Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD16Async",
+        "cuMemsetD16Async",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemsetD2D16: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD2D16",
+        "cuMemsetD2D16",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemsetD2D16Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD2D16Async",
+        "cuMemsetD2D16Async",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemsetD2D32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD2D32",
+        "cuMemsetD2D32",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemsetD2D32Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD2D32Async",
+        "cuMemsetD2D32Async",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemsetD2D8: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD2D8",
+        "cuMemsetD2D8",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemsetD2D8Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD2D8Async",
+        "cuMemsetD2D8Async",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemsetD32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD32",
+        "cuMemsetD32",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemsetD32Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD32Async",
+        "cuMemsetD32Async",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMemsetD8: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD8",
+        "cuMemsetD8",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        3u8,
+    );
+    pub static cuMemsetD8Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMemsetD8Async",
+        "cuMemsetD8Async",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMipmappedArrayCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMipmappedArrayCreate",
+        "cuMipmappedArrayCreate",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMipmappedArrayDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMipmappedArrayDestroy",
+        "cuMipmappedArrayDestroy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMipmappedArrayGetLevel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMipmappedArrayGetLevel",
+        "cuMipmappedArrayGetLevel",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMipmappedArrayGetMemoryRequirements: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMipmappedArrayGetMemoryRequirements",
+        "cuMipmappedArrayGetMemoryRequirements",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMipmappedArrayGetSparseProperties: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMipmappedArrayGetSparseProperties",
+        "cuMipmappedArrayGetSparseProperties",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleEnumerateFunctions: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleEnumerateFunctions",
+        "cuModuleEnumerateFunctions",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleGetFunction: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleGetFunction",
+        "cuModuleGetFunction",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleGetFunctionCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleGetFunctionCount",
+        "cuModuleGetFunctionCount",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleGetGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleGetGlobal",
+        "cuModuleGetGlobal",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuModuleGetLoadingMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleGetLoadingMode",
+        "cuModuleGetLoadingMode",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleGetSurfRef: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleGetSurfRef",
+        "cuModuleGetSurfRef",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleGetTexRef: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleGetTexRef",
+        "cuModuleGetTexRef",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleLoad: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleLoad",
+        "cuModuleLoad",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleLoadData: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleLoadData",
+        "cuModuleLoadData",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleLoadDataEx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleLoadDataEx",
+        "cuModuleLoadDataEx",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleLoadFatBinary: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleLoadFatBinary",
+        "cuModuleLoadFatBinary",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuModuleUnload: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuModuleUnload",
+        "cuModuleUnload",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMulticastAddDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMulticastAddDevice",
+        "cuMulticastAddDevice",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMulticastBindAddr: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMulticastBindAddr",
+        "cuMulticastBindAddr",
+        12010u32,
+        12010u32,
+        13010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMulticastBindMem: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMulticastBindMem",
+        "cuMulticastBindMem",
+        12010u32,
+        12010u32,
+        13010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuMulticastCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMulticastCreate",
+        "cuMulticastCreate",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMulticastGetGranularity: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMulticastGetGranularity",
+        "cuMulticastGetGranularity",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuMulticastUnbind: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuMulticastUnbind",
+        "cuMulticastUnbind",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyAvailableDynamicSMemPerBlock: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyAvailableDynamicSMemPerBlock",
+        "cuOccupancyAvailableDynamicSMemPerBlock",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyMaxActiveBlocksPerMultiprocessor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyMaxActiveClusters: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyMaxActiveClusters",
+        "cuOccupancyMaxActiveClusters",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyMaxPotentialBlockSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyMaxPotentialBlockSize",
+        "cuOccupancyMaxPotentialBlockSize",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyMaxPotentialBlockSizeWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyMaxPotentialBlockSizeWithFlags",
+        "cuOccupancyMaxPotentialBlockSizeWithFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuOccupancyMaxPotentialClusterSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuOccupancyMaxPotentialClusterSize",
+        "cuOccupancyMaxPotentialClusterSize",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1u8,
+    );
+    pub static cuParamSetSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuParamSetSize",
+        "cuParamSetSize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuParamSetTexRef: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuParamSetTexRef",
+        "cuParamSetTexRef",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuParamSetf: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuParamSetf",
+        "cuParamSetf",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuParamSeti: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuParamSeti",
+        "cuParamSeti",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuParamSetv: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuParamSetv",
+        "cuParamSetv",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuPointerGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuPointerGetAttribute",
+        "cuPointerGetAttribute",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuPointerGetAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuPointerGetAttributes",
+        "cuPointerGetAttributes",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuPointerSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuPointerSetAttribute",
+        "cuPointerSetAttribute",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "profiler")]
+    pub static cuProfilerInitialize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuProfilerInitialize",
+        "cuProfilerInitialize",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "profiler")]
+    pub static cuProfilerStart: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuProfilerStart",
+        "cuProfilerStart",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "profiler")]
+    pub static cuProfilerStop: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuProfilerStop",
+        "cuProfilerStop",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuSignalExternalSemaphoresAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuSignalExternalSemaphoresAsync",
+        "cuSignalExternalSemaphoresAsync",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamAddCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamAddCallback",
+        "cuStreamAddCallback",
+        5000u32,
+        5000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamAttachMemAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamAttachMemAsync",
+        "cuStreamAttachMemAsync",
+        6000u32,
+        6000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamBatchMemOp: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamBatchMemOp",
+        "cuStreamBatchMemOp",
+        8000u32,
+        8000u32,
+        11070u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamBeginCapture: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamBeginCapture",
+        "cuStreamBeginCapture",
+        10000u32,
+        10000u32,
+        10010u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamBeginCaptureToCig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamBeginCaptureToCig",
+        "cuStreamBeginCaptureToCig",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamBeginCaptureToGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamBeginCaptureToGraph",
+        "cuStreamBeginCaptureToGraph",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamBeginRecaptureToGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamBeginRecaptureToGraph",
+        "cuStreamBeginRecaptureToGraph",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamCopyAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamCopyAttributes",
+        "cuStreamCopyAttributes",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamCreate",
+        "cuStreamCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuStreamCreateWithPriority: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamCreateWithPriority",
+        "cuStreamCreateWithPriority",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuStreamDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamDestroy",
+        "cuStreamDestroy",
+        2000u32,
+        2000u32,
+        4000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamEndCapture: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamEndCapture",
+        "cuStreamEndCapture",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamEndCaptureToCig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamEndCaptureToCig",
+        "cuStreamEndCaptureToCig",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetAttribute",
+        "cuStreamGetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamGetCaptureInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo",
+        10010u32,
+        10010u32,
+        12030u32,
+        1u8,
+        6u8,
+    );
+    pub static cuStreamGetCtx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetCtx",
+        "cuStreamGetCtx",
+        9020u32,
+        9020u32,
+        12050u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetDevResource",
+        "cuStreamGetDevResource",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetDevice",
+        "cuStreamGetDevice",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetFlags",
+        "cuStreamGetFlags",
+        5050u32,
+        5050u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamGetGreenCtx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetGreenCtx",
+        "cuStreamGetGreenCtx",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1u8,
+    );
+    pub static cuStreamGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetId",
+        "cuStreamGetId",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamGetPriority: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamGetPriority",
+        "cuStreamGetPriority",
+        5050u32,
+        5050u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamIsCapturing: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamIsCapturing",
+        "cuStreamIsCapturing",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamQuery: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamQuery",
+        "cuStreamQuery",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamSetAttribute",
+        "cuStreamSetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamSynchronize",
+        "cuStreamSynchronize",
+        2000u32,
+        2000u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamUpdateCaptureDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamUpdateCaptureDependencies",
+        "cuStreamUpdateCaptureDependencies",
+        11030u32,
+        11030u32,
+        12030u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamWaitEvent",
+        "cuStreamWaitEvent",
+        3020u32,
+        3020u32,
+        7000u32,
+        1u8,
+        2u8,
+    );
+    pub static cuStreamWaitValue32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamWaitValue32",
+        "cuStreamWaitValue32",
+        8000u32,
+        8000u32,
+        11070u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamWaitValue64: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamWaitValue64",
+        "cuStreamWaitValue64",
+        9000u32,
+        9000u32,
+        11070u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamWriteValue32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamWriteValue32",
+        "cuStreamWriteValue32",
+        8000u32,
+        8000u32,
+        11070u32,
+        1u8,
+        4u8,
+    );
+    pub static cuStreamWriteValue64: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuStreamWriteValue64",
+        "cuStreamWriteValue64",
+        9000u32,
+        9000u32,
+        11070u32,
+        1u8,
+        4u8,
+    );
+    pub static cuSurfObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuSurfObjectCreate",
+        "cuSurfObjectCreate",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuSurfObjectDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuSurfObjectDestroy",
+        "cuSurfObjectDestroy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuSurfObjectGetResourceDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuSurfObjectGetResourceDesc",
+        "cuSurfObjectGetResourceDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuSurfRefGetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuSurfRefGetArray",
+        "cuSurfRefGetArray",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuSurfRefSetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuSurfRefSetArray",
+        "cuSurfRefSetArray",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTensorMapEncodeIm2col: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTensorMapEncodeIm2col",
+        "cuTensorMapEncodeIm2col",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTensorMapEncodeIm2colWide: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTensorMapEncodeIm2colWide",
+        "cuTensorMapEncodeIm2colWide",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTensorMapEncodeTiled: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTensorMapEncodeTiled",
+        "cuTensorMapEncodeTiled",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTensorMapReplaceAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTensorMapReplaceAddress",
+        "cuTensorMapReplaceAddress",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTensorMapSetAllocationClass: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTensorMapSetAllocationClass",
+        "cuTensorMapSetAllocationClass",
+        13050u32,
+        13050u32,
+        13050u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexObjectCreate",
+        "cuTexObjectCreate",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexObjectDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexObjectDestroy",
+        "cuTexObjectDestroy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexObjectGetResourceDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexObjectGetResourceDesc",
+        "cuTexObjectGetResourceDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexObjectGetResourceViewDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexObjectGetResourceViewDesc",
+        "cuTexObjectGetResourceViewDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexObjectGetTextureDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexObjectGetTextureDesc",
+        "cuTexObjectGetTextureDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefCreate",
+        "cuTexRefCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefDestroy",
+        "cuTexRefDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetAddress",
+        "cuTexRefGetAddress",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuTexRefGetAddressMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetAddressMode",
+        "cuTexRefGetAddressMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetArray",
+        "cuTexRefGetArray",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetBorderColor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetBorderColor",
+        "cuTexRefGetBorderColor",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetFilterMode",
+        "cuTexRefGetFilterMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetFlags",
+        "cuTexRefGetFlags",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetFormat: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetFormat",
+        "cuTexRefGetFormat",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetMaxAnisotropy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetMaxAnisotropy",
+        "cuTexRefGetMaxAnisotropy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetMipmapFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetMipmapFilterMode",
+        "cuTexRefGetMipmapFilterMode",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetMipmapLevelBias: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetMipmapLevelBias",
+        "cuTexRefGetMipmapLevelBias",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetMipmapLevelClamp: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetMipmapLevelClamp",
+        "cuTexRefGetMipmapLevelClamp",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefGetMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefGetMipmappedArray",
+        "cuTexRefGetMipmappedArray",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetAddress",
+        "cuTexRefSetAddress",
+        2000u32,
+        2000u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    pub static cuTexRefSetAddress2D: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetAddress2D",
+        "cuTexRefSetAddress2D",
+        2020u32,
+        2020u32,
+        4010u32,
+        1u8,
+        3u8,
+    );
+    pub static cuTexRefSetAddressMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetAddressMode",
+        "cuTexRefSetAddressMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetArray",
+        "cuTexRefSetArray",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetBorderColor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetBorderColor",
+        "cuTexRefSetBorderColor",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetFilterMode",
+        "cuTexRefSetFilterMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetFlags",
+        "cuTexRefSetFlags",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetFormat: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetFormat",
+        "cuTexRefSetFormat",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetMaxAnisotropy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetMaxAnisotropy",
+        "cuTexRefSetMaxAnisotropy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetMipmapFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetMipmapFilterMode",
+        "cuTexRefSetMipmapFilterMode",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetMipmapLevelBias: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetMipmapLevelBias",
+        "cuTexRefSetMipmapLevelBias",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetMipmapLevelClamp: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetMipmapLevelClamp",
+        "cuTexRefSetMipmapLevelClamp",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuTexRefSetMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuTexRefSetMipmappedArray",
+        "cuTexRefSetMipmappedArray",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1u8,
+    );
+    pub static cuThreadExchangeStreamCaptureMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuThreadExchangeStreamCaptureMode",
+        "cuThreadExchangeStreamCaptureMode",
+        10010u32,
+        10010u32,
+        10010u32,
+        1u8,
+        1u8,
+    );
+    pub static cuUserObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuUserObjectCreate",
+        "cuUserObjectCreate",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuUserObjectRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuUserObjectRelease",
+        "cuUserObjectRelease",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    pub static cuUserObjectRetain: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuUserObjectRetain",
+        "cuUserObjectRetain",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuVDPAUCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuVDPAUCtxCreate",
+        "cuVDPAUCtxCreate",
+        3010u32,
+        3010u32,
+        3020u32,
+        1u8,
+        2u8,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuVDPAUGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuVDPAUGetDevice",
+        "cuVDPAUGetDevice",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1u8,
+    );
+    #[cfg(feature = "wgl")]
+    pub static cuWGLGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuWGLGetDevice",
+        "cuWGLGetDevice",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1u8,
+    );
+    pub static cuWaitExternalSemaphoresAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+        crate::registry::EntryRecord::NEWEST,
+        "cuWaitExternalSemaphoresAsync",
+        "cuWaitExternalSemaphoresAsync",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        2u8,
+    );
 }

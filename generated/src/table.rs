@@ -116,3 +116,37 @@ macro_rules! include_ptx {
         ::core::concat!(::core::include_str!($($path)+), "\0").as_ptr().cast::<::core::ffi::c_void>()
     };
 }
+
+/// [`Driver::get_raw`](crate::Driver::get_raw) of a symbol and version fixed at compile time,
+/// which leaves their record in the program for `cuda-sys-gen min-driver` (`get_raw` itself
+/// leaves one that makes the floor "at least"): `get_raw!(driver, "cuFoo", 13050,
+/// StreamFlags::LEGACY_STREAM)` is `driver.get_raw(c"cuFoo", 13050, StreamFlags::LEGACY_STREAM)`.
+/// Use it inside `unsafe`, with the same contract: the result's type must be exactly the ABI
+/// introduced at that version.
+///
+/// ```no_run
+/// use cuda_driver_pfn::{get_raw, Driver, Error, StreamFlags};
+/// type Init = unsafe extern "system" fn(u32) -> u32;
+/// fn main() -> Result<(), Error> {
+///     let driver = Driver::load()?;
+///     let init: Init = unsafe { get_raw!(driver, "cuInit", 2000, StreamFlags::LEGACY_STREAM)? };
+///     let _ = unsafe { init(0) };
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! get_raw {
+    ($driver:expr, $symbol:literal, $version:literal, $flags:expr $(,)?) => {{
+        static RECORD: $crate::EntryRecord = $crate::EntryRecord::new(
+            $crate::EntryRecord::FIXED,
+            $symbol,
+            "",
+            $version,
+            $version,
+            $version,
+            ($flags).0 as u8,
+            1,
+        );
+        ($driver).get_recorded(&RECORD)
+    }};
+}

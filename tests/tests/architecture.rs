@@ -181,3 +181,24 @@ fn codegen_imports_only_lower_layers() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Each published package carries the licences in its own folder (a `.crate` holds only its
+/// package's files, and the generator writes the generated crate's licences from codegen's):
+/// each copy says what the repository's own files say.
+#[test]
+fn published_packages_carry_the_repository_licences() {
+    let root = repo_root();
+    let mut problems = Vec::new();
+    for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
+        let ours = std::fs::read(root.join(licence)).unwrap();
+        for package in ["codegen", "cuda-sys-gen", "generated", "generated/types"] {
+            let path = root.join(package).join(licence);
+            match std::fs::read(&path) {
+                Ok(theirs) if theirs == ours => {}
+                Ok(_) => problems.push(format!("{} differs from {licence}: copy it again", path.display())),
+                Err(e) => problems.push(format!("{}: {e}", path.display())),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

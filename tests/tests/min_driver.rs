@@ -419,9 +419,11 @@ fn cubins_and_fatbins() {
     assert!(at(1, "sm_80") && at(2, "sm_90") && at(2, "PTX ISA 9.5") && at(2, "a CUDA 13.x cubin"), "{report}");
     assert!(at(3, "sm_90") && at(4, "sm_100a") && at(4, "a CUDA 12.x cubin"), "{report}");
     assert_eq!(f.version(), r.ptx("9.5").unwrap().max(arch("sm_100a")), "{report}");
-    // The 12.4 cubin does not name its toolkit; the compressed fatbin's PTX cannot be read.
+    // The 12.4 cubin does not name its toolkit; the compressed (zstd) fatbin is decompressed
+    // and read as the plain one.
     assert!(report.contains("main.rs:1: a kernel image (a.cubin: a cubin for sm_80 that does not say"), "{report}");
-    assert!(report.contains("main.rs:3: a kernel image (c.fatbin (fatbin entry"), "{report}");
+    assert!(at(3, "PTX ISA 9.5") && at(3, "a CUDA 13.x cubin"), "{report}");
+    assert!(!report.contains("main.rs:3: a kernel image"), "{report}");
     // Damaged images are reported, never a panic.
     for cut in [4, 20, 100, 1000] {
         let bytes = std::fs::read(k.join("sm90_ptx95.fatbin")).unwrap();
@@ -503,7 +505,7 @@ fn the_json_report() {
         cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--json", "--max", "12.0", main.to_str().unwrap()]);
     assert_eq!(code, Some(3), "{out}");
     let j: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(j["schema"], 1);
+    assert_eq!(j["schema"], 2);
     assert_eq!(j["version"], v);
     assert_eq!(j["at_least"], false);
     assert_eq!(j["entries"][0]["marker"], format!("cuCtxCreate_v{v}"));
@@ -511,13 +513,13 @@ fn the_json_report() {
     assert!(j["drivers"]["linux"].is_string(), "{j}");
     assert_eq!(j["checks"][0]["verdict"], "above");
     assert_eq!(j["checks"][0]["missing_entries"][0], format!("cuCtxCreate_v{v}"));
-    // The README documents every field.
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    // docs/min-driver.md documents every field.
+    let readme = std::fs::read_to_string(repo_root().join("docs/min-driver.md")).unwrap();
     let mut keys: Vec<String> = j.as_object().unwrap().keys().cloned().collect();
     keys.extend(j["entries"][0].as_object().unwrap().keys().cloned());
     keys.extend(j["checks"][0].as_object().unwrap().keys().cloned());
     for k in keys {
-        assert!(readme.contains(&format!("`{k}`")), "README's --json schema does not name `{k}`");
+        assert!(readme.contains(&format!("`{k}`")), "docs/min-driver.md's --json schema does not name `{k}`");
     }
 }
 
@@ -640,4 +642,204 @@ fn damaged_input_is_no_panic() {
         .unwrap();
         let _ = floor(&registry(), &[dir.path().to_owned()]);
     }
+}
+
+/// A driver newer than NVIDIA's table is not known to lack anything: "not proven" (exit 2),
+/// never "does not run".
+#[test]
+fn a_driver_newer_than_the_table_is_not_proven() {
+    let r = releases();
+    let newest_row = r.driver.iter().filter(|d| d.linux.is_some()).filter_map(|d| cuda_number(&d.cuda)).max().unwrap();
+    let newer = json()
+        .entries
+        .iter()
+        .filter(|e| e.version > newest_row && e.variant.is_none())
+        .min_by_key(|e| e.version)
+        .map(|e| e.pfn.trim_start_matches("PFN_").to_owned())
+        .expect("an entry newer than the driver table's newest row");
+    let dir = program_dir(&format!("fn main() {{ let _ = cuda_driver_pfn::entries::{newer}::VERSION; }}\n"));
+    let main = dir.path().join("main.rs");
+    let reg = registry();
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "999.99.99", main.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("not proven") && !out.contains("does not run"), "{out}");
+}
+
+/// CUDA versions NVIDIA never released, and a Linux driver number given for Windows, are
+/// errors that say so.
+#[test]
+fn versions_that_never_existed_are_errors() {
+    let dir = program_dir("fn main() {}\n");
+    let main = dir.path().join("main.rs");
+    let main = main.to_str().unwrap();
+    let reg = registry();
+    let reg = reg.to_str().unwrap();
+    for (flag, value, says) in [
+        ("--driver", "12.10", "minor versions run from 0 to 9"),
+        ("--max", "99.99", "minor versions run from 0 to 9"),
+        ("--driver", "12.7", "never released CUDA 12.7"),
+        ("--max", "12.7", "never released CUDA 12.7"),
+    ] {
+        let (code, out) = cli(&["min-driver", "--registry", reg, flag, value, main]);
+        assert_eq!(code, Some(1), "{flag} {value}: {out}");
+        assert!(out.contains(says), "{flag} {value}: {out}");
+    }
+    let (code, out) = cli(&["min-driver", "--registry", reg, "--platform", "windows", "--driver", "580.65.06", main]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("a Linux driver's number"), "{out}");
+    // A release newer than the table is not known, and no error.
+    let (code, out) = cli(&["min-driver", "--registry", reg, "--max", "14.0", main]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// A string that only mentions `.version` and `.target` is no PTX; a module's `.version`
+/// line followed by its `.target` line is.
+#[test]
+fn only_ptx_is_ptx() {
+    let (f, _d) = floor_of("fn main() { println!(\"set .version 8.5 and .target sm_90 in the file\"); }\n");
+    assert!(f.kernels.is_empty() && f.unresolved.is_empty(), "{:?}", f.kernels);
+    let (f, _d) =
+        floor_of("const K: &str = \"//\\n.version 8.5\\n.target sm_90\\n.address_size 64\\n\";\nfn main() {}\n");
+    assert_eq!(f.kernels.len(), 2, "{:?}", f.kernels);
+}
+
+/// `.target sm_101a`: CUDA 13.0 removed the architecture-specific target from ptxas (renamed
+/// sm_110a), and whether 13.0's driver JIT-compiles its PTX is not in NVIDIA's tables:
+/// `--driver 13.0` is not proven. A removed family target (`sm_52`) passes: the GPU machine's
+/// 13.0 driver JIT-compiled and ran `.version 8.0`/`.target sm_52` PTX (tests/kernels/nvcc).
+#[test]
+fn an_architecture_a_release_removed_is_not_proven_there() {
+    let dir = program_dir("const K: &str = \".version 8.7\\n.target sm_101a\\n.address_size 64\\n\";\nfn main() {}\n");
+    let main = dir.path().join("main.rs");
+    let reg = registry();
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}");
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "12.9", main.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
+    let dir = program_dir("const K: &str = \".version 8.0\\n.target sm_52\\n.address_size 64\\n\";\nfn main() {}\n");
+    let main = dir.path().join("main.rs");
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--driver", "13.0", main.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// What the source scan cannot see it says ("at least"), or reads: a path dependency of the
+/// program's own workspace (its Cargo.toml is followed), a lookup's explicit version, names and
+/// PTX assembled with `concat!` or held as a byte array, `#[cfg_attr(.., path)]`, a file module
+/// inside an inline module, kernels loaded from files at run time, a walk of `ENTRIES`.
+#[test]
+fn what_the_scan_cannot_see_is_said_or_read() {
+    let v = cu_ctx_create();
+    let call = CALL;
+    // A path dependency, and only the app's folder given.
+    let dir = tree(&[
+        (
+            "app/Cargo.toml",
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nwrap = { path = \"../wrap\" }\n",
+        ),
+        ("app/src/main.rs", "fn main() { wrap::make_context(); }\n"),
+        ("wrap/Cargo.toml", "[package]\nname = \"wrap\"\nversion = \"0.1.0\"\n"),
+        (
+            "wrap/src/lib.rs",
+            &format!("pub fn make_context() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{call}).unwrap(); }} }}\n"),
+        ),
+    ]);
+    let f = floor(&registry(), &[dir.path().join("app")]).unwrap();
+    assert_eq!(f.version(), v, "{}", f.render(dir.path(), None));
+    // The version a lookup asks for, written as a literal, counts; one passed as a value is
+    // "at least".
+    let (f, d) = floor_of(&format!(
+        "fn main() {{ let d = cuda_driver_pfn::Driver::load().unwrap(); let _ = unsafe {{ d.get_raw::<usize>(c\"cuCtxCreate\", {v}, cuda_driver_pfn::StreamFlags::LEGACY_STREAM) }}; }}\n"
+    ));
+    assert_eq!(f.version(), v, "{}", f.render(d.path(), None));
+    let (f, d) = floor_of(
+        "fn main() { let v = 12050; let d = cuda_driver_pfn::Driver::load().unwrap(); let _ = unsafe { d.get_raw::<usize>(c\"cuCtxCreate\", v, cuda_driver_pfn::StreamFlags::LEGACY_STREAM) }; }\n",
+    );
+    assert!(f.at_least(), "{}", f.render(d.path(), None));
+    // concat!: whole, read; in pieces a macro makes, listed.
+    let (f, d) = floor_of("fn main() { let _ = concat!(\"cuCtx\", \"Create_v4\"); }\n");
+    assert_eq!(f.version(), 12050, "{}", f.render(d.path(), None));
+    let (f, d) = floor_of("fn main() { let _ = concat!(\"cu\", stringify!(CtxCreate)); }\n");
+    assert!(f.at_least(), "{}", f.render(d.path(), None));
+    // PTX as a byte array.
+    let ptx: Vec<String> =
+        ".version 8.5\n.target sm_90\n.address_size 64\n".bytes().map(|b| format!("{b:#04x}")).collect();
+    let (f, d) = floor_of(&format!("static K: [u8; {}] = [{}];\nfn main() {{}}\n", ptx.len(), ptx.join(", ")));
+    assert!(f.kernels.iter().any(|k| k.needs == "PTX ISA 8.5"), "{}", f.render(d.path(), None));
+    // #[cfg_attr(.., path)] and a file module inside an inline module, main.rs given alone.
+    let dir = tree(&[
+        ("main.rs", "#[cfg_attr(feature = \"x\", path = \"backend_new.rs\")]\nmod backend;\nmod launch;\nmod gpu { pub mod launch; }\nfn main() {}\n"),
+        ("backend.rs", "pub fn f() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n"),
+        ("backend_new.rs", &format!("pub fn f() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{call}).unwrap(); }} }}\n")),
+        ("launch.rs", "pub fn f() {}\n"),
+        ("gpu/launch.rs", "pub fn f() { let _ = cuda_driver_pfn::entries::cuCheckpointProcessLock_v12080::VERSION; }\n"),
+    ]);
+    let f = floor(&registry(), &[dir.path().join("main.rs")]).unwrap();
+    let report = f.render(dir.path(), None);
+    assert!(f.uses.iter().any(|u| u.marker == format!("cuCtxCreate_v{v}")), "{report}");
+    assert!(f.uses.iter().any(|u| u.marker == "cuCheckpointProcessLock_v12080"), "{report}");
+    // Kernels loaded from files at run time.
+    for program in [
+        "fn main() { let _ = std::fs::read(\"k.ptx\"); }\n",
+        "fn main() { let mut m = std::ptr::null_mut(); unsafe { cuda_driver_pfn::cu!(cuModuleLoad(&mut m, c\"k.cubin\".as_ptr())).unwrap(); } }\n",
+    ] {
+        let (f, d) = floor_of(program);
+        assert!(f.at_least(), "{program}\n{}", f.render(d.path(), None));
+    }
+    // A walk of the registry's table (the doctor).
+    let f = floor(&registry(), &[repo_root().join("generated/examples/doctor.rs")]).unwrap();
+    assert!(f.at_least(), "{}", f.render(&repo_root(), None));
+}
+
+/// A folder holding a FIFO named `x.rs` and two links to itself: walked once, the FIFO named
+/// and not opened (opening it would wait for a writer forever).
+#[cfg(unix)]
+#[test]
+fn fifos_and_link_loops_do_not_hang() {
+    let dir = tree(&[("main.rs", "fn main() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n")]);
+    let fifo = dir.path().join("x.rs");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+    std::os::unix::fs::symlink(".", dir.path().join("here")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("again")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let root = dir.path().to_owned();
+    std::thread::spawn(move || {
+        let _ =
+            tx.send(floor(&registry(), &[root]).map(|f| (f.version(), f.unresolved.len())).map_err(|e| e.to_string()));
+    });
+    let (version, unresolved) = rx.recv_timeout(Duration::from_secs(60)).expect("min-driver did not return").unwrap();
+    assert_eq!(version, 2000);
+    if made {
+        assert_eq!(unresolved, 1, "the FIFO is named");
+    }
+}
+
+/// A macro that imports the crate's `api` under a name its caller picks, beside another
+/// module's `use ... aliases::cuda_11_7 as cuda`: `cuda::cuCtxCreate` may be either, so it is
+/// not narrowed to 11.7's meaning.
+#[test]
+fn a_macro_made_import_stops_narrowing_by_imports() {
+    let v = cu_ctx_create();
+    let program = format!(
+        "macro_rules! bind {{ ($name:ident) => {{ use cuda_driver_pfn::api as $name; }}; }}\n\
+         mod a {{ use cuda_driver_pfn::aliases::cuda_11_7 as cuda; pub fn f() {{ let _ = cuda::cuInit; }} }}\n\
+         mod b {{ bind!(cuda); pub fn g() {{ unsafe {{ cuda::cuCtxCreate{CALL}; }} }} }}\n\
+         fn main() {{}}\n"
+    );
+    assert_floor(&program, v);
+}
+
+/// `newest::<symbols::X>` whose pointer the program turns into a function type of its own: the
+/// ABI that type describes is not read, so the oldest ABI is only "at least".
+#[test]
+fn newest_through_a_type_of_the_program_s_own_is_at_least() {
+    let program = "use cuda_driver_pfn::{symbols, Driver, NewestAbi};\n\
+        type MyCreate = unsafe extern \"system\" fn(*mut usize, *mut usize, u32, i32) -> u32;\n\
+        fn main() { let d = Driver::load().unwrap(); let abi = d.newest::<symbols::cuCtxCreate>().unwrap();\n\
+        let _f: MyCreate = unsafe { std::mem::transmute(abi.as_ptr()) }; }\n";
+    let (f, d) = floor_of(program);
+    assert!(f.at_least(), "{}", f.render(d.path(), None));
 }

@@ -268,6 +268,8 @@ fn min_driver_agrees(drivers: &[Fetched], rows: &[Row], failures: &mut Vec<Strin
     let examples = repo_root().join("generated/examples");
     let mut files: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
+    // And each example built in release: its binary's records (exact for the linked code).
+    files.extend(release_examples());
     for file in files {
         let floor =
             cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), std::slice::from_ref(&file))
@@ -292,6 +294,26 @@ fn min_driver_agrees(drivers: &[Fetched], rows: &[Row], failures: &mut Vec<Strin
             }
         }
     }
+}
+
+/// The generated crate's examples, built in release with the features they need (`api`,
+/// `newest`), in a target folder of their own under the repository's.
+fn release_examples() -> Vec<std::path::PathBuf> {
+    let target = repo_root().join("target/min-driver-programs/target");
+    let o = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--release", "--examples", "--features", "api,newest", "--manifest-path"])
+        .arg(repo_root().join("generated/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "building the examples: {}", text(&o.stderr));
+    let mut out: Vec<_> = std::fs::read_dir(repo_root().join("generated/examples"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.path().file_stem().map(|s| target.join("release/examples").join(s)))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! This repository's automation: `cargo xtask generate [--toolkit PATH] [--check] [--add-toolkit V]`,
 //! `cargo xtask diff --from A --to B`, `cargo xtask fuzz {seeds,run}`, `cargo xtask tsan`,
-//! `cargo xtask bench` and `cargo xtask device-build`.
+//! `cargo xtask bench`, `cargo xtask device-build` and `cargo xtask package`.
 //!
 //! The same front end as the `cuda-sys-gen` command, with this repository's paths fixed:
 //! headers-manifest.toml, generated/ and the cache under target/.
@@ -35,6 +35,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// The race tests of tests/race under ThreadSanitizer (nightly, rust-src).
     Tsan,
+    /// Package the four published crates in order and build a crate outside the workspace
+    /// against the packaged files.
+    Package,
     /// Where one generate's time goes, phase by phase, on one thread.
     #[command(hide = true)]
     BenchPhases,
@@ -48,6 +51,7 @@ enum Command {
 
 mod bench;
 mod device;
+mod package;
 mod tsan;
 
 fn project_root() -> PathBuf {
@@ -77,6 +81,7 @@ fn main() -> std::process::ExitCode {
         Command::Fuzz(cmd) => cuda_sys_gen::exit_code(fuzz::main(cmd, &root)),
         Command::Bench(args) => cuda_sys_gen::exit_code(bench::bench(&root, args)),
         Command::Tsan => cuda_sys_gen::exit_code(tsan::tsan(&root)),
+        Command::Package => cuda_sys_gen::exit_code(package::package(&root)),
         Command::BenchGenerate { out } => cuda_sys_gen::exit_code(bench::generate_into(&paths, &out)),
         Command::BenchPhases => cuda_sys_gen::exit_code(bench::phases::phases(&root).map(|p| bench::phases::print(&p))),
     }

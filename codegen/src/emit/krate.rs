@@ -34,8 +34,8 @@ pub const TYPES_LIB_RS: &str = "types/src/lib.rs";
 pub const TYPES_LICENSE_MIT: &str = "types/LICENSE-MIT";
 pub const TYPES_LICENSE_APACHE: &str = "types/LICENSE-APACHE";
 
-const MIT: &str = include_str!("../../../LICENSE-MIT");
-const APACHE: &str = include_str!("../../../LICENSE-APACHE");
+const MIT: &str = include_str!("../../LICENSE-MIT");
+const APACHE: &str = include_str!("../../LICENSE-APACHE");
 
 /// The licenses of both packages: this repository's, verbatim (the manifests say
 /// `MIT OR Apache-2.0`).
@@ -334,7 +334,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};
         #[cfg(feature = "newest")]
         pub use newest::{symbols, NewestAbi, Symbol};
-        pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+        pub use registry::{entries, Entry, EntryInfo, EntryRecord, ENTRIES, TOOLKITS};
         pub use registry::{Platforms, StreamFlags, Variant};
         #[cfg(feature = "runtime")]
         pub use runtime::Runtime;
@@ -402,7 +402,7 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub mod types;
         #(#modules)*
 
-        pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+        pub use registry::{entries, Entry, EntryInfo, EntryRecord, ENTRIES, TOOLKITS};
         pub use registry::{Platforms, StreamFlags, Variant};
     }
 }

@@ -101,6 +101,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
     let mut taken = BTreeSet::new();
     let mut enums = Vec::new();
     let mut markers = Vec::new();
+    let mut records = Vec::new();
     for symbol in ctx.model.symbols() {
         // Only entries whose module is generated; a symbol's entries share one module (and so
         // one `cfg`): every typedef header row declares whole symbols.
@@ -178,6 +179,25 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             }
         });
         let m = ident(symbol);
+        // Read as the oldest ABI it accepts: the default variant's, as both orders end with it.
+        let oldest = entries
+            .iter()
+            .filter(|e| e.variant.is_none())
+            .min_by_key(|e| e.version)
+            .or_else(|| entries.iter().min_by_key(|e| e.version))
+            .copied()
+            .unwrap_or(*first);
+        let (low, low_exported) = (oldest.version, &oldest.exported);
+        let floor = oldest.min_driver.unwrap_or(low).max(low);
+        let high = entries.iter().map(|e| e.version).max().unwrap_or(low);
+        let flag = u8::from(oldest.variant.is_some()) + 1;
+        let abis = u8::try_from(entries.len()).unwrap_or(u8::MAX);
+        records.push(quote! {
+            #cfg
+            pub static #m: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
+                crate::registry::EntryRecord::NEWEST, #symbol, #low_exported, #low, #floor, #high, #flag, #abis,
+            );
+        });
         let mdoc = format!(
             " The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name})."
         );
@@ -190,6 +210,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             #cfg
             impl super::Symbol for #m {
                 type Newest = super::#enum_ident;
+                const RECORD: &'static crate::registry::EntryRecord = &super::records::#m;
             }
         });
     }
@@ -236,6 +257,10 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             /// The name passed to `cuGetProcAddress`.
             // Every enum has a case: the generator makes one only for a symbol with entries.
             const NAME: &'static str = ENTRIES[<Self::Newest as NewestAbi>::CASES[0]].symbol;
+            /// This symbol's record ([`EntryRecord`](crate::EntryRecord)): the ABIs
+            /// `newest` accepts, read as the oldest. The name `newest` passes to the driver is
+            /// read from it, so the program holds it exactly where it holds the lookup.
+            const RECORD: &'static crate::registry::EntryRecord;
             /// The registry rows [`Driver::newest_with`](crate::Driver::newest_with) tries, in
             /// order: with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy) the default
             /// ABIs, highest version first; with
@@ -333,6 +358,14 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         /// empty enum), used as `driver.newest::<symbols::cuCtxCreate>()`.
         pub mod symbols {
             #(#markers)*
+        }
+
+        /// One [`EntryRecord`](crate::EntryRecord) per symbol, named like its marker: what
+        /// [`Symbol::RECORD`] points at.
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        pub mod records {
+            #(#records)*
         }
     })
 }

@@ -21,6 +21,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     let n_toolkits = toolkits.len();
     let mut infos = Vec::new();
     let mut markers = Vec::new();
+    let mut records = Vec::new();
     // `emit` refuses more than `model::MAX_TOOLKITS` (64) toolkits: a bit each, `i < 64`.
     let all_toolkits: u64 = (0..n_toolkits).fold(0, |m, i| m | (1u64 << i));
     for (index, e) in ctx.model.entries.values().enumerate() {
@@ -83,6 +84,13 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
                 const MIN_DRIVER: u32 = #v;
             }
         });
+        let floor = e.min_driver.unwrap_or(version).max(version);
+        let flag = u8::from(e.variant.is_some()) + 1;
+        records.push(quote! {
+            #cfg
+            pub static #marker: super::EntryRecord =
+                super::EntryRecord::new(super::EntryRecord::ENTRY, #symbol, #exported, #version, #floor, #version, #flag, 1);
+        });
         markers.push(quote! {
             #[doc = #doc]
             #cfg
@@ -93,11 +101,13 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             unsafe impl super::Entry for #marker {
                 type Fn = #ty;
                 const INDEX: usize = #index;
+                const RECORD: &'static super::EntryRecord = &super::records::#marker;
                 #min_driver
             }
         });
     }
     let n = infos.len();
+    let record_type = record_type();
     quote! {
         //! The registry: every entry point ABI the crate knows, as a static table
         //! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no
@@ -283,8 +293,12 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             const INDEX: usize;
             /// This entry's row.
             const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
-            /// The name passed to `cuGetProcAddress`.
-            const SYMBOL: &'static CStr = Self::INFO.c_symbol;
+            /// This entry's [`EntryRecord`]: a static of its own, which every lookup of the
+            /// entry reaches (its name is the one passed to the driver), so that the program
+            /// holds it exactly where it holds code that looks the entry up.
+            const RECORD: &'static EntryRecord;
+            /// The name passed to `cuGetProcAddress`: the bytes of [`Self::RECORD`].
+            const SYMBOL: &'static CStr = Self::RECORD.c_symbol();
             /// The exact version passed to `cuGetProcAddress`.
             const VERSION: u32 = Self::INFO.version;
             /// The flags passed to `cuGetProcAddress`.
@@ -303,6 +317,156 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         pub mod entries {
             #(#markers)*
         }
+
+        #record_type
+
+        /// One [`EntryRecord`] per entry, named like its marker: what [`Entry::RECORD`] points
+        /// at. A static each, so that the linker keeps exactly those of the entries the
+        /// program's kept code looks up.
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        pub mod records {
+            #(#records)*
+        }
+    }
+}
+
+/// The record type, its layout and its constructor (a `const fn`, so that every record is
+/// built at compile time).
+fn record_type() -> TokenStream {
+    quote! {
+            /// What a lookup leaves in the compiled program, for `cuda-sys-gen min-driver`:
+            /// 160 bytes of fixed layout and no pointers (so no relocations), found by
+            /// [`EntryRecord::MAGIC`] and checked by [`EntryRecord::check`].
+            ///
+            /// Every way of looking an entry up reaches its record (the name the driver is
+            /// given is read from it), and nothing else does: no table points at the records,
+            /// and each is a static of its own (in a section of its own), so the linker keeps
+            /// exactly the records of the lookups in the code it keeps, after inlining, LTO,
+            /// `cfg`, features and generics. A binary's records are therefore what it can ask
+            /// the driver for.
+            ///
+            /// | offset | field | |
+            /// | --- | --- | --- |
+            /// | 0 | `magic` | [`EntryRecord::MAGIC`] |
+            /// | 8 | `layout` | 1 |
+            /// | 9 | `how` | [`EntryRecord::ENTRY`], [`EntryRecord::NEWEST`], [`EntryRecord::RUNTIME`] or [`EntryRecord::FIXED`] |
+            /// | 10 | `flags` | the `cuGetProcAddress` flags |
+            /// | 11 | `abis` | how many ABIs it accepts (`NEWEST`), else 1 |
+            /// | 12 | `version` | the version asked for (`NEWEST`: its oldest ABI's) |
+            /// | 16 | `floor` | the oldest driver that has it (`major * 1000 + minor * 10`) |
+            /// | 20 | `high` | the highest version it asks for |
+            /// | 24 | `symbol` | the symbol, NUL-padded (64 bytes) |
+            /// | 88 | `exported` | the exported name (`ENTRY`), or what asked (`RUNTIME`), NUL-padded |
+            /// | 152 | `check` | FNV-1a (32 bits) of bytes 0 to 151, the integers little-endian |
+            /// | 156 | `reserved` | 0 |
+            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+            #[repr(C, align(8))]
+            pub struct EntryRecord {
+                pub magic: [u8; 8],
+                pub layout: u8,
+                pub how: u8,
+                pub flags: u8,
+                pub abis: u8,
+                pub version: u32,
+                pub floor: u32,
+                pub high: u32,
+                pub symbol: [u8; 64],
+                pub exported: [u8; 64],
+                pub check: u32,
+                pub reserved: u32,
+            }
+
+            impl EntryRecord {
+                /// The first 8 bytes of every record.
+                pub const MAGIC: [u8; 8] = *b"\xc3cuRec\x1a\n";
+                /// An exact entry: `get`, `api::`, `cu!`, `entry_table!`, `call`.
+                pub const ENTRY: u8 = 1;
+                /// `newest::<symbols::X>`: any of `abis` ABIs, from `version` to `high`.
+                pub const NEWEST: u8 = 2;
+                /// A lookup whose name or version is known only at run time (`get_raw`,
+                /// `resolve`): the program may need more than its records say.
+                pub const RUNTIME: u8 = 3;
+                /// A lookup by a name and version fixed at compile time
+                /// (the `get_raw!` macro of the crate that looks entries up).
+                pub const FIXED: u8 = 4;
+
+                /// A record; refused at compile time where a name does not fit.
+                #[allow(clippy::too_many_arguments)]
+                pub const fn new(
+                    how: u8,
+                    symbol: &str,
+                    exported: &str,
+                    version: u32,
+                    floor: u32,
+                    high: u32,
+                    flags: u8,
+                    abis: u8,
+                ) -> EntryRecord {
+                    let mut r = EntryRecord {
+                        magic: Self::MAGIC,
+                        layout: 1,
+                        how,
+                        flags,
+                        abis,
+                        version,
+                        floor,
+                        high,
+                        symbol: padded(symbol),
+                        exported: padded(exported),
+                        check: 0,
+                        reserved: 0,
+                    };
+                    r.check = r.checksum();
+                    r
+                }
+
+                /// FNV-1a of bytes 0 to 151, as [`EntryRecord::check`] holds it.
+                pub const fn checksum(&self) -> u32 {
+                    let mut h: u32 = 0x811c_9dc5;
+                    let head = [self.layout, self.how, self.flags, self.abis];
+                    let mut i = 0;
+                    while i < 152 {
+                        let b = if i < 8 {
+                            self.magic[i]
+                        } else if i < 12 {
+                            head[i - 8]
+                        } else if i < 24 {
+                            let v = [self.version, self.floor, self.high][(i - 12) / 4];
+                            v.to_le_bytes()[(i - 12) % 4]
+                        } else if i < 88 {
+                            self.symbol[i - 24]
+                        } else {
+                            self.exported[i - 88]
+                        };
+                        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+                        i += 1;
+                    }
+                    h
+                }
+
+                /// The symbol, as the driver is given it.
+                pub const fn c_symbol(&self) -> &CStr {
+                    match CStr::from_bytes_until_nul(&self.symbol) {
+                        Ok(s) => s,
+                        Err(_) => c"",
+                    }
+                }
+            }
+
+            /// `s` in 64 bytes, NUL-padded: at most 63 bytes of it, and no NUL.
+            const fn padded(s: &str) -> [u8; 64] {
+                let b = s.as_bytes();
+                assert!(b.len() < 64, "a record's name is at most 63 bytes");
+                let mut out = [0u8; 64];
+                let mut i = 0;
+                while i < b.len() {
+                    assert!(b[i] != 0, "a record's name holds no NUL");
+                    out[i] = b[i];
+                    i += 1;
+                }
+                out
+            }
     }
 }
 

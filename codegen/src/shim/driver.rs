@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 #[cfg(feature = "newest")]
 use crate::newest::{NewestAbi, Symbol};
-use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRIES, ENTRY_COUNT};
+use crate::registry::{Entry, EntryInfo, EntryRecord, StreamFlags, ENTRIES, ENTRY_COUNT};
 use crate::types::CUresult;
 
 // The few functions the shim itself needs, declared here and not taken from `pfn`: they are
@@ -303,7 +303,26 @@ impl Driver {
     /// driver returns for `symbol` at `version`: the version that introduced the prototype
     /// `F` describes. A higher version can return a newer ABI with another signature.
     /// A type `F` that is not pointer-sized is refused with [`Error::InvalidArgument`].
+    ///
+    /// The program then holds a record that makes `cuda-sys-gen min-driver`'s floor "at least"
+    /// (it cannot tell the name or the version); [`get_raw!`](crate::get_raw) fixes both at
+    /// compile time and leaves their record instead.
     pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
+        keep(&RAW_LOOKUP);
+        self.raw::<F>(symbol, version, flags)
+    }
+
+    /// [`Driver::get_raw`] of the name and version of `record`, which [`get_raw!`](crate::get_raw)
+    /// builds at compile time: the program holds that record, and `min-driver` reads it.
+    ///
+    /// # Safety
+    /// As for [`Driver::get_raw`].
+    #[doc(hidden)]
+    pub unsafe fn get_recorded<F: Copy>(&self, record: &'static EntryRecord) -> Result<F, Error> {
+        self.raw::<F>(record.c_symbol(), record.version, StreamFlags(u64::from(record.flags)))
+    }
+
+    unsafe fn raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
         if size_of::<F>() != size_of::<*mut c_void>() {
             return Err(not_a_pointer::<F>(symbol, version, flags, self.query_api().name()));
         }
@@ -320,7 +339,11 @@ impl Driver {
     /// [`Driver::get`], without a type (and so without a generic function per entry, for
     /// code that walks [`ENTRIES`]). A row that is not one of them is asked for
     /// without the cache. Calling the pointer needs the entry's own type.
+    ///
+    /// The program then holds a record that makes `cuda-sys-gen min-driver`'s floor "at least":
+    /// which rows it is given is known only at run time.
     pub fn resolve(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
+        keep(&RESOLVE_LOOKUP);
         match info.index() {
             Some(index) => fetch(self, index, info.c_symbol, info.version, info.flags),
             None => self.query(info.c_symbol, info.version, info.flags, Some(info.exported)),
@@ -576,6 +599,19 @@ pub(crate) trait Lookups {
     }
 }
 
+/// The record [`Driver::get_raw`] (and the runtime's) leaves in the program.
+pub(crate) static RAW_LOOKUP: EntryRecord = EntryRecord::new(EntryRecord::RUNTIME, "", "get_raw", 0, 0, 0, 0, 0);
+/// The record [`Driver::resolve`] leaves in the program.
+pub(crate) static RESOLVE_LOOKUP: EntryRecord = EntryRecord::new(EntryRecord::RUNTIME, "", "resolve", 0, 0, 0, 0, 0);
+
+/// Keeps `record` in the program wherever the code that calls this is kept: one volatile
+/// load, which no optimiser removes.
+#[inline(always)]
+pub(crate) fn keep(record: &'static EntryRecord) {
+    // SAFETY: a read of a static, through a reference to it.
+    let _ = unsafe { core::ptr::read_volatile(&record.layout) };
+}
+
 /// Entry `index`: from the cache, or asked for (one request) and stored.
 ///
 /// A hit is one Acquire load at a fixed offset; what a miss calls is the same for every entry.
@@ -609,7 +645,8 @@ pub(crate) fn get_entry<E: Entry, L: Lookups>(from: &L) -> Result<E::Fn, Error> 
 #[cfg(feature = "newest")]
 pub(crate) fn newest_of<S: Symbol, L: Lookups>(from: &L, stream: DefaultStream) -> Result<S::Newest, Error> {
     let cases = <S::Newest as NewestAbi>::CASES;
-    let (index, p) = first_found(from, S::NAME, cases, stream)?;
+    // The name given to the driver is the symbol record's, which this keeps in the program.
+    let (index, p) = first_found(from, S::NAME, S::RECORD.c_symbol(), cases, stream)?;
     // SAFETY: `p` is the answer to entry `index`'s own request.
     unsafe { S::Newest::from_entry(index, p) }.ok_or_else(|| no_known_abi(from, S::NAME, cases, stream, None))
 }
@@ -620,13 +657,14 @@ pub(crate) fn newest_of<S: Symbol, L: Lookups>(from: &L, stream: DefaultStream) 
 fn first_found<L: Lookups>(
     from: &L,
     symbol: &str,
+    c_symbol: &CStr,
     cases: &'static [usize],
     stream: DefaultStream,
 ) -> Result<(usize, NonNull<c_void>), Error> {
     let mut last = None;
     for index in crate::newest::order(cases, stream) {
         let Some(info) = ENTRIES.get(index).filter(|info| !from.refuses(info.version)) else { continue };
-        match fetch(from, index, info.c_symbol, info.version, info.flags) {
+        match fetch(from, index, c_symbol, info.version, info.flags) {
             Ok(p) => return Ok((index, p)),
             Err(e) if e.steps_down() => last = Some(Box::new(e)),
             Err(e) => return Err(e),

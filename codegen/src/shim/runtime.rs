@@ -214,6 +214,7 @@ impl Runtime {
     /// # Safety
     /// As for `Driver::get_raw`: `F` must be exactly the ABI introduced at `version`.
     pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
+        crate::driver::keep(&crate::driver::RAW_LOOKUP);
         let via = "cudaGetDriverEntryPointByVersion";
         let request = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
         let answer = if self.refuses(version) {
@@ -252,7 +253,7 @@ impl Runtime {
     }
 
     /// One request for entry `info`, mapped to a pointer or an error; not cached.
-    fn query(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
+    fn query(&self, info: &EntryInfo, symbol: &CStr) -> Result<NonNull<c_void>, Error> {
         if self.refuses(info.version) {
             let via =
                 if self.by_version.is_some() { "cudaGetDriverEntryPointByVersion" } else { "cudaGetDriverEntryPoint" };
@@ -263,7 +264,7 @@ impl Runtime {
         let (via, r) = if let Some(f) = self.by_version {
             // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
             ("cudaGetDriverEntryPointByVersion", unsafe {
-                f(info.c_symbol.as_ptr(), &mut p, info.version, info.flags.0, &mut status)
+                f(symbol.as_ptr(), &mut p, info.version, info.flags.0, &mut status)
             })
         } else if let Some(f) = self.entry_point {
             let lookup = lookup(info, "cudaGetDriverEntryPoint");
@@ -274,7 +275,7 @@ impl Runtime {
                 reason,
             })?;
             // SAFETY: as above; the registry proved the ABI it returns is `info`'s.
-            ("cudaGetDriverEntryPoint", unsafe { f(info.c_symbol.as_ptr(), &mut p, info.flags.0, &mut status) })
+            ("cudaGetDriverEntryPoint", unsafe { f(symbol.as_ptr(), &mut p, info.flags.0, &mut status) })
         } else {
             return Err(Error::RuntimeTooOld { library: self.library.clone(), runtime_version: self.version });
         };
@@ -316,7 +317,8 @@ impl Lookups for Runtime {
                 reason: format!("{index} is not the index of an entry of this crate's registry"),
             });
         };
-        let p = self.query(info)?;
+        // The name is the entry record's (`E::SYMBOL`), which this keeps in the program.
+        let p = self.query(info, symbol)?;
         self.cache.store(index, p);
         Ok(p)
     }

@@ -20,8 +20,172 @@ pub(super) enum Need {
 #[derive(Debug, Default)]
 pub(super) struct Image {
     pub needs: Vec<(Need, String)>,
+    /// Per need, the fatbin entry it comes from (`None`: not from a fatbin).
+    pub tags: Vec<Option<Tag>>,
     /// Parts that could not be read, and why.
     pub unreadable: Vec<String>,
+    /// The fatbin entry being read, and how many containers were read.
+    current: Option<Tag>,
+    containers: usize,
+}
+
+/// A fatbin entry: its container, its index in it, and whether it is PTX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Tag {
+    pub container: usize,
+    pub entry: usize,
+    pub ptx: bool,
+}
+
+impl Image {
+    fn push_need(&mut self, need: (Need, String)) {
+        self.needs.push(need);
+        self.tags.push(self.current);
+    }
+}
+
+/// `sm_90a` as (90, 'a'); `sm_90` as (90, ' ').
+fn arch_parts(arch: &str) -> Option<(u32, char)> {
+    let rest = arch.strip_prefix("sm_")?;
+    let suffix = rest.chars().last().filter(char::is_ascii_alphabetic);
+    let digits = rest.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    Some((digits.parse().ok()?, suffix.unwrap_or(' ')))
+}
+
+/// Whether an entry for `arch` runs on a GPU of compute capability `gpu` (90 for sm_90): a
+/// cubin on its own GPU or a later one of the same major version (`a`: its own only); PTX on
+/// its target or any later GPU (`a`: its own; `f`: its major's later ones).
+fn runs_on(arch: &str, ptx: bool, gpu: u32) -> bool {
+    let Some((n, suffix)) = arch_parts(arch) else { return false };
+    match (ptx, suffix) {
+        (_, 'a') => n == gpu,
+        (false, _) | (true, 'f') => n / 10 == gpu / 10 && n <= gpu,
+        (true, _) => n <= gpu,
+    }
+}
+
+/// The needs of `image` on a GPU of compute capability `gpu`: of each fatbin container, only
+/// the entry the driver loads there (the best cubin for it, else the PTX of the highest target
+/// it runs), the others listed as unused; a container with no entry for it is unreadable there.
+pub(super) fn for_gpu(image: Image, gpu: u32) -> (Image, Vec<String>) {
+    use std::collections::BTreeMap;
+    // Per container, per entry: its architecture and kind.
+    let mut entries: BTreeMap<usize, BTreeMap<usize, (String, bool)>> = BTreeMap::new();
+    for ((need, _), tag) in image.needs.iter().zip(&image.tags) {
+        if let (Need::Arch(a), Some(t)) = (need, tag) {
+            entries.entry(t.container).or_default().insert(t.entry, (a.clone(), t.ptx));
+        }
+    }
+    let mut chosen: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out = Image { unreadable: image.unreadable, ..Image::default() };
+    for (&c, list) in &entries {
+        let key = |(a, ptx): &(String, bool)| (!*ptx, arch_parts(a).map_or(0, |(n, _)| n));
+        match list.iter().filter(|(_, (a, ptx))| runs_on(a, *ptx, gpu)).max_by_key(|(_, e)| key(e)) {
+            Some((&e, _)) => {
+                chosen.insert(c, e);
+            }
+            None => out.unreadable.push(format!(
+                "fatbin container {c}: no entry runs on sm_{gpu} ({}), whatever the driver",
+                list.values()
+                    .map(|(a, p)| format!("{} {a}", if *p { "PTX" } else { "cubin" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+    let mut unused = Vec::new();
+    for (need, tag) in image.needs.into_iter().zip(image.tags) {
+        match tag {
+            Some(t) if chosen.get(&t.container) != Some(&t.entry) => {
+                if matches!(need.0, Need::Arch(_)) {
+                    unused.push(format!("{} (not loaded on sm_{gpu})", need.1));
+                }
+            }
+            _ => out.push_need(need),
+        }
+    }
+    (out, unused)
+}
+
+/// Whether `text` holds a PTX module: a line `.version X.Y` whose next directive (past blank
+/// lines and comments) is a `.target` line, as ptxas and every NVIDIA compiler write them. A
+/// string that only mentions `.version` and `.target` is not one.
+pub(super) fn is_ptx(text: &str) -> bool {
+    let mut after_version = false;
+    for raw in text.lines() {
+        let line = raw.split("//").next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if after_version && line.starts_with(".target") && line[7..].starts_with(char::is_whitespace) {
+            return true;
+        }
+        after_version = line
+            .strip_prefix(".version")
+            .filter(|r| r.starts_with(char::is_whitespace))
+            .map(|r| r.trim().trim_end_matches(';').trim())
+            .is_some_and(|v| super::releases::cuda_number(v).is_some());
+    }
+    false
+}
+
+/// The kernel images embedded in one section of a compiled program: fatbins (by their magic
+/// and a header of the known version and size), cubins (ELF of machine `EM_CUDA`) and PTX
+/// text. Every search advances; what a fatbin holds is not read twice.
+pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
+    use memchr::memmem;
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    let mut next = 0;
+    for at in memmem::find_iter(bytes, &FATBIN_MAGIC.to_le_bytes()) {
+        if at < next {
+            continue;
+        }
+        let h = &bytes[at..];
+        let (Some(version), Some(header), Some(size)) = (
+            h.get(4..6).map(|b| u16::from_le_bytes([b[0], b[1]])),
+            h.get(6..8).map(|b| u16::from_le_bytes([b[0], b[1]])),
+            h.get(8..16).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
+        ) else {
+            continue;
+        };
+        if version != 1 || header != 16 {
+            continue;
+        }
+        let end = usize::try_from(size)
+            .ok()
+            .and_then(|s| (at + 16).checked_add(s))
+            .map_or(bytes.len(), |e| e.min(bytes.len()));
+        fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
+        covered.push((at, end));
+        next = end.max(at + 1);
+    }
+    let inside = |covered: &[(usize, usize)], at: usize| covered.iter().any(|&(s, e)| s <= at && at < e);
+    for at in memmem::find_iter(bytes, b"\x7fELF") {
+        let h = &bytes[at..];
+        if inside(&covered, at) || h.len() < 64 || h[4] != 2 || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA {
+            continue;
+        }
+        cubin(h, &format!("a cubin at {section}+{at:#x}"), image);
+        let shoff = u64::from_le_bytes(h[40..48].try_into().unwrap_or([0; 8]));
+        let shsize = u64::from(u16::from_le_bytes([h[58], h[59]])) * u64::from(u16::from_le_bytes([h[60], h[61]]));
+        let end = usize::try_from(shoff.saturating_add(shsize)).unwrap_or(usize::MAX).min(h.len());
+        covered.push((at, at + end.max(1)));
+    }
+    let mut done = 0;
+    for at in memmem::find_iter(bytes, b".version") {
+        if at < done || inside(&covered, at) {
+            continue;
+        }
+        // The string around it: from the NUL before (not before what was read already) to the
+        // NUL after.
+        let start = memchr::memrchr(0, &bytes[done..at]).map_or(done, |p| done + p + 1);
+        let end = memchr::memchr(0, &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        done = end.max(at + 1);
+        let text = String::from_utf8_lossy(&bytes[start..end]);
+        if is_ptx(&text) {
+            ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
+        }
+    }
 }
 
 /// `.version X.Y` and `.target sm_NN[a|f][, ...]` of every PTX module in `text` (a file or a
@@ -36,7 +200,7 @@ pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
                 continue;
             }
             found_version = true;
-            image.needs.push((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
+            image.push_need((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
         } else if let Some(rest) = line.strip_prefix(".target") {
             if !rest.starts_with(char::is_whitespace) {
                 continue;
@@ -44,7 +208,7 @@ pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
             for t in rest.split(',').map(|t| t.trim().trim_end_matches(';').trim()) {
                 if t.starts_with("sm_") || t.starts_with("compute_") {
                     let arch = t.replacen("compute_", "sm_", 1);
-                    image.needs.push((Need::Arch(arch), format!("{what}: .target {t}")));
+                    image.push_need((Need::Arch(arch), format!("{what}: .target {t}")));
                 }
             }
         }
@@ -66,7 +230,7 @@ pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
     } else if bytes.len() >= 4 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == FATBIN_MAGIC {
         fatbin(bytes, what, image);
     } else if let Ok(text) = std::str::from_utf8(bytes) {
-        if text.contains(".version") && text.contains(".target") {
+        if is_ptx(text) {
             ptx(text, what, image);
         }
     }
@@ -82,10 +246,9 @@ pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
 fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     let elf = match ElfFile64::<Endianness>::parse(bytes) {
         Ok(elf) => elf,
-        Err(e) => {
-            image.unreadable.push(format!("{what}: an ELF file object cannot read ({e})"));
-            return;
-        }
+        // What min-driver needs is in the ELF header and the note (ptxas 13.5 writes cubins
+        // whose program headers the object crate refuses): read by hand.
+        Err(_) => return cubin_header(bytes, what, image),
     };
     let header = elf.elf_header();
     let endian = elf.endian();
@@ -95,16 +258,21 @@ fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     }
     let flags = header.e_flags(endian);
     let abi = header.e_ident().abi_version;
+    cubin_needs(flags, abi, toolkit_note(bytes), what, image);
+}
+
+/// The needs of a cubin of `e_flags` `flags`, ELF ABI version `abi` and toolkit `note`.
+fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, image: &mut Image) {
     let (sm, a) = if abi >= 8 { ((flags >> 8) & 0xff, flags & 0x8 != 0) } else { (flags & 0xff, flags & 0x800 != 0) };
     if sm == 0 {
         image.unreadable.push(format!("{what}: a cubin whose e_flags ({flags:#x}) name no architecture"));
         return;
     }
     let arch = format!("sm_{sm}{}", if a { "a" } else { "" });
-    image.needs.push((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
-    match toolkit_note(bytes) {
+    image.push_need((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
+    match note {
         Some(release) => {
-            image.needs.push((Need::Toolkit(release.clone()), format!("{what}: built by CUDA {release}'s ptxas")))
+            image.push_need((Need::Toolkit(release.clone()), format!("{what}: built by CUDA {release}'s ptxas")))
         }
         None => image.unreadable.push(format!(
             "{what}: a cubin for {arch} that does not say which CUDA built it (ptxas before 12.8 does not): drivers \
@@ -113,9 +281,78 @@ fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     }
 }
 
+/// The most a compressed fatbin entry is inflated to: no kernel image is this large.
+const MAX_INFLATED: u64 = 1 << 28;
+
+/// Whether a compressed payload is zstd (the magic `28 b5 2f fd`), which [`inflate`] reads.
+fn inflated_ok(payload: &[u8]) -> bool {
+    payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+}
+
+/// A zstd-compressed fatbin entry, decompressed to at most `expected` bytes (its header's
+/// size, capped at [`MAX_INFLATED`]); `None` where it is not zstd or does not decompress.
+fn inflate(payload: &[u8], expected: Option<u64>) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !inflated_ok(payload) {
+        return None;
+    }
+    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
+    let decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?;
+    let mut out = Vec::new();
+    decoder.take(cap).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
+/// A zstd payload decompressed until `mark` and 64 bytes after it have come out (or to its
+/// end, at most `expected` bytes): one pass, each output byte searched once.
+fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !inflated_ok(payload) {
+        return None;
+    }
+    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?.take(cap);
+    let finder = memchr::memmem::Finder::new(mark);
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 16 << 10];
+    let mut found: Option<usize> = None;
+    loop {
+        let n = decoder.read(&mut chunk).ok()?;
+        if n == 0 {
+            break;
+        }
+        let from = out.len().saturating_sub(mark.len());
+        out.extend_from_slice(&chunk[..n]);
+        if found.is_none() {
+            found = finder.find(&out[from..]).map(|p| from + p);
+        }
+        if found.is_some_and(|at| out.len() >= at + mark.len() + 64) {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// [`cubin`] from the first bytes of one (a decompressed prefix): its ELF header, read by
+/// hand, and its toolkit note where the bytes hold it.
+fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
+    let Some(h) = bytes.get(..64).filter(|h| h.starts_with(b"\x7fELF") && h[4] == 2 && h[5] == 1) else {
+        image.unreadable.push(format!("{what}: not a 64-bit little-endian ELF file"));
+        return;
+    };
+    if u16::from_le_bytes([h[18], h[19]]) != EM_CUDA {
+        return;
+    }
+    let flags = u32::from_le_bytes([h[48], h[49], h[50], h[51]]);
+    cubin_needs(flags, h[8], toolkit_note(bytes), what, image);
+}
+
+/// What a cubin's toolkit note says before its release.
+const NOTE_MARK: &[u8] = b"Cuda compilation tools, release ";
+
 /// "release X.Y" in a cubin's toolkit note.
 fn toolkit_note(bytes: &[u8]) -> Option<String> {
-    const MARK: &[u8] = b"Cuda compilation tools, release ";
+    const MARK: &[u8] = NOTE_MARK;
     let at = bytes.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
     let rest = &bytes[at..bytes.len().min(at + 16)];
     let end = rest.iter().position(|&b| b == b',' || b == 0)?;
@@ -127,6 +364,11 @@ fn toolkit_note(bytes: &[u8]) -> Option<String> {
 /// entries, each with a header naming its kind (1: PTX, 2: cubin), payload size, flags
 /// (compressed or not) and architecture. Every length is checked against the file.
 fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
+    fatbin_entries(bytes, what, image);
+    image.current = None;
+}
+
+fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
     let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
@@ -135,6 +377,12 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
     let mut containers = 0;
     while let (Some(FATBIN_MAGIC), Some(header_size), Some(fat_size)) = (u32_at(at), u16_at(at + 6), u64_at(at + 8)) {
         containers += 1;
+        image.containers += 1;
+        let container = image.containers;
+        if header_size < 16 {
+            image.unreadable.push(format!("{what}: fatbin container {containers} has a header of {header_size} bytes"));
+            return;
+        }
         let start = at + usize::from(header_size);
         let Some(end) = usize::try_from(fat_size).ok().and_then(|s| start.checked_add(s)).filter(|&e| e <= bytes.len())
         else {
@@ -143,6 +391,7 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
         };
         let mut e = start;
         let mut n = 0;
+        // Each entry ends past its start (its header is 64 bytes or more), or the loop stops.
         while e + 64 <= end {
             n += 1;
             let (Some(kind), Some(entry_header), Some(size), Some(arch), Some(flags)) =
@@ -150,6 +399,10 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
             else {
                 break;
             };
+            if entry_header < 64 {
+                image.unreadable.push(format!("{what}: fatbin entry {} has a header of {entry_header} bytes", n));
+                return;
+            }
             let payload = e + entry_header as usize;
             let Some(payload_end) =
                 usize::try_from(size).ok().and_then(|s| payload.checked_add(s)).filter(|&p| p <= end)
@@ -158,38 +411,57 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                 return;
             };
             let part = format!("{what} (fatbin entry {n})");
+            image.current = Some(Tag { container, entry: n, ptx: kind == 1 });
             // 0x2000: NVIDIA's own compression (CUDA 11 and 12); 0x8000: zstd (13.x), as
-            // measured on fatbinary 13.5's --compress-all.
+            // measured on fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. A zstd
+            // entry is decompressed (up to the size its header gives, at offset 56) and read.
             let compressed = flags & 0xa000 != 0;
-            match kind {
-                1 if compressed => {
+            // A cubin is decompressed only up to its toolkit note (its ELF header comes first),
+            // in one pass: the rest is not needed.
+            let inflated = match (compressed, kind) {
+                (false, _) => None,
+                (true, 2) => inflate_until(&bytes[payload..payload_end], u64_at(e + 56), NOTE_MARK),
+                (true, _) => inflate(&bytes[payload..payload_end], u64_at(e + 56)),
+            };
+            match (kind, compressed, inflated) {
+                (1, true, Some(text)) => {
+                    let text = String::from_utf8_lossy(&text);
+                    ptx(text.trim_end_matches('\0'), &format!("{part} (zstd)"), image);
+                }
+                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} (zstd)"), image),
+                (1, true, None) => {
                     image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
                     if arch != 0 {
-                        image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
+                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
                     }
                 }
-                1 => {
-                    let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
-                    ptx(text.trim_end_matches('\0'), &part, image);
-                }
-                2 if compressed => {
+                (2, true, None) => {
                     if arch != 0 {
-                        image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
+                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
                     }
                     image.unreadable.push(format!(
                         "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
                          compression to let min-driver read it)"
                     ));
                 }
-                2 => cubin(&bytes[payload..payload_end], &part, image),
-                other => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
+                (1, false, _) => {
+                    let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
+                    ptx(text.trim_end_matches('\0'), &part, image);
+                }
+                (2, false, _) => cubin(&bytes[payload..payload_end], &part, image),
+                (other, _, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
             }
+            image.current = None;
             if payload_end <= e {
                 break;
             }
             e = payload_end;
         }
-        at = end;
+        // The next container, past any padding between them.
+        match memchr::memmem::find(&bytes[end..], &FATBIN_MAGIC.to_le_bytes()) {
+            Some(p) => at = end + p,
+            None => break,
+        }
     }
     if containers == 0 {
         image.unreadable.push(format!("{what}: a fatbin header that cannot be read"));

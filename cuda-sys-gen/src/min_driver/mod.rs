@@ -32,6 +32,7 @@
 //! supports the architecture ([`releases`], NVIDIA's tables). The floor is the highest of all,
 //! and NVIDIA's driver table turns it into the driver to install.
 
+mod binary;
 mod kernels;
 mod registry;
 pub mod releases;
@@ -63,6 +64,10 @@ pub struct Use {
     /// of several meanings, counted as the highest), `toolkit` (`aliases::cuda_X_Y::`) or
     /// `oldest ABI` (`symbols::`, for `Driver::newest`).
     pub read_as: &'static str,
+    /// What gave it: `source` (the source scan), `record` (a record of the generated crate
+    /// in a compiled program), `import` (a libcuda function it imports) or `string` (a
+    /// registry name among its strings, in a program that looks functions up by name).
+    pub reading: &'static str,
 }
 
 /// A kernel image the sources embed, and the CUDA release it needs.
@@ -76,6 +81,9 @@ pub struct Kernel {
     pub what: String,
     pub file: PathBuf,
     pub line: usize,
+    /// `source`, `kernel` (an image a compiled program embeds) or `runtime` (the CUDA
+    /// runtime it links).
+    pub reading: &'static str,
 }
 
 /// Something that may raise the floor but could not be read.
@@ -86,6 +94,9 @@ pub struct Unresolved {
     pub line: usize,
     /// Why it could not be read, and what to do.
     pub why: String,
+    /// `source`, or what part of a compiled program (`runtime`: a lookup by a name or
+    /// version known only at run time; `kernel`, `record`).
+    pub reading: &'static str,
 }
 
 /// What a program needs, highest first.
@@ -97,6 +108,10 @@ pub struct Floor {
     pub unresolved: Vec<Unresolved>,
     /// Build scripts and the files only they include: not counted.
     pub build_only: Vec<PathBuf>,
+    /// Where a compiled program was read: each program, its format and its records.
+    pub programs: Vec<String>,
+    /// With `--arch`: the fatbin entries the driver does not load on that GPU.
+    pub unused: Vec<String>,
 }
 
 /// Where a floor comes from: an entry point or a kernel.
@@ -142,7 +157,11 @@ impl Floor {
     pub fn render(&self, root: &Path, releases: Option<&Releases>) -> String {
         let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
         let least = if self.at_least() { "at least " } else { "" };
-        let mut s = match self.setter() {
+        let mut s = String::new();
+        for p in &self.programs {
+            s.push_str(&format!("read from the compiled program {p}\n"));
+        }
+        s.push_str(&match self.setter() {
             None if self.unresolved.is_empty() => {
                 "no entry point of the generated crate and no kernel is named in these sources: any driver will do\n"
                     .to_owned()
@@ -169,38 +188,67 @@ impl Floor {
                 rel(&k.file),
                 k.line
             ),
-        };
+        });
+        if !self.programs.is_empty() {
+            // No source lines in a compiled program: `at file:0` is the program itself.
+            if let Some(cut) = s.rfind(" at ").filter(|_| s.ends_with(":0)\n")) {
+                s.truncate(cut);
+                s.push_str(")\n");
+            }
+            s.push_str(
+                "  (read from the program: exact for the code it links, every lookup it can make counted, also one taken \
+                 only on some paths)\n",
+            );
+        }
         for u in &self.uses {
             let how = match u.read_as {
                 "exact" => String::new(),
                 other => format!(" ({other})"),
             };
-            s.push_str(&format!(
-                "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
-                u.version,
-                u.marker,
-                u.spelled,
-                rel(&u.file),
-                u.line
-            ));
+            if u.reading == "source" {
+                s.push_str(&format!(
+                    "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
+                    u.version,
+                    u.marker,
+                    u.spelled,
+                    rel(&u.file),
+                    u.line
+                ));
+            } else {
+                s.push_str(&format!("  {:>5}  {:<34} {:<7} {}{how}\n", u.version, u.marker, u.reading, u.spelled));
+            }
         }
         if !self.kernels.is_empty() {
             s.push_str(&format!("kernels ({}):\n", self.kernels.len()));
             for k in &self.kernels {
-                s.push_str(&format!(
-                    "  {:>5}  {:<34} {:<28} {}:{}\n",
-                    k.version,
-                    k.needs,
-                    k.what,
-                    rel(&k.file),
-                    k.line
-                ));
+                if k.reading == "source" {
+                    s.push_str(&format!(
+                        "  {:>5}  {:<34} {:<28} {}:{}\n",
+                        k.version,
+                        k.needs,
+                        k.what,
+                        rel(&k.file),
+                        k.line
+                    ));
+                } else {
+                    s.push_str(&format!("  {:>5}  {:<34} {:<7} {}\n", k.version, k.needs, k.reading, k.what));
+                }
             }
         }
         if !self.unresolved.is_empty() {
             s.push_str(&format!("could not read {} thing(s) that may raise the floor:\n", self.unresolved.len()));
             for u in &self.unresolved {
-                s.push_str(&format!("  {}:{}: {} ({})\n", rel(&u.file), u.line, u.spelled, u.why));
+                if u.reading == "source" {
+                    s.push_str(&format!("  {}:{}: {} ({})\n", rel(&u.file), u.line, u.spelled, u.why));
+                } else {
+                    s.push_str(&format!("  {} [{}]: {}\n", u.spelled, u.reading, u.why));
+                }
+            }
+        }
+        if !self.unused.is_empty() {
+            s.push_str(&format!("not loaded on this GPU ({}), not counted:\n", self.unused.len()));
+            for u in &self.unused {
+                s.push_str(&format!("  {u}\n"));
             }
         }
         for b in &self.build_only {
@@ -259,12 +307,31 @@ struct Program {
     build_only: BTreeSet<usize>,
     /// The names the program reaches the generated crate by.
     crate_idents: BTreeSet<String>,
+    /// Entries named `.rs` that are no regular files (FIFOs, sockets, devices): not read.
+    skipped: Vec<PathBuf>,
 }
 
 /// The floor of the `.rs` files under `sources` (files or folders; hidden folders and the
 /// cargo `target/` folder of a package root skipped; `mod x;` and `include!` files of a file
 /// given alone are followed), by the registry at `registry`.
 pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
+    floor_on(registry, sources, None)
+}
+
+/// [`floor`] on a GPU of compute capability `gpu` (90 for sm_90): of each fatbin, only the
+/// entry the driver loads there counts.
+pub fn floor_on(registry: &Path, sources: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
+    let compiled: Vec<bool> = sources.iter().map(|p| is_compiled(p)).collect();
+    if compiled.iter().any(|&c| c) {
+        if let Some(i) = compiled.iter().position(|&c| !c) {
+            bail!(
+                "{} is not a compiled program, but {} is: pass either compiled programs or Rust sources",
+                sources[i].display(),
+                sources[compiled.iter().position(|&c| c).unwrap_or(0)].display()
+            );
+        }
+        return floor_of_programs_on(registry, sources, gpu);
+    }
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
     let package = registry
@@ -275,19 +342,100 @@ pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
         .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned))
         .unwrap_or_else(|| "cuda-driver-pfn".to_owned());
     let program = read_program(sources, &reg, &package)?;
-    Ok(evaluate(&program, &reg, &releases))
+    Ok(evaluate(&program, &reg, &releases, gpu))
+}
+
+/// Whether `path` is a regular file that starts like a compiled program (ELF, PE, Mach-O).
+fn is_compiled(path: &Path) -> bool {
+    use std::io::Read;
+    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let mut head = [0u8; 4];
+    is_file
+        && std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).is_ok_and(|n| binary::is_binary(&head[..n]))
+}
+
+/// The floor of compiled programs: the records of the generated crate they hold, the libcuda
+/// functions they import, the names their strings hold where they look functions up by name
+/// without records, the CUDA runtime they link, and the kernels they embed. For linked code
+/// the records are exact: the linker kept those of the lookups in the code it kept.
+pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor> {
+    floor_of_programs_on(registry, programs, None)
+}
+
+/// [`floor_of_programs`] on a GPU of compute capability `gpu` (see [`floor_on`]).
+pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
+    let reg = Registry::load(registry)?;
+    let releases = Releases::load()?;
+    let mut floor = Floor::default();
+    for p in programs {
+        let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+        let read = binary::read(p, &data, &reg, &releases, gpu)?;
+        floor.programs.push(format!(
+            "{} ({}, {} bytes): {} record(s) of the generated crate",
+            p.display(),
+            read.format,
+            data.len(),
+            read.records
+        ));
+        floor.uses.extend(read.uses);
+        floor.kernels.extend(read.kernels);
+        floor.unresolved.extend(read.unresolved);
+        floor.unused.extend(read.unused);
+    }
+    floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
+    floor.uses.dedup_by(|a, b| a.marker == b.marker);
+    floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
+    Ok(floor)
+}
+
+/// The benchmarks' baseline for [`floor_of_programs`]: the least any reader of a compiled
+/// program does, the `object` crate's parse of it, every section's bytes taken and its symbols
+/// walked. Returns the bytes and symbols seen.
+pub fn object_bare_parse(data: &[u8]) -> Result<(usize, usize)> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(data)?;
+    let bytes = file.sections().map(|s| s.data().map_or(0, <[u8]>::len)).sum();
+    Ok((bytes, file.symbols().count() + file.dynamic_symbols().count()))
 }
 
 fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Program> {
     let mut files = Vec::new();
+    let mut walk = Walk::default();
     let mut manifests = BTreeSet::new();
     for s in sources {
-        collect(s, &mut files, &mut manifests)?;
+        collect(s, &mut walk, &mut files, &mut manifests)?;
         for dir in s.ancestors().skip(1) {
             if dir.join("Cargo.toml").is_file() {
                 manifests.insert(dir.join("Cargo.toml"));
                 break;
             }
+        }
+    }
+    // Path dependencies and workspace members of the packages read: their code is linked
+    // into the program too. Followed to a fixed point, each folder once; the generated crate
+    // itself is not (its names are every name).
+    let mut seen_dirs: BTreeSet<PathBuf> = sources.iter().map(|s| same_file(s)).collect();
+    let mut done: BTreeSet<PathBuf> = BTreeSet::new();
+    let generated = |manifest: &Path| {
+        let name = std::fs::read_to_string(manifest)
+            .ok()
+            .and_then(|t| t.parse::<toml::Table>().ok())
+            .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned));
+        name.is_some_and(|n| n == package || n == format!("{package}-types"))
+    };
+    while let Some(m) = manifests.iter().find(|m| !done.contains(*m)).cloned() {
+        done.insert(m.clone());
+        if generated(&m) {
+            continue;
+        }
+        for dir in local_packages(&m, package) {
+            let key = same_file(&dir);
+            let skip = seen_dirs.iter().any(|s| key.starts_with(s)) || generated(&dir.join("Cargo.toml"));
+            if skip || !dir.join("Cargo.toml").is_file() {
+                continue;
+            }
+            seen_dirs.insert(key);
+            collect(&dir, &mut walk, &mut files, &mut manifests)?;
         }
     }
     if files.is_empty() {
@@ -309,6 +457,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
         manifest_dirs: Vec::new(),
         build_only: BTreeSet::new(),
         crate_idents,
+        skipped: std::mem::take(&mut walk.skipped),
     };
     let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
     let mut queue: std::collections::VecDeque<PathBuf> = files.into_iter().collect();
@@ -333,6 +482,9 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
             if let Some(found) = mod_candidates(&file, m).into_iter().find(|c| c.is_file()) {
                 queue.push_back(found);
             }
+            // `#[cfg_attr(.., path = "x.rs")]`: whichever the build picks, so each of them.
+            let parent = file.parent().map(Path::to_owned).unwrap_or_default();
+            queue.extend(m.cfg_paths.iter().map(|p| parent.join(p)).filter(|p| p.is_file()));
         }
         for inc in scanned.includes.iter().filter(|i| i.kind == "include") {
             if let Some(p) = include_path(&file, manifest_dir(&file).as_deref(), &inc.target) {
@@ -372,9 +524,13 @@ fn mod_candidates(file: &Path, m: &scan::ModDecl) -> Vec<PathBuf> {
     } else {
         parent.join(name.trim_end_matches(".rs"))
     };
+    // Inside `mod gpu { .. }`: under `gpu/`.
+    let dir = m.inline.iter().fold(dir, |d, seg| d.join(seg));
     let mut c = vec![dir.join(format!("{}.rs", m.name)), dir.join(&m.name).join("mod.rs")];
     // A file in examples/, tests/, benches/ or src/bin/ is its crate's root: beside it too.
-    c.push(parent.join(format!("{}.rs", m.name)));
+    if m.inline.is_empty() {
+        c.push(parent.join(format!("{}.rs", m.name)));
+    }
     c
 }
 
@@ -459,6 +615,19 @@ impl<'a> Narrowing<'a> {
                 }
             }
         }
+        // A macro that imports from the crate under a name its caller picks (`use
+        // cuda_driver_pfn::api as $name;`) may bind any imported name to anything of the crate:
+        // no import proves a path then, only the crate's own names do.
+        let macro_made = program.scanned.iter().flat_map(|s| &s.uses).any(|u| {
+            u.name.as_deref().is_some_and(|n| n.starts_with('$'))
+                && u.path
+                    .iter()
+                    .find(|s| !matches!(s.as_str(), "crate" | "self" | "super"))
+                    .is_some_and(|r| program.crate_idents.contains(r))
+        });
+        if macro_made {
+            imports.clear();
+        }
         Narrowing { foreign, imports, crate_idents: &program.crate_idents }
     }
 
@@ -482,7 +651,8 @@ impl<'a> Narrowing<'a> {
     }
 }
 
-fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
+fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<u32>) -> Floor {
+    let mut unused = Vec::new();
     let narrowing = Narrowing::new(program);
     let mut uses: BTreeMap<String, Use> = BTreeMap::new();
     let mut kernels: Vec<Kernel> = Vec::new();
@@ -501,6 +671,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                     || h.prefix.last().is_some_and(|p| matches!(p.as_str(), "entries" | "api" | "pfn" | "symbols"));
                 if in_crate_path && !h.string {
                     unresolved.push(Unresolved {
+                        reading: "source",
                         spelled: h.spelled(),
                         file: file.clone(),
                         line: h.line,
@@ -515,8 +686,24 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                 continue;
             };
             let Some((entry, read_as)) = meaning_of(h, m, reg, &narrowing) else { continue };
+            // `newest`'s pointer turned into a type of the program's own: the ABI that type
+            // describes may be any of the symbol's, so the oldest is only a lower bound.
+            if read_as == "oldest ABI" && !h.string {
+                if let Some(&t) = s.transmutes.iter().min() {
+                    unresolved.push(Unresolved {
+                        reading: "source",
+                        spelled: format!("{} and transmute (line {t})", h.spelled()),
+                        file: file.clone(),
+                        line: h.line,
+                        why: "Driver::newest's pointer may be used as a function type of the program's own, whose ABI \
+                              is not read: match the symbol's enum instead, or name the entry (entries::X)"
+                            .to_owned(),
+                    });
+                }
+            }
             let e = &reg.entries[entry];
             uses.entry(e.marker.clone()).or_insert(Use {
+                reading: "source",
                 marker: e.marker.clone(),
                 version: e.floor,
                 spelled: h.spelled(),
@@ -527,6 +714,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
         }
         for (line, name) in &s.pasted {
             unresolved.push(Unresolved {
+                reading: "source",
                 spelled: format!("{name}!"),
                 file: file.clone(),
                 line: *line,
@@ -536,8 +724,19 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             });
         }
         for m in &s.mods {
+            let parent = file.parent().map(Path::to_owned).unwrap_or_default();
+            for p in m.cfg_paths.iter().map(|p| parent.join(p)).filter(|p| !p.is_file()) {
+                unresolved.push(Unresolved {
+                    reading: "source",
+                    spelled: format!("#[cfg_attr(.., path = ..)] mod {};", m.name),
+                    file: file.clone(),
+                    line: m.line,
+                    why: format!("{} is not there: pass the folder that holds it", p.display()),
+                });
+            }
             if !mod_candidates(file, m).iter().any(|c| c.is_file()) {
                 unresolved.push(Unresolved {
+                    reading: "source",
                     spelled: format!("mod {};", m.name),
                     file: file.clone(),
                     line: m.line,
@@ -552,6 +751,72 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                 });
             }
         }
+        for l in &s.lookups {
+            let spelled = format!(
+                "{}({}, {})",
+                l.function,
+                l.symbol.as_deref().map_or("a name".to_owned(), |s| format!("{s:?}")),
+                l.version.map_or("a version".to_owned(), |v| v.to_string())
+            );
+            match (l.symbol.as_deref(), l.version) {
+                // The driver answers with the newest ABI at or below the version asked for.
+                (Some(symbol), Some(v)) => {
+                    if let Some(e) = reg.newest_at(symbol, v) {
+                        let e = &reg.entries[e];
+                        uses.entry(e.marker.clone()).or_insert(Use {
+                            marker: e.marker.clone(),
+                            version: e.floor,
+                            spelled,
+                            file: file.clone(),
+                            line: l.line,
+                            read_as: "exact",
+                            reading: "source",
+                        });
+                    }
+                }
+                _ => unresolved.push(Unresolved {
+                    reading: "source",
+                    spelled,
+                    file: file.clone(),
+                    line: l.line,
+                    why:
+                        "a lookup whose name or version is a value known only at run time: the program may need more; \
+                          write both as literals, or use the entries' markers"
+                            .to_owned(),
+                }),
+            }
+        }
+        if let Some((line, name)) = s.tables.iter().min_by_key(|(l, _)| *l) {
+            unresolved.push(Unresolved {
+                reading: "source",
+                spelled: name.clone(),
+                file: file.clone(),
+                line: *line,
+                why: "walks the registry's table at run time: which entries it looks up is not in the sources (the \
+                      compiled program's records say more)"
+                    .to_owned(),
+            });
+        }
+        for (line, name) in &s.runtime_files {
+            unresolved.push(Unresolved {
+                reading: "source",
+                spelled: format!("{name:?}"),
+                file: file.clone(),
+                line: *line,
+                why: "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)"
+                    .to_owned(),
+            });
+        }
+        let from_file = |n: &str| MODULE_FROM_FILE.contains(&n.split("_v").next().unwrap_or(n));
+        for h in s.hits.iter().filter(|h| !h.string && from_file(&h.name)) {
+            unresolved.push(Unresolved {
+                reading: "source",
+                spelled: h.spelled(),
+                file: file.clone(),
+                line: h.line,
+                why: "loads a kernel module from a file at run time: pass the file to min-driver too".to_owned(),
+            });
+        }
         let mut image = Image::default();
         let mut images: Vec<(usize, Image)> = Vec::new();
         for (line, text) in &s.ptx {
@@ -562,6 +827,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             let spelled = format!("{}!({})", inc.kind, describe(&inc.target));
             let Some(path) = include_path(file, program.manifest_dirs[fi].as_deref(), &inc.target) else {
                 unresolved.push(Unresolved {
+                    reading: "source",
                     spelled,
                     file: file.clone(),
                     line: inc.line,
@@ -574,6 +840,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             if inc.kind == "include" {
                 if !path.is_file() {
                     unresolved.push(Unresolved {
+                        reading: "source",
                         spelled,
                         file: file.clone(),
                         line: inc.line,
@@ -582,13 +849,19 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                 }
                 continue;
             }
-            match std::fs::read(&path) {
+            let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+            match if regular {
+                std::fs::read(&path)
+            } else {
+                Err(std::io::Error::other("not a regular file: not opened"))
+            } {
                 Ok(bytes) => {
                     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                     kernels::binary(&bytes, &name, &mut image);
                     images.push((inc.line, std::mem::take(&mut image)));
                 }
                 Err(e) => unresolved.push(Unresolved {
+                    reading: "source",
                     spelled,
                     file: file.clone(),
                     line: inc.line,
@@ -597,23 +870,50 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
             }
         }
         for (line, image) in images {
+            let image = match gpu {
+                Some(g) => {
+                    let (kept, not_loaded) = kernels::for_gpu(image, g);
+                    unused.extend(not_loaded.into_iter().map(|u| format!("{}:{line}: {u}", file.display())));
+                    kept
+                }
+                None => image,
+            };
             for (need, what) in image.needs {
                 match kernel_floor(&need, releases) {
-                    Ok((needs, version)) => kernels.push(Kernel { needs, version, what, file: file.clone(), line }),
-                    Err(why) => unresolved.push(Unresolved { spelled: what, file: file.clone(), line, why }),
+                    Ok((needs, version)) => {
+                        kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" })
+                    }
+                    Err(why) => {
+                        unresolved.push(Unresolved { reading: "source", spelled: what, file: file.clone(), line, why })
+                    }
                 }
             }
             for why in image.unreadable {
-                unresolved.push(Unresolved { spelled: "a kernel image".into(), file: file.clone(), line, why });
+                unresolved.push(Unresolved {
+                    reading: "source",
+                    spelled: "a kernel image".into(),
+                    file: file.clone(),
+                    line,
+                    why,
+                });
             }
         }
+    }
+    for p in &program.skipped {
+        unresolved.push(Unresolved {
+            reading: "source",
+            spelled: p.display().to_string(),
+            file: p.clone(),
+            line: 0,
+            why: "not a regular file (a FIFO, socket or device): skipped, not opened".to_owned(),
+        });
     }
     let mut uses: Vec<Use> = uses.into_values().collect();
     uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
     kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line))));
     kernels.dedup_by(|a, b| a.needs == b.needs && a.file == b.file && a.line == b.line);
     let build_only = program.build_only.iter().map(|&i| program.files[i].clone()).collect();
-    Floor { uses, kernels, unresolved, build_only }
+    Floor { uses, kernels, unresolved, build_only, programs: Vec::new(), unused }
 }
 
 fn describe(t: &scan::IncludeTarget) -> String {
@@ -623,6 +923,9 @@ fn describe(t: &scan::IncludeTarget) -> String {
         scan::IncludeTarget::Unreadable(w) => w.clone(),
     }
 }
+
+/// The driver functions that load a kernel image from a file whose name is a value.
+const MODULE_FROM_FILE: &[&str] = &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile"];
 
 /// The entry a hit counts as, and how it was read.
 fn meaning_of(
@@ -691,6 +994,51 @@ fn kernel_floor(need: &Need, releases: &Releases) -> std::result::Result<(String
     }
 }
 
+/// The folders of the path dependencies and workspace members the Cargo.toml at `manifest`
+/// names, but not `package` (the generated crate) itself.
+fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
+    let Some(table) = std::fs::read_to_string(manifest).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
+        return Vec::new();
+    };
+    let base = manifest.parent().map(Path::to_owned).unwrap_or_default();
+    let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
+    for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
+        tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
+    }
+    let workspace = table.get("workspace").and_then(|w| w.as_table());
+    tables.extend(workspace.and_then(|w| w.get("dependencies")?.as_table()));
+    let wanted = package.replace('-', "_");
+    let mut out = Vec::new();
+    for deps in tables {
+        for (key, value) in deps {
+            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+            if real.replace('-', "_") == wanted {
+                continue;
+            }
+            if let Some(path) = value.get("path").and_then(|p| p.as_str()) {
+                out.push(base.join(path));
+            }
+        }
+    }
+    // Workspace members: literal folders, and `dir/*` globs.
+    let members = workspace.and_then(|w| w.get("members")?.as_array()).into_iter().flatten().filter_map(|m| m.as_str());
+    for m in members {
+        match m.strip_suffix("/*") {
+            Some(dir) => out.extend(
+                std::fs::read_dir(base.join(dir))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir()),
+            ),
+            None => out.push(base.join(m)),
+        }
+    }
+    out
+}
+
 /// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
 /// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
 fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
@@ -715,13 +1063,29 @@ fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
     out
 }
 
+/// What a walk of folders has seen: each real folder once, however many links lead to it.
+#[derive(Default)]
+struct Walk {
+    folders: HashSet<PathBuf>,
+    /// Entries named `.rs` that are no regular files.
+    skipped: Vec<PathBuf>,
+}
+
 /// The `.rs` files under `path`, and the Cargo.toml of every package root passed on the way.
 /// Hidden folders are skipped, and `target` only where it is a package root's (beside a
-/// Cargo.toml): a module folder of that name is read.
-fn collect(path: &Path, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf>) -> Result<()> {
+/// Cargo.toml): a module folder of that name is read. Each real folder is walked once (links
+/// resolved, so two links to `.` end); FIFOs, sockets and devices named `.rs` are not opened
+/// (reading one could wait forever) and are listed.
+fn collect(path: &Path, walk: &mut Walk, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf>) -> Result<()> {
     let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     if meta.is_file() {
         out.push(path.to_owned());
+        return Ok(());
+    }
+    if !meta.is_dir() {
+        bail!("{}: neither a file nor a folder (a FIFO, socket or device): pass the program's sources", path.display());
+    }
+    if !walk.folders.insert(same_file(path)) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -739,10 +1103,16 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf
         if name.starts_with('.') || (package_root && name == "target") {
             continue;
         }
-        if p.is_dir() {
-            collect(&p, out, manifests)?;
+        // Through links: what the entry is in the end (a dangling link is neither).
+        let Ok(meta) = std::fs::metadata(&p) else { continue };
+        if meta.is_dir() {
+            collect(&p, walk, out, manifests)?;
         } else if name.ends_with(".rs") {
-            out.push(p);
+            if meta.is_file() {
+                out.push(p);
+            } else {
+                walk.skipped.push(p);
+            }
         }
     }
     Ok(())
@@ -763,11 +1133,24 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(floor: &Floor, against: String, cuda: u32) -> Self {
+    fn new(floor: &Floor, against: String, cuda: u32, open_ended: bool, releases: &Releases) -> Self {
         let (entries, kernels) = floor.missing_on(cuda);
-        let verdict = if !entries.is_empty() || !kernels.is_empty() {
+        // An architecture a release removed from ptxas. The 13.0 driver was measured to
+        // JIT-compile and run PTX of removed family targets (`.target sm_52`, `sm_30`: the
+        // removals are ptxas'), so only an architecture-specific one (`sm_101a`, which 13.0
+        // renamed to `sm_110a`, and which only its own GPU runs) is not proven there.
+        let removed = floor.kernels.iter().any(|k| {
+            k.needs.starts_with("sm_")
+                && k.needs.ends_with(['a', 'f'])
+                && releases
+                    .arch(&k.needs)
+                    .and_then(|a| a.removed.as_deref())
+                    .and_then(releases::cuda_number)
+                    .is_some_and(|r| r <= cuda)
+        });
+        let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended {
             "above"
-        } else if floor.at_least() {
+        } else if floor.at_least() || removed || open_ended && (!entries.is_empty() || !kernels.is_empty()) {
             "not proven"
         } else {
             "within"
@@ -794,6 +1177,27 @@ impl Check {
         let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
         let mut s = match self.verdict {
             "within" => format!("{}: runs (CUDA {} has everything listed)\n", self.against, cuda_text(self.cuda)),
+            "not proven" if !self.missing_entries.is_empty() || !self.missing_kernels.is_empty() => format!(
+                "{}: not proven: {} entry point(s) and {} kernel need(s) are newer than CUDA {}, the newest row of \
+                 NVIDIA's table this driver meets; a driver newer than the table may have them:\n",
+                self.against,
+                self.missing_entries.len(),
+                self.missing_kernels.len(),
+                cuda_text(self.cuda)
+            ),
+            "not proven" if floor.unresolved.is_empty() => format!(
+                "{}: not proven: CUDA {} has everything listed, but a release up to it removed an architecture a \
+                 kernel targets from ptxas, and whether its driver still JIT-compiles that PTX is not in NVIDIA's \
+                 tables:\n{}",
+                self.against,
+                cuda_text(self.cuda),
+                floor
+                    .kernels
+                    .iter()
+                    .filter(|k| k.needs.starts_with("sm_"))
+                    .map(|k| format!("  {} ({})\n", k.needs, k.what))
+                    .collect::<String>()
+            ),
             "not proven" => format!(
                 "{}: runs as far as could be read (CUDA {} has everything listed), but {} thing(s) could not be read\n",
                 self.against,
@@ -848,6 +1252,10 @@ struct JsonReport<'a> {
     kernels: &'a [Kernel],
     unresolved: &'a [Unresolved],
     build_only: &'a [PathBuf],
+    /// The compiled programs read (empty for sources).
+    programs: &'a [String],
+    /// With `--arch`: fatbin entries not loaded on that GPU.
+    unused: &'a [String],
     checks: &'a [Check],
 }
 
@@ -866,10 +1274,16 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
     if let Some(text) = &args.max {
         let cuda = releases::cuda_number(text)
             .with_context(|| format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2"))?;
-        wanted.push((format!("--max {}", cuda_text(cuda)), cuda));
+        released(cuda, &releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
+        wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
-    let floor = floor(&args.registry, &args.sources)?;
-    let checks: Vec<Check> = wanted.into_iter().map(|(against, cuda)| Check::new(&floor, against, cuda)).collect();
+    let gpu = match &args.arch {
+        Some(a) => Some(gpu_arch(a, &releases)?),
+        None => None,
+    };
+    let floor = floor_on(&args.registry, &args.sources, gpu)?;
+    let checks: Vec<Check> =
+        wanted.into_iter().map(|(against, cuda, open)| Check::new(&floor, against, cuda, open, &releases)).collect();
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
     if args.json {
         let v = floor.version();
@@ -884,7 +1298,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
             })
             .collect();
         let report = JsonReport {
-            schema: 1,
+            schema: 2,
             version: v,
             cuda: (v > 0).then(|| cuda_text(v)),
             at_least: floor.at_least(),
@@ -893,6 +1307,8 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
             kernels: &floor.kernels,
             unresolved: &floor.unresolved,
             build_only: &floor.build_only,
+            programs: &floor.programs,
+            unused: &floor.unused,
             checks: &checks,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -907,10 +1323,64 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
 
 /// `--driver TEXT`: a driver version (`535.104.05`: its first number is 100 or more) or a CUDA
 /// version (`12.2`), as the CUDA version it stands for.
-fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(String, u32)> {
+/// `--arch sm_90` (or `90`) as 90: a GPU's compute capability, one of NVIDIA's table.
+fn gpu_arch(text: &str, releases: &Releases) -> Result<u32> {
+    let digits = text.trim_start_matches("sm_").trim_start_matches("compute_");
+    let n: u32 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("--arch {text}: not a GPU architecture; give it as sm_90 (a GPU's own, without a or f)")
+    })?;
+    if releases.arch(&format!("sm_{n}")).is_none() {
+        bail!("--arch {text}: sm_{n} is not in NVIDIA's table (cuda-releases.toml): a newer cuda-sys-gen may know it");
+    }
+    Ok(n)
+}
+
+/// Whether CUDA `cuda` is a release NVIDIA made, or may make: minors run 0 to 9, and within
+/// NVIDIA's driver table only its rows were released (no 12.7); older and newer ones pass.
+fn released(cuda: u32, releases: &Releases) -> std::result::Result<(), String> {
+    if cuda % 1000 / 10 > 9 {
+        return Err(format!(
+            "CUDA {} is no release: NVIDIA's minor versions run from 0 to 9 (12.9 was the last 12.x)",
+            cuda_text(cuda)
+        ));
+    }
+    let rows: Vec<u32> = releases.driver.iter().filter_map(|d| releases::cuda_number(&d.cuda)).collect();
+    let (Some(&low), Some(&high)) = (rows.iter().min(), rows.iter().max()) else { return Ok(()) };
+    if (low..=high).contains(&cuda) && !rows.contains(&cuda) {
+        return Err(format!(
+            "NVIDIA never released CUDA {} (its driver table, cuda-releases.toml, has no such row); give a release \
+             such as {}",
+            cuda_text(cuda),
+            cuda_text(rows.iter().copied().filter(|&r| r < cuda).max().unwrap_or(low))
+        ));
+    }
+    Ok(())
+}
+
+fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(String, u32, bool)> {
     let number = releases::driver_number(text);
     match number {
         Some(n) if n[0] >= 100 => {
+            // Windows drivers are numbered `555.85`; `555.42.02` is a Linux driver's number.
+            if platform == Platform::Windows && n.len() == 3 {
+                bail!(
+                    "--driver {text}: a Linux driver's number (Windows drivers are numbered like 555.85): pass \
+                     --platform linux, or the Windows driver's number"
+                );
+            }
+            let newest = releases
+                .driver
+                .iter()
+                .filter_map(|d| {
+                    let v = match platform {
+                        Platform::Linux => d.linux.as_deref(),
+                        Platform::Windows => d.windows.as_deref(),
+                    }?;
+                    Some((releases::driver_number(v)?, releases::cuda_number(&d.cuda)?))
+                })
+                .max_by_key(|(_, c)| *c);
+            // Newer than every row: it has at least the newest row's CUDA, and may have more.
+            let open_ended = newest.as_ref().is_some_and(|(d, _)| n.as_slice() > d.as_slice() && n[0] > d[0]);
             let Some(cuda) = releases.cuda_of_driver(&n, platform) else {
                 let oldest = releases
                     .driver
@@ -925,10 +1395,22 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                     platform.name()
                 );
             };
-            Ok((format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda)), cuda))
+            let label = if open_ended {
+                format!(
+                    "driver {text} ({}: newer than NVIDIA's table, CUDA {} or later)",
+                    platform.name(),
+                    cuda_text(cuda)
+                )
+            } else {
+                format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda))
+            };
+            Ok((label, cuda, open_ended))
         }
         _ => match releases::cuda_number(text) {
-            Some(cuda) => Ok((format!("CUDA {}", cuda_text(cuda)), cuda)),
+            Some(cuda) => {
+                released(cuda, releases).map_err(|why| anyhow::anyhow!("--driver {text}: {why}"))?;
+                Ok((format!("CUDA {}", cuda_text(cuda)), cuda, false))
+            }
             None => bail!(
                 "--driver {text}: neither a driver version (such as 535.104.05, or 555.85 on Windows) nor a CUDA \
                  version (such as 12.2)"

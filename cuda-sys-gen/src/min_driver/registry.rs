@@ -15,6 +15,8 @@ pub(super) struct Entry {
     /// The oldest driver that has it: `version`, or higher where the drivers were measured.
     pub floor: u32,
     pub default_variant: bool,
+    pub symbol: String,
+    pub version: u32,
 }
 
 /// Everything a name can mean.
@@ -35,6 +37,8 @@ pub(super) struct Registry {
     names: HashMap<String, Meanings>,
     /// Per symbol, its entries.
     by_symbol: HashMap<String, Vec<usize>>,
+    /// Per exported name (`cuCtxCreate_v4`), its entry.
+    exported: HashMap<String, usize>,
 }
 
 impl Registry {
@@ -50,6 +54,7 @@ impl Registry {
             toolkits: json.toolkits.iter().map(|t| t.to_string()).collect(),
             names: HashMap::new(),
             by_symbol: HashMap::new(),
+            exported: HashMap::new(),
         };
         let mut by_pfn = HashMap::new();
         for e in json.entries {
@@ -61,10 +66,13 @@ impl Registry {
             }
             reg.names.entry(e.symbol.clone()).or_default().symbol = Some(e.symbol.clone());
             reg.by_symbol.entry(e.symbol.clone()).or_default().push(index);
+            reg.exported.insert(e.exported.clone(), index);
             reg.entries.push(Entry {
                 marker,
                 floor: e.min_driver.unwrap_or(e.version).max(e.version),
                 default_variant: e.variant.is_none(),
+                symbol: e.symbol.clone(),
+                version: e.version,
             });
         }
         // What each C name (a mode may have none) and each `PFN_x` alias means, per toolkit.
@@ -93,6 +101,43 @@ impl Registry {
             Some(b) if self.entries[b].floor >= self.entries[i].floor => Some(b),
             _ => Some(i),
         })
+    }
+
+    /// The entry a lookup of `symbol` at exactly `version` with `flags` (1: the default
+    /// variant, 2: per-thread) asks for; of two per-thread variants, the higher floor.
+    pub fn entry_of(&self, symbol: &str, version: u32, flags: u8) -> Option<usize> {
+        let all = self.by_symbol.get(symbol)?;
+        let matching = all
+            .iter()
+            .copied()
+            .filter(|&i| self.entries[i].version == version && self.entries[i].default_variant == (flags != 2));
+        self.highest(matching)
+    }
+
+    /// The entry the driver answers a lookup of `symbol` at `version` with: its newest ABI
+    /// (default variant) at or below `version`.
+    pub fn newest_at(&self, symbol: &str, version: u32) -> Option<usize> {
+        let all = self.by_symbol.get(symbol)?;
+        let at_or_below =
+            all.iter().copied().filter(|&i| self.entries[i].default_variant && self.entries[i].version <= version);
+        at_or_below.max_by_key(|&i| (self.entries[i].version, self.entries[i].floor))
+    }
+
+    /// The entry a library exports under `name` (`cuCtxCreate_v4`).
+    pub fn by_exported(&self, name: &str) -> Option<usize> {
+        self.exported.get(name).copied()
+    }
+
+    /// The highest meaning of a name a program's strings hold: an exported name is its entry;
+    /// a symbol, a C name or an alias its highest ABI (a lookup by that name may ask for it).
+    pub fn highest_meaning(&self, name: &str) -> Option<usize> {
+        if let Some(e) = self.by_exported(name).filter(|&e| self.entries[e].symbol != name) {
+            return Some(e);
+        }
+        let m = self.names.get(name)?;
+        let of_symbol = m.symbol.iter().flat_map(|s| self.by_symbol.get(s).into_iter().flatten().copied());
+        let all = m.exact.iter().copied().chain(m.c_name.values().flatten().copied()).chain(of_symbol);
+        self.highest(all)
     }
 
     /// The entry `Driver::newest::<symbols::S>()` needs at the least: its oldest ABI of the

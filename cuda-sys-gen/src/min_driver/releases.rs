@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
 /// The file, compiled in: min-driver runs in other repositories without this one.
-pub const TEXT: &str = include_str!("../../../cuda-releases.toml");
+pub const TEXT: &str = include_str!("../../cuda-releases.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

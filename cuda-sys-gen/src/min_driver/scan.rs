@@ -70,7 +70,21 @@ pub(super) enum IncludeTarget {
 pub(super) struct ModDecl {
     pub name: String,
     pub path_attr: Option<String>,
+    /// `#[cfg_attr(.., path = "x.rs")]`: files it may be instead, by the build's configuration.
+    pub cfg_paths: Vec<String>,
+    /// The inline modules it is declared in (`mod gpu { mod launch; }`: `["gpu"]`).
+    pub inline: Vec<String>,
     pub line: usize,
+}
+
+/// A lookup by name that the scan reads the version of: `get_raw(c"cuX", 12050, ..)`,
+/// `cuGetProcAddress("cuX", &mut p, 12050, ..)`. `version` is `None` where it is a value.
+#[derive(Debug, Clone)]
+pub(super) struct Lookup {
+    pub line: usize,
+    pub function: String,
+    pub symbol: Option<String>,
+    pub version: Option<u32>,
 }
 
 /// One name a `use` declaration binds: the path it names (`["cuda_driver_pfn", "aliases"]`)
@@ -94,7 +108,22 @@ pub(super) struct Scanned {
     pub ptx: Vec<(usize, String)>,
     /// Macros that build identifiers out of pieces (`paste!`, `concat_idents!`): line, name.
     pub pasted: Vec<(usize, String)>,
+    /// Lookups by name with their versions.
+    pub lookups: Vec<Lookup>,
+    /// Strings naming kernel files the program reads at run time (`"k.ptx"`): line, text.
+    pub runtime_files: Vec<(usize, String)>,
+    /// Walks of the registry's table (`ENTRIES`, `visit_entries`): line, name.
+    pub tables: Vec<(usize, String)>,
+    /// Lines of `transmute` calls (a pointer used as a type of the program's own).
+    pub transmutes: Vec<usize>,
 }
+
+/// The registry's table and what walks it: which entries a program that uses them looks up is
+/// known only at run time.
+const TABLES: &[&str] = &["ENTRIES", "visit_entries", "of_symbol"];
+
+/// Functions that look an entry up by a name and a version given as arguments.
+const LOOKUPS: &[&str] = &["get_raw", "cuGetProcAddress", "cuGetProcAddress_v2", "cudaGetDriverEntryPointByVersion"];
 
 /// Keywords after which an identifier is a name the program declares.
 /// (`as` only outside `use`, where [`use_tree`] reads it.)
@@ -128,6 +157,8 @@ struct Level {
     opened_by: Option<String>,
     /// Inside a `use` declaration.
     in_use: bool,
+    /// The inline modules the group is in.
+    mod_path: Vec<String>,
 }
 
 fn ident_text(t: &TokenTree) -> Option<String> {
@@ -213,7 +244,17 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                     None
                 };
                 if let Some(m) = &opener {
-                    macro_call(m, g, tokens, i, out);
+                    macro_call(m, g, tokens, i, wanted, out);
+                }
+                if g.delimiter() == Delimiter::Bracket {
+                    byte_array(g, out);
+                }
+                // `mod gpu { .. }`: the `mod x;` inside it are files of `gpu/`.
+                let mut mod_path = level.mod_path.clone();
+                if g.delimiter() == Delimiter::Brace
+                    && ident_text_at(tokens, i.wrapping_sub(2)).as_deref() == Some("mod")
+                {
+                    mod_path.extend(i.checked_sub(1).and_then(|k| tokens.get(k)).and_then(ident_text));
                 }
                 stack.push(Level {
                     tokens: g.stream().into_iter().collect(),
@@ -221,6 +262,7 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                     leading,
                     opened_by: opener,
                     in_use: in_use_group || i < use_end,
+                    mod_path,
                 });
             }
             TokenTree::Ident(id) => {
@@ -257,7 +299,25 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                 if name == "mod" {
                     if let (Some(n), true) = (tokens.get(i + 1).and_then(ident_text), is_punct(tokens.get(i + 2), ';'))
                     {
-                        out.mods.push(ModDecl { name: n, path_attr: path_attribute(tokens, i), line });
+                        out.mods.push(ModDecl {
+                            name: n,
+                            path_attr: path_attribute(tokens, i),
+                            cfg_paths: cfg_path_attributes(tokens, i),
+                            inline: level.mod_path.clone(),
+                            line,
+                        });
+                    }
+                }
+                let declares = matches!(before.as_deref(), Some("fn" | "static" | "const"));
+                if matches!(name.as_str(), "transmute" | "transmute_copy") && !declares {
+                    out.transmutes.push(line);
+                }
+                if TABLES.contains(&name.as_str()) && !declares {
+                    out.tables.push((line, name.clone()));
+                }
+                if LOOKUPS.contains(&name.as_str()) && before.as_deref() != Some("fn") {
+                    if let Some(args) = call_args(tokens, i) {
+                        out.lookups.push(lookup_of(&name, line, &args));
                     }
                 }
                 if wanted(&name) {
@@ -280,7 +340,13 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                             string: true,
                         });
                     }
-                    if value.contains(".version") && value.contains(".target") {
+                    let file = value.trim_end_matches('\0');
+                    let reads_file = [".ptx", ".cubin", ".fatbin"].iter().any(|x| file.ends_with(x));
+                    let included = opened_by.is_some_and(|m| m.starts_with("include") || m == "concat");
+                    if reads_file && !included {
+                        out.runtime_files.push((line, file.to_owned()));
+                    }
+                    if super::kernels::is_ptx(&value) {
                         out.ptx.push((line, value));
                     }
                 }
@@ -317,7 +383,13 @@ fn use_tree(tokens: &[TokenTree], prefix: &mut Vec<String>, out: &mut Vec<UseBin
                 path.push(seg.clone());
                 let name = if ident_text_at(tokens, k + 1).as_deref() == Some("as") {
                     k += 2;
-                    ident_text_at(tokens, k).unwrap_or(seg)
+                    if is_punct(tokens.get(k), '$') {
+                        // `as $name` in a macro's body: a name the macro's caller chooses.
+                        k += 1;
+                        format!("${}", ident_text_at(tokens, k).unwrap_or_default())
+                    } else {
+                        ident_text_at(tokens, k).unwrap_or(seg)
+                    }
                 } else if seg == "self" {
                     path.pop();
                     path.last().cloned().unwrap_or(seg)
@@ -348,6 +420,40 @@ fn use_tree(tokens: &[TokenTree], prefix: &mut Vec<String>, out: &mut Vec<UseBin
     prefix.truncate(depth);
 }
 
+/// `#[cfg_attr(.., path = "x.rs")]` right before `mod`: the files it may name.
+fn cfg_path_attributes(tokens: &[TokenTree], mod_at: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut k = mod_at;
+    while k > 0 {
+        k -= 1;
+        match &tokens[k] {
+            TokenTree::Ident(i) if *i == "pub" => {}
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {}
+            TokenTree::Group(g)
+                if g.delimiter() == Delimiter::Bracket
+                    && is_punct(k.checked_sub(1).and_then(|j| tokens.get(j)), '#') =>
+            {
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                if let [name, TokenTree::Group(args)] = inner.as_slice() {
+                    if ident_text(name).as_deref() == Some("cfg_attr") {
+                        let args: Vec<TokenTree> = args.stream().into_iter().collect();
+                        for w in args.windows(3) {
+                            if ident_text(&w[0]).as_deref() == Some("path") && is_punct(Some(&w[1]), '=') {
+                                if let TokenTree::Literal(l) = &w[2] {
+                                    out.extend(string_value(l));
+                                }
+                            }
+                        }
+                    }
+                }
+                k -= 1;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
 /// `#[path = "x.rs"]` right before `mod` (through `pub`, `pub(crate)` and other attributes).
 fn path_attribute(tokens: &[TokenTree], mod_at: usize) -> Option<String> {
     let mut k = mod_at;
@@ -374,10 +480,125 @@ fn path_attribute(tokens: &[TokenTree], mod_at: usize) -> Option<String> {
     None
 }
 
+/// The argument group of a call of the function at `tokens[at]` (`f(..)`, `f::<T>(..)`), split
+/// at its top-level commas.
+fn call_args(tokens: &[TokenTree], at: usize) -> Option<Vec<Vec<TokenTree>>> {
+    let mut k = at + 1;
+    // A turbofish: `::<` .. `>`, a few tokens at most.
+    if is_punct(tokens.get(k), ':') {
+        let end = (k..tokens.len().min(k + 16)).find(|&j| matches!(tokens.get(j), Some(TokenTree::Group(_))))?;
+        k = end;
+    }
+    match tokens.get(k) {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
+            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+            Some(inner.split(|t| is_punct(Some(t), ',')).map(<[TokenTree]>::to_vec).collect())
+        }
+        _ => None,
+    }
+}
+
+/// A lookup's symbol (its first string argument) and version (an integer literal argument of
+/// 1000 or more; `None` where no argument is one).
+fn lookup_of(function: &str, line: usize, args: &[Vec<TokenTree>]) -> Lookup {
+    let symbol = args.iter().find_map(|a| match a.as_slice() {
+        [TokenTree::Literal(l)] => string_value(l).map(|v| v.trim_end_matches('\0').to_owned()),
+        _ => None,
+    });
+    let version = args.iter().find_map(|a| match a.as_slice() {
+        [TokenTree::Literal(l)] => {
+            // `12050`, `12_050`, `12050u32`, `12050_i32`.
+            let digits: String = l.to_string().replace('_', "").chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok().filter(|&v| v >= 1000)
+        }
+        _ => None,
+    });
+    Lookup { line, function: function.to_owned(), symbol, version }
+}
+
+/// `[0x2e, 0x76, ...]`: an array of byte literals that spells PTX.
+fn byte_array(g: &proc_macro2::Group, out: &mut Scanned) {
+    let mut bytes = Vec::new();
+    for t in g.stream() {
+        match t {
+            TokenTree::Literal(l) => {
+                let text = l.to_string().replace('_', "");
+                let text = text.trim_end_matches("u8");
+                let v = if let Some(h) = text.strip_prefix("0x") {
+                    u8::from_str_radix(h, 16).ok()
+                } else if text.starts_with("b'") {
+                    match syn::parse2::<syn::Lit>(TokenStream::from(TokenTree::Literal(l.clone()))) {
+                        Ok(syn::Lit::Byte(b)) => Some(b.value()),
+                        _ => None,
+                    }
+                } else {
+                    text.parse::<u8>().ok()
+                };
+                match v {
+                    Some(b) => bytes.push(b),
+                    None => return,
+                }
+            }
+            TokenTree::Punct(p) if p.as_char() == ',' => {}
+            _ => return,
+        }
+    }
+    if bytes.len() >= 16 {
+        let text = String::from_utf8_lossy(&bytes);
+        if super::kernels::is_ptx(&text) {
+            let line = g.span().start().line;
+            out.ptx.push((line, text.into_owned()));
+        }
+    }
+}
+
 /// What a macro call at `tokens[at]` (its argument group) means for the scan.
-fn macro_call(name: &str, args: &proc_macro2::Group, tokens: &[TokenTree], at: usize, out: &mut Scanned) {
+fn macro_call(
+    name: &str,
+    args: &proc_macro2::Group,
+    tokens: &[TokenTree],
+    at: usize,
+    wanted: &dyn Fn(&str) -> bool,
+    out: &mut Scanned,
+) {
     let line = tokens[at - 2].span().start().line;
     match name {
+        // `concat!("cu", "CtxCreate")`, a PTX module in pieces: read where every piece is a
+        // literal; listed as unread where a piece is not and the literal ones look like a name
+        // or PTX.
+        "concat" => {
+            let inner: Vec<TokenTree> = args.stream().into_iter().collect();
+            let mut value = String::new();
+            let mut whole = true;
+            for part in inner.split(|t| is_punct(Some(t), ',')) {
+                match part {
+                    [TokenTree::Literal(l)] => match string_value(l) {
+                        Some(v) => value.push_str(&v),
+                        None => value.push_str(&l.to_string()),
+                    },
+                    [] => {}
+                    _ => whole = false,
+                }
+            }
+            let bare = value.trim_end_matches('\0');
+            if whole {
+                if wanted(bare) {
+                    out.hits.push(Hit {
+                        name: bare.to_owned(),
+                        line,
+                        prefix: Vec::new(),
+                        leading: false,
+                        opens_macro: None,
+                        string: true,
+                    });
+                }
+                if super::kernels::is_ptx(&value) {
+                    out.ptx.push((line, value));
+                }
+            } else if value.starts_with("cu") || value.contains(".version") {
+                out.pasted.push((line, name.to_owned()));
+            }
+        }
         // `include_ptx!` (the generated crate's) is `include_str!` with a NUL after it.
         "include" | "include_str" | "include_bytes" | "include_ptx" => {
             let inner: Vec<TokenTree> = args.stream().into_iter().collect();

@@ -54,5 +54,5 @@ pub mod d3d11;
 #[cfg(feature = "wgl")]
 #[rustfmt::skip]
 pub mod wgl;
-pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+pub use registry::{entries, Entry, EntryInfo, EntryRecord, ENTRIES, TOOLKITS};
 pub use registry::{Platforms, StreamFlags, Variant};

@@ -7470,8 +7470,12 @@ pub unsafe trait Entry: sealed::Sealed + 'static {
     const INDEX: usize;
     /// This entry's row.
     const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
-    /// The name passed to `cuGetProcAddress`.
-    const SYMBOL: &'static CStr = Self::INFO.c_symbol;
+    /// This entry's [`EntryRecord`]: a static of its own, which every lookup of the
+    /// entry reaches (its name is the one passed to the driver), so that the program
+    /// holds it exactly where it holds code that looks the entry up.
+    const RECORD: &'static EntryRecord;
+    /// The name passed to `cuGetProcAddress`: the bytes of [`Self::RECORD`].
+    const SYMBOL: &'static CStr = Self::RECORD.c_symbol();
     /// The exact version passed to `cuGetProcAddress`.
     const VERSION: u32 = Self::INFO.version;
     /// The flags passed to `cuGetProcAddress`.
@@ -7506,6 +7510,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DCreate_v2000 {
         type Fn = crate::pfn::PFN_cuArray3DCreate_v2000;
         const INDEX: usize = 0usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DCreate_v2000;
     }
     /** Creates a 3D CUDA array
 
@@ -7526,6 +7531,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DCreate_v3020 {
         type Fn = crate::pfn::PFN_cuArray3DCreate_v3020;
         const INDEX: usize = 1usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DCreate_v3020;
     }
     /** Get a 3D CUDA array descriptor
 
@@ -7546,6 +7552,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DGetDescriptor_v2000 {
         type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v2000;
         const INDEX: usize = 2usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DGetDescriptor_v2000;
     }
     /** Get a 3D CUDA array descriptor
 
@@ -7566,6 +7573,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DGetDescriptor_v3020 {
         type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v3020;
         const INDEX: usize = 3usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DGetDescriptor_v3020;
     }
     /** Creates a 1D or 2D CUDA array
 
@@ -7586,6 +7594,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayCreate_v2000 {
         type Fn = crate::pfn::PFN_cuArrayCreate_v2000;
         const INDEX: usize = 4usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayCreate_v2000;
     }
     /** Creates a 1D or 2D CUDA array
 
@@ -7606,6 +7615,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayCreate_v3020 {
         type Fn = crate::pfn::PFN_cuArrayCreate_v3020;
         const INDEX: usize = 5usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayCreate_v3020;
     }
     /** Destroys a CUDA array
 
@@ -7624,6 +7634,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuArrayDestroy_v2000;
         const INDEX: usize = 6usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayDestroy_v2000;
     }
     /** Get a 1D or 2D CUDA array descriptor
 
@@ -7644,6 +7655,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetDescriptor_v2000 {
         type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v2000;
         const INDEX: usize = 7usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetDescriptor_v2000;
     }
     /** Get a 1D or 2D CUDA array descriptor
 
@@ -7664,6 +7676,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetDescriptor_v3020 {
         type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v3020;
         const INDEX: usize = 8usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetDescriptor_v3020;
     }
     /** Returns the memory requirements of a CUDA array
 
@@ -7682,6 +7695,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetMemoryRequirements_v11060 {
         type Fn = crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060;
         const INDEX: usize = 9usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetMemoryRequirements_v11060;
     }
     /** Gets a CUDA array plane from a CUDA array
 
@@ -7700,6 +7714,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetPlane_v11020 {
         type Fn = crate::pfn::PFN_cuArrayGetPlane_v11020;
         const INDEX: usize = 10usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetPlane_v11020;
     }
     /** Returns the layout properties of a sparse CUDA array
 
@@ -7718,6 +7733,7 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetSparseProperties_v11010 {
         type Fn = crate::pfn::PFN_cuArrayGetSparseProperties_v11010;
         const INDEX: usize = 11usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetSparseProperties_v11010;
     }
     /** Complete a custom-storage checkpoint or restore operation
 
@@ -7736,6 +7752,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointOperationComplete_v13040 {
         type Fn = crate::pfn::PFN_cuCheckpointOperationComplete_v13040;
         const INDEX: usize = 12usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointOperationComplete_v13040;
     }
     /** Checkpoint a CUDA process's GPU memory contents
 
@@ -7754,6 +7771,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessCheckpoint_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080;
         const INDEX: usize = 13usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessCheckpoint_v12080;
     }
     /** Returns the restore thread ID for a CUDA process
 
@@ -7772,6 +7790,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessGetRestoreThreadId_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080;
         const INDEX: usize = 14usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessGetRestoreThreadId_v12080;
     }
     /** Returns the process state of a CUDA process
 
@@ -7790,6 +7809,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessGetState_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessGetState_v12080;
         const INDEX: usize = 15usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessGetState_v12080;
     }
     /** Lock a running CUDA process
 
@@ -7808,6 +7828,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessLock_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessLock_v12080;
         const INDEX: usize = 16usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessLock_v12080;
     }
     /** Restore a CUDA process's GPU memory contents from its last checkpoint
 
@@ -7826,6 +7847,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessRestore_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessRestore_v12080;
         const INDEX: usize = 17usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessRestore_v12080;
     }
     /** Unlock a CUDA process to allow CUDA API calls
 
@@ -7844,6 +7866,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessUnlock_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessUnlock_v12080;
         const INDEX: usize = 18usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessUnlock_v12080;
     }
     /** Deregister a previously registered coredump complete callback
 
@@ -7862,6 +7885,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpDeregisterCompleteCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020;
         const INDEX: usize = 19usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpDeregisterCompleteCallback_v13020;
     }
     /** Deregister a previously registered coredump start callback
 
@@ -7880,6 +7904,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpDeregisterStartCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020;
         const INDEX: usize = 20usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpDeregisterStartCallback_v13020;
     }
     /** Allows caller to fetch a coredump attribute value for the current context
 
@@ -7898,6 +7923,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpGetAttribute_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpGetAttribute_v12010;
         const INDEX: usize = 21usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpGetAttribute_v12010;
     }
     /** Allows caller to fetch a coredump attribute value for the entire application
 
@@ -7916,6 +7942,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpGetAttributeGlobal_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010;
         const INDEX: usize = 22usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpGetAttributeGlobal_v12010;
     }
     /** Register a callback to be invoked when a GPU coredump completes
 
@@ -7934,6 +7961,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpRegisterCompleteCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020;
         const INDEX: usize = 23usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpRegisterCompleteCallback_v13020;
     }
     /** Register a callback to be invoked when a GPU coredump begins
 
@@ -7952,6 +7980,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpRegisterStartCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020;
         const INDEX: usize = 24usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpRegisterStartCallback_v13020;
     }
     /** Allows caller to set a coredump attribute value for the current context
 
@@ -7970,6 +7999,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpSetAttribute_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpSetAttribute_v12010;
         const INDEX: usize = 25usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpSetAttribute_v12010;
     }
     /** Allows caller to set a coredump attribute value globally
 
@@ -7988,6 +8018,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpSetAttributeGlobal_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010;
         const INDEX: usize = 26usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpSetAttributeGlobal_v12010;
     }
     /** Increment a context's usage-count
 
@@ -8006,6 +8037,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxAttach_v2000 {
         type Fn = crate::pfn::PFN_cuCtxAttach_v2000;
         const INDEX: usize = 27usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxAttach_v2000;
     }
     /** Create a CUDA context
 
@@ -8026,6 +8058,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v2000 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v2000;
         const INDEX: usize = 28usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v2000;
     }
     /** Create a CUDA context
 
@@ -8046,6 +8079,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v3020 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v3020;
         const INDEX: usize = 29usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v3020;
     }
     /** Create a CUDA context with execution affinity
 
@@ -8066,6 +8100,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v11040 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v11040;
         const INDEX: usize = 30usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v11040;
     }
     /** Create a CUDA context
 
@@ -8086,6 +8121,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v12050 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v12050;
         const INDEX: usize = 31usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v12050;
     }
     /** Destroy a CUDA context
 
@@ -8106,6 +8142,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuCtxDestroy_v2000;
         const INDEX: usize = 32usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDestroy_v2000;
     }
     /** Destroy a CUDA context
 
@@ -8126,6 +8163,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDestroy_v4000 {
         type Fn = crate::pfn::PFN_cuCtxDestroy_v4000;
         const INDEX: usize = 33usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDestroy_v4000;
     }
     /** Decrement a context's usage-count
 
@@ -8144,6 +8182,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDetach_v2000 {
         type Fn = crate::pfn::PFN_cuCtxDetach_v2000;
         const INDEX: usize = 34usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDetach_v2000;
     }
     /** Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 
@@ -8162,6 +8201,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDisablePeerAccess_v4000 {
         type Fn = crate::pfn::PFN_cuCtxDisablePeerAccess_v4000;
         const INDEX: usize = 35usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDisablePeerAccess_v4000;
     }
     /** Enables direct access to memory allocations in a peer context.
 
@@ -8180,6 +8220,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxEnablePeerAccess_v4000 {
         type Fn = crate::pfn::PFN_cuCtxEnablePeerAccess_v4000;
         const INDEX: usize = 36usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxEnablePeerAccess_v4000;
     }
     /** Returns a [`CUcontext`](crate::types::CUcontext) handle for a green context
 
@@ -8198,6 +8239,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxFromGreenCtx_v12040 {
         type Fn = crate::pfn::PFN_cuCtxFromGreenCtx_v12040;
         const INDEX: usize = 37usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxFromGreenCtx_v12040;
     }
     /** Gets the context's API version.
 
@@ -8216,6 +8258,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetApiVersion_v3020 {
         type Fn = crate::pfn::PFN_cuCtxGetApiVersion_v3020;
         const INDEX: usize = 38usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetApiVersion_v3020;
     }
     /** Returns the preferred cache configuration for the current context.
 
@@ -8234,6 +8277,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetCacheConfig_v3020 {
         type Fn = crate::pfn::PFN_cuCtxGetCacheConfig_v3020;
         const INDEX: usize = 39usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetCacheConfig_v3020;
     }
     /** Returns the CUDA context bound to the calling CPU thread.
 
@@ -8252,6 +8296,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxGetCurrent_v4000;
         const INDEX: usize = 40usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetCurrent_v4000;
     }
     /** Get context resources
 
@@ -8270,6 +8315,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetDevResource_v12040 {
         type Fn = crate::pfn::PFN_cuCtxGetDevResource_v12040;
         const INDEX: usize = 41usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetDevResource_v12040;
     }
     /** Returns the device handle for the current context
 
@@ -8290,6 +8336,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetDevice_v2000 {
         type Fn = crate::pfn::PFN_cuCtxGetDevice_v2000;
         const INDEX: usize = 42usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetDevice_v2000;
     }
     /** Returns the device handle for the specified context
 
@@ -8310,6 +8357,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetDevice_v13000 {
         type Fn = crate::pfn::PFN_cuCtxGetDevice_v13000;
         const INDEX: usize = 43usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetDevice_v13000;
     }
     /** Returns the execution affinity setting for the current context.
 
@@ -8328,6 +8376,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetExecAffinity_v11040 {
         type Fn = crate::pfn::PFN_cuCtxGetExecAffinity_v11040;
         const INDEX: usize = 44usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetExecAffinity_v11040;
     }
     /** Returns the flags for the current context
 
@@ -8346,6 +8395,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetFlags_v7000 {
         type Fn = crate::pfn::PFN_cuCtxGetFlags_v7000;
         const INDEX: usize = 45usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetFlags_v7000;
     }
     /** Returns the unique Id associated with the context supplied
 
@@ -8364,6 +8414,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetId_v12000 {
         type Fn = crate::pfn::PFN_cuCtxGetId_v12000;
         const INDEX: usize = 46usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetId_v12000;
     }
     /** Returns resource limits
 
@@ -8382,6 +8433,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetLimit_v3010 {
         type Fn = crate::pfn::PFN_cuCtxGetLimit_v3010;
         const INDEX: usize = 47usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetLimit_v3010;
     }
     /** Returns the current shared memory configuration for the current context.
 
@@ -8400,6 +8452,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetSharedMemConfig_v4020 {
         type Fn = crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020;
         const INDEX: usize = 48usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetSharedMemConfig_v4020;
     }
     /** Returns numerical values that correspond to the least and greatest stream priorities.
 
@@ -8418,6 +8471,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetStreamPriorityRange_v5050 {
         type Fn = crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050;
         const INDEX: usize = 49usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetStreamPriorityRange_v5050;
     }
     /** Pops the current CUDA context from the current CPU thread.
 
@@ -8438,6 +8492,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPopCurrent_v2000 {
         type Fn = crate::pfn::PFN_cuCtxPopCurrent_v2000;
         const INDEX: usize = 50usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPopCurrent_v2000;
     }
     /** Pops the current CUDA context from the current CPU thread.
 
@@ -8458,6 +8513,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPopCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxPopCurrent_v4000;
         const INDEX: usize = 51usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPopCurrent_v4000;
     }
     /** Pushes a context on the current CPU thread
 
@@ -8478,6 +8534,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPushCurrent_v2000 {
         type Fn = crate::pfn::PFN_cuCtxPushCurrent_v2000;
         const INDEX: usize = 52usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPushCurrent_v2000;
     }
     /** Pushes a context on the current CPU thread
 
@@ -8498,6 +8555,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPushCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxPushCurrent_v4000;
         const INDEX: usize = 53usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPushCurrent_v4000;
     }
     /** Records an event.
 
@@ -8516,6 +8574,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxRecordEvent_v12050 {
         type Fn = crate::pfn::PFN_cuCtxRecordEvent_v12050;
         const INDEX: usize = 54usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxRecordEvent_v12050;
     }
     /** Resets all persisting lines in cache to normal status.
 
@@ -8534,6 +8593,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxResetPersistingL2Cache_v11000 {
         type Fn = crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000;
         const INDEX: usize = 55usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxResetPersistingL2Cache_v11000;
     }
     /** Sets the preferred cache configuration for the current context.
 
@@ -8552,6 +8612,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetCacheConfig_v3020 {
         type Fn = crate::pfn::PFN_cuCtxSetCacheConfig_v3020;
         const INDEX: usize = 56usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetCacheConfig_v3020;
     }
     /** Binds the specified CUDA context to the calling CPU thread
 
@@ -8570,6 +8631,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxSetCurrent_v4000;
         const INDEX: usize = 57usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetCurrent_v4000;
     }
     /** Sets the flags for the current context
 
@@ -8588,6 +8650,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetFlags_v12010 {
         type Fn = crate::pfn::PFN_cuCtxSetFlags_v12010;
         const INDEX: usize = 58usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetFlags_v12010;
     }
     /** Set resource limits
 
@@ -8606,6 +8669,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetLimit_v3010 {
         type Fn = crate::pfn::PFN_cuCtxSetLimit_v3010;
         const INDEX: usize = 59usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetLimit_v3010;
     }
     /** Sets the shared memory configuration for the current context.
 
@@ -8624,6 +8688,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetSharedMemConfig_v4020 {
         type Fn = crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020;
         const INDEX: usize = 60usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetSharedMemConfig_v4020;
     }
     /** Block for the current context's tasks to complete
 
@@ -8644,6 +8709,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSynchronize_v2000 {
         type Fn = crate::pfn::PFN_cuCtxSynchronize_v2000;
         const INDEX: usize = 61usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSynchronize_v2000;
     }
     /** Block for the specified context's tasks to complete
 
@@ -8664,6 +8730,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSynchronize_v13000 {
         type Fn = crate::pfn::PFN_cuCtxSynchronize_v13000;
         const INDEX: usize = 62usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSynchronize_v13000;
     }
     /** Make a context wait on an event
 
@@ -8682,6 +8749,7 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxWaitEvent_v12050 {
         type Fn = crate::pfn::PFN_cuCtxWaitEvent_v12050;
         const INDEX: usize = 63usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuCtxWaitEvent_v12050;
     }
     /** Create a CUDA context for interoperability with Direct3D 10
 
@@ -8706,6 +8774,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10CtxCreate_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v2010;
         const INDEX: usize = 64usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10CtxCreate_v2010;
     }
     /** Create a CUDA context for interoperability with Direct3D 10
 
@@ -8730,6 +8799,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10CtxCreate_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v3020;
         const INDEX: usize = 65usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10CtxCreate_v3020;
     }
     /** Create a CUDA context for interoperability with Direct3D 10
 
@@ -8752,6 +8822,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10CtxCreateOnDevice_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020;
         const INDEX: usize = 66usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10CtxCreateOnDevice_v3020;
     }
     /** Gets the CUDA device corresponding to a display adapter.
 
@@ -8774,6 +8845,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10GetDevice_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10GetDevice_v2010;
         const INDEX: usize = 67usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10GetDevice_v2010;
     }
     /** Gets the CUDA devices corresponding to a Direct3D 10 device
 
@@ -8796,6 +8868,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10GetDevices_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10GetDevices_v3020;
         const INDEX: usize = 68usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10GetDevices_v3020;
     }
     /** Get the Direct3D 10 device against which the current CUDA context was created
 
@@ -8818,6 +8891,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10GetDirect3DDevice_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020;
         const INDEX: usize = 69usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10GetDirect3DDevice_v3020;
     }
     /** Map Direct3D resources for access by CUDA
 
@@ -8840,6 +8914,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10MapResources_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10MapResources_v2010;
         const INDEX: usize = 70usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10MapResources_v2010;
     }
     /** Register a Direct3D resource for access by CUDA
 
@@ -8862,6 +8937,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10RegisterResource_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10RegisterResource_v2010;
         const INDEX: usize = 71usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10RegisterResource_v2010;
     }
     /** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8884,6 +8960,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedArray_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010;
         const INDEX: usize = 72usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedArray_v2010;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8908,6 +8985,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPitch_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010;
         const INDEX: usize = 73usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPitch_v2010;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8932,6 +9010,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPitch_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020;
         const INDEX: usize = 74usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPitch_v3020;
     }
     /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8956,6 +9035,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPointer_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010;
         const INDEX: usize = 75usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPointer_v2010;
     }
     /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8980,6 +9060,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPointer_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020;
         const INDEX: usize = 76usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPointer_v3020;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9004,6 +9085,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedSize_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010;
         const INDEX: usize = 77usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedSize_v2010;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9028,6 +9110,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedSize_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020;
         const INDEX: usize = 78usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedSize_v3020;
     }
     /** Get the dimensions of a registered surface
 
@@ -9052,6 +9135,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetSurfaceDimensions_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010;
         const INDEX: usize = 79usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetSurfaceDimensions_v2010;
     }
     /** Get the dimensions of a registered surface
 
@@ -9076,6 +9160,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetSurfaceDimensions_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020;
         const INDEX: usize = 80usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetSurfaceDimensions_v3020;
     }
     /** Set usage flags for mapping a Direct3D resource
 
@@ -9098,6 +9183,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceSetMapFlags_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010;
         const INDEX: usize = 81usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceSetMapFlags_v2010;
     }
     /** Unmap Direct3D resources
 
@@ -9120,6 +9206,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10UnmapResources_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10UnmapResources_v2010;
         const INDEX: usize = 82usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10UnmapResources_v2010;
     }
     /** Unregister a Direct3D resource
 
@@ -9142,6 +9229,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10UnregisterResource_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10UnregisterResource_v2010;
         const INDEX: usize = 83usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10UnregisterResource_v2010;
     }
     /** Create a CUDA context for interoperability with Direct3D 11
 
@@ -9166,6 +9254,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11CtxCreate_v3000 {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3000;
         const INDEX: usize = 84usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11CtxCreate_v3000;
     }
     /** Create a CUDA context for interoperability with Direct3D 11
 
@@ -9190,6 +9279,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11CtxCreate_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3020;
         const INDEX: usize = 85usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11CtxCreate_v3020;
     }
     /** Create a CUDA context for interoperability with Direct3D 11
 
@@ -9212,6 +9302,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11CtxCreateOnDevice_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020;
         const INDEX: usize = 86usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11CtxCreateOnDevice_v3020;
     }
     /** Gets the CUDA device corresponding to a display adapter.
 
@@ -9234,6 +9325,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11GetDevice_v3000 {
         type Fn = crate::d3d11::PFN_cuD3D11GetDevice_v3000;
         const INDEX: usize = 87usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11GetDevice_v3000;
     }
     /** Gets the CUDA devices corresponding to a Direct3D 11 device
 
@@ -9256,6 +9348,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11GetDevices_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11GetDevices_v3020;
         const INDEX: usize = 88usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11GetDevices_v3020;
     }
     /** Get the Direct3D 11 device against which the current CUDA context was created
 
@@ -9278,6 +9371,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11GetDirect3DDevice_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020;
         const INDEX: usize = 89usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11GetDirect3DDevice_v3020;
     }
     /** `cuD3D9Begin` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000).
 
@@ -9298,6 +9392,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9Begin_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9Begin_v2000;
         const INDEX: usize = 90usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9Begin_v2000;
     }
     /** Create a CUDA context for interoperability with Direct3D 9
 
@@ -9322,6 +9417,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9CtxCreate_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v2000;
         const INDEX: usize = 91usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9CtxCreate_v2000;
     }
     /** Create a CUDA context for interoperability with Direct3D 9
 
@@ -9346,6 +9442,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9CtxCreate_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v3020;
         const INDEX: usize = 92usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9CtxCreate_v3020;
     }
     /** Create a CUDA context for interoperability with Direct3D 9
 
@@ -9368,6 +9465,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9CtxCreateOnDevice_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020;
         const INDEX: usize = 93usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9CtxCreateOnDevice_v3020;
     }
     /** `cuD3D9End` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000).
 
@@ -9388,6 +9486,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9End_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9End_v2000;
         const INDEX: usize = 94usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9End_v2000;
     }
     /** Gets the CUDA device corresponding to a display adapter.
 
@@ -9410,6 +9509,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9GetDevice_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9GetDevice_v2000;
         const INDEX: usize = 95usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9GetDevice_v2000;
     }
     /** Gets the CUDA devices corresponding to a Direct3D 9 device
 
@@ -9432,6 +9532,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9GetDevices_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9GetDevices_v3020;
         const INDEX: usize = 96usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9GetDevices_v3020;
     }
     /** Get the Direct3D 9 device against which the current CUDA context was created
 
@@ -9454,6 +9555,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9GetDirect3DDevice_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000;
         const INDEX: usize = 97usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9GetDirect3DDevice_v2000;
     }
     /** Map Direct3D resources for access by CUDA
 
@@ -9476,6 +9578,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9MapResources_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9MapResources_v2000;
         const INDEX: usize = 98usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9MapResources_v2000;
     }
     /** `cuD3D9MapVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9MapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000).
 
@@ -9498,6 +9601,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9MapVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000;
         const INDEX: usize = 99usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9MapVertexBuffer_v2000;
     }
     /** `cuD3D9MapVertexBuffer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020).
 
@@ -9520,6 +9624,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9MapVertexBuffer_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020;
         const INDEX: usize = 100usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9MapVertexBuffer_v3020;
     }
     /** Register a Direct3D resource for access by CUDA
 
@@ -9542,6 +9647,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9RegisterResource_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9RegisterResource_v2000;
         const INDEX: usize = 101usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9RegisterResource_v2000;
     }
     /** `cuD3D9RegisterVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000).
 
@@ -9562,6 +9668,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9RegisterVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000;
         const INDEX: usize = 102usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9RegisterVertexBuffer_v2000;
     }
     /** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9584,6 +9691,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedArray_v2010 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010;
         const INDEX: usize = 103usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedArray_v2010;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9608,6 +9716,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPitch_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000;
         const INDEX: usize = 104usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPitch_v2000;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9632,6 +9741,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPitch_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020;
         const INDEX: usize = 105usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPitch_v3020;
     }
     /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9656,6 +9766,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPointer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000;
         const INDEX: usize = 106usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPointer_v2000;
     }
     /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9680,6 +9791,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPointer_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020;
         const INDEX: usize = 107usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPointer_v3020;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9704,6 +9816,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedSize_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000;
         const INDEX: usize = 108usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedSize_v2000;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9728,6 +9841,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedSize_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020;
         const INDEX: usize = 109usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedSize_v3020;
     }
     /** Get the dimensions of a registered surface
 
@@ -9752,6 +9866,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetSurfaceDimensions_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000;
         const INDEX: usize = 110usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetSurfaceDimensions_v2000;
     }
     /** Get the dimensions of a registered surface
 
@@ -9776,6 +9891,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetSurfaceDimensions_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020;
         const INDEX: usize = 111usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetSurfaceDimensions_v3020;
     }
     /** Set usage flags for mapping a Direct3D resource
 
@@ -9798,6 +9914,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceSetMapFlags_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000;
         const INDEX: usize = 112usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceSetMapFlags_v2000;
     }
     /** Unmaps Direct3D resources
 
@@ -9820,6 +9937,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnmapResources_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnmapResources_v2000;
         const INDEX: usize = 113usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnmapResources_v2000;
     }
     /** `cuD3D9UnmapVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000).
 
@@ -9840,6 +9958,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnmapVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000;
         const INDEX: usize = 114usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnmapVertexBuffer_v2000;
     }
     /** Unregister a Direct3D resource
 
@@ -9862,6 +9981,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnregisterResource_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnregisterResource_v2000;
         const INDEX: usize = 115usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnregisterResource_v2000;
     }
     /** `cuD3D9UnregisterVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000).
 
@@ -9882,6 +10002,7 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnregisterVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000;
         const INDEX: usize = 116usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnregisterVertexBuffer_v2000;
     }
     /** Destroys an external memory object.
 
@@ -9900,6 +10021,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDestroyExternalMemory_v10000 {
         type Fn = crate::pfn::PFN_cuDestroyExternalMemory_v10000;
         const INDEX: usize = 117usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDestroyExternalMemory_v10000;
     }
     /** Destroys an external semaphore
 
@@ -9918,6 +10040,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDestroyExternalSemaphore_v10000 {
         type Fn = crate::pfn::PFN_cuDestroyExternalSemaphore_v10000;
         const INDEX: usize = 118usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDestroyExternalSemaphore_v10000;
     }
     /** Generate a resource descriptor
 
@@ -9936,6 +10059,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevResourceGenerateDesc_v12040 {
         type Fn = crate::pfn::PFN_cuDevResourceGenerateDesc_v12040;
         const INDEX: usize = 119usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevResourceGenerateDesc_v12040;
     }
     /** Splits a `CU_DEV_RESOURCE_TYPE_SM` resource into structured groups.
 
@@ -9954,6 +10078,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevSmResourceSplit_v13010 {
         type Fn = crate::pfn::PFN_cuDevSmResourceSplit_v13010;
         const INDEX: usize = 120usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevSmResourceSplit_v13010;
     }
     /** Splits `CU_DEV_RESOURCE_TYPE_SM` resources.
 
@@ -9972,6 +10097,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevSmResourceSplitByCount_v12040 {
         type Fn = crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040;
         const INDEX: usize = 121usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevSmResourceSplitByCount_v12040;
     }
     /** Queries if a device may directly access a peer device's memory.
 
@@ -9990,6 +10116,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceCanAccessPeer_v4000 {
         type Fn = crate::pfn::PFN_cuDeviceCanAccessPeer_v4000;
         const INDEX: usize = 122usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceCanAccessPeer_v4000;
     }
     /** Returns the compute capability of the device
 
@@ -10008,6 +10135,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceComputeCapability_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceComputeCapability_v2000;
         const INDEX: usize = 123usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceComputeCapability_v2000;
     }
     /** Returns a handle to a compute device
 
@@ -10026,6 +10154,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGet_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGet_v2000;
         const INDEX: usize = 124usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGet_v2000;
     }
     /** Returns information about the device
 
@@ -10044,6 +10173,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetAttribute_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetAttribute_v2000;
         const INDEX: usize = 125usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetAttribute_v2000;
     }
     /** Returns a handle to a compute device
 
@@ -10062,6 +10192,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetByPCIBusId_v4010 {
         type Fn = crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010;
         const INDEX: usize = 126usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetByPCIBusId_v4010;
     }
     /** Retrieves the number of fabric cliques
 
@@ -10080,6 +10211,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetCliqueCount_v13040 {
         type Fn = crate::pfn::PFN_cuDeviceGetCliqueCount_v13040;
         const INDEX: usize = 127usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetCliqueCount_v13040;
     }
     /** Retrieves fabric clique information
 
@@ -10098,6 +10230,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetCliqueInfo_v13040 {
         type Fn = crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040;
         const INDEX: usize = 128usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetCliqueInfo_v13040;
     }
     /** Returns the number of compute-capable devices
 
@@ -10116,6 +10249,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetCount_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetCount_v2000;
         const INDEX: usize = 129usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetCount_v2000;
     }
     /** Returns the default mempool of a device
 
@@ -10134,6 +10268,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetDefaultMemPool_v11020 {
         type Fn = crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020;
         const INDEX: usize = 130usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetDefaultMemPool_v11020;
     }
     /** Get device resources
 
@@ -10152,6 +10287,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetDevResource_v12040 {
         type Fn = crate::pfn::PFN_cuDeviceGetDevResource_v12040;
         const INDEX: usize = 131usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetDevResource_v12040;
     }
     /** Returns information about the execution affinity support of the device.
 
@@ -10170,6 +10306,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetExecAffinitySupport_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040;
         const INDEX: usize = 132usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetExecAffinitySupport_v11040;
     }
     /** Retrieves the fabric cluster UUID
 
@@ -10188,6 +10325,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetFabricClusterUuid_v13040 {
         type Fn = crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040;
         const INDEX: usize = 133usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetFabricClusterUuid_v13040;
     }
     /** Query asynchronous allocation attributes related to graphs
 
@@ -10206,6 +10344,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetGraphMemAttribute_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040;
         const INDEX: usize = 134usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetGraphMemAttribute_v11040;
     }
     /** Queries details about atomic operations supported between the device and host.
 
@@ -10224,6 +10363,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetHostAtomicCapabilities_v13000 {
         type Fn = crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000;
         const INDEX: usize = 135usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetHostAtomicCapabilities_v13000;
     }
     /** Return an LUID and device node mask for the device
 
@@ -10242,6 +10382,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetLuid_v10000 {
         type Fn = crate::pfn::PFN_cuDeviceGetLuid_v10000;
         const INDEX: usize = 136usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetLuid_v10000;
         const MIN_DRIVER: u32 = 11020u32;
     }
     /** Gets the current mempool for a device
@@ -10261,6 +10402,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetMemPool_v11020 {
         type Fn = crate::pfn::PFN_cuDeviceGetMemPool_v11020;
         const INDEX: usize = 137usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetMemPool_v11020;
     }
     /** Returns an identifier string for the device
 
@@ -10279,6 +10421,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetName_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetName_v2000;
         const INDEX: usize = 138usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetName_v2000;
     }
     /** Return NvSciSync attributes that this device can support.
 
@@ -10297,6 +10440,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetNvSciSyncAttributes_v10020 {
         type Fn = crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020;
         const INDEX: usize = 139usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetNvSciSyncAttributes_v10020;
     }
     /** Queries details about atomic operations supported between two devices
 
@@ -10315,6 +10459,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetP2PAtomicCapabilities_v13000 {
         type Fn = crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000;
         const INDEX: usize = 140usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetP2PAtomicCapabilities_v13000;
     }
     /** Queries attributes of the link between two devices.
 
@@ -10333,6 +10478,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetP2PAttribute_v8000 {
         type Fn = crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000;
         const INDEX: usize = 141usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetP2PAttribute_v8000;
     }
     /** Returns a PCI Bus Id string for the device
 
@@ -10351,6 +10497,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetPCIBusId_v4010 {
         type Fn = crate::pfn::PFN_cuDeviceGetPCIBusId_v4010;
         const INDEX: usize = 142usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetPCIBusId_v4010;
     }
     /** Returns properties for a selected device
 
@@ -10369,6 +10516,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetProperties_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetProperties_v2000;
         const INDEX: usize = 143usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetProperties_v2000;
     }
     /** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 
@@ -10387,6 +10535,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetTexture1DLinearMaxWidth_v11010 {
         type Fn = crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010;
         const INDEX: usize = 144usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetTexture1DLinearMaxWidth_v11010;
     }
     /** Return an UUID for the device
 
@@ -10407,6 +10556,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetUuid_v9020 {
         type Fn = crate::pfn::PFN_cuDeviceGetUuid_v9020;
         const INDEX: usize = 145usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetUuid_v9020;
     }
     /** Return an UUID for the device
 
@@ -10427,6 +10577,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetUuid_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGetUuid_v11040;
         const INDEX: usize = 146usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetUuid_v11040;
     }
     /** Free unused memory that was cached on the specified device for use with graphs back to the OS.
 
@@ -10445,6 +10596,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGraphMemTrim_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGraphMemTrim_v11040;
         const INDEX: usize = 147usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGraphMemTrim_v11040;
     }
     /** Get the state of the primary context
 
@@ -10463,6 +10615,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxGetState_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000;
         const INDEX: usize = 148usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxGetState_v7000;
     }
     /** Release the primary context on the GPU
 
@@ -10483,6 +10636,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxRelease_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000;
         const INDEX: usize = 149usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxRelease_v7000;
     }
     /** Release the primary context on the GPU
 
@@ -10503,6 +10657,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxRelease_v11000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000;
         const INDEX: usize = 150usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxRelease_v11000;
     }
     /** Destroy all allocations and reset all state on the primary context
 
@@ -10523,6 +10678,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxReset_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000;
         const INDEX: usize = 151usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxReset_v7000;
     }
     /** Destroy all allocations and reset all state on the primary context
 
@@ -10543,6 +10699,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxReset_v11000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000;
         const INDEX: usize = 152usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxReset_v11000;
     }
     /** Retain the primary context on the GPU
 
@@ -10561,6 +10718,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxRetain_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000;
         const INDEX: usize = 153usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxRetain_v7000;
     }
     /** Set flags for the primary context
 
@@ -10581,6 +10739,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxSetFlags_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000;
         const INDEX: usize = 154usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxSetFlags_v7000;
     }
     /** Set flags for the primary context
 
@@ -10601,6 +10760,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxSetFlags_v11000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000;
         const INDEX: usize = 155usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxSetFlags_v11000;
     }
     /** Registers a callback function to receive async notifications
 
@@ -10619,6 +10779,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceRegisterAsyncNotification_v12040 {
         type Fn = crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040;
         const INDEX: usize = 156usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceRegisterAsyncNotification_v12040;
     }
     /** Set asynchronous allocation attributes related to graphs
 
@@ -10637,6 +10798,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceSetGraphMemAttribute_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040;
         const INDEX: usize = 157usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceSetGraphMemAttribute_v11040;
     }
     /** Sets the current memory pool of a device
 
@@ -10655,6 +10817,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceSetMemPool_v11020 {
         type Fn = crate::pfn::PFN_cuDeviceSetMemPool_v11020;
         const INDEX: usize = 158usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceSetMemPool_v11020;
     }
     /** Returns the total amount of memory on the device
 
@@ -10675,6 +10838,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceTotalMem_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceTotalMem_v2000;
         const INDEX: usize = 159usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceTotalMem_v2000;
     }
     /** Returns the total amount of memory on the device
 
@@ -10695,6 +10859,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceTotalMem_v3020 {
         type Fn = crate::pfn::PFN_cuDeviceTotalMem_v3020;
         const INDEX: usize = 160usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceTotalMem_v3020;
     }
     /** Unregisters an async notification callback
 
@@ -10713,6 +10878,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceUnregisterAsyncNotification_v12040 {
         type Fn = crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040;
         const INDEX: usize = 161usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceUnregisterAsyncNotification_v12040;
     }
     /** Returns the latest CUDA version supported by driver
 
@@ -10731,6 +10897,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDriverGetVersion_v2020 {
         type Fn = crate::pfn::PFN_cuDriverGetVersion_v2020;
         const INDEX: usize = 162usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuDriverGetVersion_v2020;
     }
     /** Acquire an image frame from the EGLStream with CUDA as a consumer.
 
@@ -10753,6 +10920,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerAcquireFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000;
         const INDEX: usize = 163usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerAcquireFrame_v7000;
     }
     /** Connect CUDA to EGLStream as a consumer.
 
@@ -10775,6 +10943,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerConnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerConnect_v7000;
         const INDEX: usize = 164usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerConnect_v7000;
     }
     /** Connect CUDA to EGLStream as a consumer with given flags.
 
@@ -10797,6 +10966,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerConnectWithFlags_v8000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000;
         const INDEX: usize = 165usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerConnectWithFlags_v8000;
     }
     /** Disconnect CUDA as a consumer to EGLStream .
 
@@ -10819,6 +10989,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerDisconnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000;
         const INDEX: usize = 166usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerDisconnect_v7000;
     }
     /** Releases the last frame acquired from the EGLStream.
 
@@ -10841,6 +11012,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerReleaseFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000;
         const INDEX: usize = 167usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerReleaseFrame_v7000;
     }
     /** Connect CUDA to EGLStream as a producer.
 
@@ -10863,6 +11035,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerConnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerConnect_v7000;
         const INDEX: usize = 168usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerConnect_v7000;
     }
     /** Disconnect CUDA as a producer  to EGLStream .
 
@@ -10885,6 +11058,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerDisconnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000;
         const INDEX: usize = 169usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerDisconnect_v7000;
     }
     /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
 
@@ -10907,6 +11081,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerPresentFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000;
         const INDEX: usize = 170usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerPresentFrame_v7000;
     }
     /** Return the CUDA eglFrame to the EGLStream released by the consumer.
 
@@ -10929,6 +11104,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerReturnFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000;
         const INDEX: usize = 171usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerReturnFrame_v7000;
     }
     /** Creates an event
 
@@ -10947,6 +11123,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventCreate_v2000 {
         type Fn = crate::pfn::PFN_cuEventCreate_v2000;
         const INDEX: usize = 172usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventCreate_v2000;
     }
     /** Creates an event from EGLSync object
 
@@ -10969,6 +11146,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventCreateFromEGLSync_v9000 {
         type Fn = crate::egl::PFN_cuEventCreateFromEGLSync_v9000;
         const INDEX: usize = 173usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventCreateFromEGLSync_v9000;
     }
     /** Destroys an event
 
@@ -10989,6 +11167,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuEventDestroy_v2000;
         const INDEX: usize = 174usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventDestroy_v2000;
     }
     /** Destroys an event
 
@@ -11009,6 +11188,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventDestroy_v4000 {
         type Fn = crate::pfn::PFN_cuEventDestroy_v4000;
         const INDEX: usize = 175usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventDestroy_v4000;
     }
     /** Computes the elapsed time between two events
 
@@ -11029,6 +11209,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventElapsedTime_v2000 {
         type Fn = crate::pfn::PFN_cuEventElapsedTime_v2000;
         const INDEX: usize = 176usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventElapsedTime_v2000;
     }
     /** Computes the elapsed time between two events
 
@@ -11049,6 +11230,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventElapsedTime_v12080 {
         type Fn = crate::pfn::PFN_cuEventElapsedTime_v12080;
         const INDEX: usize = 177usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventElapsedTime_v12080;
     }
     /** Queries an event's status
 
@@ -11067,6 +11249,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventQuery_v2000 {
         type Fn = crate::pfn::PFN_cuEventQuery_v2000;
         const INDEX: usize = 178usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventQuery_v2000;
     }
     /** Records an event
 
@@ -11087,6 +11270,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecord_v2000 {
         type Fn = crate::pfn::PFN_cuEventRecord_v2000;
         const INDEX: usize = 179usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecord_v2000;
     }
     /** Records an event
 
@@ -11107,6 +11291,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecord_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuEventRecord_v7000_ptsz;
         const INDEX: usize = 180usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecord_v7000_ptsz;
     }
     /** Records an event
 
@@ -11127,6 +11312,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecordWithFlags_v11010 {
         type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010;
         const INDEX: usize = 181usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecordWithFlags_v11010;
     }
     /** Records an event
 
@@ -11147,6 +11333,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecordWithFlags_v11010_ptsz {
         type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz;
         const INDEX: usize = 182usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecordWithFlags_v11010_ptsz;
     }
     /** Waits for an event to complete
 
@@ -11165,6 +11352,7 @@ pub mod entries {
     unsafe impl super::Entry for cuEventSynchronize_v2000 {
         type Fn = crate::pfn::PFN_cuEventSynchronize_v2000;
         const INDEX: usize = 183usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuEventSynchronize_v2000;
     }
     /** Maps a buffer onto an imported memory object
 
@@ -11183,6 +11371,7 @@ pub mod entries {
     unsafe impl super::Entry for cuExternalMemoryGetMappedBuffer_v10000 {
         type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000;
         const INDEX: usize = 184usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuExternalMemoryGetMappedBuffer_v10000;
     }
     /** Maps a CUDA mipmapped array onto an external memory object
 
@@ -11201,6 +11390,7 @@ pub mod entries {
     unsafe impl super::Entry for cuExternalMemoryGetMappedMipmappedArray_v10000 {
         type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000;
         const INDEX: usize = 185usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuExternalMemoryGetMappedMipmappedArray_v10000;
     }
     /** Performs a batch of copies over a fabric asynchronously.
 
@@ -11221,6 +11411,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFabricCpyBatchAsync_v13050 {
         type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050;
         const INDEX: usize = 186usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFabricCpyBatchAsync_v13050;
     }
     /** Performs a batch of copies over a fabric asynchronously.
 
@@ -11241,6 +11432,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFabricCpyBatchAsync_v13050_ptsz {
         type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz;
         const INDEX: usize = 187usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFabricCpyBatchAsync_v13050_ptsz;
     }
     /** Blocks until remote writes are visible to the specified scope
 
@@ -11259,6 +11451,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFlushGPUDirectRDMAWrites_v11030 {
         type Fn = crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030;
         const INDEX: usize = 188usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFlushGPUDirectRDMAWrites_v11030;
     }
     /** Returns information about a function
 
@@ -11277,6 +11470,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetAttribute_v2020 {
         type Fn = crate::pfn::PFN_cuFuncGetAttribute_v2020;
         const INDEX: usize = 189usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetAttribute_v2020;
     }
     /** Returns a module handle
 
@@ -11295,6 +11489,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetModule_v11000 {
         type Fn = crate::pfn::PFN_cuFuncGetModule_v11000;
         const INDEX: usize = 190usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetModule_v11000;
     }
     /** Returns the function name for a [`CUfunction`](crate::types::CUfunction) handle
 
@@ -11313,6 +11508,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetName_v12030 {
         type Fn = crate::pfn::PFN_cuFuncGetName_v12030;
         const INDEX: usize = 191usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetName_v12030;
     }
     /** Returns the number of parameters used by the function
 
@@ -11331,6 +11527,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetParamCount_v13020 {
         type Fn = crate::pfn::PFN_cuFuncGetParamCount_v13020;
         const INDEX: usize = 192usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetParamCount_v13020;
     }
     /** Returns the offset and size of a kernel parameter in the device-side parameter layout
 
@@ -11349,6 +11546,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetParamInfo_v12040 {
         type Fn = crate::pfn::PFN_cuFuncGetParamInfo_v12040;
         const INDEX: usize = 193usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetParamInfo_v12040;
     }
     /** Returns if the function is loaded
 
@@ -11367,6 +11565,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncIsLoaded_v12040 {
         type Fn = crate::pfn::PFN_cuFuncIsLoaded_v12040;
         const INDEX: usize = 194usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncIsLoaded_v12040;
     }
     /** Loads a function
 
@@ -11385,6 +11584,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncLoad_v12040 {
         type Fn = crate::pfn::PFN_cuFuncLoad_v12040;
         const INDEX: usize = 195usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncLoad_v12040;
     }
     /** Sets information about a function
 
@@ -11403,6 +11603,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetAttribute_v9000 {
         type Fn = crate::pfn::PFN_cuFuncSetAttribute_v9000;
         const INDEX: usize = 196usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetAttribute_v9000;
     }
     /** Sets the block-dimensions for the function
 
@@ -11421,6 +11622,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetBlockShape_v2000 {
         type Fn = crate::pfn::PFN_cuFuncSetBlockShape_v2000;
         const INDEX: usize = 197usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetBlockShape_v2000;
     }
     /** Sets the preferred cache configuration for a device function
 
@@ -11439,6 +11641,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetCacheConfig_v3000 {
         type Fn = crate::pfn::PFN_cuFuncSetCacheConfig_v3000;
         const INDEX: usize = 198usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetCacheConfig_v3000;
     }
     /** Sets the shared memory configuration for a device function.
 
@@ -11457,6 +11660,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetSharedMemConfig_v4020 {
         type Fn = crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020;
         const INDEX: usize = 199usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetSharedMemConfig_v4020;
     }
     /** Sets the dynamic shared-memory size for the function
 
@@ -11475,6 +11679,7 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetSharedSize_v2000 {
         type Fn = crate::pfn::PFN_cuFuncSetSharedSize_v2000;
         const INDEX: usize = 200usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetSharedSize_v2000;
     }
     /** Create a CUDA context for interoperability with OpenGL
 
@@ -11499,6 +11704,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLCtxCreate_v2000 {
         type Fn = crate::gl::PFN_cuGLCtxCreate_v2000;
         const INDEX: usize = 201usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLCtxCreate_v2000;
     }
     /** Create a CUDA context for interoperability with OpenGL
 
@@ -11523,6 +11729,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLCtxCreate_v3020 {
         type Fn = crate::gl::PFN_cuGLCtxCreate_v3020;
         const INDEX: usize = 202usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLCtxCreate_v3020;
     }
     /** Gets the CUDA devices associated with the current OpenGL context
 
@@ -11547,6 +11754,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLGetDevices_v4010 {
         type Fn = crate::gl::PFN_cuGLGetDevices_v4010;
         const INDEX: usize = 203usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLGetDevices_v4010;
     }
     /** Gets the CUDA devices associated with the current OpenGL context
 
@@ -11571,6 +11779,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLGetDevices_v6050 {
         type Fn = crate::gl::PFN_cuGLGetDevices_v6050;
         const INDEX: usize = 204usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLGetDevices_v6050;
     }
     /** Initializes OpenGL interoperability
 
@@ -11593,6 +11802,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLInit_v2000 {
         type Fn = crate::gl::PFN_cuGLInit_v2000;
         const INDEX: usize = 205usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLInit_v2000;
     }
     /** Maps an OpenGL buffer object
 
@@ -11617,6 +11827,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v2000;
         const INDEX: usize = 206usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObject_v2000;
     }
     /** Maps an OpenGL buffer object
 
@@ -11641,6 +11852,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObject_v3020 {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v3020;
         const INDEX: usize = 207usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObject_v3020;
     }
     /** Maps an OpenGL buffer object
 
@@ -11665,6 +11877,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObject_v7000_ptds {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v7000_ptds;
         const INDEX: usize = 208usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObject_v7000_ptds;
     }
     /** Maps an OpenGL buffer object
 
@@ -11689,6 +11902,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObjectAsync_v2030 {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v2030;
         const INDEX: usize = 209usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObjectAsync_v2030;
     }
     /** Maps an OpenGL buffer object
 
@@ -11713,6 +11927,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObjectAsync_v3020 {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v3020;
         const INDEX: usize = 210usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObjectAsync_v3020;
     }
     /** Maps an OpenGL buffer object
 
@@ -11737,6 +11952,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObjectAsync_v7000_ptsz {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz;
         const INDEX: usize = 211usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObjectAsync_v7000_ptsz;
     }
     /** Registers an OpenGL buffer object
 
@@ -11759,6 +11975,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLRegisterBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLRegisterBufferObject_v2000;
         const INDEX: usize = 212usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLRegisterBufferObject_v2000;
     }
     /** Set the map flags for an OpenGL buffer object
 
@@ -11781,6 +11998,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLSetBufferObjectMapFlags_v2030 {
         type Fn = crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030;
         const INDEX: usize = 213usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLSetBufferObjectMapFlags_v2030;
     }
     /** Unmaps an OpenGL buffer object
 
@@ -11803,6 +12021,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLUnmapBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLUnmapBufferObject_v2000;
         const INDEX: usize = 214usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLUnmapBufferObject_v2000;
     }
     /** Unmaps an OpenGL buffer object
 
@@ -11825,6 +12044,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLUnmapBufferObjectAsync_v2030 {
         type Fn = crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030;
         const INDEX: usize = 215usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLUnmapBufferObjectAsync_v2030;
     }
     /** Unregister an OpenGL buffer object
 
@@ -11847,6 +12067,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGLUnregisterBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLUnregisterBufferObject_v2000;
         const INDEX: usize = 216usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGLUnregisterBufferObject_v2000;
     }
     /** Gets the string representation of an error code enum name
 
@@ -11865,6 +12086,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGetErrorName_v6000 {
         type Fn = crate::pfn::PFN_cuGetErrorName_v6000;
         const INDEX: usize = 217usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGetErrorName_v6000;
     }
     /** Gets the string description of an error code
 
@@ -11883,6 +12105,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGetErrorString_v6000 {
         type Fn = crate::pfn::PFN_cuGetErrorString_v6000;
         const INDEX: usize = 218usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGetErrorString_v6000;
     }
     /** @}
 
@@ -11901,6 +12124,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGetExportTable_v3000 {
         type Fn = crate::pfn::PFN_cuGetExportTable_v3000;
         const INDEX: usize = 219usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGetExportTable_v3000;
     }
     /** Returns the requested driver API function pointer
 
@@ -11921,6 +12145,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGetProcAddress_v11030 {
         type Fn = crate::pfn::PFN_cuGetProcAddress_v11030;
         const INDEX: usize = 220usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGetProcAddress_v11030;
     }
     /** Returns the requested driver API function pointer
 
@@ -11941,6 +12166,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGetProcAddress_v12000 {
         type Fn = crate::pfn::PFN_cuGetProcAddress_v12000;
         const INDEX: usize = 221usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGetProcAddress_v12000;
     }
     /** Creates a batch memory operation node and adds it to a graph
 
@@ -11959,6 +12185,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddBatchMemOpNode_v11070 {
         type Fn = crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070;
         const INDEX: usize = 222usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddBatchMemOpNode_v11070;
     }
     /** Creates a child graph node and adds it to a graph
 
@@ -11977,6 +12204,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddChildGraphNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddChildGraphNode_v10000;
         const INDEX: usize = 223usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddChildGraphNode_v10000;
     }
     /** Adds dependency edges to a graph
 
@@ -11997,6 +12225,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddDependencies_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddDependencies_v10000;
         const INDEX: usize = 224usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddDependencies_v10000;
     }
     /** Adds dependency edges to a graph
 
@@ -12017,6 +12246,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuGraphAddDependencies_v12030;
         const INDEX: usize = 225usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddDependencies_v12030;
     }
     /** Creates an empty node and adds it to a graph
 
@@ -12035,6 +12265,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddEmptyNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddEmptyNode_v10000;
         const INDEX: usize = 226usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddEmptyNode_v10000;
     }
     /** Creates an event record node and adds it to a graph
 
@@ -12053,6 +12284,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddEventRecordNode_v11010 {
         type Fn = crate::pfn::PFN_cuGraphAddEventRecordNode_v11010;
         const INDEX: usize = 227usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddEventRecordNode_v11010;
     }
     /** Creates an event wait node and adds it to a graph
 
@@ -12071,6 +12303,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddEventWaitNode_v11010 {
         type Fn = crate::pfn::PFN_cuGraphAddEventWaitNode_v11010;
         const INDEX: usize = 228usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddEventWaitNode_v11010;
     }
     /** Creates an external semaphore signal node and adds it to a graph
 
@@ -12089,6 +12322,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddExternalSemaphoresSignalNode_v11020 {
         type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020;
         const INDEX: usize = 229usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddExternalSemaphoresSignalNode_v11020;
     }
     /** Creates an external semaphore wait node and adds it to a graph
 
@@ -12107,6 +12341,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddExternalSemaphoresWaitNode_v11020 {
         type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020;
         const INDEX: usize = 230usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddExternalSemaphoresWaitNode_v11020;
     }
     /** Creates a host execution node and adds it to a graph
 
@@ -12125,6 +12360,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddHostNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddHostNode_v10000;
         const INDEX: usize = 231usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddHostNode_v10000;
     }
     /** Creates a kernel execution node and adds it to a graph
 
@@ -12145,6 +12381,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddKernelNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v10000;
         const INDEX: usize = 232usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddKernelNode_v10000;
     }
     /** Creates a kernel execution node and adds it to a graph
 
@@ -12165,6 +12402,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddKernelNode_v12000 {
         type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v12000;
         const INDEX: usize = 233usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddKernelNode_v12000;
     }
     /** Creates an allocation node and adds it to a graph
 
@@ -12183,6 +12421,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemAllocNode_v11040 {
         type Fn = crate::pfn::PFN_cuGraphAddMemAllocNode_v11040;
         const INDEX: usize = 234usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemAllocNode_v11040;
     }
     /** Creates a memory free node and adds it to a graph
 
@@ -12201,6 +12440,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemFreeNode_v11040 {
         type Fn = crate::pfn::PFN_cuGraphAddMemFreeNode_v11040;
         const INDEX: usize = 235usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemFreeNode_v11040;
     }
     /** Creates a memcpy node and adds it to a graph
 
@@ -12219,6 +12459,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemcpyNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddMemcpyNode_v10000;
         const INDEX: usize = 236usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemcpyNode_v10000;
     }
     /** Creates a memset node and adds it to a graph
 
@@ -12237,6 +12478,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemsetNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddMemsetNode_v10000;
         const INDEX: usize = 237usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemsetNode_v10000;
     }
     /** Adds a node of arbitrary type to a graph
 
@@ -12257,6 +12499,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddNode_v12020 {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v12020;
         const INDEX: usize = 238usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddNode_v12020;
     }
     /** Adds a node of arbitrary type to a graph
 
@@ -12277,6 +12520,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddNode_v12030 {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v12030;
         const INDEX: usize = 239usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddNode_v12030;
     }
     /** Adds a node of arbitrary type to a graph
 
@@ -12297,6 +12541,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddNode_v13040 {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v13040;
         const INDEX: usize = 240usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddNode_v13040;
     }
     /** Returns a batch mem op node's parameters
 
@@ -12315,6 +12560,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphBatchMemOpNodeGetParams_v11070 {
         type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070;
         const INDEX: usize = 241usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphBatchMemOpNodeGetParams_v11070;
     }
     /** Sets a batch mem op node's parameters
 
@@ -12333,6 +12579,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphBatchMemOpNodeSetParams_v11070 {
         type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070;
         const INDEX: usize = 242usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphBatchMemOpNodeSetParams_v11070;
     }
     /** Gets a handle to the embedded graph of a child graph node
 
@@ -12351,6 +12598,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphChildGraphNodeGetGraph_v10000 {
         type Fn = crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000;
         const INDEX: usize = 243usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphChildGraphNodeGetGraph_v10000;
     }
     /** Clones a graph
 
@@ -12369,6 +12617,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphClone_v10000 {
         type Fn = crate::pfn::PFN_cuGraphClone_v10000;
         const INDEX: usize = 244usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphClone_v10000;
     }
     /** Create a conditional handle
 
@@ -12387,6 +12636,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphConditionalHandleCreate_v12030 {
         type Fn = crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030;
         const INDEX: usize = 245usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphConditionalHandleCreate_v12030;
     }
     /** Creates a graph
 
@@ -12405,6 +12655,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphCreate_v10000 {
         type Fn = crate::pfn::PFN_cuGraphCreate_v10000;
         const INDEX: usize = 246usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphCreate_v10000;
     }
     /** Write a DOT file describing graph structure
 
@@ -12423,6 +12674,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphDebugDotPrint_v11030 {
         type Fn = crate::pfn::PFN_cuGraphDebugDotPrint_v11030;
         const INDEX: usize = 247usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphDebugDotPrint_v11030;
     }
     /** Destroys a graph
 
@@ -12441,6 +12693,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphDestroy_v10000 {
         type Fn = crate::pfn::PFN_cuGraphDestroy_v10000;
         const INDEX: usize = 248usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphDestroy_v10000;
     }
     /** Remove a node from the graph
 
@@ -12459,6 +12712,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphDestroyNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphDestroyNode_v10000;
         const INDEX: usize = 249usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphDestroyNode_v10000;
     }
     /** Returns the event associated with an event record node
 
@@ -12477,6 +12731,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventRecordNodeGetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010;
         const INDEX: usize = 250usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventRecordNodeGetEvent_v11010;
     }
     /** Sets an event record node's event
 
@@ -12495,6 +12750,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventRecordNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010;
         const INDEX: usize = 251usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventRecordNodeSetEvent_v11010;
     }
     /** Returns the event associated with an event wait node
 
@@ -12513,6 +12769,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventWaitNodeGetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010;
         const INDEX: usize = 252usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventWaitNodeGetEvent_v11010;
     }
     /** Sets an event wait node's event
 
@@ -12531,6 +12788,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventWaitNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010;
         const INDEX: usize = 253usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventWaitNodeSetEvent_v11010;
     }
     /** Sets the parameters for a batch mem op node in the given graphExec
 
@@ -12549,6 +12807,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecBatchMemOpNodeSetParams_v11070 {
         type Fn = crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070;
         const INDEX: usize = 254usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecBatchMemOpNodeSetParams_v11070;
     }
     /** Updates node parameters in the child graph node in the given graphExec.
 
@@ -12567,6 +12826,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecChildGraphNodeSetParams_v11010 {
         type Fn = crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010;
         const INDEX: usize = 255usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecChildGraphNodeSetParams_v11010;
     }
     /** Destroys an executable graph
 
@@ -12585,6 +12845,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecDestroy_v10000 {
         type Fn = crate::pfn::PFN_cuGraphExecDestroy_v10000;
         const INDEX: usize = 256usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecDestroy_v10000;
     }
     /** Sets the event for an event record node in the given graphExec
 
@@ -12603,6 +12864,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecEventRecordNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010;
         const INDEX: usize = 257usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecEventRecordNodeSetEvent_v11010;
     }
     /** Sets the event for an event wait node in the given graphExec
 
@@ -12621,6 +12883,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecEventWaitNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010;
         const INDEX: usize = 258usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecEventWaitNodeSetEvent_v11010;
     }
     /** Sets the parameters for an external semaphore signal node in the given graphExec
 
@@ -12641,6 +12904,7 @@ pub mod entries {
     for cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
         const INDEX: usize = 259usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
     }
     /** Sets the parameters for an external semaphore wait node in the given graphExec
 
@@ -12660,6 +12924,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
         const INDEX: usize = 260usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
     }
     /** Query the instantiation flags of an executable graph
 
@@ -12678,6 +12943,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecGetFlags_v12000 {
         type Fn = crate::pfn::PFN_cuGraphExecGetFlags_v12000;
         const INDEX: usize = 261usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecGetFlags_v12000;
     }
     /** Returns the id of a given graph exec
 
@@ -12696,6 +12962,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecGetId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphExecGetId_v13010;
         const INDEX: usize = 262usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecGetId_v13010;
     }
     /** Sets the parameters for a host node in the given graphExec.
 
@@ -12714,6 +12981,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecHostNodeSetParams_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020;
         const INDEX: usize = 263usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecHostNodeSetParams_v10020;
     }
     /** Sets the parameters for a kernel node in the given graphExec
 
@@ -12734,6 +13002,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecKernelNodeSetParams_v10010 {
         type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010;
         const INDEX: usize = 264usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecKernelNodeSetParams_v10010;
     }
     /** Sets the parameters for a kernel node in the given graphExec
 
@@ -12754,6 +13023,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecKernelNodeSetParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000;
         const INDEX: usize = 265usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecKernelNodeSetParams_v12000;
     }
     /** Sets the parameters for a memcpy node in the given graphExec.
 
@@ -12772,6 +13042,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecMemcpyNodeSetParams_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020;
         const INDEX: usize = 266usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecMemcpyNodeSetParams_v10020;
     }
     /** Sets the parameters for a memset node in the given graphExec.
 
@@ -12790,6 +13061,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecMemsetNodeSetParams_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020;
         const INDEX: usize = 267usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecMemsetNodeSetParams_v10020;
     }
     /** Update a graph node's parameters in an instantiated graph
 
@@ -12808,6 +13080,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecNodeSetParams_v12020 {
         type Fn = crate::pfn::PFN_cuGraphExecNodeSetParams_v12020;
         const INDEX: usize = 268usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecNodeSetParams_v12020;
     }
     /** Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -12828,6 +13101,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecUpdate_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecUpdate_v10020;
         const INDEX: usize = 269usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecUpdate_v10020;
     }
     /** Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -12848,6 +13122,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecUpdate_v12000 {
         type Fn = crate::pfn::PFN_cuGraphExecUpdate_v12000;
         const INDEX: usize = 270usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecUpdate_v12000;
     }
     /** Returns an external semaphore signal node's parameters
 
@@ -12866,6 +13141,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresSignalNodeGetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
         const INDEX: usize = 271usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
     }
     /** Sets an external semaphore signal node's parameters
 
@@ -12884,6 +13160,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresSignalNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
         const INDEX: usize = 272usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
     }
     /** Returns an external semaphore wait node's parameters
 
@@ -12902,6 +13179,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresWaitNodeGetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
         const INDEX: usize = 273usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
     }
     /** Sets an external semaphore wait node's parameters
 
@@ -12920,6 +13198,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresWaitNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
         const INDEX: usize = 274usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
     }
     /** Returns a graph's dependency edges
 
@@ -12940,6 +13219,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetEdges_v10000 {
         type Fn = crate::pfn::PFN_cuGraphGetEdges_v10000;
         const INDEX: usize = 275usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetEdges_v10000;
     }
     /** Returns a graph's dependency edges
 
@@ -12960,6 +13240,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetEdges_v12030 {
         type Fn = crate::pfn::PFN_cuGraphGetEdges_v12030;
         const INDEX: usize = 276usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetEdges_v12030;
     }
     /** Returns the id of a given graph
 
@@ -12978,6 +13259,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphGetId_v13010;
         const INDEX: usize = 277usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetId_v13010;
     }
     /** Returns a graph's nodes
 
@@ -12996,6 +13278,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetNodes_v10000 {
         type Fn = crate::pfn::PFN_cuGraphGetNodes_v10000;
         const INDEX: usize = 278usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetNodes_v10000;
     }
     /** Returns a graph's root nodes
 
@@ -13014,6 +13297,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetRootNodes_v10000 {
         type Fn = crate::pfn::PFN_cuGraphGetRootNodes_v10000;
         const INDEX: usize = 279usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetRootNodes_v10000;
     }
     /** Returns a host node's parameters
 
@@ -13032,6 +13316,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphHostNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphHostNodeGetParams_v10000;
         const INDEX: usize = 280usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphHostNodeGetParams_v10000;
     }
     /** Sets a host node's parameters
 
@@ -13050,6 +13335,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphHostNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphHostNodeSetParams_v10000;
         const INDEX: usize = 281usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphHostNodeSetParams_v10000;
     }
     /** Creates an executable graph from a graph
 
@@ -13070,6 +13356,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiate_v10000 {
         type Fn = crate::pfn::PFN_cuGraphInstantiate_v10000;
         const INDEX: usize = 282usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiate_v10000;
     }
     /** Creates an executable graph from a graph
 
@@ -13090,6 +13377,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiate_v11000 {
         type Fn = crate::pfn::PFN_cuGraphInstantiate_v11000;
         const INDEX: usize = 283usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiate_v11000;
     }
     /** Creates an executable graph from a graph
 
@@ -13108,6 +13396,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiateWithFlags_v11040 {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040;
         const INDEX: usize = 284usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiateWithFlags_v11040;
     }
     /** Creates an executable graph from a graph
 
@@ -13128,6 +13417,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiateWithParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000;
         const INDEX: usize = 285usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiateWithParams_v12000;
     }
     /** Creates an executable graph from a graph
 
@@ -13148,6 +13438,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiateWithParams_v12000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz;
         const INDEX: usize = 286usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiateWithParams_v12000_ptsz;
     }
     /** Copies attributes from source node to destination node.
 
@@ -13166,6 +13457,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeCopyAttributes_v11000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000;
         const INDEX: usize = 287usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeCopyAttributes_v11000;
     }
     /** Queries node attribute.
 
@@ -13184,6 +13476,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeGetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000;
         const INDEX: usize = 288usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeGetAttribute_v11000;
     }
     /** Returns a kernel node's parameters
 
@@ -13204,6 +13497,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000;
         const INDEX: usize = 289usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeGetParams_v10000;
     }
     /** Returns a kernel node's parameters
 
@@ -13224,6 +13518,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeGetParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000;
         const INDEX: usize = 290usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeGetParams_v12000;
     }
     /** Sets node attribute.
 
@@ -13242,6 +13537,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeSetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000;
         const INDEX: usize = 291usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeSetAttribute_v11000;
     }
     /** Sets a kernel node's parameters
 
@@ -13262,6 +13558,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000;
         const INDEX: usize = 292usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeSetParams_v10000;
     }
     /** Sets a kernel node's parameters
 
@@ -13282,6 +13579,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeSetParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000;
         const INDEX: usize = 293usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeSetParams_v12000;
     }
     /** Launches an executable graph in a stream
 
@@ -13302,6 +13600,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphLaunch_v10000 {
         type Fn = crate::pfn::PFN_cuGraphLaunch_v10000;
         const INDEX: usize = 294usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphLaunch_v10000;
     }
     /** Launches an executable graph in a stream
 
@@ -13322,6 +13621,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphLaunch_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphLaunch_v10000_ptsz;
         const INDEX: usize = 295usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphLaunch_v10000_ptsz;
     }
     /** Returns a memory alloc node's parameters
 
@@ -13340,6 +13640,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemAllocNodeGetParams_v11040 {
         type Fn = crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040;
         const INDEX: usize = 296usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemAllocNodeGetParams_v11040;
     }
     /** Returns a memory free node's parameters
 
@@ -13358,6 +13659,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemFreeNodeGetParams_v11040 {
         type Fn = crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040;
         const INDEX: usize = 297usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemFreeNodeGetParams_v11040;
     }
     /** Returns a memcpy node's parameters
 
@@ -13376,6 +13678,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemcpyNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000;
         const INDEX: usize = 298usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemcpyNodeGetParams_v10000;
     }
     /** Sets a memcpy node's parameters
 
@@ -13394,6 +13697,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemcpyNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000;
         const INDEX: usize = 299usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemcpyNodeSetParams_v10000;
     }
     /** Returns a memset node's parameters
 
@@ -13412,6 +13716,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemsetNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000;
         const INDEX: usize = 300usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemsetNodeGetParams_v10000;
     }
     /** Sets a memset node's parameters
 
@@ -13430,6 +13735,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemsetNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000;
         const INDEX: usize = 301usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemsetNodeSetParams_v10000;
     }
     /** Finds a cloned version of a node
 
@@ -13448,6 +13754,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeFindInClone_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeFindInClone_v10000;
         const INDEX: usize = 302usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeFindInClone_v10000;
     }
     /** Returns the graph that contains a given graph node
 
@@ -13466,6 +13773,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetContainingGraph_v13010 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010;
         const INDEX: usize = 303usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetContainingGraph_v13010;
     }
     /** Returns a node's dependencies
 
@@ -13486,6 +13794,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependencies_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v10000;
         const INDEX: usize = 304usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependencies_v10000;
     }
     /** Returns a node's dependencies
 
@@ -13506,6 +13815,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v12030;
         const INDEX: usize = 305usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependencies_v12030;
     }
     /** Returns a node's dependent nodes
 
@@ -13526,6 +13836,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependentNodes_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000;
         const INDEX: usize = 306usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependentNodes_v10000;
     }
     /** Returns a node's dependent nodes
 
@@ -13546,6 +13857,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependentNodes_v12030 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030;
         const INDEX: usize = 307usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependentNodes_v12030;
     }
     /** Query whether a node in the given graphExec is enabled
 
@@ -13564,6 +13876,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetEnabled_v11060 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetEnabled_v11060;
         const INDEX: usize = 308usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetEnabled_v11060;
     }
     /** Returns the local node id of a given graph node
 
@@ -13582,6 +13895,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetLocalId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetLocalId_v13010;
         const INDEX: usize = 309usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetLocalId_v13010;
     }
     /** Return a graph node's parameters
 
@@ -13600,6 +13914,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetParams_v13020 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetParams_v13020;
         const INDEX: usize = 310usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetParams_v13020;
     }
     /** Returns an id used by tools to identify a given node
 
@@ -13618,6 +13933,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetToolsId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetToolsId_v13010;
         const INDEX: usize = 311usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetToolsId_v13010;
     }
     /** Returns a node's type
 
@@ -13636,6 +13952,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetType_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetType_v10000;
         const INDEX: usize = 312usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetType_v10000;
     }
     /** Enables or disables the specified node in the given graphExec
 
@@ -13654,6 +13971,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeSetEnabled_v11060 {
         type Fn = crate::pfn::PFN_cuGraphNodeSetEnabled_v11060;
         const INDEX: usize = 313usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeSetEnabled_v11060;
     }
     /** Update a graph node's parameters
 
@@ -13674,6 +13992,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeSetParams_v12020 {
         type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v12020;
         const INDEX: usize = 314usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeSetParams_v12020;
     }
     /** Update a graph node's parameters
 
@@ -13694,6 +14013,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeSetParams_v13040 {
         type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v13040;
         const INDEX: usize = 315usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeSetParams_v13040;
     }
     /** Release a user object reference from a graph
 
@@ -13712,6 +14032,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphReleaseUserObject_v11030 {
         type Fn = crate::pfn::PFN_cuGraphReleaseUserObject_v11030;
         const INDEX: usize = 316usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphReleaseUserObject_v11030;
     }
     /** Removes dependency edges from a graph
 
@@ -13732,6 +14053,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphRemoveDependencies_v10000 {
         type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v10000;
         const INDEX: usize = 317usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphRemoveDependencies_v10000;
     }
     /** Removes dependency edges from a graph
 
@@ -13752,6 +14074,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphRemoveDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v12030;
         const INDEX: usize = 318usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphRemoveDependencies_v12030;
     }
     /** Retain a reference to a user object from a graph
 
@@ -13770,6 +14093,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphRetainUserObject_v11030 {
         type Fn = crate::pfn::PFN_cuGraphRetainUserObject_v11030;
         const INDEX: usize = 319usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphRetainUserObject_v11030;
     }
     /** Uploads an executable graph in a stream
 
@@ -13790,6 +14114,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphUpload_v11010 {
         type Fn = crate::pfn::PFN_cuGraphUpload_v11010;
         const INDEX: usize = 320usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphUpload_v11010;
     }
     /** Uploads an executable graph in a stream
 
@@ -13810,6 +14135,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphUpload_v11010_ptsz {
         type Fn = crate::pfn::PFN_cuGraphUpload_v11010_ptsz;
         const INDEX: usize = 321usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphUpload_v11010_ptsz;
     }
     /** Register a Direct3D 10 resource for access by CUDA
 
@@ -13832,6 +14158,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsD3D10RegisterResource_v3000 {
         type Fn = crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000;
         const INDEX: usize = 322usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsD3D10RegisterResource_v3000;
     }
     /** Register a Direct3D 11 resource for access by CUDA
 
@@ -13854,6 +14181,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsD3D11RegisterResource_v3000 {
         type Fn = crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000;
         const INDEX: usize = 323usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsD3D11RegisterResource_v3000;
     }
     /** Register a Direct3D 9 resource for access by CUDA
 
@@ -13876,6 +14204,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsD3D9RegisterResource_v3000 {
         type Fn = crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000;
         const INDEX: usize = 324usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsD3D9RegisterResource_v3000;
     }
     /** Registers an EGL image
 
@@ -13898,6 +14227,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsEGLRegisterImage_v7000 {
         type Fn = crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000;
         const INDEX: usize = 325usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsEGLRegisterImage_v7000;
     }
     /** Registers an OpenGL buffer object
 
@@ -13920,6 +14250,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsGLRegisterBuffer_v3000 {
         type Fn = crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000;
         const INDEX: usize = 326usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsGLRegisterBuffer_v3000;
     }
     /** Register an OpenGL texture or renderbuffer object
 
@@ -13942,6 +14273,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsGLRegisterImage_v3000 {
         type Fn = crate::gl::PFN_cuGraphicsGLRegisterImage_v3000;
         const INDEX: usize = 327usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsGLRegisterImage_v3000;
     }
     /** Map graphics resources for access by CUDA
 
@@ -13962,6 +14294,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsMapResources_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsMapResources_v3000;
         const INDEX: usize = 328usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsMapResources_v3000;
     }
     /** Map graphics resources for access by CUDA
 
@@ -13982,6 +14315,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsMapResources_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz;
         const INDEX: usize = 329usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsMapResources_v7000_ptsz;
     }
     /** Get an eglFrame through which to access a registered EGL graphics resource.
 
@@ -14004,6 +14338,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedEglFrame_v7000 {
         type Fn = crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000;
         const INDEX: usize = 330usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedEglFrame_v7000;
     }
     /** Get a mipmapped array through which to access a mapped graphics resource.
 
@@ -14022,6 +14357,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedMipmappedArray_v5000 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000;
         const INDEX: usize = 331usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedMipmappedArray_v5000;
     }
     /** Get a device pointer through which to access a mapped graphics resource.
 
@@ -14042,6 +14378,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedPointer_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000;
         const INDEX: usize = 332usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedPointer_v3000;
     }
     /** Get a device pointer through which to access a mapped graphics resource.
 
@@ -14062,6 +14399,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedPointer_v3020 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020;
         const INDEX: usize = 333usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedPointer_v3020;
     }
     /** Set usage flags for mapping a graphics resource
 
@@ -14082,6 +14420,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceSetMapFlags_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000;
         const INDEX: usize = 334usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceSetMapFlags_v3000;
     }
     /** Set usage flags for mapping a graphics resource
 
@@ -14102,6 +14441,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceSetMapFlags_v6050 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050;
         const INDEX: usize = 335usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceSetMapFlags_v6050;
     }
     /** Get an array through which to access a subresource of a mapped graphics resource.
 
@@ -14120,6 +14460,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsSubResourceGetMappedArray_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000;
         const INDEX: usize = 336usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsSubResourceGetMappedArray_v3000;
     }
     /** Unmap graphics resources.
 
@@ -14140,6 +14481,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsUnmapResources_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v3000;
         const INDEX: usize = 337usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsUnmapResources_v3000;
     }
     /** Unmap graphics resources.
 
@@ -14160,6 +14502,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsUnmapResources_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz;
         const INDEX: usize = 338usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsUnmapResources_v7000_ptsz;
     }
     /** Unregisters a graphics resource for access by CUDA
 
@@ -14178,6 +14521,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsUnregisterResource_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsUnregisterResource_v3000;
         const INDEX: usize = 339usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsUnregisterResource_v3000;
     }
     /** Registers a VDPAU VdpOutputSurface object
 
@@ -14200,6 +14544,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsVDPAURegisterOutputSurface_v3010 {
         type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010;
         const INDEX: usize = 340usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsVDPAURegisterOutputSurface_v3010;
     }
     /** Registers a VDPAU VdpVideoSurface object
 
@@ -14222,6 +14567,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsVDPAURegisterVideoSurface_v3010 {
         type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010;
         const INDEX: usize = 341usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsVDPAURegisterVideoSurface_v3010;
     }
     /** Creates a green context with a specified set of resources.
 
@@ -14240,6 +14586,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxCreate_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxCreate_v12040;
         const INDEX: usize = 342usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxCreate_v12040;
     }
     /** Destroys a green context
 
@@ -14258,6 +14605,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxDestroy_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxDestroy_v12040;
         const INDEX: usize = 343usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxDestroy_v12040;
     }
     /** Get green context resources
 
@@ -14276,6 +14624,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxGetDevResource_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxGetDevResource_v12040;
         const INDEX: usize = 344usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxGetDevResource_v12040;
     }
     /** Returns the unique Id associated with the green context supplied
 
@@ -14294,6 +14643,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxGetId_v12090 {
         type Fn = crate::pfn::PFN_cuGreenCtxGetId_v12090;
         const INDEX: usize = 345usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxGetId_v12090;
     }
     /** Records an event.
 
@@ -14312,6 +14662,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxRecordEvent_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxRecordEvent_v12040;
         const INDEX: usize = 346usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxRecordEvent_v12040;
     }
     /** Create a stream for use in the green context
 
@@ -14330,6 +14681,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxStreamCreate_v12050 {
         type Fn = crate::pfn::PFN_cuGreenCtxStreamCreate_v12050;
         const INDEX: usize = 347usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxStreamCreate_v12050;
     }
     /** Make a green context wait on an event
 
@@ -14348,6 +14700,7 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxWaitEvent_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxWaitEvent_v12040;
         const INDEX: usize = 348usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxWaitEvent_v12040;
     }
     /** Imports an external memory object
 
@@ -14366,6 +14719,7 @@ pub mod entries {
     unsafe impl super::Entry for cuImportExternalMemory_v10000 {
         type Fn = crate::pfn::PFN_cuImportExternalMemory_v10000;
         const INDEX: usize = 349usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuImportExternalMemory_v10000;
     }
     /** Imports an external semaphore
 
@@ -14384,6 +14738,7 @@ pub mod entries {
     unsafe impl super::Entry for cuImportExternalSemaphore_v10000 {
         type Fn = crate::pfn::PFN_cuImportExternalSemaphore_v10000;
         const INDEX: usize = 350usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuImportExternalSemaphore_v10000;
     }
     /** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the `Flags` parameter must be 0. If [`cuInit`](crate::pfn::PFN_cuInit_v2000) has not been called, any function from the driver API will return [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED). Repeated calls to [`cuInit`](crate::pfn::PFN_cuInit_v2000) have no additional effect.
 
@@ -14402,6 +14757,7 @@ pub mod entries {
     unsafe impl super::Entry for cuInit_v2000 {
         type Fn = crate::pfn::PFN_cuInit_v2000;
         const INDEX: usize = 351usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuInit_v2000;
     }
     /** Attempts to close memory mapped with [`cuIpcOpenMemHandle`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000)
 
@@ -14420,6 +14776,7 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcCloseMemHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcCloseMemHandle_v4010;
         const INDEX: usize = 352usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuIpcCloseMemHandle_v4010;
     }
     /** Gets an interprocess handle for a previously allocated event
 
@@ -14438,6 +14795,7 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcGetEventHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcGetEventHandle_v4010;
         const INDEX: usize = 353usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuIpcGetEventHandle_v4010;
     }
     /** Gets an interprocess memory handle for an existing device memory allocation
 
@@ -14456,6 +14814,7 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcGetMemHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcGetMemHandle_v4010;
         const INDEX: usize = 354usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuIpcGetMemHandle_v4010;
     }
     /** Opens an interprocess event handle for use in the current process
 
@@ -14474,6 +14833,7 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcOpenEventHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcOpenEventHandle_v4010;
         const INDEX: usize = 355usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuIpcOpenEventHandle_v4010;
     }
     /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
@@ -14494,6 +14854,7 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcOpenMemHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v4010;
         const INDEX: usize = 356usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuIpcOpenMemHandle_v4010;
     }
     /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
@@ -14514,6 +14875,7 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcOpenMemHandle_v11000 {
         type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v11000;
         const INDEX: usize = 357usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuIpcOpenMemHandle_v11000;
     }
     /** Returns information about a kernel
 
@@ -14532,6 +14894,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetAttribute_v12000 {
         type Fn = crate::pfn::PFN_cuKernelGetAttribute_v12000;
         const INDEX: usize = 358usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetAttribute_v12000;
     }
     /** Returns a function handle
 
@@ -14550,6 +14913,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetFunction_v12000 {
         type Fn = crate::pfn::PFN_cuKernelGetFunction_v12000;
         const INDEX: usize = 359usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetFunction_v12000;
     }
     /** Returns a library handle
 
@@ -14568,6 +14932,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetLibrary_v12050 {
         type Fn = crate::pfn::PFN_cuKernelGetLibrary_v12050;
         const INDEX: usize = 360usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetLibrary_v12050;
     }
     /** Returns the function name for a [`CUkernel`](crate::types::CUkernel) handle
 
@@ -14586,6 +14951,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetName_v12030 {
         type Fn = crate::pfn::PFN_cuKernelGetName_v12030;
         const INDEX: usize = 361usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetName_v12030;
     }
     /** Returns the number of parameters used by the kernel
 
@@ -14604,6 +14970,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetParamCount_v13020 {
         type Fn = crate::pfn::PFN_cuKernelGetParamCount_v13020;
         const INDEX: usize = 362usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetParamCount_v13020;
     }
     /** Returns the offset and size of a kernel parameter in the device-side parameter layout
 
@@ -14622,6 +14989,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetParamInfo_v12040 {
         type Fn = crate::pfn::PFN_cuKernelGetParamInfo_v12040;
         const INDEX: usize = 363usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetParamInfo_v12040;
     }
     /** Sets information about a kernel
 
@@ -14640,6 +15008,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelSetAttribute_v12000 {
         type Fn = crate::pfn::PFN_cuKernelSetAttribute_v12000;
         const INDEX: usize = 364usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelSetAttribute_v12000;
     }
     /** Sets the preferred cache configuration for a device kernel.
 
@@ -14658,6 +15027,7 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelSetCacheConfig_v12000 {
         type Fn = crate::pfn::PFN_cuKernelSetCacheConfig_v12000;
         const INDEX: usize = 365usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuKernelSetCacheConfig_v12000;
     }
     /** Launches a CUDA function
 
@@ -14676,6 +15046,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunch_v2000 {
         type Fn = crate::pfn::PFN_cuLaunch_v2000;
         const INDEX: usize = 366usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunch_v2000;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
 
@@ -14696,6 +15067,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchCooperativeKernel_v9000 {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000;
         const INDEX: usize = 367usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchCooperativeKernel_v9000;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
 
@@ -14716,6 +15088,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchCooperativeKernel_v9000_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz;
         const INDEX: usize = 368usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchCooperativeKernel_v9000_ptsz;
     }
     /** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 
@@ -14734,6 +15107,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchCooperativeKernelMultiDevice_v9000 {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000;
         const INDEX: usize = 369usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchCooperativeKernelMultiDevice_v9000;
     }
     /** Launches a CUDA function
 
@@ -14752,6 +15126,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchGrid_v2000 {
         type Fn = crate::pfn::PFN_cuLaunchGrid_v2000;
         const INDEX: usize = 370usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchGrid_v2000;
     }
     /** Launches a CUDA function
 
@@ -14770,6 +15145,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchGridAsync_v2000 {
         type Fn = crate::pfn::PFN_cuLaunchGridAsync_v2000;
         const INDEX: usize = 371usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchGridAsync_v2000;
     }
     /** Enqueues a host function call in a stream
 
@@ -14790,6 +15166,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v10000 {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000;
         const INDEX: usize = 372usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v10000;
     }
     /** Enqueues a host function call in a stream
 
@@ -14810,6 +15187,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz;
         const INDEX: usize = 373usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v10000_ptsz;
     }
     /** Enqueues a host function call in a stream
 
@@ -14830,6 +15208,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v13010 {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010;
         const INDEX: usize = 374usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v13010;
     }
     /** Enqueues a host function call in a stream
 
@@ -14850,6 +15229,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz;
         const INDEX: usize = 375usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v13010_ptsz;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
 
@@ -14870,6 +15250,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernel_v4000 {
         type Fn = crate::pfn::PFN_cuLaunchKernel_v4000;
         const INDEX: usize = 376usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernel_v4000;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
 
@@ -14890,6 +15271,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernel_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchKernel_v7000_ptsz;
         const INDEX: usize = 377usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernel_v7000_ptsz;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
 
@@ -14910,6 +15292,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernelEx_v11060 {
         type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060;
         const INDEX: usize = 378usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernelEx_v11060;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
 
@@ -14930,6 +15313,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernelEx_v11060_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz;
         const INDEX: usize = 379usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernelEx_v11060_ptsz;
     }
     /** Retrieve the kernel handles within a library.
 
@@ -14948,6 +15332,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryEnumerateKernels_v12040 {
         type Fn = crate::pfn::PFN_cuLibraryEnumerateKernels_v12040;
         const INDEX: usize = 380usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryEnumerateKernels_v12040;
     }
     /** Returns a global device pointer
 
@@ -14966,6 +15351,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetGlobal_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetGlobal_v12000;
         const INDEX: usize = 381usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetGlobal_v12000;
     }
     /** Returns a kernel handle
 
@@ -14984,6 +15370,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetKernel_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetKernel_v12000;
         const INDEX: usize = 382usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetKernel_v12000;
     }
     /** Returns the number of kernels within a library
 
@@ -15002,6 +15389,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetKernelCount_v12040 {
         type Fn = crate::pfn::PFN_cuLibraryGetKernelCount_v12040;
         const INDEX: usize = 383usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetKernelCount_v12040;
     }
     /** Returns a pointer to managed memory
 
@@ -15020,6 +15408,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetManaged_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetManaged_v12000;
         const INDEX: usize = 384usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetManaged_v12000;
     }
     /** Returns a module handle
 
@@ -15038,6 +15427,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetModule_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetModule_v12000;
         const INDEX: usize = 385usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetModule_v12000;
     }
     /** Returns a pointer to a unified function
 
@@ -15056,6 +15446,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetUnifiedFunction_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000;
         const INDEX: usize = 386usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetUnifiedFunction_v12000;
     }
     /** Load a library with specified code and options
 
@@ -15074,6 +15465,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryLoadData_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryLoadData_v12000;
         const INDEX: usize = 387usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryLoadData_v12000;
     }
     /** Load a library with specified file and options
 
@@ -15092,6 +15484,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryLoadFromFile_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryLoadFromFile_v12000;
         const INDEX: usize = 388usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryLoadFromFile_v12000;
     }
     /** Unloads a library
 
@@ -15110,6 +15503,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryUnload_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryUnload_v12000;
         const INDEX: usize = 389usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryUnload_v12000;
     }
     /** Add an input to a pending linker invocation
 
@@ -15130,6 +15524,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddData_v5050 {
         type Fn = crate::pfn::PFN_cuLinkAddData_v5050;
         const INDEX: usize = 390usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddData_v5050;
     }
     /** Add an input to a pending linker invocation
 
@@ -15150,6 +15545,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddData_v6050 {
         type Fn = crate::pfn::PFN_cuLinkAddData_v6050;
         const INDEX: usize = 391usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddData_v6050;
     }
     /** Add a file input to a pending linker invocation
 
@@ -15170,6 +15566,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddFile_v5050 {
         type Fn = crate::pfn::PFN_cuLinkAddFile_v5050;
         const INDEX: usize = 392usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddFile_v5050;
     }
     /** Add a file input to a pending linker invocation
 
@@ -15190,6 +15587,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddFile_v6050 {
         type Fn = crate::pfn::PFN_cuLinkAddFile_v6050;
         const INDEX: usize = 393usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddFile_v6050;
     }
     /** Complete a pending linker invocation
 
@@ -15208,6 +15606,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkComplete_v5050 {
         type Fn = crate::pfn::PFN_cuLinkComplete_v5050;
         const INDEX: usize = 394usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkComplete_v5050;
     }
     /** Creates a pending JIT linker invocation.
 
@@ -15228,6 +15627,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkCreate_v5050 {
         type Fn = crate::pfn::PFN_cuLinkCreate_v5050;
         const INDEX: usize = 395usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkCreate_v5050;
     }
     /** Creates a pending JIT linker invocation.
 
@@ -15248,6 +15648,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkCreate_v6050 {
         type Fn = crate::pfn::PFN_cuLinkCreate_v6050;
         const INDEX: usize = 396usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkCreate_v6050;
     }
     /** Destroys state for a JIT linker invocation.
 
@@ -15266,6 +15667,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkDestroy_v5050 {
         type Fn = crate::pfn::PFN_cuLinkDestroy_v5050;
         const INDEX: usize = 397usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLinkDestroy_v5050;
     }
     /** Associates a device to a multicast logical endpoint
 
@@ -15284,6 +15686,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointAddDevice_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030;
         const INDEX: usize = 398usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointAddDevice_v13030;
     }
     /** Bind a memory allocation represented by a virtual address to a logical endpoint
 
@@ -15302,6 +15705,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointBindAddr_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030;
         const INDEX: usize = 399usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointBindAddr_v13030;
     }
     /** Binds memory object represented by a handle to the logical endpoint
 
@@ -15320,6 +15724,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointBindMem_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointBindMem_v13030;
         const INDEX: usize = 400usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointBindMem_v13030;
     }
     /** Creates a logical endpoint with the requested properties and associates it with the logical endpoint id
 
@@ -15338,6 +15743,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointCreate_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointCreate_v13030;
         const INDEX: usize = 401usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointCreate_v13030;
     }
     /** Removes the association of the logical endpoint from the logical endpoint id
 
@@ -15356,6 +15762,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointDestroy_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointDestroy_v13030;
         const INDEX: usize = 402usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointDestroy_v13030;
     }
     /** Exports a logical endpoint associated with leId to an IPC handle
 
@@ -15374,6 +15781,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointExport_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointExport_v13030;
         const INDEX: usize = 403usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointExport_v13030;
     }
     /** Calculates the minimum alignment and the maximum size for the given logical endpoint properties
 
@@ -15392,6 +15800,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointGetLimits_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030;
         const INDEX: usize = 404usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointGetLimits_v13030;
     }
     /** Releases a range of logical endpoint ids
 
@@ -15410,6 +15819,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointIdRelease_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030;
         const INDEX: usize = 405usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointIdRelease_v13030;
     }
     /** Reserves a range of logical endpoint ids
 
@@ -15428,6 +15838,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointIdReserve_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030;
         const INDEX: usize = 406usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointIdReserve_v13030;
     }
     /** Imports a logical endpoint from the given IPC handle and associates it with a logical endpoint id
 
@@ -15446,6 +15857,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointImport_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointImport_v13030;
         const INDEX: usize = 407usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointImport_v13030;
     }
     /** Determines if all logical endpoints in the range have been successfully constructed
 
@@ -15464,6 +15876,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointQuery_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointQuery_v13030;
         const INDEX: usize = 408usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointQuery_v13030;
     }
     /** Unbinds any binding at offset from the logical endpoint
 
@@ -15482,6 +15895,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointUnbind_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointUnbind_v13030;
         const INDEX: usize = 409usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointUnbind_v13030;
     }
     /** Sets log iterator to point to the end of log buffer, where the next message would be written.
 
@@ -15500,6 +15914,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsCurrent_v12090 {
         type Fn = crate::pfn::PFN_cuLogsCurrent_v12090;
         const INDEX: usize = 410usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogsCurrent_v12090;
     }
     /** Dump accumulated driver logs into a file
 
@@ -15518,6 +15933,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsDumpToFile_v12090 {
         type Fn = crate::pfn::PFN_cuLogsDumpToFile_v12090;
         const INDEX: usize = 411usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogsDumpToFile_v12090;
     }
     /** Dump accumulated driver logs into a buffer
 
@@ -15536,6 +15952,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsDumpToMemory_v12090 {
         type Fn = crate::pfn::PFN_cuLogsDumpToMemory_v12090;
         const INDEX: usize = 412usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogsDumpToMemory_v12090;
     }
     /** Register a callback function to receive error log messages
 
@@ -15554,6 +15971,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsRegisterCallback_v12090 {
         type Fn = crate::pfn::PFN_cuLogsRegisterCallback_v12090;
         const INDEX: usize = 413usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogsRegisterCallback_v12090;
     }
     /** Unregister a log message callback
 
@@ -15572,6 +15990,7 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsUnregisterCallback_v12090 {
         type Fn = crate::pfn::PFN_cuLogsUnregisterCallback_v12090;
         const INDEX: usize = 414usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuLogsUnregisterCallback_v12090;
     }
     /** Free an address range reservation.
 
@@ -15590,6 +16009,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAddressFree_v10020 {
         type Fn = crate::pfn::PFN_cuMemAddressFree_v10020;
         const INDEX: usize = 415usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAddressFree_v10020;
     }
     /** Allocate an address range reservation.
 
@@ -15608,6 +16028,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAddressReserve_v10020 {
         type Fn = crate::pfn::PFN_cuMemAddressReserve_v10020;
         const INDEX: usize = 416usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAddressReserve_v10020;
     }
     /** Advise about the usage of a given memory range
 
@@ -15628,6 +16049,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAdvise_v8000 {
         type Fn = crate::pfn::PFN_cuMemAdvise_v8000;
         const INDEX: usize = 417usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAdvise_v8000;
     }
     /** Advise about the usage of a given memory range
 
@@ -15648,6 +16070,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAdvise_v12020 {
         type Fn = crate::pfn::PFN_cuMemAdvise_v12020;
         const INDEX: usize = 418usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAdvise_v12020;
     }
     /** Allocates device memory
 
@@ -15668,6 +16091,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAlloc_v2000 {
         type Fn = crate::pfn::PFN_cuMemAlloc_v2000;
         const INDEX: usize = 419usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAlloc_v2000;
     }
     /** Allocates device memory
 
@@ -15688,6 +16112,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAlloc_v3020 {
         type Fn = crate::pfn::PFN_cuMemAlloc_v3020;
         const INDEX: usize = 420usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAlloc_v3020;
     }
     /** Allocates memory with stream ordered semantics
 
@@ -15708,6 +16133,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocAsync_v11020 {
         type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020;
         const INDEX: usize = 421usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocAsync_v11020;
     }
     /** Allocates memory with stream ordered semantics
 
@@ -15728,6 +16154,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocAsync_v11020_ptsz {
         type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz;
         const INDEX: usize = 422usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocAsync_v11020_ptsz;
     }
     /** Allocates memory from a specified pool with stream ordered semantics.
 
@@ -15748,6 +16175,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocFromPoolAsync_v11020 {
         type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020;
         const INDEX: usize = 423usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocFromPoolAsync_v11020;
     }
     /** Allocates memory from a specified pool with stream ordered semantics.
 
@@ -15768,6 +16196,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocFromPoolAsync_v11020_ptsz {
         type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz;
         const INDEX: usize = 424usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocFromPoolAsync_v11020_ptsz;
     }
     /** Allocates page-locked host memory
 
@@ -15788,6 +16217,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocHost_v2000 {
         type Fn = crate::pfn::PFN_cuMemAllocHost_v2000;
         const INDEX: usize = 425usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocHost_v2000;
     }
     /** Allocates page-locked host memory
 
@@ -15808,6 +16238,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocHost_v3020 {
         type Fn = crate::pfn::PFN_cuMemAllocHost_v3020;
         const INDEX: usize = 426usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocHost_v3020;
     }
     /** Allocates memory that will be automatically managed by the Unified Memory system
 
@@ -15826,6 +16257,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocManaged_v6000 {
         type Fn = crate::pfn::PFN_cuMemAllocManaged_v6000;
         const INDEX: usize = 427usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocManaged_v6000;
     }
     /** Allocates pitched device memory
 
@@ -15846,6 +16278,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocPitch_v2000 {
         type Fn = crate::pfn::PFN_cuMemAllocPitch_v2000;
         const INDEX: usize = 428usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocPitch_v2000;
     }
     /** Allocates pitched device memory
 
@@ -15866,6 +16299,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocPitch_v3020 {
         type Fn = crate::pfn::PFN_cuMemAllocPitch_v3020;
         const INDEX: usize = 429usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocPitch_v3020;
     }
     /** Submit a batch of `count` independent decompression operations.
 
@@ -15886,6 +16320,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemBatchDecompressAsync_v12060 {
         type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060;
         const INDEX: usize = 430usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemBatchDecompressAsync_v12060;
     }
     /** Submit a batch of `count` independent decompression operations.
 
@@ -15906,6 +16341,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemBatchDecompressAsync_v12060_ptsz {
         type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz;
         const INDEX: usize = 431usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemBatchDecompressAsync_v12060_ptsz;
     }
     /** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 
@@ -15924,6 +16360,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemCreate_v10020 {
         type Fn = crate::pfn::PFN_cuMemCreate_v10020;
         const INDEX: usize = 432usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemCreate_v10020;
     }
     /** Performs a batch of memory discards and prefetches asynchronously
 
@@ -15944,6 +16381,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardAndPrefetchBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000;
         const INDEX: usize = 433usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardAndPrefetchBatchAsync_v13000;
     }
     /** Performs a batch of memory discards and prefetches asynchronously
 
@@ -15964,6 +16402,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
         const INDEX: usize = 434usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
     }
     /** Performs a batch of memory discards asynchronously
 
@@ -15984,6 +16423,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000;
         const INDEX: usize = 435usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardBatchAsync_v13000;
     }
     /** Performs a batch of memory discards asynchronously
 
@@ -16004,6 +16444,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz;
         const INDEX: usize = 436usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardBatchAsync_v13000_ptsz;
     }
     /** Exports an allocation to a requested shareable handle type
 
@@ -16022,6 +16463,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemExportToShareableHandle_v10020 {
         type Fn = crate::pfn::PFN_cuMemExportToShareableHandle_v10020;
         const INDEX: usize = 437usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemExportToShareableHandle_v10020;
     }
     /** Frees device memory
 
@@ -16042,6 +16484,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFree_v2000 {
         type Fn = crate::pfn::PFN_cuMemFree_v2000;
         const INDEX: usize = 438usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemFree_v2000;
     }
     /** Frees device memory
 
@@ -16062,6 +16505,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFree_v3020 {
         type Fn = crate::pfn::PFN_cuMemFree_v3020;
         const INDEX: usize = 439usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemFree_v3020;
     }
     /** Frees memory with stream ordered semantics
 
@@ -16082,6 +16526,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFreeAsync_v11020 {
         type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020;
         const INDEX: usize = 440usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemFreeAsync_v11020;
     }
     /** Frees memory with stream ordered semantics
 
@@ -16102,6 +16547,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFreeAsync_v11020_ptsz {
         type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz;
         const INDEX: usize = 441usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemFreeAsync_v11020_ptsz;
     }
     /** Frees page-locked host memory
 
@@ -16120,6 +16566,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFreeHost_v2000 {
         type Fn = crate::pfn::PFN_cuMemFreeHost_v2000;
         const INDEX: usize = 442usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemFreeHost_v2000;
     }
     /** Get the access `flags` set for the given `location` and `ptr`
 
@@ -16138,6 +16585,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAccess_v10020 {
         type Fn = crate::pfn::PFN_cuMemGetAccess_v10020;
         const INDEX: usize = 443usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAccess_v10020;
     }
     /** Get information on memory allocations
 
@@ -16158,6 +16606,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAddressRange_v2000 {
         type Fn = crate::pfn::PFN_cuMemGetAddressRange_v2000;
         const INDEX: usize = 444usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAddressRange_v2000;
     }
     /** Get information on memory allocations
 
@@ -16178,6 +16627,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAddressRange_v3020 {
         type Fn = crate::pfn::PFN_cuMemGetAddressRange_v3020;
         const INDEX: usize = 445usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAddressRange_v3020;
     }
     /** Calculates either the minimal or recommended granularity
 
@@ -16196,6 +16646,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAllocationGranularity_v10020 {
         type Fn = crate::pfn::PFN_cuMemGetAllocationGranularity_v10020;
         const INDEX: usize = 446usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAllocationGranularity_v10020;
     }
     /** Retrieve the contents of the property structure defining properties for this handle
 
@@ -16214,6 +16665,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAllocationPropertiesFromHandle_v10020 {
         type Fn = crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020;
         const INDEX: usize = 447usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAllocationPropertiesFromHandle_v10020;
     }
     /** Returns the default memory pool for a given location and allocation type
 
@@ -16232,6 +16684,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetDefaultMemPool_v13000 {
         type Fn = crate::pfn::PFN_cuMemGetDefaultMemPool_v13000;
         const INDEX: usize = 448usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetDefaultMemPool_v13000;
     }
     /** Retrieve handle for an address range
 
@@ -16250,6 +16703,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetHandleForAddressRange_v11070 {
         type Fn = crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070;
         const INDEX: usize = 449usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetHandleForAddressRange_v11070;
     }
     /** Gets free and total memory
 
@@ -16270,6 +16724,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetInfo_v2000 {
         type Fn = crate::pfn::PFN_cuMemGetInfo_v2000;
         const INDEX: usize = 450usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetInfo_v2000;
     }
     /** Gets free and total memory
 
@@ -16290,6 +16745,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetInfo_v3020 {
         type Fn = crate::pfn::PFN_cuMemGetInfo_v3020;
         const INDEX: usize = 451usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetInfo_v3020;
     }
     /** Gets residency information for a memory address range
 
@@ -16308,6 +16764,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetLocationInfo_v13040 {
         type Fn = crate::pfn::PFN_cuMemGetLocationInfo_v13040;
         const INDEX: usize = 452usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetLocationInfo_v13040;
     }
     /** Gets the current memory pool for a memory location and of a particular allocation type
 
@@ -16326,6 +16783,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetMemPool_v13000 {
         type Fn = crate::pfn::PFN_cuMemGetMemPool_v13000;
         const INDEX: usize = 453usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetMemPool_v13000;
     }
     /** Allocates page-locked host memory
 
@@ -16344,6 +16802,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostAlloc_v2020 {
         type Fn = crate::pfn::PFN_cuMemHostAlloc_v2020;
         const INDEX: usize = 454usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostAlloc_v2020;
     }
     /** Passes back device pointer of mapped pinned memory
 
@@ -16364,6 +16823,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostGetDevicePointer_v2020 {
         type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v2020;
         const INDEX: usize = 455usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostGetDevicePointer_v2020;
     }
     /** Passes back device pointer of mapped pinned memory
 
@@ -16384,6 +16844,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostGetDevicePointer_v3020 {
         type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v3020;
         const INDEX: usize = 456usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostGetDevicePointer_v3020;
     }
     /** Passes back flags that were used for a pinned allocation
 
@@ -16402,6 +16863,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostGetFlags_v2030 {
         type Fn = crate::pfn::PFN_cuMemHostGetFlags_v2030;
         const INDEX: usize = 457usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostGetFlags_v2030;
     }
     /** Registers an existing host memory range for use by CUDA
 
@@ -16422,6 +16884,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostRegister_v4000 {
         type Fn = crate::pfn::PFN_cuMemHostRegister_v4000;
         const INDEX: usize = 458usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostRegister_v4000;
     }
     /** Registers an existing host memory range for use by CUDA
 
@@ -16442,6 +16905,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostRegister_v6050 {
         type Fn = crate::pfn::PFN_cuMemHostRegister_v6050;
         const INDEX: usize = 459usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostRegister_v6050;
     }
     /** Unregisters a memory range that was registered with cuMemHostRegister.
 
@@ -16460,6 +16924,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostUnregister_v4000 {
         type Fn = crate::pfn::PFN_cuMemHostUnregister_v4000;
         const INDEX: usize = 460usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostUnregister_v4000;
     }
     /** Imports an allocation from a requested shareable handle type.
 
@@ -16478,6 +16943,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemImportFromShareableHandle_v10020 {
         type Fn = crate::pfn::PFN_cuMemImportFromShareableHandle_v10020;
         const INDEX: usize = 461usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemImportFromShareableHandle_v10020;
     }
     /** Maps an allocation handle to a reserved virtual address range.
 
@@ -16496,6 +16962,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemMap_v10020 {
         type Fn = crate::pfn::PFN_cuMemMap_v10020;
         const INDEX: usize = 462usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemMap_v10020;
     }
     /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 
@@ -16516,6 +16983,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemMapArrayAsync_v11010 {
         type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010;
         const INDEX: usize = 463usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemMapArrayAsync_v11010;
     }
     /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 
@@ -16536,6 +17004,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemMapArrayAsync_v11010_ptsz {
         type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz;
         const INDEX: usize = 464usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemMapArrayAsync_v11010_ptsz;
     }
     /** Creates a memory pool
 
@@ -16554,6 +17023,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolCreate_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolCreate_v11020;
         const INDEX: usize = 465usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolCreate_v11020;
     }
     /** Destroys the specified memory pool
 
@@ -16572,6 +17042,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolDestroy_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolDestroy_v11020;
         const INDEX: usize = 466usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolDestroy_v11020;
     }
     /** Export data to share a memory pool allocation between processes.
 
@@ -16590,6 +17061,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolExportPointer_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolExportPointer_v11020;
         const INDEX: usize = 467usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolExportPointer_v11020;
     }
     /** Exports a memory pool to the requested handle type.
 
@@ -16608,6 +17080,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolExportToShareableHandle_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020;
         const INDEX: usize = 468usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolExportToShareableHandle_v11020;
     }
     /** Returns the accessibility of a pool from a device
 
@@ -16626,6 +17099,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolGetAccess_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolGetAccess_v11020;
         const INDEX: usize = 469usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolGetAccess_v11020;
     }
     /** Gets attributes of a memory pool
 
@@ -16644,6 +17118,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolGetAttribute_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolGetAttribute_v11020;
         const INDEX: usize = 470usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolGetAttribute_v11020;
     }
     /** imports a memory pool from a shared handle.
 
@@ -16662,6 +17137,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolImportFromShareableHandle_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020;
         const INDEX: usize = 471usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolImportFromShareableHandle_v11020;
     }
     /** Import a memory pool allocation from another process.
 
@@ -16680,6 +17156,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolImportPointer_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolImportPointer_v11020;
         const INDEX: usize = 472usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolImportPointer_v11020;
     }
     /** Controls visibility of pools between devices
 
@@ -16698,6 +17175,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolSetAccess_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolSetAccess_v11020;
         const INDEX: usize = 473usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolSetAccess_v11020;
     }
     /** Sets attributes of a memory pool
 
@@ -16716,6 +17194,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolSetAttribute_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolSetAttribute_v11020;
         const INDEX: usize = 474usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolSetAttribute_v11020;
     }
     /** Tries to release memory back to the OS
 
@@ -16734,6 +17213,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolTrimTo_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolTrimTo_v11020;
         const INDEX: usize = 475usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolTrimTo_v11020;
     }
     /** Prefetches memory to the specified destination location
 
@@ -16754,6 +17234,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v8000 {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000;
         const INDEX: usize = 476usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v8000;
     }
     /** Prefetches memory to the specified destination device
 
@@ -16774,6 +17255,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz;
         const INDEX: usize = 477usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v8000_ptsz;
     }
     /** Prefetches memory to the specified destination location
 
@@ -16794,6 +17276,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v12020 {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020;
         const INDEX: usize = 478usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v12020;
     }
     /** Prefetches memory to the specified destination location
 
@@ -16814,6 +17297,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v12020_ptsz {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz;
         const INDEX: usize = 479usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v12020_ptsz;
     }
     /** Performs a batch of memory prefetches asynchronously
 
@@ -16834,6 +17318,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000;
         const INDEX: usize = 480usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchBatchAsync_v13000;
     }
     /** Performs a batch of memory prefetches asynchronously
 
@@ -16854,6 +17339,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz;
         const INDEX: usize = 481usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchBatchAsync_v13000_ptsz;
     }
     /** Query an attribute of a given memory range
 
@@ -16872,6 +17358,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRangeGetAttribute_v8000 {
         type Fn = crate::pfn::PFN_cuMemRangeGetAttribute_v8000;
         const INDEX: usize = 482usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemRangeGetAttribute_v8000;
     }
     /** Query attributes of a given memory range.
 
@@ -16890,6 +17377,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRangeGetAttributes_v8000 {
         type Fn = crate::pfn::PFN_cuMemRangeGetAttributes_v8000;
         const INDEX: usize = 483usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemRangeGetAttributes_v8000;
     }
     /** Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 
@@ -16908,6 +17396,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRelease_v10020 {
         type Fn = crate::pfn::PFN_cuMemRelease_v10020;
         const INDEX: usize = 484usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemRelease_v10020;
     }
     /** Given an address `addr`, returns the allocation handle of the backing memory allocation.
 
@@ -16926,6 +17415,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRetainAllocationHandle_v11000 {
         type Fn = crate::pfn::PFN_cuMemRetainAllocationHandle_v11000;
         const INDEX: usize = 485usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemRetainAllocationHandle_v11000;
     }
     /** Set the access flags for each location specified in `desc` for the given virtual address range
 
@@ -16944,6 +17434,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemSetAccess_v10020 {
         type Fn = crate::pfn::PFN_cuMemSetAccess_v10020;
         const INDEX: usize = 486usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemSetAccess_v10020;
     }
     /** Sets the current memory pool for a memory location and allocation type
 
@@ -16962,6 +17453,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemSetMemPool_v13000 {
         type Fn = crate::pfn::PFN_cuMemSetMemPool_v13000;
         const INDEX: usize = 487usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemSetMemPool_v13000;
     }
     /** Unmap the backing memory of a given address range.
 
@@ -16980,6 +17472,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemUnmap_v10020 {
         type Fn = crate::pfn::PFN_cuMemUnmap_v10020;
         const INDEX: usize = 488usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemUnmap_v10020;
     }
     /** Copies memory
 
@@ -17000,6 +17493,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpy_v4000;
         const INDEX: usize = 489usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy_v4000;
     }
     /** Copies memory
 
@@ -17020,6 +17514,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy_v7000_ptds;
         const INDEX: usize = 490usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy_v7000_ptds;
     }
     /** Copies memory for 2D arrays
 
@@ -17040,6 +17535,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2D_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v2000;
         const INDEX: usize = 491usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2D_v2000;
     }
     /** Copies memory for 2D arrays
 
@@ -17060,6 +17556,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2D_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v3020;
         const INDEX: usize = 492usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2D_v3020;
     }
     /** Copies memory for 2D arrays
 
@@ -17080,6 +17577,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2D_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v7000_ptds;
         const INDEX: usize = 493usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2D_v7000_ptds;
     }
     /** Copies memory for 2D arrays
 
@@ -17100,6 +17598,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v2000;
         const INDEX: usize = 494usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DAsync_v2000;
     }
     /** Copies memory for 2D arrays
 
@@ -17120,6 +17619,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v3020;
         const INDEX: usize = 495usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DAsync_v3020;
     }
     /** Copies memory for 2D arrays
 
@@ -17140,6 +17640,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz;
         const INDEX: usize = 496usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DAsync_v7000_ptsz;
     }
     /** Copies memory for 2D arrays
 
@@ -17160,6 +17661,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DUnaligned_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v2000;
         const INDEX: usize = 497usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DUnaligned_v2000;
     }
     /** Copies memory for 2D arrays
 
@@ -17180,6 +17682,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DUnaligned_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v3020;
         const INDEX: usize = 498usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DUnaligned_v3020;
     }
     /** Copies memory for 2D arrays
 
@@ -17200,6 +17703,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DUnaligned_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds;
         const INDEX: usize = 499usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DUnaligned_v7000_ptds;
     }
     /** Copies memory for 3D arrays
 
@@ -17220,6 +17724,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3D_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v2000;
         const INDEX: usize = 500usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3D_v2000;
     }
     /** Copies memory for 3D arrays
 
@@ -17240,6 +17745,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3D_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v3020;
         const INDEX: usize = 501usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3D_v3020;
     }
     /** Copies memory for 3D arrays
 
@@ -17260,6 +17766,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3D_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v7000_ptds;
         const INDEX: usize = 502usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3D_v7000_ptds;
     }
     /** Copies memory for 3D arrays
 
@@ -17280,6 +17787,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v2000;
         const INDEX: usize = 503usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DAsync_v2000;
     }
     /** Copies memory for 3D arrays
 
@@ -17300,6 +17808,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v3020;
         const INDEX: usize = 504usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DAsync_v3020;
     }
     /** Copies memory for 3D arrays
 
@@ -17320,6 +17829,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz;
         const INDEX: usize = 505usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DAsync_v7000_ptsz;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17340,6 +17850,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v12080 {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080;
         const INDEX: usize = 506usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v12080;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17360,6 +17871,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v12080_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz;
         const INDEX: usize = 507usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v12080_ptsz;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17380,6 +17892,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000;
         const INDEX: usize = 508usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v13000;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17400,6 +17913,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz;
         const INDEX: usize = 509usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v13000_ptsz;
     }
     /** Copies memory between contexts
 
@@ -17420,6 +17934,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeer_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v4000;
         const INDEX: usize = 510usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeer_v4000;
     }
     /** Copies memory between contexts
 
@@ -17440,6 +17955,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeer_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds;
         const INDEX: usize = 511usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeer_v7000_ptds;
     }
     /** Copies memory between contexts asynchronously.
 
@@ -17460,6 +17976,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeerAsync_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000;
         const INDEX: usize = 512usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeerAsync_v4000;
     }
     /** Copies memory between contexts asynchronously.
 
@@ -17480,6 +17997,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeerAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz;
         const INDEX: usize = 513usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeerAsync_v7000_ptsz;
     }
     /** Performs 3D memory copy with attributes asynchronously
 
@@ -17500,6 +18018,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DWithAttributesAsync_v13020 {
         type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020;
         const INDEX: usize = 514usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DWithAttributesAsync_v13020;
     }
     /** Performs 3D memory copy with attributes asynchronously
 
@@ -17520,6 +18039,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DWithAttributesAsync_v13020_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz;
         const INDEX: usize = 515usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DWithAttributesAsync_v13020_ptsz;
     }
     /** Copies memory asynchronously
 
@@ -17540,6 +18060,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAsync_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpyAsync_v4000;
         const INDEX: usize = 516usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAsync_v4000;
     }
     /** Copies memory asynchronously
 
@@ -17560,6 +18081,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz;
         const INDEX: usize = 517usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAsync_v7000_ptsz;
     }
     /** Copies memory from Array to Array
 
@@ -17580,6 +18102,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoA_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v2000;
         const INDEX: usize = 518usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoA_v2000;
     }
     /** Copies memory from Array to Array
 
@@ -17600,6 +18123,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoA_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v3020;
         const INDEX: usize = 519usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoA_v3020;
     }
     /** Copies memory from Array to Array
 
@@ -17620,6 +18144,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoA_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds;
         const INDEX: usize = 520usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoA_v7000_ptds;
     }
     /** Copies memory from Array to Device
 
@@ -17640,6 +18165,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoD_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v2000;
         const INDEX: usize = 521usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoD_v2000;
     }
     /** Copies memory from Array to Device
 
@@ -17660,6 +18186,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoD_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v3020;
         const INDEX: usize = 522usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoD_v3020;
     }
     /** Copies memory from Array to Device
 
@@ -17680,6 +18207,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoD_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds;
         const INDEX: usize = 523usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoD_v7000_ptds;
     }
     /** Copies memory from Array to Host
 
@@ -17700,6 +18228,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoH_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v2000;
         const INDEX: usize = 524usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoH_v2000;
     }
     /** Copies memory from Array to Host
 
@@ -17720,6 +18249,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoH_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v3020;
         const INDEX: usize = 525usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoH_v3020;
     }
     /** Copies memory from Array to Host
 
@@ -17740,6 +18270,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoH_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds;
         const INDEX: usize = 526usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoH_v7000_ptds;
     }
     /** Copies memory from Array to Host
 
@@ -17760,6 +18291,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoHAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v2000;
         const INDEX: usize = 527usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoHAsync_v2000;
     }
     /** Copies memory from Array to Host
 
@@ -17780,6 +18312,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoHAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v3020;
         const INDEX: usize = 528usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoHAsync_v3020;
     }
     /** Copies memory from Array to Host
 
@@ -17800,6 +18333,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoHAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz;
         const INDEX: usize = 529usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoHAsync_v7000_ptsz;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -17820,6 +18354,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v12080 {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080;
         const INDEX: usize = 530usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v12080;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -17840,6 +18375,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v12080_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz;
         const INDEX: usize = 531usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v12080_ptsz;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -17860,6 +18396,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000;
         const INDEX: usize = 532usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v13000;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -17880,6 +18417,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz;
         const INDEX: usize = 533usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v13000_ptsz;
     }
     /** Copies memory from Device to Array
 
@@ -17900,6 +18438,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoA_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v2000;
         const INDEX: usize = 534usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoA_v2000;
     }
     /** Copies memory from Device to Array
 
@@ -17920,6 +18459,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoA_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v3020;
         const INDEX: usize = 535usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoA_v3020;
     }
     /** Copies memory from Device to Array
 
@@ -17940,6 +18480,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoA_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds;
         const INDEX: usize = 536usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoA_v7000_ptds;
     }
     /** Copies memory from Device to Device
 
@@ -17960,6 +18501,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoD_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v2000;
         const INDEX: usize = 537usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoD_v2000;
     }
     /** Copies memory from Device to Device
 
@@ -17980,6 +18522,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoD_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v3020;
         const INDEX: usize = 538usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoD_v3020;
     }
     /** Copies memory from Device to Device
 
@@ -18000,6 +18543,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoD_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds;
         const INDEX: usize = 539usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoD_v7000_ptds;
     }
     /** Copies memory from Device to Device
 
@@ -18020,6 +18564,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoDAsync_v3000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3000;
         const INDEX: usize = 540usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoDAsync_v3000;
     }
     /** Copies memory from Device to Device
 
@@ -18040,6 +18585,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoDAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3020;
         const INDEX: usize = 541usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoDAsync_v3020;
     }
     /** Copies memory from Device to Device
 
@@ -18060,6 +18606,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoDAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz;
         const INDEX: usize = 542usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoDAsync_v7000_ptsz;
     }
     /** Copies memory from Device to Host
 
@@ -18080,6 +18627,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoH_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v2000;
         const INDEX: usize = 543usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoH_v2000;
     }
     /** Copies memory from Device to Host
 
@@ -18100,6 +18648,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoH_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v3020;
         const INDEX: usize = 544usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoH_v3020;
     }
     /** Copies memory from Device to Host
 
@@ -18120,6 +18669,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoH_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds;
         const INDEX: usize = 545usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoH_v7000_ptds;
     }
     /** Copies memory from Device to Host
 
@@ -18140,6 +18690,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoHAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v2000;
         const INDEX: usize = 546usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoHAsync_v2000;
     }
     /** Copies memory from Device to Host
 
@@ -18160,6 +18711,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoHAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v3020;
         const INDEX: usize = 547usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoHAsync_v3020;
     }
     /** Copies memory from Device to Host
 
@@ -18180,6 +18732,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoHAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz;
         const INDEX: usize = 548usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoHAsync_v7000_ptsz;
     }
     /** Copies memory from Host to Array
 
@@ -18200,6 +18753,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoA_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v2000;
         const INDEX: usize = 549usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoA_v2000;
     }
     /** Copies memory from Host to Array
 
@@ -18220,6 +18774,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoA_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v3020;
         const INDEX: usize = 550usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoA_v3020;
     }
     /** Copies memory from Host to Array
 
@@ -18240,6 +18795,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoA_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds;
         const INDEX: usize = 551usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoA_v7000_ptds;
     }
     /** Copies memory from Host to Array
 
@@ -18260,6 +18816,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoAAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v2000;
         const INDEX: usize = 552usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoAAsync_v2000;
     }
     /** Copies memory from Host to Array
 
@@ -18280,6 +18837,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoAAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v3020;
         const INDEX: usize = 553usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoAAsync_v3020;
     }
     /** Copies memory from Host to Array
 
@@ -18300,6 +18858,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoAAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz;
         const INDEX: usize = 554usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoAAsync_v7000_ptsz;
     }
     /** Copies memory from Host to Device
 
@@ -18320,6 +18879,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoD_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v2000;
         const INDEX: usize = 555usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoD_v2000;
     }
     /** Copies memory from Host to Device
 
@@ -18340,6 +18900,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoD_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v3020;
         const INDEX: usize = 556usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoD_v3020;
     }
     /** Copies memory from Host to Device
 
@@ -18360,6 +18921,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoD_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds;
         const INDEX: usize = 557usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoD_v7000_ptds;
     }
     /** Copies memory from Host to Device
 
@@ -18380,6 +18942,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoDAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v2000;
         const INDEX: usize = 558usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoDAsync_v2000;
     }
     /** Copies memory from Host to Device
 
@@ -18400,6 +18963,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoDAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v3020;
         const INDEX: usize = 559usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoDAsync_v3020;
     }
     /** Copies memory from Host to Device
 
@@ -18420,6 +18984,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoDAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz;
         const INDEX: usize = 560usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoDAsync_v7000_ptsz;
     }
     /** Copies device memory between two contexts
 
@@ -18440,6 +19005,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeer_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpyPeer_v4000;
         const INDEX: usize = 561usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeer_v4000;
     }
     /** Copies device memory between two contexts
 
@@ -18460,6 +19026,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeer_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyPeer_v7000_ptds;
         const INDEX: usize = 562usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeer_v7000_ptds;
     }
     /** Copies device memory between two contexts asynchronously.
 
@@ -18480,6 +19047,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeerAsync_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v4000;
         const INDEX: usize = 563usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeerAsync_v4000;
     }
     /** Copies device memory between two contexts asynchronously.
 
@@ -18500,6 +19068,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeerAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz;
         const INDEX: usize = 564usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeerAsync_v7000_ptsz;
     }
     /** Performs asynchronous memory copy operation with the specified attributes.
 
@@ -18520,6 +19089,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyWithAttributesAsync_v13020 {
         type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020;
         const INDEX: usize = 565usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyWithAttributesAsync_v13020;
     }
     /** Performs asynchronous memory copy operation with the specified attributes.
 
@@ -18540,6 +19110,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyWithAttributesAsync_v13020_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz;
         const INDEX: usize = 566usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyWithAttributesAsync_v13020_ptsz;
     }
     /** Initializes device memory
 
@@ -18560,6 +19131,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD16_v2000;
         const INDEX: usize = 567usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16_v2000;
     }
     /** Initializes device memory
 
@@ -18580,6 +19152,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD16_v3020;
         const INDEX: usize = 568usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16_v3020;
     }
     /** Initializes device memory
 
@@ -18600,6 +19173,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD16_v7000_ptds;
         const INDEX: usize = 569usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16_v7000_ptds;
     }
     /** Sets device memory
 
@@ -18620,6 +19194,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD16Async_v3020;
         const INDEX: usize = 570usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16Async_v3020;
     }
     /** Sets device memory
 
@@ -18640,6 +19215,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz;
         const INDEX: usize = 571usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -18660,6 +19236,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v2000;
         const INDEX: usize = 572usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16_v2000;
     }
     /** Initializes device memory
 
@@ -18680,6 +19257,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v3020;
         const INDEX: usize = 573usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16_v3020;
     }
     /** Initializes device memory
 
@@ -18700,6 +19278,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v7000_ptds;
         const INDEX: usize = 574usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16_v7000_ptds;
     }
     /** Sets device memory
 
@@ -18720,6 +19299,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v3020;
         const INDEX: usize = 575usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16Async_v3020;
     }
     /** Sets device memory
 
@@ -18740,6 +19320,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz;
         const INDEX: usize = 576usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -18760,6 +19341,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v2000;
         const INDEX: usize = 577usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32_v2000;
     }
     /** Initializes device memory
 
@@ -18780,6 +19362,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v3020;
         const INDEX: usize = 578usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32_v3020;
     }
     /** Initializes device memory
 
@@ -18800,6 +19383,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v7000_ptds;
         const INDEX: usize = 579usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32_v7000_ptds;
     }
     /** Sets device memory
 
@@ -18820,6 +19404,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v3020;
         const INDEX: usize = 580usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32Async_v3020;
     }
     /** Sets device memory
 
@@ -18840,6 +19425,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz;
         const INDEX: usize = 581usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -18860,6 +19446,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v2000;
         const INDEX: usize = 582usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8_v2000;
     }
     /** Initializes device memory
 
@@ -18880,6 +19467,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v3020;
         const INDEX: usize = 583usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8_v3020;
     }
     /** Initializes device memory
 
@@ -18900,6 +19488,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v7000_ptds;
         const INDEX: usize = 584usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8_v7000_ptds;
     }
     /** Sets device memory
 
@@ -18920,6 +19509,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v3020;
         const INDEX: usize = 585usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8Async_v3020;
     }
     /** Sets device memory
 
@@ -18940,6 +19530,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz;
         const INDEX: usize = 586usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -18960,6 +19551,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD32_v2000;
         const INDEX: usize = 587usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32_v2000;
     }
     /** Initializes device memory
 
@@ -18980,6 +19572,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD32_v3020;
         const INDEX: usize = 588usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32_v3020;
     }
     /** Initializes device memory
 
@@ -19000,6 +19593,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD32_v7000_ptds;
         const INDEX: usize = 589usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19020,6 +19614,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD32Async_v3020;
         const INDEX: usize = 590usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32Async_v3020;
     }
     /** Sets device memory
 
@@ -19040,6 +19635,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz;
         const INDEX: usize = 591usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -19060,6 +19656,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD8_v2000;
         const INDEX: usize = 592usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8_v2000;
     }
     /** Initializes device memory
 
@@ -19080,6 +19677,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD8_v3020;
         const INDEX: usize = 593usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8_v3020;
     }
     /** Initializes device memory
 
@@ -19100,6 +19698,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD8_v7000_ptds;
         const INDEX: usize = 594usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19120,6 +19719,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD8Async_v3020;
         const INDEX: usize = 595usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8Async_v3020;
     }
     /** Sets device memory
 
@@ -19140,6 +19740,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz;
         const INDEX: usize = 596usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8Async_v7000_ptsz;
     }
     /** Creates a CUDA mipmapped array
 
@@ -19158,6 +19759,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayCreate_v5000 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayCreate_v5000;
         const INDEX: usize = 597usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayCreate_v5000;
     }
     /** Destroys a CUDA mipmapped array
 
@@ -19176,6 +19778,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayDestroy_v5000 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayDestroy_v5000;
         const INDEX: usize = 598usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayDestroy_v5000;
     }
     /** Gets a mipmap level of a CUDA mipmapped array
 
@@ -19194,6 +19797,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayGetLevel_v5000 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000;
         const INDEX: usize = 599usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayGetLevel_v5000;
     }
     /** Returns the memory requirements of a CUDA mipmapped array
 
@@ -19212,6 +19816,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayGetMemoryRequirements_v11060 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060;
         const INDEX: usize = 600usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayGetMemoryRequirements_v11060;
     }
     /** Returns the layout properties of a sparse CUDA mipmapped array
 
@@ -19230,6 +19835,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayGetSparseProperties_v11010 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010;
         const INDEX: usize = 601usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayGetSparseProperties_v11010;
     }
     /** Returns the function handles within a module.
 
@@ -19248,6 +19854,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleEnumerateFunctions_v12040 {
         type Fn = crate::pfn::PFN_cuModuleEnumerateFunctions_v12040;
         const INDEX: usize = 602usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleEnumerateFunctions_v12040;
     }
     /** Returns a function handle
 
@@ -19266,6 +19873,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetFunction_v2000 {
         type Fn = crate::pfn::PFN_cuModuleGetFunction_v2000;
         const INDEX: usize = 603usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetFunction_v2000;
     }
     /** Returns the number of functions within a module
 
@@ -19284,6 +19892,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetFunctionCount_v12040 {
         type Fn = crate::pfn::PFN_cuModuleGetFunctionCount_v12040;
         const INDEX: usize = 604usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetFunctionCount_v12040;
     }
     /** Returns a global pointer from a module
 
@@ -19304,6 +19913,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetGlobal_v2000 {
         type Fn = crate::pfn::PFN_cuModuleGetGlobal_v2000;
         const INDEX: usize = 605usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetGlobal_v2000;
     }
     /** Returns a global pointer from a module
 
@@ -19324,6 +19934,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetGlobal_v3020 {
         type Fn = crate::pfn::PFN_cuModuleGetGlobal_v3020;
         const INDEX: usize = 606usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetGlobal_v3020;
     }
     /** Query lazy loading mode
 
@@ -19342,6 +19953,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetLoadingMode_v11070 {
         type Fn = crate::pfn::PFN_cuModuleGetLoadingMode_v11070;
         const INDEX: usize = 607usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetLoadingMode_v11070;
     }
     /** Returns a handle to a surface reference
 
@@ -19360,6 +19972,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetSurfRef_v3000 {
         type Fn = crate::pfn::PFN_cuModuleGetSurfRef_v3000;
         const INDEX: usize = 608usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetSurfRef_v3000;
     }
     /** Returns a handle to a texture reference
 
@@ -19378,6 +19991,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetTexRef_v2000 {
         type Fn = crate::pfn::PFN_cuModuleGetTexRef_v2000;
         const INDEX: usize = 609usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetTexRef_v2000;
     }
     /** Loads a compute module
 
@@ -19396,6 +20010,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoad_v2000 {
         type Fn = crate::pfn::PFN_cuModuleLoad_v2000;
         const INDEX: usize = 610usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoad_v2000;
     }
     /** Load a module's data
 
@@ -19414,6 +20029,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoadData_v2000 {
         type Fn = crate::pfn::PFN_cuModuleLoadData_v2000;
         const INDEX: usize = 611usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoadData_v2000;
     }
     /** Load a module's data with options
 
@@ -19432,6 +20048,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoadDataEx_v2010 {
         type Fn = crate::pfn::PFN_cuModuleLoadDataEx_v2010;
         const INDEX: usize = 612usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoadDataEx_v2010;
     }
     /** Load a module's data
 
@@ -19450,6 +20067,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoadFatBinary_v2000 {
         type Fn = crate::pfn::PFN_cuModuleLoadFatBinary_v2000;
         const INDEX: usize = 613usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoadFatBinary_v2000;
     }
     /** Unloads a module
 
@@ -19468,6 +20086,7 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleUnload_v2000 {
         type Fn = crate::pfn::PFN_cuModuleUnload_v2000;
         const INDEX: usize = 614usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuModuleUnload_v2000;
     }
     /** Associate a device to a multicast object.
 
@@ -19486,6 +20105,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastAddDevice_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastAddDevice_v12010;
         const INDEX: usize = 615usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastAddDevice_v12010;
     }
     /** Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -19506,6 +20126,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindAddr_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastBindAddr_v12010;
         const INDEX: usize = 616usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindAddr_v12010;
     }
     /** Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -19526,6 +20147,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindAddr_v13010 {
         type Fn = crate::pfn::PFN_cuMulticastBindAddr_v13010;
         const INDEX: usize = 617usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindAddr_v13010;
     }
     /** Bind a memory allocation represented by a handle to a multicast object.
 
@@ -19546,6 +20168,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindMem_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastBindMem_v12010;
         const INDEX: usize = 618usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindMem_v12010;
     }
     /** Bind a memory allocation represented by a handle to a multicast object.
 
@@ -19566,6 +20189,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindMem_v13010 {
         type Fn = crate::pfn::PFN_cuMulticastBindMem_v13010;
         const INDEX: usize = 619usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindMem_v13010;
     }
     /** Create a generic allocation handle representing a multicast object described by the given properties.
 
@@ -19584,6 +20208,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastCreate_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastCreate_v12010;
         const INDEX: usize = 620usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastCreate_v12010;
     }
     /** Calculates either the minimal or recommended granularity for multicast object
 
@@ -19602,6 +20227,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastGetGranularity_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastGetGranularity_v12010;
         const INDEX: usize = 621usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastGetGranularity_v12010;
     }
     /** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 
@@ -19620,6 +20246,7 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastUnbind_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastUnbind_v12010;
         const INDEX: usize = 622usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastUnbind_v12010;
     }
     /** Returns dynamic shared memory available per block when launching `numBlocks` blocks on SM
 
@@ -19638,6 +20265,7 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyAvailableDynamicSMemPerBlock_v10020 {
         type Fn = crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020;
         const INDEX: usize = 623usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyAvailableDynamicSMemPerBlock_v10020;
     }
     /** Returns occupancy of a function
 
@@ -19656,6 +20284,7 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
         const INDEX: usize = 624usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
     }
     /** Returns occupancy of a function
 
@@ -19676,6 +20305,7 @@ pub mod entries {
     for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
         const INDEX: usize = 625usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
     }
     /** Given the kernel function (`func`) and launch configuration (`config`), return the maximum number of clusters that could co-exist on the target device in  \*numClusters.
 
@@ -19694,6 +20324,7 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxActiveClusters_v11070 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070;
         const INDEX: usize = 626usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxActiveClusters_v11070;
     }
     /** Suggest a launch configuration with reasonable occupancy
 
@@ -19712,6 +20343,7 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxPotentialBlockSize_v6050 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050;
         const INDEX: usize = 627usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxPotentialBlockSize_v6050;
     }
     /** Suggest a launch configuration with reasonable occupancy
 
@@ -19730,6 +20362,7 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
         const INDEX: usize = 628usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
     }
     /** Given the kernel function (`func`) and launch configuration (`config`), return the maximum cluster size in  \*clusterSize.
 
@@ -19748,6 +20381,7 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxPotentialClusterSize_v11070 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070;
         const INDEX: usize = 629usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxPotentialClusterSize_v11070;
     }
     /** Sets the parameter size for the function
 
@@ -19766,6 +20400,7 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetSize_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetSize_v2000;
         const INDEX: usize = 630usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetSize_v2000;
     }
     /** Adds a texture-reference to the function's argument list
 
@@ -19784,6 +20419,7 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetTexRef_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetTexRef_v2000;
         const INDEX: usize = 631usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetTexRef_v2000;
     }
     /** Adds a floating-point parameter to the function's argument list
 
@@ -19802,6 +20438,7 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetf_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetf_v2000;
         const INDEX: usize = 632usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetf_v2000;
     }
     /** Adds an integer parameter to the function's argument list
 
@@ -19820,6 +20457,7 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSeti_v2000 {
         type Fn = crate::pfn::PFN_cuParamSeti_v2000;
         const INDEX: usize = 633usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuParamSeti_v2000;
     }
     /** Adds arbitrary data to the function's argument list
 
@@ -19838,6 +20476,7 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetv_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetv_v2000;
         const INDEX: usize = 634usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetv_v2000;
     }
     /** Returns information about a pointer
 
@@ -19856,6 +20495,7 @@ pub mod entries {
     unsafe impl super::Entry for cuPointerGetAttribute_v4000 {
         type Fn = crate::pfn::PFN_cuPointerGetAttribute_v4000;
         const INDEX: usize = 635usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuPointerGetAttribute_v4000;
     }
     /** Returns information about a pointer.
 
@@ -19874,6 +20514,7 @@ pub mod entries {
     unsafe impl super::Entry for cuPointerGetAttributes_v7000 {
         type Fn = crate::pfn::PFN_cuPointerGetAttributes_v7000;
         const INDEX: usize = 636usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuPointerGetAttributes_v7000;
     }
     /** Set attributes on a previously allocated memory region
 
@@ -19892,6 +20533,7 @@ pub mod entries {
     unsafe impl super::Entry for cuPointerSetAttribute_v6000 {
         type Fn = crate::pfn::PFN_cuPointerSetAttribute_v6000;
         const INDEX: usize = 637usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuPointerSetAttribute_v6000;
     }
     /** Initialize the profiling.
 
@@ -19914,6 +20556,7 @@ pub mod entries {
     unsafe impl super::Entry for cuProfilerInitialize_v4000 {
         type Fn = crate::profiler::PFN_cuProfilerInitialize_v4000;
         const INDEX: usize = 638usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuProfilerInitialize_v4000;
     }
     /** Enable profiling.
 
@@ -19936,6 +20579,7 @@ pub mod entries {
     unsafe impl super::Entry for cuProfilerStart_v4000 {
         type Fn = crate::profiler::PFN_cuProfilerStart_v4000;
         const INDEX: usize = 639usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuProfilerStart_v4000;
     }
     /** Disable profiling.
 
@@ -19958,6 +20602,7 @@ pub mod entries {
     unsafe impl super::Entry for cuProfilerStop_v4000 {
         type Fn = crate::profiler::PFN_cuProfilerStop_v4000;
         const INDEX: usize = 640usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuProfilerStop_v4000;
     }
     /** Signals a set of external semaphore objects
 
@@ -19978,6 +20623,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSignalExternalSemaphoresAsync_v10000 {
         type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000;
         const INDEX: usize = 641usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSignalExternalSemaphoresAsync_v10000;
     }
     /** Signals a set of external semaphore objects
 
@@ -19998,6 +20644,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSignalExternalSemaphoresAsync_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz;
         const INDEX: usize = 642usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSignalExternalSemaphoresAsync_v10000_ptsz;
     }
     /** Add a callback to a compute stream
 
@@ -20018,6 +20665,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAddCallback_v5000 {
         type Fn = crate::pfn::PFN_cuStreamAddCallback_v5000;
         const INDEX: usize = 643usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAddCallback_v5000;
     }
     /** Add a callback to a compute stream
 
@@ -20038,6 +20686,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAddCallback_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz;
         const INDEX: usize = 644usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAddCallback_v7000_ptsz;
     }
     /** Attach memory to a stream asynchronously
 
@@ -20058,6 +20707,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAttachMemAsync_v6000 {
         type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v6000;
         const INDEX: usize = 645usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAttachMemAsync_v6000;
     }
     /** Attach memory to a stream asynchronously
 
@@ -20078,6 +20728,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAttachMemAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz;
         const INDEX: usize = 646usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAttachMemAsync_v7000_ptsz;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20098,6 +20749,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v8000 {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000;
         const INDEX: usize = 647usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v8000;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20118,6 +20770,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz;
         const INDEX: usize = 648usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v8000_ptsz;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20138,6 +20791,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v11070 {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070;
         const INDEX: usize = 649usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v11070;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20158,6 +20812,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz;
         const INDEX: usize = 650usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v11070_ptsz;
     }
     /** Begins graph capture on a stream
 
@@ -20178,6 +20833,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10000 {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000;
         const INDEX: usize = 651usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10000;
     }
     /** Begins graph capture on a stream
 
@@ -20198,6 +20854,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz;
         const INDEX: usize = 652usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10000_ptsz;
     }
     /** Begins graph capture on a stream
 
@@ -20218,6 +20875,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10010 {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010;
         const INDEX: usize = 653usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10010;
     }
     /** Begins graph capture on a stream
 
@@ -20238,6 +20896,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz;
         const INDEX: usize = 654usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10010_ptsz;
     }
     /** Begins capture to CIG on a stream
 
@@ -20258,6 +20917,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToCig_v13010 {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010;
         const INDEX: usize = 655usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToCig_v13010;
     }
     /** Begins capture to CIG on a stream
 
@@ -20278,6 +20938,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToCig_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz;
         const INDEX: usize = 656usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToCig_v13010_ptsz;
     }
     /** Begins graph capture on a stream to an existing graph
 
@@ -20298,6 +20959,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToGraph_v12030 {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030;
         const INDEX: usize = 657usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToGraph_v12030;
     }
     /** Begins graph capture on a stream to an existing graph
 
@@ -20318,6 +20980,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToGraph_v12030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz;
         const INDEX: usize = 658usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToGraph_v12030_ptsz;
     }
     /** Begin graph capture on a stream to an existing graph.
 
@@ -20338,6 +21001,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginRecaptureToGraph_v13030 {
         type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030;
         const INDEX: usize = 659usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginRecaptureToGraph_v13030;
     }
     /** Begin graph capture on a stream to an existing graph.
 
@@ -20358,6 +21022,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginRecaptureToGraph_v13030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz;
         const INDEX: usize = 660usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginRecaptureToGraph_v13030_ptsz;
     }
     /** Copies attributes from source stream to destination stream.
 
@@ -20378,6 +21043,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCopyAttributes_v11000 {
         type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000;
         const INDEX: usize = 661usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCopyAttributes_v11000;
     }
     /** Copies attributes from source stream to destination stream.
 
@@ -20398,6 +21064,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCopyAttributes_v11000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz;
         const INDEX: usize = 662usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCopyAttributes_v11000_ptsz;
     }
     /** Create a stream
 
@@ -20416,6 +21083,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCreate_v2000 {
         type Fn = crate::pfn::PFN_cuStreamCreate_v2000;
         const INDEX: usize = 663usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCreate_v2000;
     }
     /** Create a stream with the given priority
 
@@ -20434,6 +21102,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCreateWithPriority_v5050 {
         type Fn = crate::pfn::PFN_cuStreamCreateWithPriority_v5050;
         const INDEX: usize = 664usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCreateWithPriority_v5050;
     }
     /** Destroys a stream
 
@@ -20454,6 +21123,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuStreamDestroy_v2000;
         const INDEX: usize = 665usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamDestroy_v2000;
     }
     /** Destroys a stream
 
@@ -20474,6 +21144,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamDestroy_v4000 {
         type Fn = crate::pfn::PFN_cuStreamDestroy_v4000;
         const INDEX: usize = 666usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamDestroy_v4000;
     }
     /** Ends capture on a stream, returning the captured graph
 
@@ -20494,6 +21165,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCapture_v10000 {
         type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000;
         const INDEX: usize = 667usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCapture_v10000;
     }
     /** Ends capture on a stream, returning the captured graph
 
@@ -20514,6 +21186,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCapture_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz;
         const INDEX: usize = 668usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCapture_v10000_ptsz;
     }
     /** Ends CIG capture on a stream
 
@@ -20534,6 +21207,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCaptureToCig_v13010 {
         type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010;
         const INDEX: usize = 669usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCaptureToCig_v13010;
     }
     /** Ends CIG capture on a stream
 
@@ -20554,6 +21228,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCaptureToCig_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz;
         const INDEX: usize = 670usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCaptureToCig_v13010_ptsz;
     }
     /** Queries stream attribute.
 
@@ -20574,6 +21249,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000;
         const INDEX: usize = 671usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetAttribute_v11000;
     }
     /** Queries stream attribute.
 
@@ -20594,6 +21270,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetAttribute_v11000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz;
         const INDEX: usize = 672usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetAttribute_v11000_ptsz;
     }
     /** Query a stream's capture state
 
@@ -20614,6 +21291,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v10010 {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010;
         const INDEX: usize = 673usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v10010;
     }
     /** Query capture status of a stream
 
@@ -20634,6 +21312,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v10010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz;
         const INDEX: usize = 674usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v10010_ptsz;
     }
     /** Query a stream's capture state
 
@@ -20654,6 +21333,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v11030 {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030;
         const INDEX: usize = 675usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v11030;
     }
     /** Query a stream's capture state
 
@@ -20674,6 +21354,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v11030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz;
         const INDEX: usize = 676usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v11030_ptsz;
     }
     /** Query a stream's capture state
 
@@ -20694,6 +21375,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v12030 {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030;
         const INDEX: usize = 677usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v12030;
     }
     /** Query a stream's capture state
 
@@ -20714,6 +21396,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v12030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz;
         const INDEX: usize = 678usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v12030_ptsz;
     }
     /** Query the contexts associated with a stream
 
@@ -20734,6 +21417,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v9020 {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020;
         const INDEX: usize = 679usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v9020;
     }
     /** Query the context associated with a stream
 
@@ -20754,6 +21438,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v9020_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz;
         const INDEX: usize = 680usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v9020_ptsz;
     }
     /** Query the contexts associated with a stream
 
@@ -20774,6 +21459,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v12050 {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050;
         const INDEX: usize = 681usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v12050;
     }
     /** Query the contexts associated with a stream
 
@@ -20794,6 +21480,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v12050_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz;
         const INDEX: usize = 682usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v12050_ptsz;
     }
     /** Get stream resources
 
@@ -20814,6 +21501,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevResource_v13010 {
         type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010;
         const INDEX: usize = 683usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevResource_v13010;
     }
     /** Get stream resources
 
@@ -20834,6 +21522,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevResource_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz;
         const INDEX: usize = 684usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevResource_v13010_ptsz;
     }
     /** Returns the device handle of the stream
 
@@ -20854,6 +21543,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevice_v12080 {
         type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080;
         const INDEX: usize = 685usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevice_v12080;
     }
     /** Returns the device handle of the stream
 
@@ -20874,6 +21564,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevice_v12080_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz;
         const INDEX: usize = 686usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevice_v12080_ptsz;
     }
     /** Query the flags of a given stream
 
@@ -20894,6 +21585,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetFlags_v5050 {
         type Fn = crate::pfn::PFN_cuStreamGetFlags_v5050;
         const INDEX: usize = 687usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetFlags_v5050;
     }
     /** Query the flags of a given stream
 
@@ -20914,6 +21606,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetFlags_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz;
         const INDEX: usize = 688usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetFlags_v7000_ptsz;
     }
     /** Query the green context associated with a stream
 
@@ -20932,6 +21625,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetGreenCtx_v12040 {
         type Fn = crate::pfn::PFN_cuStreamGetGreenCtx_v12040;
         const INDEX: usize = 689usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetGreenCtx_v12040;
     }
     /** Returns the unique Id associated with the stream handle supplied
 
@@ -20952,6 +21646,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetId_v12000 {
         type Fn = crate::pfn::PFN_cuStreamGetId_v12000;
         const INDEX: usize = 690usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetId_v12000;
     }
     /** Returns the unique Id associated with the stream handle supplied
 
@@ -20972,6 +21667,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetId_v12000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetId_v12000_ptsz;
         const INDEX: usize = 691usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetId_v12000_ptsz;
     }
     /** Query the priority of a given stream
 
@@ -20992,6 +21688,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetPriority_v5050 {
         type Fn = crate::pfn::PFN_cuStreamGetPriority_v5050;
         const INDEX: usize = 692usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetPriority_v5050;
     }
     /** Query the priority of a given stream
 
@@ -21012,6 +21709,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetPriority_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz;
         const INDEX: usize = 693usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetPriority_v7000_ptsz;
     }
     /** Returns a stream's capture status
 
@@ -21032,6 +21730,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamIsCapturing_v10000 {
         type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000;
         const INDEX: usize = 694usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamIsCapturing_v10000;
     }
     /** Returns a stream's capture status
 
@@ -21052,6 +21751,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamIsCapturing_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz;
         const INDEX: usize = 695usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamIsCapturing_v10000_ptsz;
     }
     /** Determine status of a compute stream
 
@@ -21072,6 +21772,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamQuery_v2000 {
         type Fn = crate::pfn::PFN_cuStreamQuery_v2000;
         const INDEX: usize = 696usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamQuery_v2000;
     }
     /** Determine status of a compute stream
 
@@ -21092,6 +21793,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamQuery_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamQuery_v7000_ptsz;
         const INDEX: usize = 697usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamQuery_v7000_ptsz;
     }
     /** Sets stream attribute.
 
@@ -21112,6 +21814,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000;
         const INDEX: usize = 698usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSetAttribute_v11000;
     }
     /** Sets stream attribute.
 
@@ -21132,6 +21835,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSetAttribute_v11000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz;
         const INDEX: usize = 699usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSetAttribute_v11000_ptsz;
     }
     /** Wait until a stream's tasks are completed
 
@@ -21152,6 +21856,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSynchronize_v2000 {
         type Fn = crate::pfn::PFN_cuStreamSynchronize_v2000;
         const INDEX: usize = 700usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSynchronize_v2000;
     }
     /** Wait until a stream's tasks are completed
 
@@ -21172,6 +21877,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSynchronize_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz;
         const INDEX: usize = 701usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSynchronize_v7000_ptsz;
     }
     /** Update the set of dependencies in a capturing stream
 
@@ -21192,6 +21898,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v11030 {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030;
         const INDEX: usize = 702usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v11030;
     }
     /** Update the set of dependencies in a capturing stream (11.3+)
 
@@ -21212,6 +21919,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v11030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz;
         const INDEX: usize = 703usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v11030_ptsz;
     }
     /** Update the set of dependencies in a capturing stream
 
@@ -21232,6 +21940,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030;
         const INDEX: usize = 704usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v12030;
     }
     /** Update the set of dependencies in a capturing stream
 
@@ -21252,6 +21961,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v12030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz;
         const INDEX: usize = 705usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v12030_ptsz;
     }
     /** Make a compute stream wait on an event
 
@@ -21272,6 +21982,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitEvent_v3020 {
         type Fn = crate::pfn::PFN_cuStreamWaitEvent_v3020;
         const INDEX: usize = 706usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitEvent_v3020;
     }
     /** Make a compute stream wait on an event
 
@@ -21292,6 +22003,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitEvent_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz;
         const INDEX: usize = 707usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitEvent_v7000_ptsz;
     }
     /** Wait on a memory location
 
@@ -21312,6 +22024,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v8000 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000;
         const INDEX: usize = 708usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v8000;
     }
     /** Wait on a memory location
 
@@ -21332,6 +22045,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz;
         const INDEX: usize = 709usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v8000_ptsz;
     }
     /** Wait on a memory location
 
@@ -21352,6 +22066,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070;
         const INDEX: usize = 710usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v11070;
     }
     /** Wait on a memory location
 
@@ -21372,6 +22087,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz;
         const INDEX: usize = 711usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v11070_ptsz;
     }
     /** Wait on a memory location
 
@@ -21392,6 +22108,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v9000 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000;
         const INDEX: usize = 712usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v9000;
     }
     /** Wait on a memory location
 
@@ -21412,6 +22129,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v9000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz;
         const INDEX: usize = 713usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v9000_ptsz;
     }
     /** Wait on a memory location
 
@@ -21432,6 +22150,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070;
         const INDEX: usize = 714usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v11070;
     }
     /** Wait on a memory location
 
@@ -21452,6 +22171,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz;
         const INDEX: usize = 715usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v11070_ptsz;
     }
     /** Write a value to memory
 
@@ -21472,6 +22192,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v8000 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000;
         const INDEX: usize = 716usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v8000;
     }
     /** Write a value to memory
 
@@ -21492,6 +22213,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz;
         const INDEX: usize = 717usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v8000_ptsz;
     }
     /** Write a value to memory
 
@@ -21512,6 +22234,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070;
         const INDEX: usize = 718usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v11070;
     }
     /** Write a value to memory
 
@@ -21532,6 +22255,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz;
         const INDEX: usize = 719usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v11070_ptsz;
     }
     /** Write a value to memory
 
@@ -21552,6 +22276,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v9000 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000;
         const INDEX: usize = 720usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v9000;
     }
     /** Write a value to memory
 
@@ -21572,6 +22297,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v9000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz;
         const INDEX: usize = 721usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v9000_ptsz;
     }
     /** Write a value to memory
 
@@ -21592,6 +22318,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070;
         const INDEX: usize = 722usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v11070;
     }
     /** Write a value to memory
 
@@ -21612,6 +22339,7 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz;
         const INDEX: usize = 723usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v11070_ptsz;
     }
     /** Creates a surface object
 
@@ -21630,6 +22358,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfObjectCreate_v5000 {
         type Fn = crate::pfn::PFN_cuSurfObjectCreate_v5000;
         const INDEX: usize = 724usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSurfObjectCreate_v5000;
     }
     /** Destroys a surface object
 
@@ -21648,6 +22377,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfObjectDestroy_v5000 {
         type Fn = crate::pfn::PFN_cuSurfObjectDestroy_v5000;
         const INDEX: usize = 725usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSurfObjectDestroy_v5000;
     }
     /** Returns a surface object's resource descriptor
 
@@ -21666,6 +22396,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfObjectGetResourceDesc_v5000 {
         type Fn = crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000;
         const INDEX: usize = 726usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSurfObjectGetResourceDesc_v5000;
     }
     /** Passes back the CUDA array bound to a surface reference.
 
@@ -21684,6 +22415,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfRefGetArray_v3000 {
         type Fn = crate::pfn::PFN_cuSurfRefGetArray_v3000;
         const INDEX: usize = 727usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSurfRefGetArray_v3000;
     }
     /** Sets the CUDA array for a surface reference.
 
@@ -21702,6 +22434,7 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfRefSetArray_v3000 {
         type Fn = crate::pfn::PFN_cuSurfRefSetArray_v3000;
         const INDEX: usize = 728usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuSurfRefSetArray_v3000;
     }
     /** Create a tensor map descriptor object representing im2col memory region
 
@@ -21720,6 +22453,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapEncodeIm2col_v12000 {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000;
         const INDEX: usize = 729usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapEncodeIm2col_v12000;
     }
     /** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 
@@ -21738,6 +22472,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapEncodeIm2colWide_v12080 {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080;
         const INDEX: usize = 730usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapEncodeIm2colWide_v12080;
     }
     /** Create a tensor map descriptor object representing tiled memory region
 
@@ -21756,6 +22491,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapEncodeTiled_v12000 {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeTiled_v12000;
         const INDEX: usize = 731usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapEncodeTiled_v12000;
     }
     /** Modify an existing tensor map descriptor with an updated global address
 
@@ -21774,6 +22510,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapReplaceAddress_v12000 {
         type Fn = crate::pfn::PFN_cuTensorMapReplaceAddress_v12000;
         const INDEX: usize = 732usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapReplaceAddress_v12000;
     }
     /** Sets the allocation class of an already-encoded tensor map
 
@@ -21792,6 +22529,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapSetAllocationClass_v13050 {
         type Fn = crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050;
         const INDEX: usize = 733usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapSetAllocationClass_v13050;
     }
     /** Creates a texture object
 
@@ -21810,6 +22548,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectCreate_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectCreate_v5000;
         const INDEX: usize = 734usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectCreate_v5000;
     }
     /** Destroys a texture object
 
@@ -21828,6 +22567,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectDestroy_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectDestroy_v5000;
         const INDEX: usize = 735usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectDestroy_v5000;
     }
     /** Returns a texture object's resource descriptor
 
@@ -21846,6 +22586,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectGetResourceDesc_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000;
         const INDEX: usize = 736usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectGetResourceDesc_v5000;
     }
     /** Returns a texture object's resource view descriptor
 
@@ -21864,6 +22605,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectGetResourceViewDesc_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000;
         const INDEX: usize = 737usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectGetResourceViewDesc_v5000;
     }
     /** Returns a texture object's texture descriptor
 
@@ -21882,6 +22624,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectGetTextureDesc_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000;
         const INDEX: usize = 738usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectGetTextureDesc_v5000;
     }
     /** Creates a texture reference
 
@@ -21900,6 +22643,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefCreate_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefCreate_v2000;
         const INDEX: usize = 739usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefCreate_v2000;
     }
     /** Destroys a texture reference
 
@@ -21918,6 +22662,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefDestroy_v2000;
         const INDEX: usize = 740usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefDestroy_v2000;
     }
     /** Gets the address associated with a texture reference
 
@@ -21938,6 +22683,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetAddress_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetAddress_v2000;
         const INDEX: usize = 741usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetAddress_v2000;
     }
     /** Gets the address associated with a texture reference
 
@@ -21958,6 +22704,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetAddress_v3020 {
         type Fn = crate::pfn::PFN_cuTexRefGetAddress_v3020;
         const INDEX: usize = 742usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetAddress_v3020;
     }
     /** Gets the addressing mode used by a texture reference
 
@@ -21976,6 +22723,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetAddressMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetAddressMode_v2000;
         const INDEX: usize = 743usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetAddressMode_v2000;
     }
     /** Gets the array bound to a texture reference
 
@@ -21994,6 +22742,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetArray_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetArray_v2000;
         const INDEX: usize = 744usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetArray_v2000;
     }
     /** Gets the border color used by a texture reference
 
@@ -22012,6 +22761,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetBorderColor_v8000 {
         type Fn = crate::pfn::PFN_cuTexRefGetBorderColor_v8000;
         const INDEX: usize = 745usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetBorderColor_v8000;
     }
     /** Gets the filter-mode used by a texture reference
 
@@ -22030,6 +22780,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetFilterMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetFilterMode_v2000;
         const INDEX: usize = 746usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetFilterMode_v2000;
     }
     /** Gets the flags used by a texture reference
 
@@ -22048,6 +22799,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetFlags_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetFlags_v2000;
         const INDEX: usize = 747usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetFlags_v2000;
     }
     /** Gets the format used by a texture reference
 
@@ -22066,6 +22818,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetFormat_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetFormat_v2000;
         const INDEX: usize = 748usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetFormat_v2000;
     }
     /** Gets the maximum anisotropy for a texture reference
 
@@ -22084,6 +22837,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMaxAnisotropy_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000;
         const INDEX: usize = 749usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMaxAnisotropy_v5000;
     }
     /** Gets the mipmap filtering mode for a texture reference
 
@@ -22102,6 +22856,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmapFilterMode_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000;
         const INDEX: usize = 750usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmapFilterMode_v5000;
     }
     /** Gets the mipmap level bias for a texture reference
 
@@ -22120,6 +22875,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmapLevelBias_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000;
         const INDEX: usize = 751usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmapLevelBias_v5000;
     }
     /** Gets the min/max mipmap level clamps for a texture reference
 
@@ -22138,6 +22894,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmapLevelClamp_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000;
         const INDEX: usize = 752usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmapLevelClamp_v5000;
     }
     /** Gets the mipmapped array bound to a texture reference
 
@@ -22156,6 +22913,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmappedArray_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000;
         const INDEX: usize = 753usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmappedArray_v5000;
     }
     /** Binds an address as a texture reference
 
@@ -22176,6 +22934,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress_v2000;
         const INDEX: usize = 754usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress_v2000;
     }
     /** Binds an address as a texture reference
 
@@ -22196,6 +22955,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress_v3020 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress_v3020;
         const INDEX: usize = 755usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress_v3020;
     }
     /** Binds an address as a 2D texture reference
 
@@ -22216,6 +22976,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress2D_v2020 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v2020;
         const INDEX: usize = 756usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress2D_v2020;
     }
     /** Binds an address as a 2D texture reference
 
@@ -22236,6 +22997,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress2D_v3020 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v3020;
         const INDEX: usize = 757usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress2D_v3020;
     }
     /** Binds an address as a 2D texture reference
 
@@ -22256,6 +23018,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress2D_v4010 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v4010;
         const INDEX: usize = 758usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress2D_v4010;
     }
     /** Sets the addressing mode for a texture reference
 
@@ -22274,6 +23037,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddressMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddressMode_v2000;
         const INDEX: usize = 759usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddressMode_v2000;
     }
     /** Binds an array as a texture reference
 
@@ -22292,6 +23056,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetArray_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetArray_v2000;
         const INDEX: usize = 760usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetArray_v2000;
     }
     /** Sets the border color for a texture reference
 
@@ -22310,6 +23075,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetBorderColor_v8000 {
         type Fn = crate::pfn::PFN_cuTexRefSetBorderColor_v8000;
         const INDEX: usize = 761usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetBorderColor_v8000;
     }
     /** Sets the filtering mode for a texture reference
 
@@ -22328,6 +23094,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetFilterMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetFilterMode_v2000;
         const INDEX: usize = 762usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetFilterMode_v2000;
     }
     /** Sets the flags for a texture reference
 
@@ -22346,6 +23113,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetFlags_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetFlags_v2000;
         const INDEX: usize = 763usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetFlags_v2000;
     }
     /** Sets the format for a texture reference
 
@@ -22364,6 +23132,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetFormat_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetFormat_v2000;
         const INDEX: usize = 764usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetFormat_v2000;
     }
     /** Sets the maximum anisotropy for a texture reference
 
@@ -22382,6 +23151,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMaxAnisotropy_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000;
         const INDEX: usize = 765usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMaxAnisotropy_v5000;
     }
     /** Sets the mipmap filtering mode for a texture reference
 
@@ -22400,6 +23170,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmapFilterMode_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000;
         const INDEX: usize = 766usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmapFilterMode_v5000;
     }
     /** Sets the mipmap level bias for a texture reference
 
@@ -22418,6 +23189,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmapLevelBias_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000;
         const INDEX: usize = 767usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmapLevelBias_v5000;
     }
     /** Sets the mipmap min/max mipmap level clamps for a texture reference
 
@@ -22436,6 +23208,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmapLevelClamp_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000;
         const INDEX: usize = 768usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmapLevelClamp_v5000;
     }
     /** Binds a mipmapped array to a texture reference
 
@@ -22454,6 +23227,7 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmappedArray_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000;
         const INDEX: usize = 769usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmappedArray_v5000;
     }
     /** Swaps the stream capture interaction mode for a thread
 
@@ -22472,6 +23246,7 @@ pub mod entries {
     unsafe impl super::Entry for cuThreadExchangeStreamCaptureMode_v10010 {
         type Fn = crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010;
         const INDEX: usize = 770usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuThreadExchangeStreamCaptureMode_v10010;
     }
     /** Create a user object
 
@@ -22490,6 +23265,7 @@ pub mod entries {
     unsafe impl super::Entry for cuUserObjectCreate_v11030 {
         type Fn = crate::pfn::PFN_cuUserObjectCreate_v11030;
         const INDEX: usize = 771usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuUserObjectCreate_v11030;
     }
     /** Release a reference to a user object
 
@@ -22508,6 +23284,7 @@ pub mod entries {
     unsafe impl super::Entry for cuUserObjectRelease_v11030 {
         type Fn = crate::pfn::PFN_cuUserObjectRelease_v11030;
         const INDEX: usize = 772usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuUserObjectRelease_v11030;
     }
     /** Retain a reference to a user object
 
@@ -22526,6 +23303,7 @@ pub mod entries {
     unsafe impl super::Entry for cuUserObjectRetain_v11030 {
         type Fn = crate::pfn::PFN_cuUserObjectRetain_v11030;
         const INDEX: usize = 773usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuUserObjectRetain_v11030;
     }
     /** Create a CUDA context for interoperability with VDPAU
 
@@ -22550,6 +23328,7 @@ pub mod entries {
     unsafe impl super::Entry for cuVDPAUCtxCreate_v3010 {
         type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3010;
         const INDEX: usize = 774usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuVDPAUCtxCreate_v3010;
     }
     /** Create a CUDA context for interoperability with VDPAU
 
@@ -22574,6 +23353,7 @@ pub mod entries {
     unsafe impl super::Entry for cuVDPAUCtxCreate_v3020 {
         type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3020;
         const INDEX: usize = 775usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuVDPAUCtxCreate_v3020;
     }
     /** Gets the CUDA device associated with a VDPAU device
 
@@ -22596,6 +23376,7 @@ pub mod entries {
     unsafe impl super::Entry for cuVDPAUGetDevice_v3010 {
         type Fn = crate::vdpau::PFN_cuVDPAUGetDevice_v3010;
         const INDEX: usize = 776usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuVDPAUGetDevice_v3010;
     }
     /** Gets the CUDA device associated with hGpu
 
@@ -22618,6 +23399,7 @@ pub mod entries {
     unsafe impl super::Entry for cuWGLGetDevice_v2020 {
         type Fn = crate::wgl::PFN_cuWGLGetDevice_v2020;
         const INDEX: usize = 777usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuWGLGetDevice_v2020;
     }
     /** Waits on a set of external semaphore objects
 
@@ -22638,6 +23420,7 @@ pub mod entries {
     unsafe impl super::Entry for cuWaitExternalSemaphoresAsync_v10000 {
         type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000;
         const INDEX: usize = 778usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuWaitExternalSemaphoresAsync_v10000;
     }
     /** Waits on a set of external semaphore objects
 
@@ -22658,5 +23441,8035 @@ pub mod entries {
     unsafe impl super::Entry for cuWaitExternalSemaphoresAsync_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz;
         const INDEX: usize = 779usize;
+        const RECORD: &'static super::EntryRecord = &super::records::cuWaitExternalSemaphoresAsync_v10000_ptsz;
     }
+}
+/// What a lookup leaves in the compiled program, for `cuda-sys-gen min-driver`:
+/// 160 bytes of fixed layout and no pointers (so no relocations), found by
+/// [`EntryRecord::MAGIC`] and checked by [`EntryRecord::check`].
+///
+/// Every way of looking an entry up reaches its record (the name the driver is
+/// given is read from it), and nothing else does: no table points at the records,
+/// and each is a static of its own (in a section of its own), so the linker keeps
+/// exactly the records of the lookups in the code it keeps, after inlining, LTO,
+/// `cfg`, features and generics. A binary's records are therefore what it can ask
+/// the driver for.
+///
+/// | offset | field | |
+/// | --- | --- | --- |
+/// | 0 | `magic` | [`EntryRecord::MAGIC`] |
+/// | 8 | `layout` | 1 |
+/// | 9 | `how` | [`EntryRecord::ENTRY`], [`EntryRecord::NEWEST`], [`EntryRecord::RUNTIME`] or [`EntryRecord::FIXED`] |
+/// | 10 | `flags` | the `cuGetProcAddress` flags |
+/// | 11 | `abis` | how many ABIs it accepts (`NEWEST`), else 1 |
+/// | 12 | `version` | the version asked for (`NEWEST`: its oldest ABI's) |
+/// | 16 | `floor` | the oldest driver that has it (`major * 1000 + minor * 10`) |
+/// | 20 | `high` | the highest version it asks for |
+/// | 24 | `symbol` | the symbol, NUL-padded (64 bytes) |
+/// | 88 | `exported` | the exported name (`ENTRY`), or what asked (`RUNTIME`), NUL-padded |
+/// | 152 | `check` | FNV-1a (32 bits) of bytes 0 to 151, the integers little-endian |
+/// | 156 | `reserved` | 0 |
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
+pub struct EntryRecord {
+    pub magic: [u8; 8],
+    pub layout: u8,
+    pub how: u8,
+    pub flags: u8,
+    pub abis: u8,
+    pub version: u32,
+    pub floor: u32,
+    pub high: u32,
+    pub symbol: [u8; 64],
+    pub exported: [u8; 64],
+    pub check: u32,
+    pub reserved: u32,
+}
+impl EntryRecord {
+    /// The first 8 bytes of every record.
+    pub const MAGIC: [u8; 8] = *b"\xc3cuRec\x1a\n";
+    /// An exact entry: `get`, `api::`, `cu!`, `entry_table!`, `call`.
+    pub const ENTRY: u8 = 1;
+    /// `newest::<symbols::X>`: any of `abis` ABIs, from `version` to `high`.
+    pub const NEWEST: u8 = 2;
+    /// A lookup whose name or version is known only at run time (`get_raw`,
+    /// `resolve`): the program may need more than its records say.
+    pub const RUNTIME: u8 = 3;
+    /// A lookup by a name and version fixed at compile time
+    /// (the `get_raw!` macro of the crate that looks entries up).
+    pub const FIXED: u8 = 4;
+    /// A record; refused at compile time where a name does not fit.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn new(
+        how: u8,
+        symbol: &str,
+        exported: &str,
+        version: u32,
+        floor: u32,
+        high: u32,
+        flags: u8,
+        abis: u8,
+    ) -> EntryRecord {
+        let mut r = EntryRecord {
+            magic: Self::MAGIC,
+            layout: 1,
+            how,
+            flags,
+            abis,
+            version,
+            floor,
+            high,
+            symbol: padded(symbol),
+            exported: padded(exported),
+            check: 0,
+            reserved: 0,
+        };
+        r.check = r.checksum();
+        r
+    }
+    /// FNV-1a of bytes 0 to 151, as [`EntryRecord::check`] holds it.
+    pub const fn checksum(&self) -> u32 {
+        let mut h: u32 = 0x811c_9dc5;
+        let head = [self.layout, self.how, self.flags, self.abis];
+        let mut i = 0;
+        while i < 152 {
+            let b = if i < 8 {
+                self.magic[i]
+            } else if i < 12 {
+                head[i - 8]
+            } else if i < 24 {
+                let v = [self.version, self.floor, self.high][(i - 12) / 4];
+                v.to_le_bytes()[(i - 12) % 4]
+            } else if i < 88 {
+                self.symbol[i - 24]
+            } else {
+                self.exported[i - 88]
+            };
+            h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+            i += 1;
+        }
+        h
+    }
+    /// The symbol, as the driver is given it.
+    pub const fn c_symbol(&self) -> &CStr {
+        match CStr::from_bytes_until_nul(&self.symbol) {
+            Ok(s) => s,
+            Err(_) => c"",
+        }
+    }
+}
+/// `s` in 64 bytes, NUL-padded: at most 63 bytes of it, and no NUL.
+const fn padded(s: &str) -> [u8; 64] {
+    let b = s.as_bytes();
+    assert!(b.len() < 64, "a record's name is at most 63 bytes");
+    let mut out = [0u8; 64];
+    let mut i = 0;
+    while i < b.len() {
+        assert!(b[i] != 0, "a record's name holds no NUL");
+        out[i] = b[i];
+        i += 1;
+    }
+    out
+}
+/// One [`EntryRecord`] per entry, named like its marker: what [`Entry::RECORD`] points
+/// at. A static each, so that the linker keeps exactly those of the entries the
+/// program's kept code looks up.
+#[doc(hidden)]
+#[allow(non_upper_case_globals)]
+pub mod records {
+    pub static cuArray3DCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArray3DCreate",
+        "cuArray3DCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuArray3DCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArray3DCreate",
+        "cuArray3DCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuArray3DGetDescriptor_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArray3DGetDescriptor",
+        "cuArray3DGetDescriptor",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuArray3DGetDescriptor_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArray3DGetDescriptor",
+        "cuArray3DGetDescriptor_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayCreate",
+        "cuArrayCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayCreate",
+        "cuArrayCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayDestroy_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayDestroy",
+        "cuArrayDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayGetDescriptor_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayGetDescriptor",
+        "cuArrayGetDescriptor",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayGetDescriptor_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayGetDescriptor",
+        "cuArrayGetDescriptor_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayGetMemoryRequirements_v11060: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayGetMemoryRequirements",
+        "cuArrayGetMemoryRequirements",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayGetPlane_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayGetPlane",
+        "cuArrayGetPlane",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuArrayGetSparseProperties_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuArrayGetSparseProperties",
+        "cuArrayGetSparseProperties",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointOperationComplete_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointOperationComplete",
+        "cuCheckpointOperationComplete",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointProcessCheckpoint_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointProcessCheckpoint",
+        "cuCheckpointProcessCheckpoint",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointProcessGetRestoreThreadId_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointProcessGetRestoreThreadId",
+        "cuCheckpointProcessGetRestoreThreadId",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointProcessGetState_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointProcessGetState",
+        "cuCheckpointProcessGetState",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointProcessLock_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointProcessLock",
+        "cuCheckpointProcessLock",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointProcessRestore_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointProcessRestore",
+        "cuCheckpointProcessRestore",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuCheckpointProcessUnlock_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCheckpointProcessUnlock",
+        "cuCheckpointProcessUnlock",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpDeregisterCompleteCallback_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpDeregisterCompleteCallback",
+        "cuCoredumpDeregisterCompleteCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpDeregisterStartCallback_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpDeregisterStartCallback",
+        "cuCoredumpDeregisterStartCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpGetAttribute_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpGetAttribute",
+        "cuCoredumpGetAttribute",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpGetAttributeGlobal_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpGetAttributeGlobal",
+        "cuCoredumpGetAttributeGlobal",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpRegisterCompleteCallback_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpRegisterCompleteCallback",
+        "cuCoredumpRegisterCompleteCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpRegisterStartCallback_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpRegisterStartCallback",
+        "cuCoredumpRegisterStartCallback",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpSetAttribute_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpSetAttribute",
+        "cuCoredumpSetAttribute",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuCoredumpSetAttributeGlobal_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCoredumpSetAttributeGlobal",
+        "cuCoredumpSetAttributeGlobal",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxAttach_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxAttach",
+        "cuCtxAttach",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxCreate",
+        "cuCtxCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxCreate",
+        "cuCtxCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxCreate_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxCreate",
+        "cuCtxCreate_v3",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxCreate_v12050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxCreate",
+        "cuCtxCreate_v4",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxDestroy_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxDestroy",
+        "cuCtxDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxDestroy_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxDestroy",
+        "cuCtxDestroy_v2",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxDetach_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxDetach",
+        "cuCtxDetach",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxDisablePeerAccess_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxDisablePeerAccess",
+        "cuCtxDisablePeerAccess",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxEnablePeerAccess_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxEnablePeerAccess",
+        "cuCtxEnablePeerAccess",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxFromGreenCtx_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxFromGreenCtx",
+        "cuCtxFromGreenCtx",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetApiVersion_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetApiVersion",
+        "cuCtxGetApiVersion",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetCacheConfig_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetCacheConfig",
+        "cuCtxGetCacheConfig",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetCurrent_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetCurrent",
+        "cuCtxGetCurrent",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetDevResource_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetDevResource",
+        "cuCtxGetDevResource",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetDevice_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetDevice",
+        "cuCtxGetDevice",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetDevice_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetDevice",
+        "cuCtxGetDevice_v2",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetExecAffinity_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetExecAffinity",
+        "cuCtxGetExecAffinity",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetFlags_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetFlags",
+        "cuCtxGetFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetId_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetId",
+        "cuCtxGetId",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetLimit_v3010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetLimit",
+        "cuCtxGetLimit",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetSharedMemConfig_v4020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetSharedMemConfig",
+        "cuCtxGetSharedMemConfig",
+        4020u32,
+        4020u32,
+        4020u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxGetStreamPriorityRange_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxGetStreamPriorityRange",
+        "cuCtxGetStreamPriorityRange",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxPopCurrent_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxPopCurrent",
+        "cuCtxPopCurrent",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxPopCurrent_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxPopCurrent",
+        "cuCtxPopCurrent_v2",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxPushCurrent_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxPushCurrent",
+        "cuCtxPushCurrent",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxPushCurrent_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxPushCurrent",
+        "cuCtxPushCurrent_v2",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxRecordEvent_v12050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxRecordEvent",
+        "cuCtxRecordEvent",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxResetPersistingL2Cache_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxResetPersistingL2Cache",
+        "cuCtxResetPersistingL2Cache",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSetCacheConfig_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSetCacheConfig",
+        "cuCtxSetCacheConfig",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSetCurrent_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSetCurrent",
+        "cuCtxSetCurrent",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSetFlags_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSetFlags",
+        "cuCtxSetFlags",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSetLimit_v3010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSetLimit",
+        "cuCtxSetLimit",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSetSharedMemConfig_v4020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSetSharedMemConfig",
+        "cuCtxSetSharedMemConfig",
+        4020u32,
+        4020u32,
+        4020u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSynchronize_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSynchronize",
+        "cuCtxSynchronize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxSynchronize_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxSynchronize",
+        "cuCtxSynchronize_v2",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuCtxWaitEvent_v12050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuCtxWaitEvent",
+        "cuCtxWaitEvent",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10CtxCreate_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10CtxCreate",
+        "cuD3D10CtxCreate",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10CtxCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10CtxCreate",
+        "cuD3D10CtxCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10CtxCreateOnDevice_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10CtxCreateOnDevice",
+        "cuD3D10CtxCreateOnDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10GetDevice_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10GetDevice",
+        "cuD3D10GetDevice",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10GetDevices_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10GetDevices",
+        "cuD3D10GetDevices",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10GetDirect3DDevice_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10GetDirect3DDevice",
+        "cuD3D10GetDirect3DDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10MapResources_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10MapResources",
+        "cuD3D10MapResources",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10RegisterResource_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10RegisterResource",
+        "cuD3D10RegisterResource",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedArray_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedArray",
+        "cuD3D10ResourceGetMappedArray",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedPitch_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedPitch",
+        "cuD3D10ResourceGetMappedPitch",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedPitch_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedPitch",
+        "cuD3D10ResourceGetMappedPitch_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedPointer_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedPointer",
+        "cuD3D10ResourceGetMappedPointer",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedPointer_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedPointer",
+        "cuD3D10ResourceGetMappedPointer_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedSize_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedSize",
+        "cuD3D10ResourceGetMappedSize",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetMappedSize_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetMappedSize",
+        "cuD3D10ResourceGetMappedSize_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetSurfaceDimensions_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetSurfaceDimensions",
+        "cuD3D10ResourceGetSurfaceDimensions",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceGetSurfaceDimensions_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceGetSurfaceDimensions",
+        "cuD3D10ResourceGetSurfaceDimensions_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10ResourceSetMapFlags_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10ResourceSetMapFlags",
+        "cuD3D10ResourceSetMapFlags",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10UnmapResources_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10UnmapResources",
+        "cuD3D10UnmapResources",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuD3D10UnregisterResource_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D10UnregisterResource",
+        "cuD3D10UnregisterResource",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11CtxCreate_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D11CtxCreate",
+        "cuD3D11CtxCreate",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11CtxCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D11CtxCreate",
+        "cuD3D11CtxCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11CtxCreateOnDevice_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D11CtxCreateOnDevice",
+        "cuD3D11CtxCreateOnDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11GetDevice_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D11GetDevice",
+        "cuD3D11GetDevice",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11GetDevices_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D11GetDevices",
+        "cuD3D11GetDevices",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuD3D11GetDirect3DDevice_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D11GetDirect3DDevice",
+        "cuD3D11GetDirect3DDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9Begin_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9Begin",
+        "cuD3D9Begin",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9CtxCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9CtxCreate",
+        "cuD3D9CtxCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9CtxCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9CtxCreate",
+        "cuD3D9CtxCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9CtxCreateOnDevice_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9CtxCreateOnDevice",
+        "cuD3D9CtxCreateOnDevice",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9End_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9End",
+        "cuD3D9End",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9GetDevice_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9GetDevice",
+        "cuD3D9GetDevice",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9GetDevices_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9GetDevices",
+        "cuD3D9GetDevices",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9GetDirect3DDevice_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9GetDirect3DDevice",
+        "cuD3D9GetDirect3DDevice",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9MapResources_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9MapResources",
+        "cuD3D9MapResources",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9MapVertexBuffer_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9MapVertexBuffer",
+        "cuD3D9MapVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9MapVertexBuffer_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9MapVertexBuffer",
+        "cuD3D9MapVertexBuffer_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9RegisterResource_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9RegisterResource",
+        "cuD3D9RegisterResource",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9RegisterVertexBuffer_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9RegisterVertexBuffer",
+        "cuD3D9RegisterVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedArray_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedArray",
+        "cuD3D9ResourceGetMappedArray",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedPitch_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedPitch",
+        "cuD3D9ResourceGetMappedPitch",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedPitch_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedPitch",
+        "cuD3D9ResourceGetMappedPitch_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedPointer_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedPointer",
+        "cuD3D9ResourceGetMappedPointer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedPointer_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedPointer",
+        "cuD3D9ResourceGetMappedPointer_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedSize_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedSize",
+        "cuD3D9ResourceGetMappedSize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetMappedSize_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetMappedSize",
+        "cuD3D9ResourceGetMappedSize_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetSurfaceDimensions_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetSurfaceDimensions",
+        "cuD3D9ResourceGetSurfaceDimensions",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceGetSurfaceDimensions_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceGetSurfaceDimensions",
+        "cuD3D9ResourceGetSurfaceDimensions_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9ResourceSetMapFlags_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9ResourceSetMapFlags",
+        "cuD3D9ResourceSetMapFlags",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnmapResources_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9UnmapResources",
+        "cuD3D9UnmapResources",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnmapVertexBuffer_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9UnmapVertexBuffer",
+        "cuD3D9UnmapVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnregisterResource_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9UnregisterResource",
+        "cuD3D9UnregisterResource",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuD3D9UnregisterVertexBuffer_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuD3D9UnregisterVertexBuffer",
+        "cuD3D9UnregisterVertexBuffer",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDestroyExternalMemory_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDestroyExternalMemory",
+        "cuDestroyExternalMemory",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuDestroyExternalSemaphore_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDestroyExternalSemaphore",
+        "cuDestroyExternalSemaphore",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevResourceGenerateDesc_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevResourceGenerateDesc",
+        "cuDevResourceGenerateDesc",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuDevSmResourceSplit_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevSmResourceSplit",
+        "cuDevSmResourceSplit",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuDevSmResourceSplitByCount_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevSmResourceSplitByCount",
+        "cuDevSmResourceSplitByCount",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceCanAccessPeer_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceCanAccessPeer",
+        "cuDeviceCanAccessPeer",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceComputeCapability_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceComputeCapability",
+        "cuDeviceComputeCapability",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGet_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGet",
+        "cuDeviceGet",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetAttribute_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetAttribute",
+        "cuDeviceGetAttribute",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetByPCIBusId_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetByPCIBusId",
+        "cuDeviceGetByPCIBusId",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetCliqueCount_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetCliqueCount",
+        "cuDeviceGetCliqueCount",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetCliqueInfo_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetCliqueInfo",
+        "cuDeviceGetCliqueInfo",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetCount_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetCount",
+        "cuDeviceGetCount",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetDefaultMemPool_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetDefaultMemPool",
+        "cuDeviceGetDefaultMemPool",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetDevResource_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetDevResource",
+        "cuDeviceGetDevResource",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetExecAffinitySupport_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetExecAffinitySupport",
+        "cuDeviceGetExecAffinitySupport",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetFabricClusterUuid_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetFabricClusterUuid",
+        "cuDeviceGetFabricClusterUuid",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetGraphMemAttribute_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetGraphMemAttribute",
+        "cuDeviceGetGraphMemAttribute",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetHostAtomicCapabilities_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetHostAtomicCapabilities",
+        "cuDeviceGetHostAtomicCapabilities",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetLuid_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetLuid",
+        "cuDeviceGetLuid",
+        10000u32,
+        11020u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetMemPool_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetMemPool",
+        "cuDeviceGetMemPool",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetName_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetName",
+        "cuDeviceGetName",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetNvSciSyncAttributes_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetNvSciSyncAttributes",
+        "cuDeviceGetNvSciSyncAttributes",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetP2PAtomicCapabilities_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetP2PAtomicCapabilities",
+        "cuDeviceGetP2PAtomicCapabilities",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetP2PAttribute_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetP2PAttribute",
+        "cuDeviceGetP2PAttribute",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetPCIBusId_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetPCIBusId",
+        "cuDeviceGetPCIBusId",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetProperties_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetProperties",
+        "cuDeviceGetProperties",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetTexture1DLinearMaxWidth_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetTexture1DLinearMaxWidth",
+        "cuDeviceGetTexture1DLinearMaxWidth",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetUuid_v9020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetUuid",
+        "cuDeviceGetUuid",
+        9020u32,
+        9020u32,
+        9020u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGetUuid_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGetUuid",
+        "cuDeviceGetUuid_v2",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceGraphMemTrim_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceGraphMemTrim",
+        "cuDeviceGraphMemTrim",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxGetState_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxGetState",
+        "cuDevicePrimaryCtxGetState",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxRelease_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxRelease",
+        "cuDevicePrimaryCtxRelease",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxRelease_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxRelease",
+        "cuDevicePrimaryCtxRelease_v2",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxReset_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxReset",
+        "cuDevicePrimaryCtxReset",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxReset_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxReset",
+        "cuDevicePrimaryCtxReset_v2",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxRetain_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxRetain",
+        "cuDevicePrimaryCtxRetain",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxSetFlags_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxSetFlags",
+        "cuDevicePrimaryCtxSetFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuDevicePrimaryCtxSetFlags_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDevicePrimaryCtxSetFlags",
+        "cuDevicePrimaryCtxSetFlags_v2",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceRegisterAsyncNotification_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceRegisterAsyncNotification",
+        "cuDeviceRegisterAsyncNotification",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceSetGraphMemAttribute_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceSetGraphMemAttribute",
+        "cuDeviceSetGraphMemAttribute",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceSetMemPool_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceSetMemPool",
+        "cuDeviceSetMemPool",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceTotalMem_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceTotalMem",
+        "cuDeviceTotalMem",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceTotalMem_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceTotalMem",
+        "cuDeviceTotalMem_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuDeviceUnregisterAsyncNotification_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDeviceUnregisterAsyncNotification",
+        "cuDeviceUnregisterAsyncNotification",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuDriverGetVersion_v2020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuDriverGetVersion",
+        "cuDriverGetVersion",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerAcquireFrame_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamConsumerAcquireFrame",
+        "cuEGLStreamConsumerAcquireFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerConnect_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamConsumerConnect",
+        "cuEGLStreamConsumerConnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerConnectWithFlags_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamConsumerConnectWithFlags",
+        "cuEGLStreamConsumerConnectWithFlags",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerDisconnect_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamConsumerDisconnect",
+        "cuEGLStreamConsumerDisconnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamConsumerReleaseFrame_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamConsumerReleaseFrame",
+        "cuEGLStreamConsumerReleaseFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerConnect_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamProducerConnect",
+        "cuEGLStreamProducerConnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerDisconnect_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamProducerDisconnect",
+        "cuEGLStreamProducerDisconnect",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerPresentFrame_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamProducerPresentFrame",
+        "cuEGLStreamProducerPresentFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEGLStreamProducerReturnFrame_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEGLStreamProducerReturnFrame",
+        "cuEGLStreamProducerReturnFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventCreate",
+        "cuEventCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuEventCreateFromEGLSync_v9000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventCreateFromEGLSync",
+        "cuEventCreateFromEGLSync",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventDestroy_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventDestroy",
+        "cuEventDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventDestroy_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventDestroy",
+        "cuEventDestroy_v2",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventElapsedTime_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventElapsedTime",
+        "cuEventElapsedTime",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventElapsedTime_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventElapsedTime",
+        "cuEventElapsedTime_v2",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuEventQuery_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventQuery",
+        "cuEventQuery",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventRecord_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventRecord",
+        "cuEventRecord",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuEventRecord_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventRecord",
+        "cuEventRecord_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuEventRecordWithFlags_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventRecordWithFlags",
+        "cuEventRecordWithFlags",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuEventRecordWithFlags_v11010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventRecordWithFlags",
+        "cuEventRecordWithFlags_ptsz",
+        11010u32,
+        11010u32,
+        11010u32,
+        2u8,
+        1,
+    );
+    pub static cuEventSynchronize_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuEventSynchronize",
+        "cuEventSynchronize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuExternalMemoryGetMappedBuffer_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuExternalMemoryGetMappedBuffer",
+        "cuExternalMemoryGetMappedBuffer",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuExternalMemoryGetMappedMipmappedArray_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuExternalMemoryGetMappedMipmappedArray",
+        "cuExternalMemoryGetMappedMipmappedArray",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuFabricCpyBatchAsync_v13050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFabricCpyBatchAsync",
+        "cuFabricCpyBatchAsync",
+        13050u32,
+        13050u32,
+        13050u32,
+        1u8,
+        1,
+    );
+    pub static cuFabricCpyBatchAsync_v13050_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFabricCpyBatchAsync",
+        "cuFabricCpyBatchAsync_ptsz",
+        13050u32,
+        13050u32,
+        13050u32,
+        2u8,
+        1,
+    );
+    pub static cuFlushGPUDirectRDMAWrites_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFlushGPUDirectRDMAWrites",
+        "cuFlushGPUDirectRDMAWrites",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncGetAttribute_v2020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncGetAttribute",
+        "cuFuncGetAttribute",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncGetModule_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncGetModule",
+        "cuFuncGetModule",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncGetName_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncGetName",
+        "cuFuncGetName",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncGetParamCount_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncGetParamCount",
+        "cuFuncGetParamCount",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncGetParamInfo_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncGetParamInfo",
+        "cuFuncGetParamInfo",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncIsLoaded_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncIsLoaded",
+        "cuFuncIsLoaded",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncLoad_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncLoad",
+        "cuFuncLoad",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncSetAttribute_v9000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncSetAttribute",
+        "cuFuncSetAttribute",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncSetBlockShape_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncSetBlockShape",
+        "cuFuncSetBlockShape",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncSetCacheConfig_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncSetCacheConfig",
+        "cuFuncSetCacheConfig",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncSetSharedMemConfig_v4020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncSetSharedMemConfig",
+        "cuFuncSetSharedMemConfig",
+        4020u32,
+        4020u32,
+        4020u32,
+        1u8,
+        1,
+    );
+    pub static cuFuncSetSharedSize_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuFuncSetSharedSize",
+        "cuFuncSetSharedSize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLCtxCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLCtxCreate",
+        "cuGLCtxCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLCtxCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLCtxCreate",
+        "cuGLCtxCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLGetDevices_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLGetDevices",
+        "cuGLGetDevices",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLGetDevices_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLGetDevices",
+        "cuGLGetDevices_v2",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLInit_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLInit",
+        "cuGLInit",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObject_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLMapBufferObject",
+        "cuGLMapBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObject_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLMapBufferObject",
+        "cuGLMapBufferObject_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObject_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLMapBufferObject",
+        "cuGLMapBufferObject_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObjectAsync_v2030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLMapBufferObjectAsync",
+        "cuGLMapBufferObjectAsync",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObjectAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLMapBufferObjectAsync",
+        "cuGLMapBufferObjectAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLMapBufferObjectAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLMapBufferObjectAsync",
+        "cuGLMapBufferObjectAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLRegisterBufferObject_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLRegisterBufferObject",
+        "cuGLRegisterBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLSetBufferObjectMapFlags_v2030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLSetBufferObjectMapFlags",
+        "cuGLSetBufferObjectMapFlags",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLUnmapBufferObject_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLUnmapBufferObject",
+        "cuGLUnmapBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLUnmapBufferObjectAsync_v2030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLUnmapBufferObjectAsync",
+        "cuGLUnmapBufferObjectAsync",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGLUnregisterBufferObject_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGLUnregisterBufferObject",
+        "cuGLUnregisterBufferObject",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuGetErrorName_v6000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGetErrorName",
+        "cuGetErrorName",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1,
+    );
+    pub static cuGetErrorString_v6000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGetErrorString",
+        "cuGetErrorString",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1,
+    );
+    pub static cuGetExportTable_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGetExportTable",
+        "cuGetExportTable",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGetProcAddress_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGetProcAddress",
+        "cuGetProcAddress",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuGetProcAddress_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGetProcAddress",
+        "cuGetProcAddress_v2",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddBatchMemOpNode_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddBatchMemOpNode",
+        "cuGraphAddBatchMemOpNode",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddChildGraphNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddChildGraphNode",
+        "cuGraphAddChildGraphNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddDependencies_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddDependencies",
+        "cuGraphAddDependencies",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddDependencies_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddDependencies",
+        "cuGraphAddDependencies_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddEmptyNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddEmptyNode",
+        "cuGraphAddEmptyNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddEventRecordNode_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddEventRecordNode",
+        "cuGraphAddEventRecordNode",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddEventWaitNode_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddEventWaitNode",
+        "cuGraphAddEventWaitNode",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddExternalSemaphoresSignalNode_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddExternalSemaphoresSignalNode",
+        "cuGraphAddExternalSemaphoresSignalNode",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddExternalSemaphoresWaitNode_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddExternalSemaphoresWaitNode",
+        "cuGraphAddExternalSemaphoresWaitNode",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddHostNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddHostNode",
+        "cuGraphAddHostNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddKernelNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddKernelNode",
+        "cuGraphAddKernelNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddKernelNode_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddKernelNode",
+        "cuGraphAddKernelNode_v2",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddMemAllocNode_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddMemAllocNode",
+        "cuGraphAddMemAllocNode",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddMemFreeNode_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddMemFreeNode",
+        "cuGraphAddMemFreeNode",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddMemcpyNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddMemcpyNode",
+        "cuGraphAddMemcpyNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddMemsetNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddMemsetNode",
+        "cuGraphAddMemsetNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddNode_v12020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddNode",
+        "cuGraphAddNode",
+        12020u32,
+        12020u32,
+        12020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddNode_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddNode",
+        "cuGraphAddNode_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphAddNode_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphAddNode",
+        "cuGraphAddNode_v3",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphBatchMemOpNodeGetParams_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphBatchMemOpNodeGetParams",
+        "cuGraphBatchMemOpNodeGetParams",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphBatchMemOpNodeSetParams_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphBatchMemOpNodeSetParams",
+        "cuGraphBatchMemOpNodeSetParams",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphChildGraphNodeGetGraph_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphChildGraphNodeGetGraph",
+        "cuGraphChildGraphNodeGetGraph",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphClone_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphClone",
+        "cuGraphClone",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphConditionalHandleCreate_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphConditionalHandleCreate",
+        "cuGraphConditionalHandleCreate",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphCreate_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphCreate",
+        "cuGraphCreate",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphDebugDotPrint_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphDebugDotPrint",
+        "cuGraphDebugDotPrint",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphDestroy_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphDestroy",
+        "cuGraphDestroy",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphDestroyNode_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphDestroyNode",
+        "cuGraphDestroyNode",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphEventRecordNodeGetEvent_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphEventRecordNodeGetEvent",
+        "cuGraphEventRecordNodeGetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphEventRecordNodeSetEvent_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphEventRecordNodeSetEvent",
+        "cuGraphEventRecordNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphEventWaitNodeGetEvent_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphEventWaitNodeGetEvent",
+        "cuGraphEventWaitNodeGetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphEventWaitNodeSetEvent_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphEventWaitNodeSetEvent",
+        "cuGraphEventWaitNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecBatchMemOpNodeSetParams_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecBatchMemOpNodeSetParams",
+        "cuGraphExecBatchMemOpNodeSetParams",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecChildGraphNodeSetParams_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecChildGraphNodeSetParams",
+        "cuGraphExecChildGraphNodeSetParams",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecDestroy_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecDestroy",
+        "cuGraphExecDestroy",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecEventRecordNodeSetEvent_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecEventRecordNodeSetEvent",
+        "cuGraphExecEventRecordNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecEventWaitNodeSetEvent_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecEventWaitNodeSetEvent",
+        "cuGraphExecEventWaitNodeSetEvent",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+        "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+        "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecGetFlags_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecGetFlags",
+        "cuGraphExecGetFlags",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecGetId_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecGetId",
+        "cuGraphExecGetId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecHostNodeSetParams_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecHostNodeSetParams",
+        "cuGraphExecHostNodeSetParams",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecKernelNodeSetParams_v10010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecKernelNodeSetParams",
+        "cuGraphExecKernelNodeSetParams",
+        10010u32,
+        10010u32,
+        10010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecKernelNodeSetParams_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecKernelNodeSetParams",
+        "cuGraphExecKernelNodeSetParams_v2",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecMemcpyNodeSetParams_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecMemcpyNodeSetParams",
+        "cuGraphExecMemcpyNodeSetParams",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecMemsetNodeSetParams_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecMemsetNodeSetParams",
+        "cuGraphExecMemsetNodeSetParams",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecNodeSetParams_v12020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecNodeSetParams",
+        "cuGraphExecNodeSetParams",
+        12020u32,
+        12020u32,
+        12020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecUpdate_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecUpdate",
+        "cuGraphExecUpdate",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExecUpdate_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExecUpdate",
+        "cuGraphExecUpdate_v2",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExternalSemaphoresSignalNodeGetParams_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExternalSemaphoresSignalNodeGetParams",
+        "cuGraphExternalSemaphoresSignalNodeGetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExternalSemaphoresSignalNodeSetParams_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExternalSemaphoresSignalNodeSetParams",
+        "cuGraphExternalSemaphoresSignalNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExternalSemaphoresWaitNodeGetParams_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExternalSemaphoresWaitNodeGetParams",
+        "cuGraphExternalSemaphoresWaitNodeGetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphExternalSemaphoresWaitNodeSetParams_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphExternalSemaphoresWaitNodeSetParams",
+        "cuGraphExternalSemaphoresWaitNodeSetParams",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphGetEdges_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphGetEdges",
+        "cuGraphGetEdges",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphGetEdges_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphGetEdges",
+        "cuGraphGetEdges_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphGetId_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphGetId",
+        "cuGraphGetId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphGetNodes_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphGetNodes",
+        "cuGraphGetNodes",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphGetRootNodes_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphGetRootNodes",
+        "cuGraphGetRootNodes",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphHostNodeGetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphHostNodeGetParams",
+        "cuGraphHostNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphHostNodeSetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphHostNodeSetParams",
+        "cuGraphHostNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphInstantiate_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphInstantiate",
+        "cuGraphInstantiate",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphInstantiate_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphInstantiate",
+        "cuGraphInstantiate_v2",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphInstantiateWithFlags_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphInstantiateWithFlags",
+        "cuGraphInstantiateWithFlags",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphInstantiateWithParams_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphInstantiateWithParams",
+        "cuGraphInstantiateWithParams",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphInstantiateWithParams_v12000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphInstantiateWithParams",
+        "cuGraphInstantiateWithParams_ptsz",
+        12000u32,
+        12000u32,
+        12000u32,
+        2u8,
+        1,
+    );
+    pub static cuGraphKernelNodeCopyAttributes_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeCopyAttributes",
+        "cuGraphKernelNodeCopyAttributes",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphKernelNodeGetAttribute_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeGetAttribute",
+        "cuGraphKernelNodeGetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphKernelNodeGetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeGetParams",
+        "cuGraphKernelNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphKernelNodeGetParams_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeGetParams",
+        "cuGraphKernelNodeGetParams_v2",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphKernelNodeSetAttribute_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeSetAttribute",
+        "cuGraphKernelNodeSetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphKernelNodeSetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeSetParams",
+        "cuGraphKernelNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphKernelNodeSetParams_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphKernelNodeSetParams",
+        "cuGraphKernelNodeSetParams_v2",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphLaunch_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphLaunch",
+        "cuGraphLaunch",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphLaunch_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphLaunch",
+        "cuGraphLaunch_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
+    pub static cuGraphMemAllocNodeGetParams_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphMemAllocNodeGetParams",
+        "cuGraphMemAllocNodeGetParams",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphMemFreeNodeGetParams_v11040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphMemFreeNodeGetParams",
+        "cuGraphMemFreeNodeGetParams",
+        11040u32,
+        11040u32,
+        11040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphMemcpyNodeGetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphMemcpyNodeGetParams",
+        "cuGraphMemcpyNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphMemcpyNodeSetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphMemcpyNodeSetParams",
+        "cuGraphMemcpyNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphMemsetNodeGetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphMemsetNodeGetParams",
+        "cuGraphMemsetNodeGetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphMemsetNodeSetParams_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphMemsetNodeSetParams",
+        "cuGraphMemsetNodeSetParams",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeFindInClone_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeFindInClone",
+        "cuGraphNodeFindInClone",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetContainingGraph_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetContainingGraph",
+        "cuGraphNodeGetContainingGraph",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetDependencies_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetDependencies",
+        "cuGraphNodeGetDependencies",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetDependencies_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetDependencies",
+        "cuGraphNodeGetDependencies_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetDependentNodes_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetDependentNodes",
+        "cuGraphNodeGetDependentNodes",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetDependentNodes_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetDependentNodes",
+        "cuGraphNodeGetDependentNodes_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetEnabled_v11060: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetEnabled",
+        "cuGraphNodeGetEnabled",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetLocalId_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetLocalId",
+        "cuGraphNodeGetLocalId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetParams_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetParams",
+        "cuGraphNodeGetParams",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetToolsId_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetToolsId",
+        "cuGraphNodeGetToolsId",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeGetType_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeGetType",
+        "cuGraphNodeGetType",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeSetEnabled_v11060: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeSetEnabled",
+        "cuGraphNodeSetEnabled",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeSetParams_v12020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeSetParams",
+        "cuGraphNodeSetParams",
+        12020u32,
+        12020u32,
+        12020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphNodeSetParams_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphNodeSetParams",
+        "cuGraphNodeSetParams_v2",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphReleaseUserObject_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphReleaseUserObject",
+        "cuGraphReleaseUserObject",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphRemoveDependencies_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphRemoveDependencies",
+        "cuGraphRemoveDependencies",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphRemoveDependencies_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphRemoveDependencies",
+        "cuGraphRemoveDependencies_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphRetainUserObject_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphRetainUserObject",
+        "cuGraphRetainUserObject",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphUpload_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphUpload",
+        "cuGraphUpload",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphUpload_v11010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphUpload",
+        "cuGraphUpload_ptsz",
+        11010u32,
+        11010u32,
+        11010u32,
+        2u8,
+        1,
+    );
+    #[cfg(feature = "d3d10")]
+    pub static cuGraphicsD3D10RegisterResource_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsD3D10RegisterResource",
+        "cuGraphicsD3D10RegisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d11")]
+    pub static cuGraphicsD3D11RegisterResource_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsD3D11RegisterResource",
+        "cuGraphicsD3D11RegisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "d3d9")]
+    pub static cuGraphicsD3D9RegisterResource_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsD3D9RegisterResource",
+        "cuGraphicsD3D9RegisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuGraphicsEGLRegisterImage_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsEGLRegisterImage",
+        "cuGraphicsEGLRegisterImage",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGraphicsGLRegisterBuffer_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsGLRegisterBuffer",
+        "cuGraphicsGLRegisterBuffer",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "gl")]
+    pub static cuGraphicsGLRegisterImage_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsGLRegisterImage",
+        "cuGraphicsGLRegisterImage",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsMapResources_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsMapResources",
+        "cuGraphicsMapResources",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsMapResources_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsMapResources",
+        "cuGraphicsMapResources_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    #[cfg(feature = "egl")]
+    pub static cuGraphicsResourceGetMappedEglFrame_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsResourceGetMappedEglFrame",
+        "cuGraphicsResourceGetMappedEglFrame",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsResourceGetMappedMipmappedArray_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsResourceGetMappedMipmappedArray",
+        "cuGraphicsResourceGetMappedMipmappedArray",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsResourceGetMappedPointer_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsResourceGetMappedPointer",
+        "cuGraphicsResourceGetMappedPointer",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsResourceGetMappedPointer_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsResourceGetMappedPointer",
+        "cuGraphicsResourceGetMappedPointer_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsResourceSetMapFlags_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsResourceSetMapFlags",
+        "cuGraphicsResourceSetMapFlags",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsResourceSetMapFlags_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsResourceSetMapFlags",
+        "cuGraphicsResourceSetMapFlags_v2",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsSubResourceGetMappedArray_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsSubResourceGetMappedArray",
+        "cuGraphicsSubResourceGetMappedArray",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsUnmapResources_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsUnmapResources",
+        "cuGraphicsUnmapResources",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuGraphicsUnmapResources_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsUnmapResources",
+        "cuGraphicsUnmapResources_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuGraphicsUnregisterResource_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsUnregisterResource",
+        "cuGraphicsUnregisterResource",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuGraphicsVDPAURegisterOutputSurface_v3010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsVDPAURegisterOutputSurface",
+        "cuGraphicsVDPAURegisterOutputSurface",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuGraphicsVDPAURegisterVideoSurface_v3010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGraphicsVDPAURegisterVideoSurface",
+        "cuGraphicsVDPAURegisterVideoSurface",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxCreate_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxCreate",
+        "cuGreenCtxCreate",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxDestroy_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxDestroy",
+        "cuGreenCtxDestroy",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxGetDevResource_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxGetDevResource",
+        "cuGreenCtxGetDevResource",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxGetId_v12090: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxGetId",
+        "cuGreenCtxGetId",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxRecordEvent_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxRecordEvent",
+        "cuGreenCtxRecordEvent",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxStreamCreate_v12050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxStreamCreate",
+        "cuGreenCtxStreamCreate",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1,
+    );
+    pub static cuGreenCtxWaitEvent_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuGreenCtxWaitEvent",
+        "cuGreenCtxWaitEvent",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuImportExternalMemory_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuImportExternalMemory",
+        "cuImportExternalMemory",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuImportExternalSemaphore_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuImportExternalSemaphore",
+        "cuImportExternalSemaphore",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuInit_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuInit",
+        "cuInit",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuIpcCloseMemHandle_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuIpcCloseMemHandle",
+        "cuIpcCloseMemHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuIpcGetEventHandle_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuIpcGetEventHandle",
+        "cuIpcGetEventHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuIpcGetMemHandle_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuIpcGetMemHandle",
+        "cuIpcGetMemHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuIpcOpenEventHandle_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuIpcOpenEventHandle",
+        "cuIpcOpenEventHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuIpcOpenMemHandle_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuIpcOpenMemHandle",
+        "cuIpcOpenMemHandle",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuIpcOpenMemHandle_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuIpcOpenMemHandle",
+        "cuIpcOpenMemHandle_v2",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelGetAttribute_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelGetAttribute",
+        "cuKernelGetAttribute",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelGetFunction_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelGetFunction",
+        "cuKernelGetFunction",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelGetLibrary_v12050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelGetLibrary",
+        "cuKernelGetLibrary",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelGetName_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelGetName",
+        "cuKernelGetName",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelGetParamCount_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelGetParamCount",
+        "cuKernelGetParamCount",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelGetParamInfo_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelGetParamInfo",
+        "cuKernelGetParamInfo",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelSetAttribute_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelSetAttribute",
+        "cuKernelSetAttribute",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuKernelSetCacheConfig_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuKernelSetCacheConfig",
+        "cuKernelSetCacheConfig",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunch_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunch",
+        "cuLaunch",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchCooperativeKernel_v9000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchCooperativeKernel",
+        "cuLaunchCooperativeKernel",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchCooperativeKernel_v9000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchCooperativeKernel",
+        "cuLaunchCooperativeKernel_ptsz",
+        9000u32,
+        9000u32,
+        9000u32,
+        2u8,
+        1,
+    );
+    pub static cuLaunchCooperativeKernelMultiDevice_v9000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchCooperativeKernelMultiDevice",
+        "cuLaunchCooperativeKernelMultiDevice",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchGrid_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchGrid",
+        "cuLaunchGrid",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchGridAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchGridAsync",
+        "cuLaunchGridAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchHostFunc_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchHostFunc",
+        "cuLaunchHostFunc",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchHostFunc_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchHostFunc",
+        "cuLaunchHostFunc_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
+    pub static cuLaunchHostFunc_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchHostFunc",
+        "cuLaunchHostFunc_v2",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchHostFunc_v13010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchHostFunc",
+        "cuLaunchHostFunc_v2_ptsz",
+        13010u32,
+        13010u32,
+        13010u32,
+        2u8,
+        1,
+    );
+    pub static cuLaunchKernel_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchKernel",
+        "cuLaunchKernel",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchKernel_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchKernel",
+        "cuLaunchKernel_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuLaunchKernelEx_v11060: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchKernelEx",
+        "cuLaunchKernelEx",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1,
+    );
+    pub static cuLaunchKernelEx_v11060_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLaunchKernelEx",
+        "cuLaunchKernelEx_ptsz",
+        11060u32,
+        11060u32,
+        11060u32,
+        2u8,
+        1,
+    );
+    pub static cuLibraryEnumerateKernels_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryEnumerateKernels",
+        "cuLibraryEnumerateKernels",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryGetGlobal_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryGetGlobal",
+        "cuLibraryGetGlobal",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryGetKernel_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryGetKernel",
+        "cuLibraryGetKernel",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryGetKernelCount_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryGetKernelCount",
+        "cuLibraryGetKernelCount",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryGetManaged_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryGetManaged",
+        "cuLibraryGetManaged",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryGetModule_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryGetModule",
+        "cuLibraryGetModule",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryGetUnifiedFunction_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryGetUnifiedFunction",
+        "cuLibraryGetUnifiedFunction",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryLoadData_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryLoadData",
+        "cuLibraryLoadData",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryLoadFromFile_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryLoadFromFile",
+        "cuLibraryLoadFromFile",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLibraryUnload_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLibraryUnload",
+        "cuLibraryUnload",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkAddData_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkAddData",
+        "cuLinkAddData",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkAddData_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkAddData",
+        "cuLinkAddData_v2",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkAddFile_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkAddFile",
+        "cuLinkAddFile",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkAddFile_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkAddFile",
+        "cuLinkAddFile_v2",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkComplete_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkComplete",
+        "cuLinkComplete",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkCreate_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkCreate",
+        "cuLinkCreate",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkCreate_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkCreate",
+        "cuLinkCreate_v2",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuLinkDestroy_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLinkDestroy",
+        "cuLinkDestroy",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointAddDevice_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointAddDevice",
+        "cuLogicalEndpointAddDevice",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointBindAddr_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointBindAddr",
+        "cuLogicalEndpointBindAddr",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointBindMem_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointBindMem",
+        "cuLogicalEndpointBindMem",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointCreate_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointCreate",
+        "cuLogicalEndpointCreate",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointDestroy_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointDestroy",
+        "cuLogicalEndpointDestroy",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointExport_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointExport",
+        "cuLogicalEndpointExport",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointGetLimits_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointGetLimits",
+        "cuLogicalEndpointGetLimits",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointIdRelease_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointIdRelease",
+        "cuLogicalEndpointIdRelease",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointIdReserve_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointIdReserve",
+        "cuLogicalEndpointIdReserve",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointImport_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointImport",
+        "cuLogicalEndpointImport",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointQuery_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointQuery",
+        "cuLogicalEndpointQuery",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogicalEndpointUnbind_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogicalEndpointUnbind",
+        "cuLogicalEndpointUnbind",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuLogsCurrent_v12090: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogsCurrent",
+        "cuLogsCurrent",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1,
+    );
+    pub static cuLogsDumpToFile_v12090: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogsDumpToFile",
+        "cuLogsDumpToFile",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1,
+    );
+    pub static cuLogsDumpToMemory_v12090: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogsDumpToMemory",
+        "cuLogsDumpToMemory",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1,
+    );
+    pub static cuLogsRegisterCallback_v12090: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogsRegisterCallback",
+        "cuLogsRegisterCallback",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1,
+    );
+    pub static cuLogsUnregisterCallback_v12090: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuLogsUnregisterCallback",
+        "cuLogsUnregisterCallback",
+        12090u32,
+        12090u32,
+        12090u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAddressFree_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAddressFree",
+        "cuMemAddressFree",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAddressReserve_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAddressReserve",
+        "cuMemAddressReserve",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAdvise_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAdvise",
+        "cuMemAdvise",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAdvise_v12020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAdvise",
+        "cuMemAdvise_v2",
+        12020u32,
+        12020u32,
+        12020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAlloc_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAlloc",
+        "cuMemAlloc",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAlloc_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAlloc",
+        "cuMemAlloc_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocAsync_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocAsync",
+        "cuMemAllocAsync",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocAsync_v11020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocAsync",
+        "cuMemAllocAsync_ptsz",
+        11020u32,
+        11020u32,
+        11020u32,
+        2u8,
+        1,
+    );
+    pub static cuMemAllocFromPoolAsync_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocFromPoolAsync",
+        "cuMemAllocFromPoolAsync",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocFromPoolAsync_v11020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocFromPoolAsync",
+        "cuMemAllocFromPoolAsync_ptsz",
+        11020u32,
+        11020u32,
+        11020u32,
+        2u8,
+        1,
+    );
+    pub static cuMemAllocHost_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocHost",
+        "cuMemAllocHost",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocHost_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocHost",
+        "cuMemAllocHost_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocManaged_v6000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocManaged",
+        "cuMemAllocManaged",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocPitch_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocPitch",
+        "cuMemAllocPitch",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemAllocPitch_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemAllocPitch",
+        "cuMemAllocPitch_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemBatchDecompressAsync_v12060: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemBatchDecompressAsync",
+        "cuMemBatchDecompressAsync",
+        12060u32,
+        12060u32,
+        12060u32,
+        1u8,
+        1,
+    );
+    pub static cuMemBatchDecompressAsync_v12060_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemBatchDecompressAsync",
+        "cuMemBatchDecompressAsync_ptsz",
+        12060u32,
+        12060u32,
+        12060u32,
+        2u8,
+        1,
+    );
+    pub static cuMemCreate_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemCreate",
+        "cuMemCreate",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemDiscardAndPrefetchBatchAsync_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemDiscardAndPrefetchBatchAsync",
+        "cuMemDiscardAndPrefetchBatchAsync",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemDiscardAndPrefetchBatchAsync",
+        "cuMemDiscardAndPrefetchBatchAsync_ptsz",
+        13000u32,
+        13000u32,
+        13000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemDiscardBatchAsync_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemDiscardBatchAsync",
+        "cuMemDiscardBatchAsync",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemDiscardBatchAsync_v13000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemDiscardBatchAsync",
+        "cuMemDiscardBatchAsync_ptsz",
+        13000u32,
+        13000u32,
+        13000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemExportToShareableHandle_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemExportToShareableHandle",
+        "cuMemExportToShareableHandle",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemFree_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemFree",
+        "cuMemFree",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemFree_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemFree",
+        "cuMemFree_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemFreeAsync_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemFreeAsync",
+        "cuMemFreeAsync",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemFreeAsync_v11020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemFreeAsync",
+        "cuMemFreeAsync_ptsz",
+        11020u32,
+        11020u32,
+        11020u32,
+        2u8,
+        1,
+    );
+    pub static cuMemFreeHost_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemFreeHost",
+        "cuMemFreeHost",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetAccess_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetAccess",
+        "cuMemGetAccess",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetAddressRange_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetAddressRange",
+        "cuMemGetAddressRange",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetAddressRange_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetAddressRange",
+        "cuMemGetAddressRange_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetAllocationGranularity_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetAllocationGranularity",
+        "cuMemGetAllocationGranularity",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetAllocationPropertiesFromHandle_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetAllocationPropertiesFromHandle",
+        "cuMemGetAllocationPropertiesFromHandle",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetDefaultMemPool_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetDefaultMemPool",
+        "cuMemGetDefaultMemPool",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetHandleForAddressRange_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetHandleForAddressRange",
+        "cuMemGetHandleForAddressRange",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetInfo_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetInfo",
+        "cuMemGetInfo",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetInfo_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetInfo",
+        "cuMemGetInfo_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetLocationInfo_v13040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetLocationInfo",
+        "cuMemGetLocationInfo",
+        13040u32,
+        13040u32,
+        13040u32,
+        1u8,
+        1,
+    );
+    pub static cuMemGetMemPool_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemGetMemPool",
+        "cuMemGetMemPool",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostAlloc_v2020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostAlloc",
+        "cuMemHostAlloc",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostGetDevicePointer_v2020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostGetDevicePointer",
+        "cuMemHostGetDevicePointer",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostGetDevicePointer_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostGetDevicePointer",
+        "cuMemHostGetDevicePointer_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostGetFlags_v2030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostGetFlags",
+        "cuMemHostGetFlags",
+        2030u32,
+        2030u32,
+        2030u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostRegister_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostRegister",
+        "cuMemHostRegister",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostRegister_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostRegister",
+        "cuMemHostRegister_v2",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuMemHostUnregister_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemHostUnregister",
+        "cuMemHostUnregister",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemImportFromShareableHandle_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemImportFromShareableHandle",
+        "cuMemImportFromShareableHandle",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemMap_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemMap",
+        "cuMemMap",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemMapArrayAsync_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemMapArrayAsync",
+        "cuMemMapArrayAsync",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuMemMapArrayAsync_v11010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemMapArrayAsync",
+        "cuMemMapArrayAsync_ptsz",
+        11010u32,
+        11010u32,
+        11010u32,
+        2u8,
+        1,
+    );
+    pub static cuMemPoolCreate_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolCreate",
+        "cuMemPoolCreate",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolDestroy_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolDestroy",
+        "cuMemPoolDestroy",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolExportPointer_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolExportPointer",
+        "cuMemPoolExportPointer",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolExportToShareableHandle_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolExportToShareableHandle",
+        "cuMemPoolExportToShareableHandle",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolGetAccess_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolGetAccess",
+        "cuMemPoolGetAccess",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolGetAttribute_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolGetAttribute",
+        "cuMemPoolGetAttribute",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolImportFromShareableHandle_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolImportFromShareableHandle",
+        "cuMemPoolImportFromShareableHandle",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolImportPointer_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolImportPointer",
+        "cuMemPoolImportPointer",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolSetAccess_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolSetAccess",
+        "cuMemPoolSetAccess",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolSetAttribute_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolSetAttribute",
+        "cuMemPoolSetAttribute",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPoolTrimTo_v11020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPoolTrimTo",
+        "cuMemPoolTrimTo",
+        11020u32,
+        11020u32,
+        11020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPrefetchAsync_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPrefetchAsync",
+        "cuMemPrefetchAsync",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPrefetchAsync_v8000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPrefetchAsync",
+        "cuMemPrefetchAsync_ptsz",
+        8000u32,
+        8000u32,
+        8000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemPrefetchAsync_v12020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPrefetchAsync",
+        "cuMemPrefetchAsync_v2",
+        12020u32,
+        12020u32,
+        12020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPrefetchAsync_v12020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPrefetchAsync",
+        "cuMemPrefetchAsync_v2_ptsz",
+        12020u32,
+        12020u32,
+        12020u32,
+        2u8,
+        1,
+    );
+    pub static cuMemPrefetchBatchAsync_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPrefetchBatchAsync",
+        "cuMemPrefetchBatchAsync",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemPrefetchBatchAsync_v13000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemPrefetchBatchAsync",
+        "cuMemPrefetchBatchAsync_ptsz",
+        13000u32,
+        13000u32,
+        13000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemRangeGetAttribute_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemRangeGetAttribute",
+        "cuMemRangeGetAttribute",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemRangeGetAttributes_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemRangeGetAttributes",
+        "cuMemRangeGetAttributes",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemRelease_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemRelease",
+        "cuMemRelease",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemRetainAllocationHandle_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemRetainAllocationHandle",
+        "cuMemRetainAllocationHandle",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemSetAccess_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemSetAccess",
+        "cuMemSetAccess",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemSetMemPool_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemSetMemPool",
+        "cuMemSetMemPool",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemUnmap_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemUnmap",
+        "cuMemUnmap",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy",
+        "cuMemcpy",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy",
+        "cuMemcpy_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy2D_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2D",
+        "cuMemcpy2D",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy2D_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2D",
+        "cuMemcpy2D_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy2D_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2D",
+        "cuMemcpy2D_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy2DAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2DAsync",
+        "cuMemcpy2DAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy2DAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2DAsync",
+        "cuMemcpy2DAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy2DAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2DAsync",
+        "cuMemcpy2DAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy2DUnaligned_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2DUnaligned",
+        "cuMemcpy2DUnaligned",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy2DUnaligned_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2DUnaligned",
+        "cuMemcpy2DUnaligned_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy2DUnaligned_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy2DUnaligned",
+        "cuMemcpy2DUnaligned_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3D_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3D",
+        "cuMemcpy3D",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3D_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3D",
+        "cuMemcpy3D_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3D_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3D",
+        "cuMemcpy3D_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3DAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DAsync",
+        "cuMemcpy3DAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DAsync",
+        "cuMemcpy3DAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DAsync",
+        "cuMemcpy3DAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3DBatchAsync_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DBatchAsync",
+        "cuMemcpy3DBatchAsync",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DBatchAsync_v12080_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DBatchAsync",
+        "cuMemcpy3DBatchAsync_ptsz",
+        12080u32,
+        12080u32,
+        12080u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3DBatchAsync_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DBatchAsync",
+        "cuMemcpy3DBatchAsync_v2",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DBatchAsync_v13000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DBatchAsync",
+        "cuMemcpy3DBatchAsync_v2_ptsz",
+        13000u32,
+        13000u32,
+        13000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3DPeer_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DPeer",
+        "cuMemcpy3DPeer",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DPeer_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DPeer",
+        "cuMemcpy3DPeer_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3DPeerAsync_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DPeerAsync",
+        "cuMemcpy3DPeerAsync",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DPeerAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DPeerAsync",
+        "cuMemcpy3DPeerAsync_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpy3DWithAttributesAsync_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DWithAttributesAsync",
+        "cuMemcpy3DWithAttributesAsync",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpy3DWithAttributesAsync_v13020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpy3DWithAttributesAsync",
+        "cuMemcpy3DWithAttributesAsync_ptsz",
+        13020u32,
+        13020u32,
+        13020u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyAsync_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAsync",
+        "cuMemcpyAsync",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAsync",
+        "cuMemcpyAsync_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyAtoA_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoA",
+        "cuMemcpyAtoA",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoA_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoA",
+        "cuMemcpyAtoA_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoA_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoA",
+        "cuMemcpyAtoA_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyAtoD_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoD",
+        "cuMemcpyAtoD",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoD_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoD",
+        "cuMemcpyAtoD_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoD_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoD",
+        "cuMemcpyAtoD_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyAtoH_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoH",
+        "cuMemcpyAtoH",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoH_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoH",
+        "cuMemcpyAtoH_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoH_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoH",
+        "cuMemcpyAtoH_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyAtoHAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoHAsync",
+        "cuMemcpyAtoHAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoHAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoHAsync",
+        "cuMemcpyAtoHAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyAtoHAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyAtoHAsync",
+        "cuMemcpyAtoHAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyBatchAsync_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyBatchAsync",
+        "cuMemcpyBatchAsync",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyBatchAsync_v12080_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyBatchAsync",
+        "cuMemcpyBatchAsync_ptsz",
+        12080u32,
+        12080u32,
+        12080u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyBatchAsync_v13000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyBatchAsync",
+        "cuMemcpyBatchAsync_v2",
+        13000u32,
+        13000u32,
+        13000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyBatchAsync_v13000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyBatchAsync",
+        "cuMemcpyBatchAsync_v2_ptsz",
+        13000u32,
+        13000u32,
+        13000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyDtoA_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoA",
+        "cuMemcpyDtoA",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoA_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoA",
+        "cuMemcpyDtoA_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoA_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoA",
+        "cuMemcpyDtoA_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyDtoD_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoD",
+        "cuMemcpyDtoD",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoD_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoD",
+        "cuMemcpyDtoD_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoD_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoD",
+        "cuMemcpyDtoD_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyDtoDAsync_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoDAsync",
+        "cuMemcpyDtoDAsync",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoDAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoDAsync",
+        "cuMemcpyDtoDAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoDAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoDAsync",
+        "cuMemcpyDtoDAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyDtoH_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoH",
+        "cuMemcpyDtoH",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoH_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoH",
+        "cuMemcpyDtoH_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoH_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoH",
+        "cuMemcpyDtoH_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyDtoHAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoHAsync",
+        "cuMemcpyDtoHAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoHAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoHAsync",
+        "cuMemcpyDtoHAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyDtoHAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyDtoHAsync",
+        "cuMemcpyDtoHAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyHtoA_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoA",
+        "cuMemcpyHtoA",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoA_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoA",
+        "cuMemcpyHtoA_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoA_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoA",
+        "cuMemcpyHtoA_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyHtoAAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoAAsync",
+        "cuMemcpyHtoAAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoAAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoAAsync",
+        "cuMemcpyHtoAAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoAAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoAAsync",
+        "cuMemcpyHtoAAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyHtoD_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoD",
+        "cuMemcpyHtoD",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoD_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoD",
+        "cuMemcpyHtoD_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoD_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoD",
+        "cuMemcpyHtoD_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyHtoDAsync_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoDAsync",
+        "cuMemcpyHtoDAsync",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoDAsync_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoDAsync",
+        "cuMemcpyHtoDAsync_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyHtoDAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyHtoDAsync",
+        "cuMemcpyHtoDAsync_v2_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyPeer_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyPeer",
+        "cuMemcpyPeer",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyPeer_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyPeer",
+        "cuMemcpyPeer_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyPeerAsync_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyPeerAsync",
+        "cuMemcpyPeerAsync",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyPeerAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyPeerAsync",
+        "cuMemcpyPeerAsync_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemcpyWithAttributesAsync_v13020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyWithAttributesAsync",
+        "cuMemcpyWithAttributesAsync",
+        13020u32,
+        13020u32,
+        13020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemcpyWithAttributesAsync_v13020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemcpyWithAttributesAsync",
+        "cuMemcpyWithAttributesAsync_ptsz",
+        13020u32,
+        13020u32,
+        13020u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD16_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD16",
+        "cuMemsetD16",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD16_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD16",
+        "cuMemsetD16_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD16_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD16",
+        "cuMemsetD16_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD16Async_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD16Async",
+        "cuMemsetD16Async",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD16Async_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD16Async",
+        "cuMemsetD16Async_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD2D16_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D16",
+        "cuMemsetD2D16",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D16_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D16",
+        "cuMemsetD2D16_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D16_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D16",
+        "cuMemsetD2D16_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD2D16Async_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D16Async",
+        "cuMemsetD2D16Async",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D16Async_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D16Async",
+        "cuMemsetD2D16Async_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD2D32_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D32",
+        "cuMemsetD2D32",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D32_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D32",
+        "cuMemsetD2D32_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D32_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D32",
+        "cuMemsetD2D32_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD2D32Async_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D32Async",
+        "cuMemsetD2D32Async",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D32Async_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D32Async",
+        "cuMemsetD2D32Async_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD2D8_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D8",
+        "cuMemsetD2D8",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D8_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D8",
+        "cuMemsetD2D8_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D8_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D8",
+        "cuMemsetD2D8_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD2D8Async_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D8Async",
+        "cuMemsetD2D8Async",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD2D8Async_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD2D8Async",
+        "cuMemsetD2D8Async_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD32_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD32",
+        "cuMemsetD32",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD32_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD32",
+        "cuMemsetD32_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD32_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD32",
+        "cuMemsetD32_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD32Async_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD32Async",
+        "cuMemsetD32Async",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD32Async_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD32Async",
+        "cuMemsetD32Async_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD8_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD8",
+        "cuMemsetD8",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD8_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD8",
+        "cuMemsetD8_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD8_v7000_ptds: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD8",
+        "cuMemsetD8_v2_ptds",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMemsetD8Async_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD8Async",
+        "cuMemsetD8Async",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuMemsetD8Async_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMemsetD8Async",
+        "cuMemsetD8Async_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuMipmappedArrayCreate_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMipmappedArrayCreate",
+        "cuMipmappedArrayCreate",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuMipmappedArrayDestroy_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMipmappedArrayDestroy",
+        "cuMipmappedArrayDestroy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuMipmappedArrayGetLevel_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMipmappedArrayGetLevel",
+        "cuMipmappedArrayGetLevel",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuMipmappedArrayGetMemoryRequirements_v11060: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMipmappedArrayGetMemoryRequirements",
+        "cuMipmappedArrayGetMemoryRequirements",
+        11060u32,
+        11060u32,
+        11060u32,
+        1u8,
+        1,
+    );
+    pub static cuMipmappedArrayGetSparseProperties_v11010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMipmappedArrayGetSparseProperties",
+        "cuMipmappedArrayGetSparseProperties",
+        11010u32,
+        11010u32,
+        11010u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleEnumerateFunctions_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleEnumerateFunctions",
+        "cuModuleEnumerateFunctions",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetFunction_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetFunction",
+        "cuModuleGetFunction",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetFunctionCount_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetFunctionCount",
+        "cuModuleGetFunctionCount",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetGlobal_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetGlobal",
+        "cuModuleGetGlobal",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetGlobal_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetGlobal",
+        "cuModuleGetGlobal_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetLoadingMode_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetLoadingMode",
+        "cuModuleGetLoadingMode",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetSurfRef_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetSurfRef",
+        "cuModuleGetSurfRef",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleGetTexRef_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleGetTexRef",
+        "cuModuleGetTexRef",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleLoad_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleLoad",
+        "cuModuleLoad",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleLoadData_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleLoadData",
+        "cuModuleLoadData",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleLoadDataEx_v2010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleLoadDataEx",
+        "cuModuleLoadDataEx",
+        2010u32,
+        2010u32,
+        2010u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleLoadFatBinary_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleLoadFatBinary",
+        "cuModuleLoadFatBinary",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuModuleUnload_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuModuleUnload",
+        "cuModuleUnload",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastAddDevice_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastAddDevice",
+        "cuMulticastAddDevice",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastBindAddr_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastBindAddr",
+        "cuMulticastBindAddr",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastBindAddr_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastBindAddr",
+        "cuMulticastBindAddr_v2",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastBindMem_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastBindMem",
+        "cuMulticastBindMem",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastBindMem_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastBindMem",
+        "cuMulticastBindMem_v2",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastCreate_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastCreate",
+        "cuMulticastCreate",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastGetGranularity_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastGetGranularity",
+        "cuMulticastGetGranularity",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuMulticastUnbind_v12010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuMulticastUnbind",
+        "cuMulticastUnbind",
+        12010u32,
+        12010u32,
+        12010u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyAvailableDynamicSMemPerBlock_v10020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyAvailableDynamicSMemPerBlock",
+        "cuOccupancyAvailableDynamicSMemPerBlock",
+        10020u32,
+        10020u32,
+        10020u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyMaxActiveClusters_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyMaxActiveClusters",
+        "cuOccupancyMaxActiveClusters",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyMaxPotentialBlockSize_v6050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyMaxPotentialBlockSize",
+        "cuOccupancyMaxPotentialBlockSize",
+        6050u32,
+        6050u32,
+        6050u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyMaxPotentialBlockSizeWithFlags_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyMaxPotentialBlockSizeWithFlags",
+        "cuOccupancyMaxPotentialBlockSizeWithFlags",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuOccupancyMaxPotentialClusterSize_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuOccupancyMaxPotentialClusterSize",
+        "cuOccupancyMaxPotentialClusterSize",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuParamSetSize_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuParamSetSize",
+        "cuParamSetSize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuParamSetTexRef_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuParamSetTexRef",
+        "cuParamSetTexRef",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuParamSetf_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuParamSetf",
+        "cuParamSetf",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuParamSeti_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuParamSeti",
+        "cuParamSeti",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuParamSetv_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuParamSetv",
+        "cuParamSetv",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuPointerGetAttribute_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuPointerGetAttribute",
+        "cuPointerGetAttribute",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuPointerGetAttributes_v7000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuPointerGetAttributes",
+        "cuPointerGetAttributes",
+        7000u32,
+        7000u32,
+        7000u32,
+        1u8,
+        1,
+    );
+    pub static cuPointerSetAttribute_v6000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuPointerSetAttribute",
+        "cuPointerSetAttribute",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "profiler")]
+    pub static cuProfilerInitialize_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuProfilerInitialize",
+        "cuProfilerInitialize",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "profiler")]
+    pub static cuProfilerStart_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuProfilerStart",
+        "cuProfilerStart",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "profiler")]
+    pub static cuProfilerStop_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuProfilerStop",
+        "cuProfilerStop",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuSignalExternalSemaphoresAsync_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSignalExternalSemaphoresAsync",
+        "cuSignalExternalSemaphoresAsync",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuSignalExternalSemaphoresAsync_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSignalExternalSemaphoresAsync",
+        "cuSignalExternalSemaphoresAsync_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamAddCallback_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamAddCallback",
+        "cuStreamAddCallback",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamAddCallback_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamAddCallback",
+        "cuStreamAddCallback_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamAttachMemAsync_v6000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamAttachMemAsync",
+        "cuStreamAttachMemAsync",
+        6000u32,
+        6000u32,
+        6000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamAttachMemAsync_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamAttachMemAsync",
+        "cuStreamAttachMemAsync_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBatchMemOp_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBatchMemOp",
+        "cuStreamBatchMemOp",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBatchMemOp_v8000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBatchMemOp",
+        "cuStreamBatchMemOp_ptsz",
+        8000u32,
+        8000u32,
+        8000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBatchMemOp_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBatchMemOp",
+        "cuStreamBatchMemOp_v2",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBatchMemOp_v11070_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBatchMemOp",
+        "cuStreamBatchMemOp_v2_ptsz",
+        11070u32,
+        11070u32,
+        11070u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBeginCapture_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCapture",
+        "cuStreamBeginCapture",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBeginCapture_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCapture",
+        "cuStreamBeginCapture_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBeginCapture_v10010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCapture",
+        "cuStreamBeginCapture_v2",
+        10010u32,
+        10010u32,
+        10010u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBeginCapture_v10010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCapture",
+        "cuStreamBeginCapture_v2_ptsz",
+        10010u32,
+        10010u32,
+        10010u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBeginCaptureToCig_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCaptureToCig",
+        "cuStreamBeginCaptureToCig",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBeginCaptureToCig_v13010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCaptureToCig",
+        "cuStreamBeginCaptureToCig_ptsz",
+        13010u32,
+        13010u32,
+        13010u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBeginCaptureToGraph_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCaptureToGraph",
+        "cuStreamBeginCaptureToGraph",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBeginCaptureToGraph_v12030_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginCaptureToGraph",
+        "cuStreamBeginCaptureToGraph_ptsz",
+        12030u32,
+        12030u32,
+        12030u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamBeginRecaptureToGraph_v13030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginRecaptureToGraph",
+        "cuStreamBeginRecaptureToGraph",
+        13030u32,
+        13030u32,
+        13030u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamBeginRecaptureToGraph_v13030_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamBeginRecaptureToGraph",
+        "cuStreamBeginRecaptureToGraph_ptsz",
+        13030u32,
+        13030u32,
+        13030u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamCopyAttributes_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamCopyAttributes",
+        "cuStreamCopyAttributes",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamCopyAttributes_v11000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamCopyAttributes",
+        "cuStreamCopyAttributes_ptsz",
+        11000u32,
+        11000u32,
+        11000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamCreate",
+        "cuStreamCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamCreateWithPriority_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamCreateWithPriority",
+        "cuStreamCreateWithPriority",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamDestroy_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamDestroy",
+        "cuStreamDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamDestroy_v4000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamDestroy",
+        "cuStreamDestroy_v2",
+        4000u32,
+        4000u32,
+        4000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamEndCapture_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamEndCapture",
+        "cuStreamEndCapture",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamEndCapture_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamEndCapture",
+        "cuStreamEndCapture_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamEndCaptureToCig_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamEndCaptureToCig",
+        "cuStreamEndCaptureToCig",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamEndCaptureToCig_v13010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamEndCaptureToCig",
+        "cuStreamEndCaptureToCig_ptsz",
+        13010u32,
+        13010u32,
+        13010u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetAttribute_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetAttribute",
+        "cuStreamGetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetAttribute_v11000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetAttribute",
+        "cuStreamGetAttribute_ptsz",
+        11000u32,
+        11000u32,
+        11000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetCaptureInfo_v10010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo",
+        10010u32,
+        10010u32,
+        10010u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetCaptureInfo_v10010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo_ptsz",
+        10010u32,
+        10010u32,
+        10010u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetCaptureInfo_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo_v2",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetCaptureInfo_v11030_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo_v2_ptsz",
+        11030u32,
+        11030u32,
+        11030u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetCaptureInfo_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo_v3",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetCaptureInfo_v12030_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCaptureInfo",
+        "cuStreamGetCaptureInfo_v3_ptsz",
+        12030u32,
+        12030u32,
+        12030u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetCtx_v9020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCtx",
+        "cuStreamGetCtx",
+        9020u32,
+        9020u32,
+        9020u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetCtx_v9020_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCtx",
+        "cuStreamGetCtx_ptsz",
+        9020u32,
+        9020u32,
+        9020u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetCtx_v12050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCtx",
+        "cuStreamGetCtx_v2",
+        12050u32,
+        12050u32,
+        12050u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetCtx_v12050_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetCtx",
+        "cuStreamGetCtx_v2_ptsz",
+        12050u32,
+        12050u32,
+        12050u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetDevResource_v13010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetDevResource",
+        "cuStreamGetDevResource",
+        13010u32,
+        13010u32,
+        13010u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetDevResource_v13010_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetDevResource",
+        "cuStreamGetDevResource_ptsz",
+        13010u32,
+        13010u32,
+        13010u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetDevice_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetDevice",
+        "cuStreamGetDevice",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetDevice_v12080_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetDevice",
+        "cuStreamGetDevice_ptsz",
+        12080u32,
+        12080u32,
+        12080u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetFlags_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetFlags",
+        "cuStreamGetFlags",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetFlags_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetFlags",
+        "cuStreamGetFlags_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetGreenCtx_v12040: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetGreenCtx",
+        "cuStreamGetGreenCtx",
+        12040u32,
+        12040u32,
+        12040u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetId_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetId",
+        "cuStreamGetId",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetId_v12000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetId",
+        "cuStreamGetId_ptsz",
+        12000u32,
+        12000u32,
+        12000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamGetPriority_v5050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetPriority",
+        "cuStreamGetPriority",
+        5050u32,
+        5050u32,
+        5050u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamGetPriority_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamGetPriority",
+        "cuStreamGetPriority_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamIsCapturing_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamIsCapturing",
+        "cuStreamIsCapturing",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamIsCapturing_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamIsCapturing",
+        "cuStreamIsCapturing_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamQuery_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamQuery",
+        "cuStreamQuery",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamQuery_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamQuery",
+        "cuStreamQuery_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamSetAttribute_v11000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamSetAttribute",
+        "cuStreamSetAttribute",
+        11000u32,
+        11000u32,
+        11000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamSetAttribute_v11000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamSetAttribute",
+        "cuStreamSetAttribute_ptsz",
+        11000u32,
+        11000u32,
+        11000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamSynchronize_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamSynchronize",
+        "cuStreamSynchronize",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamSynchronize_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamSynchronize",
+        "cuStreamSynchronize_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamUpdateCaptureDependencies_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamUpdateCaptureDependencies",
+        "cuStreamUpdateCaptureDependencies",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamUpdateCaptureDependencies_v11030_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamUpdateCaptureDependencies",
+        "cuStreamUpdateCaptureDependencies_ptsz",
+        11030u32,
+        11030u32,
+        11030u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamUpdateCaptureDependencies_v12030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamUpdateCaptureDependencies",
+        "cuStreamUpdateCaptureDependencies_v2",
+        12030u32,
+        12030u32,
+        12030u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamUpdateCaptureDependencies_v12030_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamUpdateCaptureDependencies",
+        "cuStreamUpdateCaptureDependencies_v2_ptsz",
+        12030u32,
+        12030u32,
+        12030u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWaitEvent_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitEvent",
+        "cuStreamWaitEvent",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWaitEvent_v7000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitEvent",
+        "cuStreamWaitEvent_ptsz",
+        7000u32,
+        7000u32,
+        7000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWaitValue32_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue32",
+        "cuStreamWaitValue32",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWaitValue32_v8000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue32",
+        "cuStreamWaitValue32_ptsz",
+        8000u32,
+        8000u32,
+        8000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWaitValue32_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue32",
+        "cuStreamWaitValue32_v2",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWaitValue32_v11070_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue32",
+        "cuStreamWaitValue32_v2_ptsz",
+        11070u32,
+        11070u32,
+        11070u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWaitValue64_v9000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue64",
+        "cuStreamWaitValue64",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWaitValue64_v9000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue64",
+        "cuStreamWaitValue64_ptsz",
+        9000u32,
+        9000u32,
+        9000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWaitValue64_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue64",
+        "cuStreamWaitValue64_v2",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWaitValue64_v11070_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWaitValue64",
+        "cuStreamWaitValue64_v2_ptsz",
+        11070u32,
+        11070u32,
+        11070u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWriteValue32_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue32",
+        "cuStreamWriteValue32",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWriteValue32_v8000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue32",
+        "cuStreamWriteValue32_ptsz",
+        8000u32,
+        8000u32,
+        8000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWriteValue32_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue32",
+        "cuStreamWriteValue32_v2",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWriteValue32_v11070_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue32",
+        "cuStreamWriteValue32_v2_ptsz",
+        11070u32,
+        11070u32,
+        11070u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWriteValue64_v9000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue64",
+        "cuStreamWriteValue64",
+        9000u32,
+        9000u32,
+        9000u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWriteValue64_v9000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue64",
+        "cuStreamWriteValue64_ptsz",
+        9000u32,
+        9000u32,
+        9000u32,
+        2u8,
+        1,
+    );
+    pub static cuStreamWriteValue64_v11070: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue64",
+        "cuStreamWriteValue64_v2",
+        11070u32,
+        11070u32,
+        11070u32,
+        1u8,
+        1,
+    );
+    pub static cuStreamWriteValue64_v11070_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuStreamWriteValue64",
+        "cuStreamWriteValue64_v2_ptsz",
+        11070u32,
+        11070u32,
+        11070u32,
+        2u8,
+        1,
+    );
+    pub static cuSurfObjectCreate_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSurfObjectCreate",
+        "cuSurfObjectCreate",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuSurfObjectDestroy_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSurfObjectDestroy",
+        "cuSurfObjectDestroy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuSurfObjectGetResourceDesc_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSurfObjectGetResourceDesc",
+        "cuSurfObjectGetResourceDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuSurfRefGetArray_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSurfRefGetArray",
+        "cuSurfRefGetArray",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuSurfRefSetArray_v3000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuSurfRefSetArray",
+        "cuSurfRefSetArray",
+        3000u32,
+        3000u32,
+        3000u32,
+        1u8,
+        1,
+    );
+    pub static cuTensorMapEncodeIm2col_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTensorMapEncodeIm2col",
+        "cuTensorMapEncodeIm2col",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuTensorMapEncodeIm2colWide_v12080: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTensorMapEncodeIm2colWide",
+        "cuTensorMapEncodeIm2colWide",
+        12080u32,
+        12080u32,
+        12080u32,
+        1u8,
+        1,
+    );
+    pub static cuTensorMapEncodeTiled_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTensorMapEncodeTiled",
+        "cuTensorMapEncodeTiled",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuTensorMapReplaceAddress_v12000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTensorMapReplaceAddress",
+        "cuTensorMapReplaceAddress",
+        12000u32,
+        12000u32,
+        12000u32,
+        1u8,
+        1,
+    );
+    pub static cuTensorMapSetAllocationClass_v13050: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTensorMapSetAllocationClass",
+        "cuTensorMapSetAllocationClass",
+        13050u32,
+        13050u32,
+        13050u32,
+        1u8,
+        1,
+    );
+    pub static cuTexObjectCreate_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexObjectCreate",
+        "cuTexObjectCreate",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexObjectDestroy_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexObjectDestroy",
+        "cuTexObjectDestroy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexObjectGetResourceDesc_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexObjectGetResourceDesc",
+        "cuTexObjectGetResourceDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexObjectGetResourceViewDesc_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexObjectGetResourceViewDesc",
+        "cuTexObjectGetResourceViewDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexObjectGetTextureDesc_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexObjectGetTextureDesc",
+        "cuTexObjectGetTextureDesc",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefCreate_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefCreate",
+        "cuTexRefCreate",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefDestroy_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefDestroy",
+        "cuTexRefDestroy",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetAddress_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetAddress",
+        "cuTexRefGetAddress",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetAddress_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetAddress",
+        "cuTexRefGetAddress_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetAddressMode_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetAddressMode",
+        "cuTexRefGetAddressMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetArray_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetArray",
+        "cuTexRefGetArray",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetBorderColor_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetBorderColor",
+        "cuTexRefGetBorderColor",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetFilterMode_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetFilterMode",
+        "cuTexRefGetFilterMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetFlags_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetFlags",
+        "cuTexRefGetFlags",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetFormat_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetFormat",
+        "cuTexRefGetFormat",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetMaxAnisotropy_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetMaxAnisotropy",
+        "cuTexRefGetMaxAnisotropy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetMipmapFilterMode_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetMipmapFilterMode",
+        "cuTexRefGetMipmapFilterMode",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetMipmapLevelBias_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetMipmapLevelBias",
+        "cuTexRefGetMipmapLevelBias",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetMipmapLevelClamp_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetMipmapLevelClamp",
+        "cuTexRefGetMipmapLevelClamp",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefGetMipmappedArray_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefGetMipmappedArray",
+        "cuTexRefGetMipmappedArray",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetAddress_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetAddress",
+        "cuTexRefSetAddress",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetAddress_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetAddress",
+        "cuTexRefSetAddress_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetAddress2D_v2020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetAddress2D",
+        "cuTexRefSetAddress2D",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetAddress2D_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetAddress2D",
+        "cuTexRefSetAddress2D_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetAddress2D_v4010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetAddress2D",
+        "cuTexRefSetAddress2D_v3",
+        4010u32,
+        4010u32,
+        4010u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetAddressMode_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetAddressMode",
+        "cuTexRefSetAddressMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetArray_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetArray",
+        "cuTexRefSetArray",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetBorderColor_v8000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetBorderColor",
+        "cuTexRefSetBorderColor",
+        8000u32,
+        8000u32,
+        8000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetFilterMode_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetFilterMode",
+        "cuTexRefSetFilterMode",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetFlags_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetFlags",
+        "cuTexRefSetFlags",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetFormat_v2000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetFormat",
+        "cuTexRefSetFormat",
+        2000u32,
+        2000u32,
+        2000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetMaxAnisotropy_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetMaxAnisotropy",
+        "cuTexRefSetMaxAnisotropy",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetMipmapFilterMode_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetMipmapFilterMode",
+        "cuTexRefSetMipmapFilterMode",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetMipmapLevelBias_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetMipmapLevelBias",
+        "cuTexRefSetMipmapLevelBias",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetMipmapLevelClamp_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetMipmapLevelClamp",
+        "cuTexRefSetMipmapLevelClamp",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuTexRefSetMipmappedArray_v5000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuTexRefSetMipmappedArray",
+        "cuTexRefSetMipmappedArray",
+        5000u32,
+        5000u32,
+        5000u32,
+        1u8,
+        1,
+    );
+    pub static cuThreadExchangeStreamCaptureMode_v10010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuThreadExchangeStreamCaptureMode",
+        "cuThreadExchangeStreamCaptureMode",
+        10010u32,
+        10010u32,
+        10010u32,
+        1u8,
+        1,
+    );
+    pub static cuUserObjectCreate_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuUserObjectCreate",
+        "cuUserObjectCreate",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuUserObjectRelease_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuUserObjectRelease",
+        "cuUserObjectRelease",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    pub static cuUserObjectRetain_v11030: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuUserObjectRetain",
+        "cuUserObjectRetain",
+        11030u32,
+        11030u32,
+        11030u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuVDPAUCtxCreate_v3010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuVDPAUCtxCreate",
+        "cuVDPAUCtxCreate",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuVDPAUCtxCreate_v3020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuVDPAUCtxCreate",
+        "cuVDPAUCtxCreate_v2",
+        3020u32,
+        3020u32,
+        3020u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "vdpau")]
+    pub static cuVDPAUGetDevice_v3010: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuVDPAUGetDevice",
+        "cuVDPAUGetDevice",
+        3010u32,
+        3010u32,
+        3010u32,
+        1u8,
+        1,
+    );
+    #[cfg(feature = "wgl")]
+    pub static cuWGLGetDevice_v2020: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuWGLGetDevice",
+        "cuWGLGetDevice",
+        2020u32,
+        2020u32,
+        2020u32,
+        1u8,
+        1,
+    );
+    pub static cuWaitExternalSemaphoresAsync_v10000: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuWaitExternalSemaphoresAsync",
+        "cuWaitExternalSemaphoresAsync",
+        10000u32,
+        10000u32,
+        10000u32,
+        1u8,
+        1,
+    );
+    pub static cuWaitExternalSemaphoresAsync_v10000_ptsz: super::EntryRecord = super::EntryRecord::new(
+        super::EntryRecord::ENTRY,
+        "cuWaitExternalSemaphoresAsync",
+        "cuWaitExternalSemaphoresAsync_ptsz",
+        10000u32,
+        10000u32,
+        10000u32,
+        2u8,
+        1,
+    );
 }

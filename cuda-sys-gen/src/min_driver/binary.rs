@@ -1,0 +1,557 @@
+//! `min-driver PATH` where PATH is a compiled program: the records the generated crate leaves
+//! in it, the libcuda functions it imports, the registry names its strings hold (where it has
+//! no records but looks functions up by name), the runtime it links, and the kernels it embeds.
+//!
+//! A record is the generated crate's `EntryRecord`: 160 bytes found by their magic and checked
+//! by their FNV-1a. The linker keeps exactly the records of the lookups in the code it keeps, so
+//! for linked code the records are exact: what the program can ask the driver for.
+//!
+//! Every loop here advances by at least one byte or stops, and each byte of a section is
+//! searched a bounded number of times: linear in the file's size.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use memchr::memmem;
+use object::{Object, ObjectSection, SectionKind};
+
+use super::kernels::{self, Image};
+use super::registry::Registry;
+use super::{Kernel, Unresolved, Use};
+
+/// The first bytes of every record (the generated crate's `EntryRecord::MAGIC`). Built at run
+/// time, so that this program's own image does not hold a record's magic.
+fn magic() -> [u8; 8] {
+    let mut m = *b"\x00cuRec\x1a\n";
+    m[0] = 0xc3;
+    m
+}
+
+/// `EntryRecord`'s size and the offsets of its fields.
+const RECORD_SIZE: usize = 160;
+
+/// The kinds of record (`EntryRecord::how`).
+const ENTRY: u8 = 1;
+const NEWEST: u8 = 2;
+const RUNTIME: u8 = 3;
+const FIXED: u8 = 4;
+
+/// One record, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Record {
+    pub how: u8,
+    pub flags: u8,
+    pub abis: u8,
+    pub version: u32,
+    pub floor: u32,
+    pub high: u32,
+    pub symbol: String,
+    pub exported: String,
+    /// Where it was found: the section's name and the offset in it.
+    pub at: String,
+}
+
+/// FNV-1a over the bytes the record's `check` covers.
+fn fnv(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// A NUL-padded name of a record: ASCII identifier bytes, then only NULs.
+fn name(field: &[u8]) -> Option<String> {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    let (text, rest) = field.split_at(end);
+    let ok = text.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'!'))
+        && rest.iter().all(|&b| b == 0);
+    ok.then(|| String::from_utf8_lossy(text).into_owned())
+}
+
+/// The records in `data` (one section's bytes); `little`: the file's byte order.
+pub(super) fn records(data: &[u8], little: bool, section: &str, out: &mut Vec<Record>) {
+    let magic = magic();
+    let u32_at = |b: &[u8], o: usize| {
+        let w = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+        if little {
+            u32::from_le_bytes(w)
+        } else {
+            u32::from_be_bytes(w)
+        }
+    };
+    for at in memmem::find_iter(data, &magic) {
+        let Some(r) = data.get(at..at + RECORD_SIZE) else { continue };
+        if r[8] != 1 {
+            continue;
+        }
+        // The check is over the integers little-endian, whatever the target's order.
+        let mut canonical = r[..152].to_vec();
+        for o in [12, 16, 20] {
+            canonical[o..o + 4].copy_from_slice(&u32_at(r, o).to_le_bytes());
+        }
+        if fnv(&canonical) != u32_at(r, 152) {
+            continue;
+        }
+        let (Some(symbol), Some(exported)) = (name(&r[24..88]), name(&r[88..152])) else { continue };
+        out.push(Record {
+            how: r[9],
+            flags: r[10],
+            abis: r[11],
+            version: u32_at(r, 12),
+            floor: u32_at(r, 16),
+            high: u32_at(r, 20),
+            symbol,
+            exported,
+            at: format!("{section}+{at:#x}"),
+        });
+    }
+}
+
+/// What a compiled program needs.
+#[derive(Debug, Default)]
+pub(super) struct Read {
+    pub uses: Vec<Use>,
+    pub kernels: Vec<Kernel>,
+    pub unresolved: Vec<Unresolved>,
+    /// The kind of file (`ELF x86-64 executable`).
+    pub format: String,
+    pub records: usize,
+    /// With a GPU given: the fatbin entries not loaded on it.
+    pub unused: Vec<String>,
+}
+
+/// Whether `bytes` start like a compiled program or library the `object` crate reads.
+pub(super) fn is_binary(head: &[u8]) -> bool {
+    head.starts_with(b"\x7fELF")
+        || head.starts_with(b"MZ")
+        || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+        || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
+}
+
+/// The minor version compatibility floors of NVIDIA's table (a runtime of major 12 runs on
+/// any driver of CUDA 12.0 and later, 525.60.13 on Linux; 13.x on 580): the CUDA version a
+/// runtime of `major` needs at the least. CUDA 11.1 and later; older runtimes need their own
+/// release.
+fn runtime_floor(major: u32, minor: Option<u32>) -> u32 {
+    if major >= 11 {
+        major * 1000
+    } else {
+        major * 1000 + minor.unwrap_or(0) * 10
+    }
+}
+
+/// Reads the compiled program `path` (its bytes `data`).
+pub(super) fn read(
+    path: &Path,
+    data: &[u8],
+    reg: &Registry,
+    releases: &super::Releases,
+    gpu: Option<u32>,
+) -> anyhow::Result<Read> {
+    let file = object::File::parse(data).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
+             programs and libraries, or Rust sources",
+            path.display()
+        )
+    })?;
+    let little = file.is_little_endian();
+    let mut read = Read {
+        format: format!(
+            "{:?} {:?} {}",
+            file.format(),
+            file.architecture(),
+            if file.kind() == object::ObjectKind::Dynamic { "shared object or PIE" } else { "executable" }
+        ),
+        ..Read::default()
+    };
+    let mut records_found = Vec::new();
+    let mut image = Image::default();
+    // Allocated sections only: what the program holds when it runs.
+    for section in file.sections() {
+        let name = section.name().unwrap_or("").to_owned();
+        let allocated = match section.flags() {
+            object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_ALLOC) != 0,
+            _ => !matches!(section.kind(), SectionKind::Debug | SectionKind::Metadata | SectionKind::Linker),
+        };
+        if !allocated || matches!(section.kind(), SectionKind::UninitializedData | SectionKind::UninitializedTls) {
+            continue;
+        }
+        let Ok(bytes) = section.data() else {
+            read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
+            continue;
+        };
+        if name == ".nv_fatbin" || name == "__nv_fatbin" {
+            kernels::binary(bytes, &name, &mut image);
+            continue;
+        }
+        records(bytes, little, &name, &mut records_found);
+        if section.kind() != SectionKind::Text {
+            kernels::embedded(bytes, &name, &mut image);
+        }
+    }
+    read.records = records_found.len();
+    let file_name = path.to_owned();
+    let mut uses: BTreeMap<String, Use> = BTreeMap::new();
+    let mut add = |u: Use| match uses.get(&u.marker) {
+        Some(old) if old.version >= u.version => {}
+        _ => {
+            uses.insert(u.marker.clone(), u);
+        }
+    };
+    for r in &records_found {
+        let mk = |marker: String, version: u32, spelled: String, read_as: &'static str| Use {
+            marker,
+            version,
+            spelled,
+            file: file_name.clone(),
+            line: 0,
+            read_as,
+            reading: "record",
+        };
+        match r.how {
+            ENTRY => {
+                let marker = reg
+                    .entry_of(&r.symbol, r.version, r.flags)
+                    .map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
+                let floor = reg.entry_of(&r.symbol, r.version, r.flags).map_or(r.floor, |e| reg.entries[e].floor);
+                add(mk(
+                    marker,
+                    floor.max(r.floor),
+                    format!("{} at {} ({}), {}", r.symbol, r.version, r.exported, r.at),
+                    "exact",
+                ));
+            }
+            NEWEST => add(mk(
+                format!("{}_v{}", r.symbol, r.version),
+                r.floor,
+                format!(
+                    "newest::<symbols::{}>, any of {} ABIs from {} to {}, {}",
+                    r.symbol, r.abis, r.version, r.high, r.at
+                ),
+                "oldest ABI",
+            )),
+            FIXED => {
+                let known = reg.entry_of(&r.symbol, r.version, r.flags).map(|e| reg.entries[e].floor);
+                let marker = reg
+                    .entry_of(&r.symbol, r.version, r.flags)
+                    .map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
+                add(mk(
+                    marker,
+                    known.unwrap_or(r.floor).max(r.floor),
+                    format!("get_raw!(\"{}\", {}), {}", r.symbol, r.version, r.at),
+                    "exact",
+                ))
+            }
+            RUNTIME => read.unresolved.push(Unresolved {
+                spelled: format!("Driver::{}", r.exported),
+                file: file_name.clone(),
+                line: 0,
+                why: format!(
+                    "looks entries up by a name or version known only at run time ({}): the program may need more \
+                     than its records say; fix name and version at compile time (entries::X, get_raw!) where the \
+                     floor matters",
+                    r.at
+                ),
+                reading: "runtime",
+            }),
+            other => read.unresolved.push(Unresolved {
+                spelled: format!("a record of kind {other}"),
+                file: file_name.clone(),
+                line: 0,
+                why: format!("{}: a newer generated crate's record: a newer cuda-sys-gen reads it", r.at),
+                reading: "record",
+            }),
+        }
+    }
+    // Imports of libcuda's functions, by exported name: exactly those ABIs.
+    let imports: Vec<String> = file
+        .imports()
+        .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
+        .unwrap_or_default();
+    let libs: Vec<String> = needed_libraries(&file);
+    for name in &imports {
+        if let Some(e) = reg.by_exported(name) {
+            let entry = &reg.entries[e];
+            add(Use {
+                marker: entry.marker.clone(),
+                version: entry.floor,
+                spelled: format!("imports {name}"),
+                file: file_name.clone(),
+                line: 0,
+                read_as: "exact",
+                reading: "import",
+            });
+        }
+    }
+    // A program without records that looks libcuda's functions up by name (cuGetProcAddress,
+    // or dlopen of libcuda): the registry names its strings hold, at their highest meaning.
+    let asks_by_name =
+        imports.iter().any(|n| n.starts_with("cuGetProcAddress") || n == "dlsym" || n == "GetProcAddress");
+    let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
+    let static_cudart = static_runtime(data, reg);
+    let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
+    if records_found.is_empty()
+        && static_cudart.is_none()
+        && (imports.iter().any(|n| n.starts_with("cuGetProcAddress")) || (asks_by_name && opens_libcuda))
+    {
+        for section in file.sections() {
+            let allocated = match section.flags() {
+                object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_ALLOC) != 0,
+                _ => true,
+            };
+            if !allocated || matches!(section.kind(), SectionKind::Text | SectionKind::UninitializedData) {
+                continue;
+            }
+            let Ok(bytes) = section.data() else { continue };
+            let sname = section.name().unwrap_or("");
+            if matches!(sname, ".dynstr" | ".strtab" | ".nv_fatbin") {
+                continue;
+            }
+            for (word, at) in identifiers(bytes) {
+                let Some(e) = reg.highest_meaning(word) else { continue };
+                let entry = &reg.entries[e];
+                add(Use {
+                    marker: entry.marker.clone(),
+                    version: entry.floor,
+                    spelled: format!("the string \"{word}\" ({sname}+{at:#x})"),
+                    file: file_name.clone(),
+                    line: 0,
+                    read_as: "highest",
+                    reading: "string",
+                });
+            }
+        }
+    }
+    // The CUDA runtime it links: what that runtime needs.
+    let runtime = shared_cudart.map(|(major, minor, soname)| (major, minor, format!("links {soname}"))).or_else(|| {
+        static_cudart.map(|(major, minor)| {
+            (
+                major,
+                Some(minor),
+                format!("a static CUDA runtime, {major}.{minor} or later by the driver functions it names"),
+            )
+        })
+    });
+    if let Some((major, minor, how)) = runtime {
+        let v = runtime_floor(major, minor);
+        let own = minor.map(|m| major * 1000 + m * 10);
+        let release_driver = own
+            .and_then(|o| releases.driver_for(o, super::Platform::Linux).filter(|(_, at)| *at == o))
+            .map(|(d, _)| format!("; its toolkit's own release driver ({d}) for the features that need it"))
+            .unwrap_or_default();
+        read.kernels.push(Kernel {
+            needs: format!("the CUDA {major}.x runtime"),
+            version: v,
+            what: format!(
+                "{how}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{release_driver}",
+                super::cuda_text(v)
+            ),
+            file: file_name.clone(),
+            line: 0,
+            reading: "runtime",
+        });
+    }
+    if let Some(g) = gpu {
+        let (kept, unused) = kernels::for_gpu(image, g);
+        image = kept;
+        read.unused = unused;
+    }
+    let mut kernels_seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (need, what) in image.needs {
+        let Ok((needs, version)) = super::kernel_floor(&need, releases) else {
+            let why = super::kernel_floor(&need, releases).err().unwrap_or_default();
+            read.unresolved.push(Unresolved {
+                spelled: what,
+                file: file_name.clone(),
+                line: 0,
+                why,
+                reading: "kernel",
+            });
+            continue;
+        };
+        // A library of thousands of kernels: one line per need, with a count.
+        if let Some(&i) = kernels_seen.get(&needs) {
+            let k: &mut Kernel = &mut read.kernels[i];
+            k.what = bump(&k.what);
+            continue;
+        }
+        kernels_seen.insert(needs.clone(), read.kernels.len());
+        read.kernels.push(Kernel { needs, version, what, file: file_name.clone(), line: 0, reading: "kernel" });
+    }
+    let mut unreadable: BTreeMap<String, usize> = BTreeMap::new();
+    for why in image.unreadable {
+        let key = why.split_once(": ").map_or(why.as_str(), |(_, w)| w).to_owned();
+        *unreadable.entry(key).or_default() += 1;
+    }
+    for (why, n) in unreadable {
+        read.unresolved.push(Unresolved {
+            spelled: if n == 1 { "a kernel image".into() } else { format!("{n} kernel images") },
+            file: file_name.clone(),
+            line: 0,
+            why,
+            reading: "kernel",
+        });
+    }
+    read.uses = uses.into_values().collect();
+    Ok(read)
+}
+
+/// `"x (and 2 more)"` for `"x (and 1 more)"`, `"x (and 1 more)"` for `"x"`.
+fn bump(what: &str) -> String {
+    if let Some((head, rest)) = what.rsplit_once(" (and ") {
+        if let Some(n) = rest.strip_suffix(" more)").and_then(|n| n.parse::<u64>().ok()) {
+            return format!("{head} (and {} more)", n + 1);
+        }
+    }
+    format!("{what} (and 1 more)")
+}
+
+fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
+    Unresolved {
+        spelled: format!("section {section}"),
+        file: path.to_owned(),
+        line: 0,
+        why: why.to_owned(),
+        reading: "record",
+    }
+}
+
+/// The libraries an ELF program needs (`DT_NEEDED`), or a PE program imports.
+fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    if let Ok(imports) = file.imports() {
+        for i in imports {
+            let lib = String::from_utf8_lossy(i.library()).into_owned();
+            if !lib.is_empty() && !out.contains(&lib) {
+                out.push(lib);
+            }
+        }
+    }
+    out.extend(elf_needed(file));
+    out
+}
+
+fn elf_needed(file: &object::File<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let dynamic = |data: &[u8], strtab: &[u8], little: bool, is64: bool| {
+        let mut out = Vec::new();
+        let step = if is64 { 16 } else { 8 };
+        let mut at = 0;
+        while at + step <= data.len() {
+            let word = |o: usize, n: usize| {
+                let b = &data[o..o + n];
+                let mut v = 0u64;
+                for (i, &x) in b.iter().enumerate() {
+                    let shift = if little { i } else { n - 1 - i };
+                    v |= u64::from(x) << (8 * shift);
+                }
+                v
+            };
+            let half = step / 2;
+            let (tag, val) = (word(at, half), word(at + half, half));
+            if tag == 0 {
+                break;
+            }
+            if tag == u64::from(object::elf::DT_NEEDED) {
+                if let Some(s) = usize::try_from(val).ok().and_then(|v| strtab.get(v..)) {
+                    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+                    out.push(String::from_utf8_lossy(&s[..end]).into_owned());
+                }
+            }
+            at += step;
+        }
+        out
+    };
+    if let (Some(d), Some(s)) = (file.section_by_name(".dynamic"), file.section_by_name(".dynstr")) {
+        if let (Ok(d), Ok(s)) = (d.data(), s.data()) {
+            out = dynamic(d, s, file.is_little_endian(), file.is_64());
+        }
+    }
+    out
+}
+
+/// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
+/// as (12, None).
+fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
+    let lower = lib.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("libcudart.so.") {
+        let mut parts = rest.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next().and_then(|m| m.parse().ok());
+        return Some((major, minor, lib.to_owned()));
+    }
+    let rest = lower.strip_prefix("cudart64_")?.strip_suffix(".dll")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let major = if digits.len() > 2 { digits[..2].parse().ok()? } else { digits.parse().ok()? };
+    Some((major, None, lib.to_owned()))
+}
+
+/// A statically linked CUDA runtime: its objects name themselves `libcudart_static_<hash>`
+/// (3143 such strings in nvcc 13.0's). Its version is not a string; the newest versioned
+/// export name among its strings (`cuMemcpyBatchAsync_v2`, of 13.0) is what it asks the driver
+/// for, so its release is at least that one's: (major, minor).
+fn static_runtime(data: &[u8], reg: &Registry) -> Option<(u32, u32)> {
+    memmem::find(data, b"libcudart_static_")?;
+    let newest = identifiers(data)
+        .filter_map(|(w, _)| reg.by_exported(w).filter(|&e| reg.entries[e].symbol != w))
+        .map(|e| reg.entries[e].version)
+        .max()?;
+    Some((newest / 1000, newest % 1000 / 10))
+}
+
+/// The C identifiers in `bytes` that may be registry names (start with `cu`), with offsets.
+fn identifiers(bytes: &[u8]) -> impl Iterator<Item = (&str, usize)> {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let start = at;
+            if !is_ident(bytes[at]) {
+                at += 1;
+                continue;
+            }
+            while at < bytes.len() && is_ident(bytes[at]) {
+                at += 1;
+            }
+            let before_ok = start == 0 || !is_ident(bytes[start - 1]);
+            let word = &bytes[start..at];
+            if before_ok && word.len() > 2 && word.len() < 80 && word.starts_with(b"cu") {
+                if let Ok(w) = std::str::from_utf8(word) {
+                    return Some((w, start));
+                }
+            }
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_advance_and_split() {
+        let words: Vec<&str> = identifiers(b"\0cuInit\0xcuCtxCreate_v4 cuMemAlloc").map(|(w, _)| w).collect();
+        assert_eq!(words, ["cuInit", "cuMemAlloc"]);
+        assert_eq!(identifiers(b"").count(), 0);
+    }
+
+    #[test]
+    fn a_damaged_record_is_not_read() {
+        let mut r = vec![0u8; RECORD_SIZE];
+        r[..8].copy_from_slice(&magic());
+        r[8] = 1;
+        r[9] = ENTRY;
+        r[24..30].copy_from_slice(b"cuInit");
+        let check = fnv(&r[..152]);
+        r[152..156].copy_from_slice(&check.to_le_bytes());
+        let mut out = Vec::new();
+        records(&r, true, "t", &mut out);
+        assert_eq!(out.len(), 1);
+        r[25] ^= 1;
+        out.clear();
+        records(&r, true, "t", &mut out);
+        assert!(out.is_empty());
+        // Cut short: no record, no panic.
+        records(&r[..100], true, "t", &mut out);
+        assert!(out.is_empty());
+    }
+}

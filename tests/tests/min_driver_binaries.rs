@@ -1,0 +1,380 @@
+//! `min-driver` over compiled programs: the records the generated crate leaves in a binary are
+//! exactly those of the lookups in the code the linker kept, whatever the build profile; a
+//! lookup whose name or version is known only at run time makes the floor "at least"; C
+//! programs count the libcuda functions they import and, where they look functions up by
+//! name, the registry names their strings hold.
+//!
+//! The Rust programs are one scratch workspace (an app and a path dependency of its own, on
+//! the generated crate by path), built in four profiles that between them cover debug,
+//! release, LTO thin and fat, `codegen-units = 1`, `opt-level = "s"` and `strip`. Its target
+//! folder lives under the repository's, so that a second run only links.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use cuda_sys_gen::min_driver::{floor, Floor};
+use cuda_sys_gen_tests::*;
+
+fn registry() -> PathBuf {
+    repo_root().join("generated/registry.json")
+}
+
+fn json() -> codegen::registry_json::Registry {
+    codegen::registry_json::Registry::parse(&std::fs::read_to_string(registry()).unwrap()).unwrap()
+}
+
+/// The entry the newest cuda.h's `cuCtxCreate` means (`cuCtxCreate_v12050`), from the registry.
+fn cu_ctx_create() -> (String, u32) {
+    let json = json();
+    let newest = json.toolkits.last().unwrap();
+    let pfn = json.c_names[newest]["cuCtxCreate"].default.clone().unwrap();
+    let v: u32 = pfn.rsplit("_v").next().unwrap().parse().unwrap();
+    assert!(v > 3020, "cuCtxCreate is no newer than its second ABI: these tests would prove nothing");
+    (pfn.trim_start_matches("PFN_").to_owned(), v)
+}
+
+/// The profiles built: between them debug, release, LTO thin and fat, one codegen unit,
+/// `opt-level = "s"` and `strip`.
+const PROFILES: [&str; 4] = ["dev", "release", "fat", "small"];
+
+const WORKSPACE: &str = r#"[workspace]
+members = ["app", "wrap"]
+resolver = "2"
+
+[profile.fat]
+inherits = "release"
+lto = "fat"
+codegen-units = 1
+
+[profile.small]
+inherits = "release"
+lto = "thin"
+opt-level = "s"
+strip = true
+"#;
+
+/// A library of the program's own: one function that calls `cuCtxCreate` through `cu!`, and
+/// one public function nobody calls, which looks up an entry newer than everything else here.
+const WRAP: &str = r#"use cuda_driver_pfn::{cu, entries, types::CUcontext, Driver, Error};
+
+pub fn make_context() -> Result<CUcontext, Error> {
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    unsafe { cu!(cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0))? };
+    Ok(ctx)
+}
+
+pub fn never_called(driver: &Driver) -> bool {
+    driver.get::<entries::cuCheckpointProcessLock_v12080>().is_ok()
+}
+"#;
+
+/// The app: reaches cuCtxCreate only through `wrap`, and `newest` for one symbol.
+const APP: &str = r#"use cuda_driver_pfn::{symbols, Driver};
+
+fn main() {
+    if std::env::args().count() > 5 {
+        let _ = wrap::make_context();
+        if let Ok(d) = Driver::load() {
+            let _ = d.newest::<symbols::cuStreamBeginCapture>();
+        }
+    }
+}
+"#;
+
+/// A lookup by a name and version known only at run time.
+const RAW: &str = r#"use cuda_driver_pfn::{Driver, StreamFlags};
+
+fn main() {
+    let name = std::ffi::CString::new(std::env::args().nth(1).unwrap_or_default()).unwrap();
+    if let Ok(d) = Driver::load() {
+        let _ = unsafe { d.get_raw::<usize>(&name, 12050, StreamFlags::LEGACY_STREAM) };
+    }
+}
+"#;
+
+/// The same lookup with name and version fixed at compile time.
+const FIXED: &str = r#"use cuda_driver_pfn::{get_raw, Driver, StreamFlags};
+
+fn main() {
+    if let Ok(d) = Driver::load() {
+        let _: Result<usize, _> = unsafe { get_raw!(d, "cuCtxCreate", 12050, StreamFlags::LEGACY_STREAM) };
+    }
+}
+"#;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    // Unchanged files keep their times, so cargo only relinks.
+    if std::fs::read_to_string(&p).ok().as_deref() != Some(text) {
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// The scratch workspace, built in every profile (once per test run).
+fn built() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = repo_root().join("target/min-driver-programs");
+        let crate_dir = repo_root().join("generated");
+        let dep = format!(
+            "cuda-driver-pfn = {{ path = {:?}, default-features = false, features = [\"api\", \"newest\"] }}\n",
+            crate_dir.display().to_string()
+        );
+        write(&root, "Cargo.toml", WORKSPACE);
+        write(&root, "wrap/Cargo.toml", &format!("[package]\nname = \"wrap\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{dep}"));
+        write(&root, "wrap/src/lib.rs", WRAP);
+        write(
+            &root,
+            "app/Cargo.toml",
+            &format!(
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nwrap = {{ path = \"../wrap\" }}\n{dep}"
+            ),
+        );
+        write(&root, "app/src/main.rs", APP);
+        write(&root, "app/src/bin/raw.rs", RAW);
+        write(&root, "app/src/bin/fixed.rs", FIXED);
+        for profile in PROFILES {
+            let o = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "--profile", profile, "--manifest-path"])
+                .arg(root.join("Cargo.toml"))
+                .env("CARGO_TARGET_DIR", root.join("target"))
+                .env_remove("RUSTFLAGS")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "cargo build --profile {profile}: {}", text(&o.stderr));
+        }
+        root
+    })
+}
+
+fn binary(profile: &str, name: &str) -> PathBuf {
+    let dir = if profile == "dev" { "debug" } else { profile };
+    built().join("target").join(dir).join(name)
+}
+
+fn floor_of(path: &Path) -> Floor {
+    floor(&registry(), &[path.to_owned()]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
+}
+
+fn markers(f: &Floor) -> Vec<&str> {
+    let mut m: Vec<&str> = f.uses.iter().map(|u| u.marker.as_str()).collect();
+    m.sort();
+    m
+}
+
+/// The call in a path dependency counts (the source scan of the app alone saw nothing), and
+/// the dead public function's entry is gone, in every profile.
+#[test]
+fn the_records_are_exactly_those_of_the_code_kept() {
+    let (ctx_create, v) = cu_ctx_create();
+    let oldest_capture = json()
+        .entries
+        .iter()
+        .filter(|e| e.symbol == "cuStreamBeginCapture" && e.variant.is_none())
+        .map(|e| e.pfn.trim_start_matches("PFN_").to_owned())
+        .min()
+        .unwrap();
+    for profile in PROFILES {
+        let f = floor_of(&binary(profile, "app"));
+        let report = f.render(Path::new("."), None);
+        assert_eq!(f.version(), v, "{profile}:\n{report}");
+        assert!(!f.at_least(), "{profile}:\n{report}");
+        let mut want = vec![ctx_create.as_str(), oldest_capture.as_str()];
+        want.sort();
+        assert_eq!(markers(&f), want, "{profile}:\n{report}");
+        assert!(f.uses.iter().all(|u| u.reading == "record"), "{profile}:\n{report}");
+        let newest = f.uses.iter().find(|u| u.marker == oldest_capture).unwrap();
+        assert_eq!(newest.read_as, "oldest ABI", "{report}");
+    }
+}
+
+/// `get_raw` leaves a record that makes the floor "at least"; `get_raw!` one of its name and
+/// version, exact.
+#[test]
+fn run_time_lookups_say_at_least_and_the_compile_time_form_is_exact() {
+    let (ctx_create, v) = cu_ctx_create();
+    for profile in PROFILES {
+        let raw = floor_of(&binary(profile, "raw"));
+        assert!(raw.at_least(), "{profile}:\n{}", raw.render(Path::new("."), None));
+        assert!(raw.unresolved.iter().any(|u| u.reading == "runtime" && u.spelled.contains("get_raw")));
+        let fixed = floor_of(&binary(profile, "fixed"));
+        let report = fixed.render(Path::new("."), None);
+        assert!(!fixed.at_least(), "{profile}:\n{report}");
+        assert_eq!(fixed.version(), v, "{profile}:\n{report}");
+        assert_eq!(markers(&fixed), [ctx_create.as_str()], "{profile}:\n{report}");
+    }
+}
+
+fn cli(args: &[&str]) -> (Option<i32>, String) {
+    let o = Command::new(cuda_sys_gen_binary()).args(args).current_dir(repo_root()).output().unwrap();
+    (o.status.code(), format!("{}{}", text(&o.stdout), text(&o.stderr)))
+}
+
+/// `--max`, `--driver` and `--json` over a binary: the report says which reading gave each
+/// line.
+#[test]
+fn the_flags_work_on_binaries() {
+    let app = binary("release", "app");
+    let app = app.to_str().unwrap();
+    let (code, out) = cli(&["min-driver", app, "--max", "12.0"]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("record"), "{out}");
+    let (code, out) = cli(&["min-driver", app, "--max", "13.0"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = cli(&["min-driver", app, "--json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], 2);
+    assert!(v["entries"].as_array().unwrap().iter().all(|e| e["reading"] == "record"), "{out}");
+    assert_eq!(v["programs"].as_array().unwrap().len(), 1);
+    let raw = binary("release", "raw");
+    let (code, out) = cli(&["min-driver", raw.to_str().unwrap(), "--max", "13.0"]);
+    assert_eq!(code, Some(2), "{out}");
+    // Sources and programs are not mixed.
+    let (code, out) = cli(&["min-driver", app, "generated/examples/vector_add_drv.rs"]);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+/// C programs: a libcuda function imported by its exported name counts as exactly that ABI
+/// (`cuCtxCreate_v4` is cuCtxCreate at 12.5); a program that asks cuGetProcAddress counts the
+/// registry names among its strings at their highest meaning. Linked against a stand-in
+/// libcuda.so that only defines the names (nothing runs).
+#[test]
+fn c_programs_count_imports_and_the_names_they_look_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cc = |args: &[&str]| {
+        let o = Command::new("cc").args(args).current_dir(d).output().expect("cc");
+        assert!(o.status.success(), "cc {args:?}: {}", text(&o.stderr));
+    };
+    std::fs::write(
+        d.join("stub.c"),
+        "int cuCtxCreate_v4(void *a, void *b, unsigned c, int e) { return 0; }\n\
+         int cuInit(unsigned f) { return 0; }\n\
+         int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long f, int *st) { return 0; }\n",
+    )
+    .unwrap();
+    cc(&["-shared", "-fPIC", "-o", "libcuda.so", "stub.c"]);
+    std::fs::write(
+        d.join("imports.c"),
+        "int cuInit(unsigned);\nint cuCtxCreate_v4(void *, void *, unsigned, int);\n\
+         int main(void) { cuInit(0); return cuCtxCreate_v4(0, 0, 0, 0); }\n",
+    )
+    .unwrap();
+    cc(&["-o", "imports", "imports.c", "-L.", "-lcuda"]);
+    let (ctx_create, v) = cu_ctx_create();
+    let f = floor_of(&d.join("imports"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), v, "{report}");
+    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == "import"), "{report}");
+    assert!(f.uses.iter().any(|u| u.marker == "cuInit_v2000"), "{report}");
+
+    std::fs::write(
+        d.join("lookup.c"),
+        "int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cuGetProcAddress_v2(argc > 1 ? argv[1] : \"cuMemAdvise\", &p, 12020, 0, 0); }\n",
+    )
+    .unwrap();
+    cc(&["-o", "lookup", "lookup.c", "-L.", "-lcuda"]);
+    let advise = json().entries.iter().filter(|e| e.symbol == "cuMemAdvise").map(|e| e.version).max().unwrap();
+    let f = floor_of(&d.join("lookup"));
+    let report = f.render(d, None);
+    let u = f.uses.iter().find(|u| u.marker.starts_with("cuMemAdvise_v")).unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((u.reading, u.read_as, u.version), ("string", "highest", advise), "{report}");
+}
+
+/// A section that is not a record, or a record cut short, is no record and no panic; a
+/// fatbin whose header says size 0 ends.
+#[test]
+fn damaged_binaries_are_no_panic_and_no_hang() {
+    let app = std::fs::read(binary("release", "app")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for cut in [64, 4096, app.len() / 2] {
+        let p = dir.path().join(format!("cut{cut}"));
+        std::fs::write(&p, &app[..cut]).unwrap();
+        let _ = floor(&registry(), &[p]);
+    }
+    // Fatbins whose headers say size 0, or a header of 0 bytes, embedded by a program.
+    let fatbin = |header: u8, size: u8| [0x50, 0xed, 0x55, 0xba, 1, 0, header, 0, size, 0, 0, 0, 0, 0, 0, 0];
+    for (header, size) in [(16, 0), (0, 0), (0, 16), (16, 64)] {
+        let d = tempfile::tempdir().unwrap();
+        let mut bytes = fatbin(header, size).to_vec();
+        bytes.extend(fatbin(header, size));
+        std::fs::write(d.path().join("k.fatbin"), &bytes).unwrap();
+        std::fs::write(d.path().join("main.rs"), "static K: &[u8] = include_bytes!(\"k.fatbin\");\nfn main() {}\n")
+            .unwrap();
+        let _ = floor(&registry(), &[d.path().to_owned()]);
+    }
+}
+
+fn nvcc_fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/kernels/nvcc").join(name)
+}
+
+/// A program nvcc 13.0 built with the shared runtime, as it ran on the GPU machine's 13.0
+/// driver: its runtime (libcudart.so.13: minor version compatibility, CUDA 13.0), cubins by
+/// ptxas 13.0 and its zstd-compressed PTX (ISA 9.0), all read: exact, 13.0.
+#[test]
+fn an_nvcc_program_is_read_exactly() {
+    let f = floor_of(&nvcc_fixture("k_shared"));
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13000, "{report}");
+    assert!(!f.at_least(), "{report}");
+    let needs: Vec<(&str, &str)> = f.kernels.iter().map(|k| (k.needs.as_str(), k.reading)).collect();
+    for want in [
+        ("the CUDA 13.x runtime", "runtime"),
+        ("PTX ISA 9.0", "kernel"),
+        ("a CUDA 13.x cubin", "kernel"),
+        ("sm_90", "kernel"),
+    ] {
+        assert!(needs.contains(&want), "{want:?} in\n{report}");
+    }
+}
+
+/// A plain C program against cuda.h: its imports (cuda.h 13.0 maps cuCtxCreate to
+/// cuCtxCreate_v4, 12.5) and its PTX. The GPU machine's 13.0 driver refused its ISA 9.1 module
+/// with CUDA_ERROR_UNSUPPORTED_PTX_VERSION and ran the rest: `--driver 580.65.06` is "does
+/// not run", naming that module, and the floor is 13.1.
+#[test]
+fn a_c_program_against_cuda_h() {
+    let drv = nvcc_fixture("drv");
+    let f = floor_of(&drv);
+    let report = f.render(Path::new("."), None);
+    let (ctx_create, _) = cu_ctx_create();
+    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == "import"), "{report}");
+    assert_eq!(f.version(), 13010, "{report}");
+    let (code, out) = cli(&["min-driver", drv.to_str().unwrap(), "--driver", "580.65.06"]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains("PTX ISA 9.1"), "{out}");
+}
+
+/// nvcc 13.5 from PyPI, PTX only: zstd-compressed ISA 9.5 (CUDA 13.5), the shared runtime.
+#[test]
+fn a_pypi_nvcc_program_needs_its_ptx_isa() {
+    let f = floor_of(&nvcc_fixture("k_pip_shared_ptx"));
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13050, "{report}");
+    assert!(!f.at_least(), "{report}");
+    assert!(f.kernels.iter().any(|k| k.needs == "PTX ISA 9.5" && k.what.contains("zstd")), "{report}");
+}
+
+/// `--arch`: of each fatbin, only the entry the driver loads on that GPU counts; the others
+/// are listed as not loaded, and a fatbin with nothing for the GPU is said.
+#[test]
+fn the_arch_flag_counts_the_entry_the_gpu_loads() {
+    let k = nvcc_fixture("k_shared");
+    let f = cuda_sys_gen::min_driver::floor_on(&registry(), std::slice::from_ref(&k), Some(90)).unwrap();
+    let report = f.render(Path::new("."), None);
+    assert!(!f.at_least(), "{report}");
+    assert!(f.kernels.iter().any(|k| k.needs == "sm_90") && !f.kernels.iter().any(|k| k.needs == "sm_80"), "{report}");
+    assert!(f.unused.iter().any(|u| u.contains("sm_80")), "{report}");
+    let f = cuda_sys_gen::min_driver::floor_on(&registry(), std::slice::from_ref(&k), Some(75)).unwrap();
+    let report = f.render(Path::new("."), None);
+    assert!(f.unresolved.iter().any(|u| u.why.contains("no entry runs on sm_75")), "{report}");
+    let (code, out) = cli(&["min-driver", k.to_str().unwrap(), "--arch", "sm_75", "--driver", "13.0"]);
+    assert_eq!(code, Some(2), "{out}");
+    let (code, out) = cli(&["min-driver", k.to_str().unwrap(), "--arch", "sm_99"]);
+    assert_eq!(code, Some(1), "{out}");
+}
