@@ -2,7 +2,8 @@
 //! each `mod x;` gets `#[path]` to the shim's source, `codegen/src/shim/x.rs`, where there is
 //! one, else to the generated module, `generated/src/x.rs`. The types crate (`generated/types/`,
 //! which the generated crate depends on) is a module of this crate of the same name, its
-//! `mod x;` pointed at `generated/types/src/x.rs`: no dependency, so the features below are
+//! `mod x;` pointed at the shim's source where there is one (`answer`), else at
+//! `generated/types/src/x.rs`: no dependency, so the features below are
 //! this crate's own `cfg`s and a workspace build never turns on a feature of the types crate
 //! (`per-thread-default-stream` would change its `pfn` aliases for every test). The inner
 //! attributes (the crate docs) are left out, as `include!` takes items only. Every feature of
@@ -35,7 +36,14 @@ fn main() {
             generated.join("src").join(format!("{name}.rs"))
         }
     });
-    let types_root = crate_root(&types_lib, |name| types.join("src").join(format!("{name}.rs")));
+    let types_root = crate_root(&types_lib, |name| {
+        let source = shim.join(format!("{name}.rs"));
+        if source.is_file() {
+            source
+        } else {
+            types.join("src").join(format!("{name}.rs"))
+        }
+    });
     let types_name = package_name(&read(&types_manifest))
         .unwrap_or_else(|| fail(&format!("{}: no package name", types_manifest.display())))
         .replace('-', "_");

@@ -9,6 +9,7 @@
 /// and fails when a name there is missing here.
 pub const RESERVED_MODULES: &[&str] = &[
     "aliases",
+    "answer",
     "api",
     "api_shim",
     "codes",
@@ -22,6 +23,8 @@ pub const RESERVED_MODULES: &[&str] = &[
     "pfn",
     "registry",
     "runtime",
+    "standin",
+    "standin_exports",
     "symbols",
     "table",
     "types",
@@ -31,8 +34,17 @@ pub const RESERVED_MODULES: &[&str] = &[
 ];
 
 /// Features the generated Cargo.toml defines itself: no header row may take one.
-pub const RESERVED_FEATURES: &[&str] =
-    &["aliases", "api", "bare-enumerators", "default", "newest", "per-thread-default-stream", "runtime", "visit"];
+pub const RESERVED_FEATURES: &[&str] = &[
+    "aliases",
+    "api",
+    "bare-enumerators",
+    "default",
+    "newest",
+    "per-thread-default-stream",
+    "runtime",
+    "standin",
+    "visit",
+];
 
 /// The module of a manifest header row in the generated crate: the row's name, but `pfn` for
 /// the cuda.h row (`cuda`).

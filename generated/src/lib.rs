@@ -305,6 +305,12 @@
 //!   `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later), or its older
 //!   `cudaGetDriverEntryPoint` only where the registry proves that the ABI the runtime's own
 //!   version picks is exactly the requested one.
+//! - `standin`: the `standin` module and `export_libcuda!`, for a `cdylib` that stands in for
+//!   `libcuda.so.1` (a tracer, a GPU-sharing layer, a mock driver): one exported function per ABI,
+//!   of its exact prototype, each calling its hook or the real driver, and `cuGetProcAddress`
+//!   answered with the stand-in's function of the ABI the real driver returned. The feature
+//!   exports nothing: only the `cdylib` that invokes the macro does. What a driver answers to a
+//!   request, [`answer::driver_answer`], needs no feature.
 //!
 //! # Programs
 //!
@@ -367,6 +373,12 @@ pub mod newest;
 #[cfg(feature = "runtime")]
 #[rustfmt::skip]
 pub mod runtime;
+#[cfg(feature = "standin")]
+#[rustfmt::skip]
+pub mod standin;
+#[cfg(feature = "standin")]
+#[rustfmt::skip]
+mod standin_exports;
 #[rustfmt::skip]
 pub mod table;
 #[cfg(feature = "visit")]
@@ -400,7 +412,7 @@ pub use cuda_driver_pfn_types::vdpau;
 #[doc(inline)]
 pub use cuda_driver_pfn_types::wgl;
 #[doc(inline)]
-pub use cuda_driver_pfn_types::{registry, types};
+pub use cuda_driver_pfn_types::{answer, registry, types};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

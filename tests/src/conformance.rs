@@ -277,7 +277,7 @@ fn probes(driver_version: u32) -> Vec<Probe> {
     ]
 }
 
-type GetProcAddressV2 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut i32) -> u32;
+pub type GetProcAddressV2 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut i32) -> u32;
 type GetProcAddressV1 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64) -> u32;
 
 /// The driver's answers to [`probes`], one line each, through `cuGetProcAddress_v2` where
@@ -333,4 +333,149 @@ pub fn entry_named(exported: Option<String>) -> String {
         }
         None => "?unnamed".to_owned(),
     }
+}
+
+/// The requests of the answer check for a driver of `driver_version`: every symbol of the
+/// registry (and one no driver knows), at every version where one of its ABIs begins, one
+/// below it (and the release before it), the driver's own version and 99999, each with flags
+/// 0, 1 and 2.
+pub fn answer_requests(driver_version: u32) -> Vec<(&'static str, i32, u64)> {
+    let mut symbols: Vec<&'static str> = ENTRIES.iter().map(|e| e.symbol).collect();
+    symbols.push("cuNoSuchThing");
+    symbols.dedup();
+    let own = i32::try_from(driver_version).unwrap_or(i32::MAX);
+    let mut out = Vec::new();
+    for symbol in symbols {
+        let mut versions: Vec<i32> = vec![own, 99999];
+        for e in ENTRIES.iter().filter(|e| e.symbol == symbol) {
+            let v = e.version as i32;
+            versions.extend([v, v - 1, v - 10]);
+        }
+        versions.sort_unstable();
+        versions.dedup();
+        for v in versions {
+            for flags in [0, 1, 2] {
+                out.push((symbol, v, flags));
+            }
+        }
+    }
+    out
+}
+
+/// Which of its lookup functions [`check_answers`] asks (where the library exports them).
+#[derive(Debug, Clone, Copy)]
+pub struct Lookups {
+    /// `cuGetProcAddress_v2`.
+    pub v2: bool,
+    /// The 4-argument `cuGetProcAddress`.
+    pub v1: bool,
+}
+
+/// What [`check_answers`] found: how many requests it made, and each difference from the
+/// registry's answer rule (`cuda_driver_pfn::answer::driver_answer`).
+#[derive(Debug, Default)]
+pub struct AnswerCheck {
+    /// Requests made of the library (each through every lookup function it exports), or, for
+    /// a library without one, requests whose answer was checked by its exports.
+    pub requests: usize,
+    /// Of them, through `cuGetProcAddress_v2`, the 4-argument `cuGetProcAddress`, and by export.
+    pub by_api: [usize; 3],
+    pub differences: Vec<String>,
+}
+
+/// The answer check: every request of [`answer_requests`] made of `lib` through each lookup
+/// function it exports; the result, the status and the function it hands out (named by
+/// `name_at`, the loader's `dladdr`) must be what `driver_answer` says, the function being the
+/// export of the named entry's `exported` name. A library with neither lookup function (a
+/// driver before CUDA 11.3) is checked by its exports: each entry the rule names is exported
+/// under its name, unless its `MIN_DRIVER` (a measured floor) is above the driver.
+///
+/// `also` judges each function handed out further, given the entry the rule names (a stand-in
+/// checks that it is its own function, forwarding to the real driver's).
+pub fn check_answers(
+    lib: &libloading::Library,
+    driver_version: u32,
+    name_at: &dyn Fn(usize) -> Option<String>,
+    also: &dyn Fn(&'static EntryInfo, usize) -> Result<(), String>,
+    lookups: Lookups,
+) -> AnswerCheck {
+    use cuda_driver_pfn::answer::driver_answer;
+    let mut check = AnswerCheck::default();
+    // SAFETY: the driver's documented lookup functions with their C prototypes; every pointer
+    // passed is valid.
+    let v2 = unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.ok().map(|f| *f).filter(|_| lookups.v2);
+    let v1 = unsafe { lib.get::<GetProcAddressV1>(b"cuGetProcAddress\0") }.ok().map(|f| *f).filter(|_| lookups.v1);
+    let floors = min_drivers();
+    for (symbol, version, flags) in answer_requests(driver_version) {
+        let rule = driver_answer(symbol.as_bytes(), version, flags, driver_version);
+        let request = format!("{symbol:?} {version} flags {flags}");
+        let c = CString::new(symbol).expect("registry names hold no NUL");
+        let judge = |via: &str, result: u32, status: Option<u32>, p: *mut c_void, differences: &mut Vec<String>| {
+            let expected = match via {
+                "v2" => rule.result_and_status(),
+                _ => (rule.result_without_status(), None),
+            };
+            let got_name = (!p.is_null()).then(|| name_at(p as usize).unwrap_or_else(|| format!("?{p:p}")));
+            let expected_name = rule.entry().map(|e| e.exported.to_owned());
+            if let (Some(e), false) = (rule.entry(), p.is_null()) {
+                if let Err(why) = also(e, p as usize) {
+                    differences.push(format!("{via} {request}: {why}"));
+                }
+            }
+            if (result, status) != expected || got_name != expected_name {
+                differences.push(format!(
+                    "{via} {request}: the library answered result {result} status {status:?} -> {got_name:?}; the rule \
+                     says result {} status {:?} -> {expected_name:?}",
+                    expected.0, expected.1
+                ));
+            }
+        };
+        if let Some(f) = v2 {
+            let (mut p, mut status) = (std::ptr::null_mut(), u32::MAX);
+            // SAFETY: as above.
+            let result = unsafe { f(c.as_ptr(), &mut p, version, flags, (&mut status as *mut u32).cast()) };
+            let status = (status != u32::MAX).then_some(status);
+            judge("v2", result, status, p, &mut check.differences);
+            check.by_api[0] += 1;
+        }
+        if let Some(f) = v1 {
+            let mut p = std::ptr::null_mut();
+            // SAFETY: as above.
+            let result = unsafe { f(c.as_ptr(), &mut p, version, flags) };
+            judge("v1", result, None, p, &mut check.differences);
+            check.by_api[1] += 1;
+        }
+        if v1.is_none() && v2.is_none() {
+            if let Some(e) = rule.entry() {
+                let name = CString::new(e.exported).expect("no NUL");
+                // SAFETY: only the address is read.
+                let exported = unsafe { lib.get::<*mut c_void>(name.as_bytes_with_nul()) }.is_ok_and(|p| !p.is_null());
+                let floor = floors.get(e.pfn).copied().unwrap_or(e.version);
+                if exported != (floor <= driver_version) {
+                    check.differences.push(format!(
+                        "exports {request}: the rule names {} (exported as {}, floor {floor}), which the library {}",
+                        e.pfn,
+                        e.exported,
+                        if exported { "exports below its floor" } else { "does not export" }
+                    ));
+                }
+            }
+            check.by_api[2] += 1;
+        }
+        check.requests += 1;
+    }
+    check
+}
+
+/// Every marker's `Entry::MIN_DRIVER`, by typedef name.
+fn min_drivers() -> BTreeMap<&'static str, u32> {
+    struct V(BTreeMap<&'static str, u32>);
+    impl EntryVisitor for V {
+        fn visit<E: Entry>(&mut self) {
+            self.0.insert(E::INFO.pfn, E::MIN_DRIVER);
+        }
+    }
+    let mut v = V(BTreeMap::new());
+    visit_entries(&mut v);
+    v.0
 }

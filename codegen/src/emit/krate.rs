@@ -117,6 +117,10 @@ visit = []
 per-thread-default-stream = ["{types}/per-thread-default-stream"]
 # Runtime: the same typed lookups through libcudart's cudaGetDriverEntryPoint(ByVersion).
 runtime = []
+# standin: what a cdylib that stands in for libcuda.so.1 needs (hooks, forwarding to the real
+# driver, cuGetProcAddress answered with the stand-in's functions), and export_libcuda!, which
+# that cdylib invokes to export them. The feature exports nothing by itself.
+standin = []
 "#,
         marker = ctx.marker("#"),
         package = package_fields(ctx),
@@ -309,6 +313,12 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "runtime")]
         #[rustfmt::skip]
         pub mod runtime;
+        #[cfg(feature = "standin")]
+        #[rustfmt::skip]
+        pub mod standin;
+        #[cfg(feature = "standin")]
+        #[rustfmt::skip]
+        mod standin_exports;
         #[rustfmt::skip]
         pub mod table;
         #[cfg(feature = "visit")]
@@ -318,7 +328,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         use #types_crate::codes;
         #(#modules)*
         #[doc(inline)]
-        pub use #types_crate::{registry, types};
+        pub use #types_crate::{answer, registry, types};
 
         #readme_doctest
 
@@ -386,6 +396,8 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[doc(hidden)]
         #[rustfmt::skip]
         pub mod codes;
+        #[rustfmt::skip]
+        pub mod answer;
         #[rustfmt::skip]
         pub mod registry;
         #[rustfmt::skip]

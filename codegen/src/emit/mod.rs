@@ -13,6 +13,7 @@ mod newest;
 mod pfn;
 mod registry;
 mod shim;
+mod standin;
 mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -81,6 +82,7 @@ pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
         newest::VISIT_RS,
         examples::DOCTOR_RS,
         examples::ROUNDTRIP_RS,
+        standin::STANDIN_EXPORTS_RS,
     ];
     let licences = krate::LICENSES.iter().map(|(path, _)| *path);
     let samples = examples::SAMPLES.iter().map(|s| s.1);
@@ -188,6 +190,8 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
     files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
     files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx, &docs))?);
     files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);
+    let exports = standin::standin_exports_rs(&ctx, types);
+    files.insert(standin::STANDIN_EXPORTS_RS.into(), rust_file(&ctx, standin::STANDIN_EXPORTS_RS, exports)?);
     files.insert(examples::DOCTOR_RS.into(), examples::doctor_rs(&ctx));
     for (_, path, file) in examples::samples(&ctx) {
         files.insert(path.into(), file);

@@ -592,10 +592,11 @@ pub(crate) trait Lookups {
     /// the entry's type describes (measured on NVIDIA's drivers 470 to 555;
     /// `tests/tests/real_drivers.rs`), and no driver exports an entry above its own version
     /// (418 to 580), so the rule loses nothing. An unknown driver version (0) refuses nothing.
+    /// It is the registry's answer rule ([`crate::answer::driver_has`]): refused is what a
+    /// driver would not answer with the entry itself.
     #[inline]
     fn refuses(&self, version: u32) -> bool {
-        let driver = self.driver_version();
-        driver > 0 && version > driver
+        !crate::answer::driver_has(version, self.driver_version())
     }
 }
 

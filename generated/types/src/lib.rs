@@ -14,6 +14,8 @@
 #[rustfmt::skip]
 pub mod codes;
 #[rustfmt::skip]
+pub mod answer;
+#[rustfmt::skip]
 pub mod registry;
 #[rustfmt::skip]
 pub mod types;

@@ -7,8 +7,8 @@
 //! were measured to (`tests/tests/real_drivers.rs` compares its answers with those of the real
 //! drivers of `tests/real-drivers.toml`, request by request): the newest ABI of the symbol
 //! introduced at or before the requested version; with
-//! `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`, per-thread variants included (and preferred
-//! at the same version); `CUDA_SUCCESS` with `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` for a name
+//! `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`, among the symbol's per-thread variants where
+//! it has any; `CUDA_SUCCESS` with `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` for a name
 //! it does not know and with `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT` for a version below
 //! the first ABI (both `CUDA_ERROR_NOT_FOUND` from the 4-argument `cuGetProcAddress`);
 //! `CUDA_ERROR_INVALID_VALUE`, the status unwritten, for an undefined flag bit. For a version
@@ -224,12 +224,17 @@ fn answer(symbol: &[u8], version: c_int, flags: u64, api: c_int) -> (c_uint, c_i
     }
     let mut known = false;
     let mut best: Option<&Abi> = None;
+    // With the per-thread flag, a symbol that has per-thread variants answers from those only
+    // (below the first of them: not sufficient, measured on 470 to 555); flags 0 and 1, and
+    // a symbol without any, from the default ABIs.
+    let has_per_thread = s.abis.iter().any(|a| a.symbol == symbol && a.per_thread);
+    let want_per_thread = flags & FLAG_PER_THREAD != 0 && has_per_thread;
     for a in s.abis.iter().filter(|a| a.symbol == symbol) {
         known = true;
-        if a.version > limit || (a.per_thread && flags & FLAG_PER_THREAD == 0) {
+        if a.version > limit || a.per_thread != want_per_thread {
             continue;
         }
-        if best.is_none_or(|b| (a.version, a.per_thread) > (b.version, b.per_thread)) {
+        if best.is_none_or(|b| a.version > b.version) {
             best = Some(a);
         }
     }

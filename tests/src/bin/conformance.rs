@@ -26,8 +26,14 @@ fn main() -> ExitCode {
         Some("bench") => bench(),
         Some("c-names") => c_names(),
         Some("probe") => probe(),
+        Some("answers") => answers(),
+        Some("forward-bench") => forward_bench(),
+        Some("trace-threads") => trace_threads(),
+        Some("hook-check") => hook_check(),
         Some("ctx-create-null") => ctx_create_null(),
-        _ => Err("usage: conformance check [DIR] | launch | bench | c-names | probe | ctx-create-null".into()),
+        _ => {
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | trace-threads | hook-check | ctx-create-null".into())
+        }
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -199,6 +205,110 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
         let b = bare();
         Ok((ours()?, b))
     }
+}
+
+/// The cost of a call through a stand-in whose hook only forwards, against the same call of
+/// the real driver: `cuDriverGetVersion` of the stand-in (`CUDA_SYS_GEN_LIBRARY`) and of the
+/// real driver (`CUDA_SYS_GEN_CHECK_REAL`), 31 paired runs of 1,000,000 calls, each pair in
+/// alternating order; prints `metric ours baseline ratio` and the median difference in ns.
+fn forward_bench() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    let (Some(standin), Some(real)) =
+        (std::env::var_os("CUDA_SYS_GEN_LIBRARY"), std::env::var_os("CUDA_SYS_GEN_CHECK_REAL"))
+    else {
+        return Err("set CUDA_SYS_GEN_LIBRARY to the stand-in and CUDA_SYS_GEN_CHECK_REAL to the real driver".into());
+    };
+    // SAFETY: both libraries' cuDriverGetVersion(int*), loaded by path.
+    let standin = unsafe { libloading::Library::new(&standin) }?;
+    let real = unsafe { libloading::Library::new(&real) }?;
+    let ours: Version = *unsafe { standin.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let bare: Version = *unsafe { real.get::<Version>(b"cuDriverGetVersion\0") }?;
+    // SAFETY: as above, with a valid out-pointer.
+    let call = |f: Version| move |v: *mut c_int| unsafe { f(v) };
+    let n = 1_000_000;
+    // Warm: the stand-in opens the real driver on its first call.
+    ns_per_call(n, call(ours));
+    ns_per_call(n, call(bare));
+    let (mut o, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    for turn in 0..31 {
+        let (x, y) = in_turns(turn, || Ok(ns_per_call(n, call(ours))), || ns_per_call(n, call(bare)))?;
+        o.push(x);
+        b.push(y);
+        d.push(x - y);
+    }
+    let (o, b, d) = (median(&mut o), median(&mut b), median(&mut d));
+    println!("forwarded-call-ns {o:.2} {b:.2} {:.3}", o / b);
+    println!("forwarding-overhead-ns {d:.2} (median of 31 paired differences)");
+    Ok(true)
+}
+
+/// Calls of the library named by `CUDA_SYS_GEN_LIBRARY` (the tracer) from 8 threads at once,
+/// 500 rounds each of `cuDriverGetVersion`, `cuDeviceGetAttribute(MAX_THREADS_PER_BLOCK, 0)`
+/// and `cuGetProcAddress_v2("cuMemAlloc", 3020, 0)`, so that a test can read the trace.
+fn trace_threads() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    type Attribute = unsafe extern "system" fn(*mut c_int, c_uint, c_int) -> c_uint;
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").ok_or("set CUDA_SYS_GEN_LIBRARY to the tracer")?;
+    // SAFETY: the library's cuDriverGetVersion, cuDeviceGetAttribute and cuGetProcAddress_v2,
+    // of their C prototypes, called with valid out-pointers.
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    let version: Version = *unsafe { lib.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let attribute: Attribute = *unsafe { lib.get::<Attribute>(b"cuDeviceGetAttribute\0") }?;
+    let lookup: GetProcAddressV2 = *unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }?;
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(move || {
+                for _ in 0..500 {
+                    let (mut v, mut p, mut status) = (0, std::ptr::null_mut(), 0);
+                    unsafe {
+                        version(&mut v);
+                        attribute(&mut v, 1, 0);
+                        lookup(c"cuMemAlloc".as_ptr(), &mut p, 3020, 0, &mut status);
+                    }
+                }
+            });
+        }
+    });
+    Ok(true)
+}
+
+/// The test stand-in (`CUDA_SYS_GEN_LIBRARY`) with and without its hook of
+/// `cuDriverGetVersion` (the real version plus 1, through `standin::forward`): called by name
+/// and through the function `cuGetProcAddress_v2` hands out. Prints the four versions.
+fn hook_check() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").ok_or("set CUDA_SYS_GEN_LIBRARY to the test stand-in")?;
+    // SAFETY: the test stand-in's exports, of these prototypes.
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    let by_name: Version = *unsafe { lib.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let lookup: GetProcAddressV2 = *unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }?;
+    let hook: unsafe extern "C" fn(c_int) =
+        *unsafe { lib.get::<unsafe extern "C" fn(c_int)>(b"cuda_standin_test_hook\0") }?;
+    let looked_up = || -> Result<Version> {
+        let (mut p, mut status) = (std::ptr::null_mut(), 0);
+        let r = unsafe { lookup(c"cuDriverGetVersion".as_ptr(), &mut p, 2020, 0, &mut status) };
+        if r != 0 || p.is_null() || p as usize != by_name as usize {
+            return Err(
+                format!("cuGetProcAddress_v2 answered {r} -> {p:?}, not the stand-in's cuDriverGetVersion").into()
+            );
+        }
+        // SAFETY: the stand-in's cuDriverGetVersion, as checked.
+        Ok(unsafe { std::mem::transmute::<*mut c_void, Version>(p) })
+    };
+    let version = |f: Version| {
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        let r = unsafe { f(&mut v) };
+        (r, v)
+    };
+    let plain = (version(by_name), version(looked_up()?));
+    unsafe { hook(1) };
+    let hooked = (version(by_name), version(looked_up()?));
+    unsafe { hook(0) };
+    let after = version(by_name);
+    println!("plain {plain:?} hooked {hooked:?} after {after:?}");
+    let (r, v) = plain.0;
+    Ok(r == 0 && v > 0 && plain.1 == (0, v) && hooked == ((0, v + 1), (0, v + 1)) && after == (0, v))
 }
 
 /// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).
@@ -416,6 +526,94 @@ fn probe() -> Result<bool> {
         println!("{line}");
     }
     Ok(true)
+}
+
+/// Every request of the answer check (`conformance::answer_requests`) made of the driver, its
+/// answers compared with the registry's rule (`cuda_driver_pfn::answer::driver_answer`): the
+/// count and every difference. `CUDA_SYS_GEN_LIBRARY=PATH` checks that library instead of the
+/// one the loader finds (a stand-in, say), with the version the driver it loads reports.
+fn answers() -> Result<bool> {
+    let driver = Driver::load()?;
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").map_or_else(|| PathBuf::from(driver.library()), PathBuf::from);
+    let loader = Loader::open(&path)?;
+    // SAFETY: as in `probe`.
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    // A stand-in (it exports `cuda_standin_forward`): each function handed out must be its own
+    // export of the entry's name, forwarding to the real driver's (`CUDA_SYS_GEN_CHECK_REAL`).
+    type Forward = unsafe extern "C" fn(usize) -> *mut c_void;
+    // SAFETY: the test stand-in's own export, of this prototype.
+    let forward = unsafe { lib.get::<Forward>(b"cuda_standin_forward\0") }.ok().map(|f| *f);
+    let real = match (forward, std::env::var_os("CUDA_SYS_GEN_CHECK_REAL")) {
+        (Some(_), Some(p)) => Some(Loader::open(std::path::Path::new(&p))?),
+        (Some(_), None) => {
+            return Err("a stand-in is checked against the real driver named by CUDA_SYS_GEN_CHECK_REAL".into())
+        }
+        _ => None,
+    };
+    let also = |e: &'static cuda_driver_pfn::EntryInfo, p: usize| -> std::result::Result<(), String> {
+        let (Some(forward), Some(real)) = (forward, &real) else { return Ok(()) };
+        let ours = loader.dlsym(e.exported);
+        if ours != Some(p) {
+            return Err(format!("handed out {p:#x}, not the stand-in's {} ({ours:x?})", e.exported));
+        }
+        let index = e.index().ok_or("a row of ENTRIES")?;
+        // SAFETY: as above.
+        let to = unsafe { forward(index) } as usize;
+        match real.dlsym(e.exported) {
+            // The lookup functions forward to the stand-in's interception of them.
+            Some(r) if e.symbol == "cuGetProcAddress" && to != 0 && to != r => Ok(()),
+            Some(r) if r == to && e.symbol != "cuGetProcAddress" => Ok(()),
+            r => Err(format!("the stand-in's {} forwards to {to:#x}, the real driver's export is {r:x?}", e.exported)),
+        }
+    };
+    // A stand-in answers through the lookup functions the real driver has; those it lacks
+    // return CUDA_ERROR_NOT_FOUND (500) whatever is asked.
+    let lookups = match &real {
+        Some(real) => {
+            let has = |name: &str| real.dlsym(name).is_some();
+            let (v2, v1) = (has("cuGetProcAddress_v2"), has("cuGetProcAddress"));
+            for (name, has) in [("cuGetProcAddress_v2", v2), ("cuGetProcAddress", v1)] {
+                let Some(ours) = loader.dlsym(name).filter(|_| !has) else { continue };
+                let mut p = std::ptr::null_mut();
+                let mut status = 7u32;
+                // SAFETY: the stand-in's lookup functions, of these prototypes; both take the
+                // first four arguments alike, and the status is only written by the _v2.
+                let r = unsafe {
+                    let f: cuda_sys_gen_tests::conformance::GetProcAddressV2 = std::mem::transmute(ours);
+                    f(c"cuInit".as_ptr(), &mut p, 2000, 0, (&mut status as *mut u32).cast())
+                };
+                if r != 500 || !p.is_null() {
+                    println!("DIFFERENT {name}, which the real driver lacks, answered {r} -> {p:?} (not 500, NULL)");
+                    return Ok(false);
+                }
+            }
+            if !v2 && !v1 {
+                println!(
+                    "answers of {}: the real driver has no lookup function, so the stand-in answers none: 0 requests, 0 different",
+                    path.display()
+                );
+                return Ok(true);
+            }
+            cuda_sys_gen_tests::conformance::Lookups { v2, v1 }
+        }
+        None => cuda_sys_gen_tests::conformance::Lookups { v2: true, v1: true },
+    };
+    let check =
+        cuda_sys_gen_tests::conformance::check_answers(&lib, driver.version(), &|p| loader.dladdr(p), &also, lookups);
+    for d in &check.differences {
+        println!("DIFFERENT {d}");
+    }
+    println!(
+        "answers of {} (driver version {}): {} requests ({} through cuGetProcAddress_v2, {} through cuGetProcAddress, {} by export), {} different",
+        path.display(),
+        driver.version(),
+        check.requests,
+        check.by_api[0],
+        check.by_api[1],
+        check.by_api[2],
+        check.differences.len()
+    );
+    Ok(check.differences.is_empty())
 }
 
 /// Issue 28, item 3: the newest cuda.h's `cuCtxCreate` is `cuCtxCreate_v4(pctx,

@@ -1,0 +1,276 @@
+//! `src/standin_exports.rs`: the macro `export_libcuda!`, which a `cdylib` invokes to export one
+//! function per ABI of the registry that NVIDIA's Linux driver library exports, each of
+//! exactly its prototype and under its exported name, calling its hook or the real driver
+//! through the crate's `standin` module (hand-written, `codegen/src/shim/standin.rs`).
+//!
+//! A macro, not items of the crate: a crate that turns the `standin` feature on exports
+//! nothing; only the `cdylib` that invokes the macro does.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use super::ctx::Ctx;
+
+pub const STANDIN_EXPORTS_RS: &str = "src/standin_exports.rs";
+
+/// How an argument is shown to an observer.
+#[derive(Clone, PartialEq, Eq)]
+enum Kind {
+    /// A raw pointer: its address.
+    Pointer,
+    /// A function pointer or an `Option` of one: its address.
+    Function,
+    Int,
+    /// A C enum, bindgen's `#[repr(transparent)]` newtype of an integer (this one): its value.
+    Enum(String),
+    Float,
+    /// A record passed by value: only its size (its padding is not to be read).
+    Bytes,
+}
+
+const INTEGERS: &[&str] = &[
+    "c_char",
+    "c_schar",
+    "c_uchar",
+    "c_short",
+    "c_ushort",
+    "c_int",
+    "c_uint",
+    "c_long",
+    "c_ulong",
+    "c_longlong",
+    "c_ulonglong",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "isize",
+    "usize",
+    "bool",
+];
+
+/// What the crate's types declare each name to be: an alias of a type (`type X = Y;` or
+/// `pub use self::Y as X;`), a C enum, or a record.
+enum Declared<'a> {
+    Alias(&'a syn::Type),
+    Renamed(String),
+    Enum,
+    Record,
+}
+
+/// Each C enum's enumerators (bindgen's `impl T { pub const NAME: T = T(N); }`): by value, the
+/// first name of each.
+fn enumerators(types: &syn::File) -> BTreeMap<String, BTreeMap<u64, String>> {
+    let mut out: BTreeMap<String, BTreeMap<u64, String>> = BTreeMap::new();
+    for item in &types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(p) = &*imp.self_ty else { continue };
+        let Some(ty) = p.path.get_ident() else { continue };
+        for it in &imp.items {
+            let syn::ImplItem::Const(c) = it else { continue };
+            let syn::Expr::Call(call) = &c.expr else { continue };
+            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..]
+            else {
+                continue;
+            };
+            if let Ok(v) = n.base10_parse::<u64>() {
+                out.entry(ty.to_string()).or_default().entry(v).or_insert_with(|| c.ident.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn declared(types: &syn::File) -> BTreeMap<String, Declared<'_>> {
+    let mut out = BTreeMap::new();
+    for item in &types.items {
+        match item {
+            syn::Item::Type(t) => {
+                out.insert(t.ident.to_string(), Declared::Alias(&t.ty));
+            }
+            syn::Item::Struct(s) => {
+                let transparent = s.attrs.iter().any(|a| {
+                    a.path().is_ident("repr")
+                        && a.meta.require_list().is_ok_and(|l| l.tokens.to_string() == "transparent")
+                });
+                let one_unnamed = matches!(&s.fields, syn::Fields::Unnamed(f) if f.unnamed.len() == 1);
+                out.insert(
+                    s.ident.to_string(),
+                    if transparent && one_unnamed { Declared::Enum } else { Declared::Record },
+                );
+            }
+            syn::Item::Union(u) => {
+                out.insert(u.ident.to_string(), Declared::Record);
+            }
+            syn::Item::Use(u) => {
+                if let syn::UseTree::Path(p) = &u.tree {
+                    if let (true, syn::UseTree::Rename(r)) = (p.ident == "self", &*p.tree) {
+                        out.insert(r.rename.to_string(), Declared::Renamed(r.ident.to_string()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn kind(ty: &syn::Type, declared: &BTreeMap<String, Declared<'_>>, depth: usize) -> Kind {
+    match ty {
+        syn::Type::Ptr(_) => Kind::Pointer,
+        syn::Type::BareFn(_) => Kind::Function,
+        syn::Type::Paren(p) => kind(&p.elem, declared, depth),
+        syn::Type::Group(g) => kind(&g.elem, declared, depth),
+        syn::Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else { return Kind::Bytes };
+            let name = last.ident.to_string();
+            match name.as_str() {
+                "Option" => Kind::Function,
+                "f32" | "f64" | "c_float" | "c_double" => Kind::Float,
+                n if INTEGERS.contains(&n) => Kind::Int,
+                n => match declared.get(n) {
+                    Some(Declared::Alias(t)) if depth < 16 => kind(t, declared, depth + 1),
+                    Some(Declared::Renamed(to)) if depth < 16 => {
+                        let to = Ident::new(to, Span::call_site());
+                        kind(&syn::parse_quote!(#to), declared, depth + 1)
+                    }
+                    Some(Declared::Enum) => Kind::Enum(n.to_owned()),
+                    _ => Kind::Bytes,
+                },
+            }
+        }
+        _ => Kind::Bytes,
+    }
+}
+
+pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
+    let declared = declared(types);
+    let names = enumerators(types);
+    let mut enums_used = std::collections::BTreeSet::new();
+    let mut functions = Vec::new();
+    let mut table = Vec::new();
+    for (index, e) in ctx.model.entries.values().enumerate() {
+        let linux = e.platforms.contains(&crate::platform::Platform::Linux);
+        if !linux {
+            table.push(quote!($crate::standin::Export::NONE,));
+            continue;
+        }
+        let name = Ident::new(&e.exported, Span::call_site());
+        let arch = e.arch.as_ref().map(|a| quote!(#[cfg(target_arch = #a)]));
+        let args: Vec<Ident> = (0..e.params.len()).map(|i| Ident::new(&format!("a{i}"), Span::call_site())).collect();
+        let tys: Vec<&syn::Type> = e.params.iter().map(|p| p.ty.syntax()).collect();
+        let ret = e.returns.syntax();
+        let shown: Vec<TokenStream> = e
+            .params
+            .iter()
+            .zip(&args)
+            .map(|(p, a)| {
+                let (pname, ptext) = (&p.name, p.ty.as_str());
+                let value = match kind(p.ty.syntax(), &declared, 0) {
+                    Kind::Pointer => quote!($crate::standin::ArgValue::Pointer(#a as usize)),
+                    // A function pointer or an `Option` of one: an address or 0.
+                    Kind::Function => {
+                        quote!($crate::standin::ArgValue::Pointer(unsafe { ::core::mem::transmute::<_, usize>(#a) }))
+                    }
+                    Kind::Int => quote!($crate::standin::ArgValue::Int(#a as i128)),
+                    Kind::Enum(ty) => {
+                        let table = Ident::new(&format!("ENUM_{ty}"), Span::call_site());
+                        enums_used.insert(ty);
+                        quote!($crate::standin::ArgValue::Enum(#a.0 as i128, #table))
+                    }
+                    Kind::Float => quote!($crate::standin::ArgValue::Float(#a as f64)),
+                    Kind::Bytes => quote!($crate::standin::ArgValue::Bytes(::core::mem::size_of_val(&#a))),
+                };
+                quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value },)
+            })
+            .collect();
+        functions.push(quote! {
+            #arch
+            #[unsafe(no_mangle)]
+            pub unsafe extern "system" fn #name(#(#args: #tys),*) -> #ret {
+                type F = unsafe extern "system" fn(#(#tys),*) -> #ret;
+                let mut forward = || match $crate::standin::target(&EXPORTS, #index) {
+                    // SAFETY: the target is a function of exactly this ABI (the hook's type,
+                    // or the real driver's export of this name).
+                    Some(p) => unsafe { ::core::mem::transmute::<*mut ::core::ffi::c_void, F>(p.as_ptr())(#(#args),*) },
+                    None => $crate::standin::MISSING,
+                };
+                match EXPORTS.observer {
+                    Some(o) => o.call(#index, &[#(#shown)*], &mut forward),
+                    None => forward(),
+                }
+            }
+        });
+        let export = quote!($crate::standin::Export::of(#name as *const ()));
+        table.push(match &e.arch {
+            Some(a) => quote!({
+                #[cfg(target_arch = #a)]
+                let e = #export;
+                #[cfg(not(target_arch = #a))]
+                let e = $crate::standin::Export::NONE;
+                e
+            },),
+            None => quote!(#export,),
+        });
+    }
+    // One table of enumerator names per C enum an argument is.
+    let tables = enums_used.iter().map(|ty| {
+        let table = Ident::new(&format!("ENUM_{ty}"), Span::call_site());
+        let rows = names.get(ty).into_iter().flatten().map(|(v, n)| {
+            let v = *v as i128;
+            quote!((#v, #n),)
+        });
+        quote!(static #table: &[(i128, &str)] = &[#(#rows)*];)
+    });
+    quote! {
+        //! [`export_libcuda!`](crate::export_libcuda): one exported function per ABI the driver
+        //! library exports on Linux, for a `cdylib` that stands in for it (see [`crate::standin`]).
+
+        /// Defines, in the crate that invokes it, one `#[no_mangle]` function per ABI of the
+        /// registry that NVIDIA's Linux driver library exports, of exactly its prototype and
+        /// under its exported name (`cuMemAlloc_v2`), each calling its hook
+        /// ([`standin::set_hook`](crate::standin::set_hook)) or the real driver
+        /// ([`standin`](crate::standin)). Invoke it once, at the root of a `cdylib` named
+        /// `libcuda.so.1` (crate-type `cdylib`, library name `cuda`, the file renamed or linked
+        /// as `libcuda.so.1`).
+        ///
+        /// `export_libcuda!(observer = PATH)` hands every call to the static `PATH` (an
+        /// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
+        /// result; without, each function is two atomic loads and the call.
+        ///
+        /// Linux only: the names are those of `libcuda.so.1` (Windows' `nvcuda.dll` exports
+        /// others).
+        #[macro_export]
+        macro_rules! export_libcuda {
+            () => {
+                $crate::export_libcuda!(@with ::core::option::Option::None);
+            };
+            (observer = $observer:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer));
+            };
+            (@with $observer:expr) => {
+                const _: () = {
+                    #[allow(unused_imports)]
+                    use $crate::types::*;
+                    #[allow(unused_imports)]
+                    use ::core::ffi::{c_char, c_double, c_float, c_int, c_long, c_longlong, c_short, c_uchar, c_uint, c_ulong, c_ulonglong, c_ushort, c_void};
+
+                    static EXPORTS: $crate::standin::Exports = $crate::standin::Exports {
+                        fns: [#(#table)*],
+                        observer: $observer,
+                    };
+
+                    #(#tables)*
+
+                    #(#functions)*
+                };
+            };
+        }
+    }
+}

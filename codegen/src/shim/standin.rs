@@ -1,0 +1,534 @@
+//! A library that stands in for the CUDA driver: what a `cdylib` named `libcuda.so.1` needs to
+//! sit between a program and NVIDIA's library (a tracer, a GPU-sharing layer, a mock driver).
+//! Feature `standin`.
+//!
+//! - [`export_libcuda!`](crate::export_libcuda), invoked in the `cdylib` that wants them,
+//!   defines one function per ABI of the registry that NVIDIA's Linux library exports, each of
+//!   exactly its signature and under its exported name (`cuMemAlloc_v2` is the 3020 ABI of
+//!   `cuMemAlloc`). Nothing here exports anything by itself: a program that turns the feature
+//!   on does not start interposing libcuda.
+//! - Each call goes to the ABI's hook ([`set_hook`], one per ABI), else to its default: the
+//!   real driver's export of the same name ([`forward`]).
+//! - `cuGetProcAddress_v2` and `cuGetProcAddress` ask the real driver, identify the function it
+//!   returned by its address among the real library's exports of the registry's names, and
+//!   hand out the stand-in's own function of that ABI instead. What the driver returns that
+//!   is none of them (names newer than this crate) is handed out as it is, not intercepted. The
+//!   registry's rule ([`crate::answer::driver_answer`]) is checked against every answer
+//!   ([`Observer::request`], [`rule_differences`]); it never decides one.
+//! - The real driver is opened by absolute path: `$CUDA_SYS_GEN_REAL_LIBCUDA`, else the first
+//!   `libcuda.so.1` in `LD_LIBRARY_PATH`'s folders, `/etc/ld.so.conf`'s and the system's
+//!   library folders that is not this library's own file (by device and inode):
+//!   `dlopen("libcuda.so.1")` from inside the stand-in would find the stand-in.
+//!   It is opened on the first call that needs it, once, from whichever thread comes first
+//!   (`OnceLock`); nothing runs in a constructor.
+//! - An ABI the real driver does not export returns `CUDA_ERROR_NOT_FOUND` ("named symbol not
+//!   found"), and so does every call while no real driver can be opened ([`real_driver`] says
+//!   why).
+//! - A hook is an `unsafe extern "system" fn`: a panic inside one aborts the process at its own
+//!   boundary (Rust does not unwind out of an `extern` function), so none crosses into C. Code
+//!   of this module does not panic.
+
+use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use core::ptr::{null_mut, NonNull};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::answer::driver_answer;
+use crate::registry::{Entry, EntryInfo, ENTRIES, ENTRY_COUNT};
+use crate::types::CUresult;
+
+/// The environment variable that names the real driver library's path.
+pub const REAL_DRIVER_ENV: &str = "CUDA_SYS_GEN_REAL_LIBCUDA";
+
+/// What an ABI the real driver lacks returns: `CUDA_ERROR_NOT_FOUND`.
+pub const MISSING: CUresult = crate::types::cudaError_enum(500);
+
+/// One exported function of the stand-in, by entry index ([`Exports`]).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Export(*const ());
+
+// SAFETY: a function's address, never written through.
+unsafe impl Sync for Export {}
+unsafe impl Send for Export {}
+
+impl Export {
+    /// No function: the registry entry is not exported on this platform.
+    pub const NONE: Export = Export(core::ptr::null());
+
+    pub const fn of(f: *const ()) -> Export {
+        Export(f)
+    }
+}
+
+/// The stand-in's exported functions, one per registry entry, and its observer, as
+/// [`export_libcuda!`](crate::export_libcuda) defines them.
+#[doc(hidden)]
+pub struct Exports {
+    pub fns: [Export; ENTRY_COUNT],
+    pub observer: Option<&'static dyn Observer>,
+}
+
+/// One argument of a call, as an [`Observer`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg {
+    /// The parameter's name in the prototype.
+    pub name: &'static str,
+    /// Its type, as the crate spells it (`*mut CUdeviceptr_v2`, `CUdevice_attribute`).
+    pub ty: &'static str,
+    pub value: ArgValue,
+}
+
+/// An argument's value. Pointers are addresses: nothing is read through them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArgValue {
+    Pointer(usize),
+    Int(i128),
+    /// A C enum's value (its type is [`Arg::ty`]), and the enum's enumerators (value, name),
+    /// by value.
+    Enum(i128, &'static [(i128, &'static str)]),
+    Float(f64),
+    /// A record passed by value: its size in bytes (its bytes are not read).
+    Bytes(usize),
+}
+
+impl core::fmt::Display for Arg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {} = ", self.name, self.ty)?;
+        match self.value {
+            ArgValue::Pointer(0) => f.write_str("NULL"),
+            ArgValue::Pointer(p) => write!(f, "{p:#x}"),
+            ArgValue::Int(v) => write!(f, "{v}"),
+            ArgValue::Enum(v, names) => match names.binary_search_by_key(&v, |&(n, _)| n) {
+                Ok(i) => write!(f, "{} ({v})", names[i].1),
+                Err(_) => write!(f, "{v}"),
+            },
+            ArgValue::Float(v) => write!(f, "{v}"),
+            ArgValue::Bytes(n) => write!(f, "{{{n} bytes}}"),
+        }
+    }
+}
+
+/// Watches every call of the stand-in's exported functions: give one to
+/// [`export_libcuda!`](crate::export_libcuda) (`export_libcuda!(observer = MY_OBSERVER)`).
+pub trait Observer: Sync {
+    /// A call of entry `index` (of [`ENTRIES`]) with `args`, made by calling `forward` (the
+    /// hook, else the real driver), whose result the observer returns. Call `forward` exactly
+    /// once.
+    fn call(&self, index: usize, args: &[Arg], forward: &mut dyn FnMut() -> CUresult) -> CUresult;
+
+    /// A `cuGetProcAddress` request the real driver answered with a function: the entry it
+    /// was identified as (`None`: a function the registry does not know, handed out as it is),
+    /// and whether that is the entry the registry's rule names.
+    fn request(&self, symbol: &CStr, version: c_int, flags: u64, answered: Option<&'static EntryInfo>, rule_agrees: bool) {
+        let _ = (symbol, version, flags, answered, rule_agrees);
+    }
+}
+
+static HOOKS: [AtomicPtr<c_void>; ENTRY_COUNT] = [const { AtomicPtr::new(null_mut()) }; ENTRY_COUNT];
+/// The default of each entry, once known: the real driver's export, the interception of the
+/// lookup functions, or [`GONE`].
+static FORWARD: [AtomicPtr<c_void>; ENTRY_COUNT] = [const { AtomicPtr::new(null_mut()) }; ENTRY_COUNT];
+/// In [`FORWARD`]: the real driver has no such export.
+const GONE: *mut c_void = NonNull::<c_void>::dangling().as_ptr();
+static EXPORTS: AtomicPtr<Exports> = AtomicPtr::new(null_mut());
+static RULE_DIFFERENCES: AtomicUsize = AtomicUsize::new(0);
+static UNKNOWN_ANSWERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Takes entry `E`'s hook away: its calls go to [`forward`] again.
+pub fn clear_hook<E: Entry>() {
+    HOOKS[E::INDEX].store(null_mut(), Ordering::Release);
+}
+
+/// Installs `f` as entry `E`'s hook: the stand-in's function of that ABI calls it instead of
+/// the real driver (and hands it out for `cuGetProcAddress` requests answered with `E`: the
+/// function handed out is the stand-in's own, which calls the hook).
+pub fn set_hook<E: Entry>(f: E::Fn) {
+    let p = if core::mem::size_of::<E::Fn>() == core::mem::size_of::<*mut c_void>() {
+        // SAFETY: `E::Fn` is a (nullable) function pointer type: a pointer's bits.
+        unsafe { core::mem::transmute_copy::<E::Fn, *mut c_void>(&f) }
+    } else {
+        null_mut()
+    };
+    HOOKS[E::INDEX].store(p, Ordering::Release);
+}
+
+/// Where a call of entry `E` goes without a hook: the real driver's function of that ABI (for
+/// `cuGetProcAddress`, the stand-in's interception of it); `None` when the real driver lacks
+/// it. A hook that wraps the call calls this.
+pub fn forward<E: Entry>() -> Option<E::Fn> {
+    let p = forward_pointer(E::INDEX)?;
+    if core::mem::size_of::<E::Fn>() != core::mem::size_of::<*mut c_void>() {
+        return None;
+    }
+    // SAFETY: the pointer is the function of exactly `E`'s ABI (its exported name's).
+    Some(unsafe { core::mem::transmute_copy::<*mut c_void, E::Fn>(&p.as_ptr()) })
+}
+
+/// [`forward`] by entry index, as a plain pointer.
+pub fn forward_pointer(index: usize) -> Option<NonNull<c_void>> {
+    let slot = FORWARD.get(index)?;
+    let p = slot.load(Ordering::Acquire);
+    if p.is_null() {
+        let p = resolve_forward(index);
+        slot.store(p, Ordering::Release);
+        return NonNull::new(p).filter(|p| p.as_ptr() != GONE);
+    }
+    NonNull::new(p).filter(|p| p.as_ptr() != GONE)
+}
+
+#[cold]
+fn resolve_forward(index: usize) -> *mut c_void {
+    let Some(info) = ENTRIES.get(index) else { return GONE };
+    if info.symbol == "cuGetProcAddress" {
+        return if info.exported == "cuGetProcAddress" {
+            get_proc_address_v1 as GetProcAddressV1 as *mut c_void
+        } else {
+            get_proc_address_v2 as GetProcAddressV2 as *mut c_void
+        };
+    }
+    match real_driver() {
+        Ok(real) => real.export(info.exported).map_or(GONE, NonNull::as_ptr),
+        Err(_) => GONE,
+    }
+}
+
+/// What the stand-in's function of entry `index` calls: its hook, else [`forward_pointer`].
+/// Registers `exports`, the stand-in's own functions, on first use.
+#[doc(hidden)]
+#[inline]
+pub fn target(exports: &'static Exports, index: usize) -> Option<NonNull<c_void>> {
+    if let Some(h) = HOOKS.get(index) {
+        if let Some(p) = NonNull::new(h.load(Ordering::Acquire)) {
+            // A hook may call `forward`, whose lookup functions hand out `exports`.
+            if EXPORTS.load(Ordering::Relaxed).is_null() {
+                register(exports);
+            }
+            return Some(p);
+        }
+    }
+    if let Some(p) = FORWARD.get(index).map(|s| s.load(Ordering::Acquire)) {
+        if !p.is_null() && p != GONE {
+            return NonNull::new(p);
+        }
+    }
+    register(exports);
+    forward_pointer(index)
+}
+
+#[cold]
+fn register(exports: &'static Exports) {
+    if EXPORTS.load(Ordering::Acquire).is_null() {
+        EXPORTS.store(exports as *const Exports as *mut Exports, Ordering::Release);
+    }
+}
+
+/// How many `cuGetProcAddress` answers of the real driver were another entry than the
+/// registry's rule names (0 on every driver measured).
+pub fn rule_differences() -> usize {
+    RULE_DIFFERENCES.load(Ordering::Relaxed)
+}
+
+/// How many `cuGetProcAddress` answers were functions the registry does not know (handed out
+/// as they are, not intercepted).
+pub fn unknown_answers() -> usize {
+    UNKNOWN_ANSWERS.load(Ordering::Relaxed)
+}
+
+/// The real driver the stand-in forwards to.
+pub struct RealDriver {
+    path: PathBuf,
+    lib: libloading::Library,
+    version: u32,
+    /// The library's exports of the registry's names, by address: (address, entry index).
+    by_address: OnceLock<Vec<(usize, usize)>>,
+}
+
+impl RealDriver {
+    /// Its path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Its `cuDriverGetVersion` (0 where that fails).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// Its export of `name`.
+    pub fn export(&self, name: &str) -> Option<NonNull<c_void>> {
+        // SAFETY: only the address is read.
+        let p = unsafe { self.lib.get::<*mut c_void>(name.as_bytes()) }.ok()?;
+        NonNull::new(*p)
+    }
+
+    /// The registry entries whose exported name the library exports at `p`.
+    pub fn entries_at(&self, p: NonNull<c_void>) -> impl Iterator<Item = usize> + '_ {
+        let table = self.by_address.get_or_init(|| {
+            let mut t: Vec<(usize, usize)> = ENTRIES
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.platforms.here())
+                .filter_map(|(i, e)| Some((self.export(e.exported)?.as_ptr() as usize, i)))
+                .collect();
+            t.sort_unstable();
+            t
+        });
+        let a = p.as_ptr() as usize;
+        let start = table.partition_point(|&(x, _)| x < a);
+        table[start..].iter().take_while(move |&&(x, _)| x == a).map(|&(_, i)| i)
+    }
+}
+
+/// The real driver, opened on first use; the reason where none could be.
+pub fn real_driver() -> Result<&'static RealDriver, &'static str> {
+    static REAL: OnceLock<Result<RealDriver, String>> = OnceLock::new();
+    REAL.get_or_init(open_real).as_ref().map_err(String::as_str)
+}
+
+fn open_real() -> Result<RealDriver, String> {
+    let path = match std::env::var_os(REAL_DRIVER_ENV) {
+        Some(p) if !p.is_empty() => {
+            let path = PathBuf::from(p);
+            if !path.is_absolute() {
+                return Err(format!("${REAL_DRIVER_ENV} is {}: give an absolute path", path.display()));
+            }
+            if is_own_file(&path) {
+                return Err(format!("${REAL_DRIVER_ENV} is {}, this stand-in's own file", path.display()));
+            }
+            path
+        }
+        _ => search::find().ok_or_else(|| {
+            format!("no real driver: set ${REAL_DRIVER_ENV} to its path (no other libcuda.so.1 in the loader's folders)")
+        })?,
+    };
+    let lib = crate::library::open_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut real = RealDriver { path, lib, version: 0, by_address: OnceLock::new() };
+    if let Some(f) = real.export("cuDriverGetVersion") {
+        // SAFETY: cuDriverGetVersion(int*), the driver's own.
+        let f = unsafe { core::mem::transmute::<*mut c_void, unsafe extern "system" fn(*mut c_int) -> c_uint>(f.as_ptr()) };
+        let mut v: c_int = 0;
+        if unsafe { f(&mut v) } == 0 {
+            real.version = u32::try_from(v).unwrap_or(0);
+        }
+    }
+    Ok(real)
+}
+
+#[cfg(unix)]
+fn is_own_file(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(path), search::own_file()) {
+        (Ok(m), Some((dev, ino))) => m.dev() == dev && m.ino() == ino,
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn is_own_file(_path: &std::path::Path) -> bool {
+    false
+}
+
+#[cfg(unix)]
+mod search {
+    use core::ffi::{c_char, c_int, c_void, CStr};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
+
+    #[repr(C)]
+    struct DlInfo {
+        fname: *const c_char,
+        fbase: *mut c_void,
+        sname: *const c_char,
+        saddr: *mut c_void,
+    }
+
+    extern "C" {
+        fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    }
+
+    /// This library's own file (device, inode), from the loader's record of where this
+    /// function lies.
+    pub(super) fn own_file() -> Option<(u64, u64)> {
+        let mut info = DlInfo { fname: core::ptr::null(), fbase: core::ptr::null_mut(), sname: core::ptr::null(), saddr: core::ptr::null_mut() };
+        // SAFETY: dladdr only reads the loader's tables and fills `info`.
+        let found = unsafe { dladdr(own_file as fn() -> Option<(u64, u64)> as *const c_void, &mut info) };
+        if found == 0 || info.fname.is_null() {
+            return None;
+        }
+        // SAFETY: the loader's NUL-terminated path.
+        let name = unsafe { CStr::from_ptr(info.fname) };
+        let m = std::fs::metadata(Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()))).ok()?;
+        Some((m.dev(), m.ino()))
+    }
+
+    /// The folders the loader searches, in its order: `LD_LIBRARY_PATH`, `/etc/ld.so.conf`
+    /// (and the files it includes), the system's folders.
+    fn folders() -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
+            out.extend(std::env::split_paths(&p).filter(|p| !p.as_os_str().is_empty()));
+        }
+        read_conf(Path::new("/etc/ld.so.conf"), &mut out, 0);
+        let system: &[&str] = if cfg!(target_arch = "x86_64") {
+            &["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+        } else if cfg!(target_arch = "aarch64") {
+            &["/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+        } else {
+            &["/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+        };
+        out.extend(system.iter().map(PathBuf::from));
+        out
+    }
+
+    /// The folders of an `ld.so.conf` file, `include` lines followed (a `*` in the last part
+    /// of the pattern only, as Debian's and Red Hat's `ld.so.conf.d/*.conf`).
+    fn read_conf(path: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+        let Ok(text) = std::fs::read_to_string(path) else { return };
+        if depth > 8 {
+            return;
+        }
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if let Some(pattern) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
+                for pattern in pattern.split_whitespace() {
+                    let pattern = Path::new(pattern);
+                    let pattern = if pattern.is_absolute() { pattern.to_owned() } else { Path::new("/etc").join(pattern) };
+                    let (Some(dir), Some(file)) = (pattern.parent(), pattern.file_name().and_then(|f| f.to_str())) else {
+                        continue;
+                    };
+                    match file.split_once('*') {
+                        Some((prefix, suffix)) => {
+                            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                                .into_iter()
+                                .flatten()
+                                .flatten()
+                                .map(|e| e.path())
+                                .filter(|p| {
+                                    p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(prefix) && f.ends_with(suffix))
+                                })
+                                .collect();
+                            files.sort();
+                            for f in files {
+                                read_conf(&f, out, depth + 1);
+                            }
+                        }
+                        None => read_conf(&pattern, out, depth + 1),
+                    }
+                }
+            } else if line.starts_with('/') {
+                out.push(PathBuf::from(line));
+            }
+        }
+    }
+
+    /// The first `libcuda.so.1` of the loader's folders that is not this library's own file.
+    pub(super) fn find() -> Option<PathBuf> {
+        let own = own_file();
+        for folder in folders() {
+            let candidate = folder.join("libcuda.so.1");
+            let Ok(m) = std::fs::metadata(&candidate) else { continue };
+            if !m.is_file() || own == Some((m.dev(), m.ino())) {
+                continue;
+            }
+            // An absolute path, so that the loader opens this file and no other.
+            let candidate = if candidate.is_absolute() {
+                candidate
+            } else {
+                std::env::current_dir().ok()?.join(candidate)
+            };
+            return Some(candidate);
+        }
+        None
+    }
+}
+
+#[cfg(not(unix))]
+mod search {
+    /// Windows: the driver's `nvcuda.dll` in System32 (which the stand-in, in the program's
+    /// folder, is not).
+    pub(super) fn find() -> Option<std::path::PathBuf> {
+        let root = std::env::var_os("SystemRoot")?;
+        Some(std::path::PathBuf::from(root).join("System32").join("nvcuda.dll"))
+    }
+}
+
+type GetProcAddressV2 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_uint) -> c_uint;
+type GetProcAddressV1 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64) -> c_uint;
+
+/// The default of `cuGetProcAddress_v2` (the 12000 ABI): the real driver's answer, its
+/// function replaced by the stand-in's of the same ABI.
+unsafe extern "system" fn get_proc_address_v2(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+    status: *mut c_uint,
+) -> c_uint {
+    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress_v2")) else { return MISSING.0 };
+    // SAFETY: the real driver's cuGetProcAddress_v2, with the caller's arguments.
+    let f = unsafe { core::mem::transmute::<*mut c_void, GetProcAddressV2>(f.as_ptr()) };
+    let r = unsafe { f(symbol, pfn, version, flags, status) };
+    // SAFETY: the driver answered; `pfn` and `symbol` are the caller's, checked for NULL.
+    unsafe { substitute(r, symbol, pfn, version, flags) };
+    r
+}
+
+/// The default of the 4-argument `cuGetProcAddress` (the 11030 ABI), as
+/// [`get_proc_address_v2`].
+unsafe extern "system" fn get_proc_address_v1(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+) -> c_uint {
+    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress")) else { return MISSING.0 };
+    // SAFETY: the real driver's cuGetProcAddress, with the caller's arguments.
+    let f = unsafe { core::mem::transmute::<*mut c_void, GetProcAddressV1>(f.as_ptr()) };
+    let r = unsafe { f(symbol, pfn, version, flags) };
+    unsafe { substitute(r, symbol, pfn, version, flags) };
+    r
+}
+
+/// After a lookup of the real driver: its function in `*pfn` replaced by the stand-in's of the
+/// same ABI, found by address; the rule checked.
+///
+/// # Safety
+/// `pfn` and `symbol` as the caller of `cuGetProcAddress` passed them.
+unsafe fn substitute(result: c_uint, symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64) {
+    if result != 0 || pfn.is_null() || symbol.is_null() {
+        return;
+    }
+    let Some(p) = NonNull::new(unsafe { *pfn }) else { return };
+    let Ok(real) = real_driver() else { return };
+    let symbol = unsafe { CStr::from_ptr(symbol) };
+    let rule = driver_answer(symbol.to_bytes(), version, flags, real.version());
+    let named = rule.entry().and_then(EntryInfo::index);
+    // Where the library exports one function under several names, the one the rule names.
+    let mut found = None;
+    for i in real.entries_at(p) {
+        if found.is_none() || Some(i) == named {
+            found = Some(i);
+        }
+    }
+    // A function where the rule names none, another entry, or none of the registry's.
+    let agrees = found.is_some() && found == named;
+    if !agrees {
+        RULE_DIFFERENCES.fetch_add(1, Ordering::Relaxed);
+    }
+    // SAFETY: `EXPORTS` holds only a `&'static Exports`.
+    let exports = unsafe { EXPORTS.load(Ordering::Acquire).as_ref() };
+    if let Some(o) = exports.and_then(|e| e.observer) {
+        o.request(symbol, version, flags, found.and_then(|i| ENTRIES.get(i)), agrees);
+    }
+    let Some(index) = found else {
+        UNKNOWN_ANSWERS.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let ours = exports.and_then(|e| e.fns.get(index)).map_or(core::ptr::null(), |e| e.0);
+    if !ours.is_null() {
+        unsafe { *pfn = ours as *mut c_void };
+    }
+}

@@ -1,0 +1,45 @@
+//! A `libcuda.so.1` built on the generated crate's `standin` module, with no hook: every call
+//! forwards to the real driver, and `cuGetProcAddress` answers with this library's own
+//! functions. The tests copy `libcuda_standin.so` as `libcuda.so.1` in front of a real driver
+//! (tests/tests/standin.rs).
+
+cuda_driver_pfn::export_libcuda!();
+
+/// For the tests: where the function of registry entry `index` forwards (the real driver's
+/// export of its name), or NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuda_standin_forward(index: usize) -> *mut core::ffi::c_void {
+    cuda_driver_pfn::standin::forward_pointer(index).map_or(core::ptr::null_mut(), |p| p.as_ptr())
+}
+
+/// For the tests: how many answers of the real driver differed from the registry's rule.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuda_standin_rule_differences() -> usize {
+    cuda_driver_pfn::standin::rule_differences()
+}
+
+/// A hook that adds 1 to the version the real driver reports, through `standin::forward`.
+unsafe extern "system" fn version_plus_one(v: *mut core::ffi::c_int) -> cuda_driver_pfn::types::CUresult {
+    use cuda_driver_pfn::{entries, standin};
+    let r = match standin::forward::<entries::cuDriverGetVersion_v2020>() {
+        // SAFETY: the real driver's cuDriverGetVersion, with the caller's pointer.
+        Some(real) => unsafe { real(v) },
+        None => standin::MISSING,
+    };
+    if r.0 == 0 && !v.is_null() {
+        // SAFETY: the driver just wrote it.
+        unsafe { *v += 1 };
+    }
+    r
+}
+
+/// For the tests: installs (`on` non-zero) or removes the hook of `cuDriverGetVersion`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuda_standin_test_hook(on: core::ffi::c_int) {
+    use cuda_driver_pfn::{entries, standin};
+    if on != 0 {
+        standin::set_hook::<entries::cuDriverGetVersion_v2020>(version_plus_one);
+    } else {
+        standin::clear_hook::<entries::cuDriverGetVersion_v2020>();
+    }
+}

@@ -1,0 +1,199 @@
+//! The stand-in (`standin` feature, `export_libcuda!`) in front of NVIDIA's real drivers of
+//! `tests/real-drivers.toml` (no GPU needed): `tests/standin-libcuda`, every hook only
+//! forwarding, copied as `libcuda.so.1` into a folder first on `LD_LIBRARY_PATH`, the real
+//! driver's folder second.
+//!
+//! For every driver with a lookup function, the answer check of `real_driver_answers.rs`
+//! (`conformance answers`) made of the stand-in: each request answered as the registry's rule
+//! says, each function handed out the stand-in's own export of the entry's name, which
+//! forwards to the real driver's export of that name: the ABI the driver returned. Once with
+//! the real driver named by `$CUDA_SYS_GEN_REAL_LIBCUDA`, once found by the stand-in's own
+//! search of the loader's folders (which must skip the stand-in itself, also named
+//! `libcuda.so.1`). And the stand-in's exports: every registry name NVIDIA's Linux library
+//! exports, and no other.
+
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cuda_driver_pfn::ENTRIES;
+use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::{repo_root, text};
+
+fn fetched() -> Option<Vec<Fetched>> {
+    match drivers::fetch() {
+        Ok(d) => Some(d),
+        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("SKIPPED: the real-driver tests: {why}");
+            None
+        }
+        Err(e) => panic!("the real drivers could not be had: {e}"),
+    }
+}
+
+/// The stand-in, built (as the tests' own build is) and copied into a folder of its own as
+/// `libcuda.so.1`.
+fn standin(dir: &Path) -> PathBuf {
+    built_cdylib("cuda-sys-gen-standin-libcuda", "libcuda_standin.so", dir)
+}
+
+/// A workspace `cdylib`, built, copied into `dir` as `libcuda.so.1`.
+fn built_cdylib(package: &str, file: &str, dir: &Path) -> PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(repo_root())
+        .args(["build", "--quiet", "--offline", "-p", package])
+        .output()
+        .expect("run cargo build");
+    assert!(out.status.success(), "cargo build -p {package} failed:\n{}", text(&out.stderr));
+    let exe = std::env::current_exe().expect("the test's own path");
+    let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+    let path = dir.join("libcuda.so.1");
+    std::fs::copy(debug.join(file), &path).expect("copy the library");
+    path
+}
+
+fn answers(driver: &Fetched, standin: &Path, named: bool) -> (Option<i32>, String) {
+    let mut path = vec![standin.parent().unwrap().to_owned()];
+    path.extend(driver.lib_dirs.iter().cloned());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.arg("answers")
+        .env("LD_LIBRARY_PATH", std::env::join_paths(path).unwrap())
+        .env("CUDA_SYS_GEN_LIBRARY", standin)
+        .env("CUDA_SYS_GEN_CHECK_REAL", &driver.libcuda)
+        .env_remove("CUDA_SYS_GEN_REAL_LIBCUDA");
+    if named {
+        c.env("CUDA_SYS_GEN_REAL_LIBCUDA", &driver.libcuda);
+    }
+    let out = c.output().expect("start a child process");
+    (out.status.code(), format!("{}{}", text(&out.stdout), text(&out.stderr)))
+}
+
+#[test]
+fn the_standin_answers_every_request_with_its_function_of_the_abi_the_driver_returned() {
+    let Some(drivers) = fetched() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let standin = standin(dir.path());
+    let mut failures = Vec::new();
+    let mut total = 0;
+    let mut checked = 0;
+    for driver in &drivers {
+        for named in [true, false] {
+            let (code, out) = answers(driver, &standin, named);
+            let last = out.lines().last().unwrap_or_default().to_owned();
+            let how = if named { "named by $CUDA_SYS_GEN_REAL_LIBCUDA" } else { "found by its search" };
+            println!("driver {} ({how}): {last}", driver.pin.name);
+            // Drivers without a lookup function answer no request of a stand-in either: the
+            // stand-in's cuGetProcAddress finds no real one to ask (and says CUDA_ERROR_NOT_FOUND).
+            if last.contains("the real driver has no lookup function") && code == Some(0) {
+                continue;
+            }
+            let n: usize =
+                last.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+            total += n;
+            checked += 1;
+            if code != Some(0) || !last.contains(", 0 different") || n < 561 * 3 * 4 {
+                let shown: Vec<&str> = out.lines().take(30).collect();
+                failures.push(format!("driver {} ({how}): exit {code:?}:\n{}", driver.pin.name, shown.join("\n")));
+            }
+        }
+    }
+    println!("{total} requests answered by the stand-in over {checked} runs");
+    assert!(checked >= 10, "too few drivers with a lookup function were checked: {checked} runs");
+    assert!(total >= 10 * 561 * 3 * 4, "{total} requests");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The tracer (`examples/libcuda-tracer`) in front of the 555 driver, called from 8 threads at
+/// once: one whole line per call and per answered `cuGetProcAddress`, the ABI and exported
+/// name, the enum argument by its enumerator's name, the result by its name, the rule's
+/// verdict.
+#[test]
+fn the_tracer_writes_one_line_per_call_from_many_threads() {
+    let Some(drivers) = fetched() else { return };
+    let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
+    let dir = tempfile::tempdir().unwrap();
+    let tracer = built_cdylib("cuda-sys-gen-tracer", "libcuda_tracer.so", dir.path());
+    let trace = dir.path().join("trace.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .arg("trace-threads")
+        .env("CUDA_SYS_GEN_LIBRARY", &tracer)
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", &driver.libcuda)
+        .env("CUDA_SYS_GEN_TRACE", &trace)
+        .output()
+        .expect("start a child process");
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let log = std::fs::read_to_string(&trace).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let count = |needle: &str| lines.iter().filter(|l| l.contains(needle)).count();
+    assert!(lines[0].starts_with("start ") && lines[0].contains("(version 12050)"), "{}", lines[0]);
+    assert_eq!(count("cuDriverGetVersion_v2020 (cuDriverGetVersion) driverVersion: *mut c_int = 0x"), 4000);
+    // Without cuInit the driver answers NOT_INITIALIZED: the result by its name.
+    let attribute = "cuDeviceGetAttribute_v2000 (cuDeviceGetAttribute) pi: *mut c_int = 0x";
+    let enumerator =
+        "attrib: CUdevice_attribute = CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK (1), dev: CUdevice_v1 = 0 \
+                      -> CUDA_ERROR_NOT_INITIALIZED ";
+    assert_eq!(lines.iter().filter(|l| l.contains(attribute) && l.contains(enumerator)).count(), 4000);
+    assert_eq!(count(" (cuGetProcAddress_v2) symbol: *const c_char = 0x"), 4000);
+    assert_eq!(count("\"cuMemAlloc\" 3020 flags 0 -> cuMemAlloc_v3020 (cuMemAlloc_v2) rule ok"), 4000);
+    // Nothing else, and every line whole: 1 + 3 x 4000 + 4000 lines, each ending in "ns" or "ok".
+    assert_eq!(lines.len(), 1 + 4 * 4000);
+    let broken: Vec<&&str> = lines[1..]
+        .iter()
+        .filter(|l| !(l.starts_with("call ") && l.ends_with(" ns") || l.ends_with(" rule ok")))
+        .collect();
+    assert!(broken.is_empty(), "{} lines not whole, e.g. {:?}", broken.len(), broken.first());
+}
+
+/// A hook (the test stand-in's, on `cuDriverGetVersion`: the real version plus 1 through
+/// `standin::forward`) takes every call of its ABI, by name and through the function
+/// `cuGetProcAddress_v2` hands out, and taking it away restores the real driver's answer.
+#[test]
+fn a_hook_takes_its_abi_s_calls_by_name_and_through_the_lookup() {
+    let Some(drivers) = fetched() else { return };
+    let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
+    let dir = tempfile::tempdir().unwrap();
+    let standin = standin(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .arg("hook-check")
+        .env("CUDA_SYS_GEN_LIBRARY", &standin)
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", &driver.libcuda)
+        .output()
+        .expect("start a child process");
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{shown}");
+    assert!(
+        shown.contains("plain ((0, 12050), (0, 12050)) hooked ((0, 12051), (0, 12051)) after (0, 12050)"),
+        "{shown}"
+    );
+}
+
+/// The stand-in exports every registry name the Linux driver library exports (x86-64: not
+/// `cuEventCreateFromEGLSync`, which only aarch64 builds have), and nothing else of `cu`.
+#[test]
+fn the_standin_exports_every_linux_name_of_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let standin = standin(dir.path());
+    let data = std::fs::read(&standin).unwrap();
+    let names = exported_functions(&data);
+    let expected: std::collections::BTreeSet<String> =
+        ENTRIES.iter().filter(|e| e.platforms.here()).map(|e| e.exported.to_owned()).collect();
+    // The test stand-in's own two functions for the checks aside.
+    let ours: std::collections::BTreeSet<String> =
+        names.into_iter().filter(|n| n.starts_with("cu") && !n.starts_with("cuda_standin_")).collect();
+    let missing: Vec<&String> = expected.difference(&ours).collect();
+    let extra: Vec<&String> = ours.difference(&expected).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}, extra {extra:?}");
+    assert!(ours.len() > 700, "{} names", ours.len());
+}
+
+/// The names of the functions an ELF shared library exports: the dynamic symbol table, read
+/// with the `object` crate.
+fn exported_functions(data: &[u8]) -> Vec<String> {
+    use object::{Object, ObjectSymbol};
+    let file = object::File::parse(data).expect("an ELF file");
+    file.dynamic_symbols()
+        .filter(|s| s.is_definition() && s.kind() == object::SymbolKind::Text)
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect()
+}
