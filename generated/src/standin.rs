@@ -306,7 +306,7 @@ fn open_real() -> Result<RealDriver, String> {
             format!("no real driver: set ${REAL_DRIVER_ENV} to its path (no other libcuda.so.1 in the loader's folders)")
         })?,
     };
-    let lib = crate::driver::open_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let lib = crate::library::open_path(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut real = RealDriver { path, lib, version: 0, by_address: OnceLock::new() };
     if let Some(f) = real.export("cuDriverGetVersion") {
         // SAFETY: cuDriverGetVersion(int*), the driver's own.
