@@ -250,3 +250,36 @@ pub fn declarations_of(
     let row = codegen::manifest::HeaderSpec::linux(module, "cuda.h", "cudaTypedefs.h");
     codegen::read::declarations::declarations(parsed, &row)
 }
+
+/// A copy of `from` at `to` made of hard links (`cp -al`), for a test's own cache beside the
+/// shared one. Other tests of the same binary write into the shared cache while this runs (a
+/// run's scratch folders come and go), so a file or folder that is gone by the time it is
+/// reached is skipped, not an error: `cp -al` failed on exactly that.
+pub fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    std::fs::create_dir_all(to)?;
+    let entries = match std::fs::read_dir(from) {
+        Ok(entries) => entries,
+        Err(e) if gone(&e) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) if gone(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = match std::fs::symlink_metadata(&src) {
+            Ok(m) => m.file_type(),
+            Err(e) if gone(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        let done = if kind.is_dir() { link_tree(&src, &dst) } else { std::fs::hard_link(&src, &dst) };
+        match done {
+            Err(e) if !gone(&e) => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -394,8 +394,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
     // A cache of this scene's own (hard links of the shared one: pins and the unit cache it
     // writes stay here), and 12.5's wheels served by the fake pip from the shared one.
     let cache = scene.path().join("cache");
-    let ok = Command::new("cp").arg("-al").arg(cache_dir()).arg(&cache).status().unwrap().success();
-    assert!(ok, "hard-linking the shared cache");
+    cuda_sys_gen_tests::link_tree(&cache_dir(), &cache).expect("hard-linking the shared cache");
     let python = fake_pip_index(scene.path());
     let base = manifest_with(Some(&["cuda"]), &["12.4"]);
     let old_manifest = std::fs::read_to_string(base.path().join("headers-manifest.toml")).unwrap();
