@@ -517,10 +517,7 @@ pub fn sync_tree(
     let old = swap_dirs(new.path(), &root, &parent, &name)?;
     fault::point("write:swapped");
     // `new`'s path now holds the old tree (or nothing, if there was none), or `old`'s does.
-    let old_tree = match old {
-        Some(aside) => aside.keep(),
-        None => new.path().to_owned(),
-    };
+    let old_tree = old.unwrap_or_else(|| new.path().to_owned());
     new.armed = false;
     if old_tree.exists() {
         let (_, kept) = clear_tree(&old_tree, &parent, &name, &owned, &report.kept_folders, ours)?;
@@ -658,7 +655,13 @@ pub fn clear_tree(
 }
 
 /// Unlinks `path` if it is a regular file the generator wrote (`ours` of its first KiB, read
-/// from the opened file), and the name still names that file when it is unlinked.
+/// from the opened file), and only that file.
+///
+/// On Unix the name is first renamed to a name of this process's own in the same folder,
+/// and what that name holds is compared with the opened file (device and inode) before it is
+/// unlinked: a file put under `path` after it was read is never the one unlinked. One that
+/// was is renamed back where the name is free again, or left under the private name, where
+/// [`clear_tree`] moves it aside with the rest of what is not the generator's.
 fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) -> bool {
     use std::io::Read;
     let Ok(file) = crate::input::open_regular(path, "a file of the output folder") else { return false };
@@ -669,11 +672,25 @@ fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) ->
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let (Ok(opened), Ok(named)) = (file.metadata(), fs::symlink_metadata(path)) else { return false };
-        if (opened.dev(), opened.ino()) != (named.dev(), named.ino()) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let Ok(opened) = file.metadata() else { return false };
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let private = path.with_file_name(format!(".cuda-sys-gen.unlink-{}-{n}", std::process::id()));
+        if fs::symlink_metadata(&private).is_ok() || fs::rename(path, &private).is_err() {
             return false;
         }
+        match fs::symlink_metadata(&private) {
+            Ok(m) if (m.dev(), m.ino()) == (opened.dev(), opened.ino()) => fs::remove_file(&private).is_ok(),
+            _ => {
+                if fs::symlink_metadata(path).is_err() {
+                    let _ = fs::rename(&private, path);
+                }
+                false
+            }
+        }
     }
+    #[cfg(not(unix))]
     fs::remove_file(path).is_ok()
 }
 
@@ -688,7 +705,8 @@ fn old_kind(name: &str) -> String {
 }
 
 /// Puts `new` where `root` is, in one step where the platform can; returns the scratch folder
-/// that holds the old tree (to be removed), if it is not `new`'s own path.
+/// that holds the old tree (to be cleared), if it is not `new`'s own path. Never a
+/// [`scratch::Scratch`], which would remove the old tree whole when dropped.
 ///
 /// - Linux: `renameat2(RENAME_EXCHANGE)` swaps the two folders atomically; `new`'s path then
 ///   holds the old tree. A missing `root` is a plain `rename`, atomic too.
@@ -697,7 +715,7 @@ fn old_kind(name: &str) -> String {
 ///   renames `root` does not exist; a run killed there is repaired by the next one, which
 ///   renames the old tree back before doing anything else ([`recover`]), so `root` is again
 ///   entirely old.
-pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<Option<scratch::Scratch>, Error> {
+pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<Option<PathBuf>, Error> {
     let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };
     if !root.exists() {
         fs::rename(new, root).map_err(|e| io(root, e))?;
@@ -712,12 +730,23 @@ pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<O
     }
     // A fresh name, reserved by creating it and freed again: not every platform renames a
     // folder onto an empty one.
-    let aside = scratch::create_dir(parent, &old_kind(name)).map_err(|e| io(parent, e))?;
-    fs::remove_dir(aside.path()).map_err(|e| io(aside.path(), e))?;
-    fs::rename(root, aside.path()).map_err(|e| io(root, e))?;
+    let aside = scratch::create_dir(parent, &old_kind(name)).map_err(|e| io(parent, e))?.keep();
+    fs::remove_dir(&aside).map_err(|e| io(&aside, e))?;
+    fs::rename(root, &aside).map_err(|e| io(root, e))?;
     fault::point("write:moved-old");
     if let Err(e) = fs::rename(new, root) {
-        let _ = fs::rename(aside.path(), root);
+        if let Err(back) = fs::rename(&aside, root) {
+            // Something took `root`'s name in between: the old tree stays whole where it is,
+            // and the next run puts it back or clears it ([`recover`]).
+            return Err(Error::Io {
+                path: root.to_owned(),
+                source: std::io::Error::other(format!(
+                    "{e}; the old crate could not be put back ({back}): it is whole in {}, which the next run puts back where {} is missing",
+                    aside.display(),
+                    root.display()
+                )),
+            });
+        }
         return Err(io(root, e));
     }
     Ok(Some(aside))
