@@ -34,7 +34,8 @@
 //! the loader then calls), a relocation of a type the processor does not have (the loader
 //! refuses it itself), and the libraries it names (`DT_NEEDED`), which the loader finds and
 //! maps itself. A bare name (`libcuda.so.1`) is not checked: the loader searches for
-//! it, so it is not a file of the caller's choosing.
+//! it, so it is not a file of the caller's choosing. Nor a file replaced between the check and
+//! the load: the check reads the file at the path, and the loader opens the path again.
 
 use std::path::Path;
 
@@ -154,15 +155,39 @@ pub(crate) mod elf {
         })
     }
 
+    /// Opens `path` for reading without waiting for a writer, where the platform's flag is
+    /// known without libc (Linux's `O_NONBLOCK` on its common architectures): a FIFO put in
+    /// place after the check of the name is then judged on the opened file, not waited on.
+    fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+        #[cfg(all(
+            any(target_os = "linux", target_os = "android"),
+            any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "x86", target_arch = "arm", target_arch = "riscv64")
+        ))]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            const O_NONBLOCK: i32 = 0o4000;
+            std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(path)
+        }
+        #[cfg(not(all(
+            any(target_os = "linux", target_os = "android"),
+            any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "x86", target_arch = "arm", target_arch = "riscv64")
+        )))]
+        {
+            std::fs::File::open(path)
+        }
+    }
+
     /// `Err` with the reason when the file at `path` cannot be a shared library of this
     /// process; `Ok` when it may be, or when it cannot be opened (the loader then says why).
+    /// The file is read once here and opened again by the loader: one replaced in between is
+    /// not the one checked (see the module's documentation).
     pub(crate) fn check(path: &Path) -> Result<(), String> {
         // Judged before it is opened: opening a FIFO waits for a writer. Then again on the
         // opened file, which is what is read.
         if let Some(what) = std::fs::metadata(path).ok().as_ref().and_then(not_a_file) {
             return Err(format!("not loaded: it is {what}, not a shared library file"));
         }
-        let Ok(mut file) = std::fs::File::open(path) else { return Ok(()) };
+        let Ok(mut file) = open_nonblocking(path) else { return Ok(()) };
         let len = match file.metadata() {
             Ok(m) => match not_a_file(&m) {
                 Some(what) => return Err(format!("not loaded: it is {what}, not a shared library file")),
@@ -231,7 +256,10 @@ pub(crate) mod elf {
                 ))
             }
         }
-        // At most 65535 x 65535 bytes, and no more than the file has (checked above).
+        // No more than the file has (checked above), and no more than any table is allowed.
+        if phentsize * phnum > MAX_TABLE {
+            return Err(format!("not loaded: its program headers take {} bytes, more than a library has", phentsize * phnum));
+        }
         let mut headers = vec![0u8; (phentsize * phnum) as usize];
         let read = file.seek(SeekFrom::Start(phoff)).and_then(|_| file.read_exact(&mut headers));
         if read.is_err() {
@@ -625,8 +653,13 @@ pub(crate) mod elf {
             let table = self.read(&format!("{what}, with its buckets"), at, start + buckets * 4)?;
             let chains = at.checked_add(start + buckets * 4).ok_or_else(|| format!("its {what} overflows"))?;
             let chain_what = format!("{what}'s chains");
-            // The chain array from symbol `first` on, read in blocks as the walks reach them.
+            // The chain array from symbol `first` on, read in blocks as the walk reaches them.
+            // A lookup walks from its bucket's symbol to the first entry with its low bit set;
+            // every chain entry is read once, in order, and the ends found so far answer every
+            // later bucket (buckets sharing one long chain cost no more than the chain).
             let mut chain: Vec<u8> = Vec::new();
+            let mut ends: Vec<u64> = Vec::new();
+            let mut scanned = 0u64;
             let mut symbols = first;
             for i in 0..buckets {
                 let b = self.uint(&table, start + i * 4, 4);
@@ -636,26 +669,27 @@ pub(crate) mod elf {
                 if b < first {
                     return Err(format!("its {what}'s bucket {i} starts at symbol {b}, below its first hashed {first}"));
                 }
-                // From `b` to the chain's last entry (its low bit set), as a lookup walks it.
-                let mut k = b;
-                loop {
-                    let index = k - first;
-                    if index > MAX_TABLE / 4 {
+                let from = b - first;
+                let end = loop {
+                    if let Some(&e) = ends.get(ends.partition_point(|&e| e < from)) {
+                        break e;
+                    }
+                    if scanned > MAX_TABLE / 4 {
                         return Err(format!("its {what}'s chain from bucket {i} does not end"));
                     }
-                    while index >= chain.len() as u64 / 4 {
+                    while scanned >= chain.len() as u64 / 4 {
                         let next = chain.len() as u64;
                         let addr = chains.checked_add(next).ok_or_else(|| format!("its {what} overflows"))?;
                         // A block where the segment has one, else the one entry needed.
                         let block = self.read(&chain_what, addr, 16384).or_else(|_| self.read(&chain_what, addr, 4))?;
                         chain.extend_from_slice(&block);
                     }
-                    if self.uint(&chain, index * 4, 4) & 1 == 1 {
-                        break;
+                    if self.uint(&chain, scanned * 4, 4) & 1 == 1 {
+                        ends.push(scanned);
                     }
-                    k += 1;
-                }
-                symbols = symbols.max(k + 1);
+                    scanned += 1;
+                };
+                symbols = symbols.max(first + end + 1);
             }
             Ok(symbols)
         }
@@ -665,16 +699,18 @@ pub(crate) mod elf {
         /// `vn_cnt` are not what it follows), every entry and the names it reads inside a
         /// segment and the string table; the highest version index they define.
         fn versions(&self, d: &Dynamic, name_at: &dyn Fn(&str, u64) -> Result<(), String>) -> Result<u64, String> {
-            // Each step moves forward through a segment the size of which is checked: a walk
-            // longer than this has left it or loops through a crafted table.
-            const STEPS: u32 = 1 << 20;
-            let endless = |what: &str| format!("its {what} chain of entries does not end");
+            // One budget of reads for both walks and every inner walk of DT_VERNEED: entries
+            // that all lead into one long shared chain cost no more than the budget. A real
+            // library has a few dozen entries.
+            let mut budget: u32 = 1 << 20;
+            let mut step = |what: &str| -> Result<(), String> {
+                budget = budget.checked_sub(1).ok_or_else(|| format!("its {what} chain of entries does not end"))?;
+                Ok(())
+            };
             let mut highest = 0u64;
             if let Some(mut at) = d.get(DT_VERDEF) {
-                for n in 0..=STEPS {
-                    if n == STEPS {
-                        return Err(endless("DT_VERDEF"));
-                    }
+                for n in 0u64.. {
+                    step("DT_VERDEF")?;
                     let def = self.read(&format!("version definition {n} (DT_VERDEF)"), at, 20)?;
                     highest = highest.max(self.uint(&def, 4, 2) & 0x7fff);
                     // The loader reads the first name of each definition.
@@ -689,17 +725,13 @@ pub(crate) mod elf {
                 }
             }
             if let Some(mut at) = d.get(DT_VERNEED) {
-                for n in 0..=STEPS {
-                    if n == STEPS {
-                        return Err(endless("DT_VERNEED"));
-                    }
+                for n in 0u64.. {
+                    step("DT_VERNEED")?;
                     let need = self.read(&format!("version need {n} (DT_VERNEED)"), at, 16)?;
                     name_at("DT_VERNEED", self.uint(&need, 4, 4))?;
                     let mut aux = at.checked_add(self.uint(&need, 8, 4)).ok_or("its DT_VERNEED overflows")?;
-                    for m in 0..=STEPS {
-                        if m == STEPS {
-                            return Err(endless("DT_VERNEED"));
-                        }
+                    loop {
+                        step("DT_VERNEED")?;
                         let a = self.read(&format!("version need {n}'s versions (DT_VERNEED)"), aux, 16)?;
                         highest = highest.max(self.uint(&a, 6, 2) & 0x7fff);
                         name_at("DT_VERNEED", self.uint(&a, 8, 4))?;
