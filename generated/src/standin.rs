@@ -427,13 +427,37 @@ mod search {
         }
     }
 
-    /// The first `libcuda.so.1` of the loader's folders that is not this library's own file.
+    /// Whether the file at `path` is a stand-in built on this crate (another copy, a tracer
+    /// beside a test stand-in, say): its symbol table names `export_libcuda!`'s mark. Read in
+    /// blocks that overlap by the mark's length, so a file of any size costs one pass.
+    fn is_standin(path: &std::path::Path) -> bool {
+        use std::io::Read;
+        const MARK: &[u8] = b"cuda_sys_gen_standin";
+        let Ok(mut file) = std::fs::File::open(path) else { return false };
+        let mut buf = vec![0u8; 1 << 20];
+        let mut kept = 0;
+        loop {
+            let n = match file.read(&mut buf[kept..]) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            let filled = kept + n;
+            if buf[..filled].windows(MARK.len()).any(|w| w == MARK) {
+                return true;
+            }
+            kept = (MARK.len() - 1).min(filled);
+            buf.copy_within(filled - kept..filled, 0);
+        }
+    }
+
+    /// The first `libcuda.so.1` of the loader's folders that is neither this library's own
+    /// file nor another stand-in.
     pub(super) fn find() -> Option<PathBuf> {
         let own = own_file();
         for folder in folders() {
             let candidate = folder.join("libcuda.so.1");
             let Ok(m) = std::fs::metadata(&candidate) else { continue };
-            if !m.is_file() || own == Some((m.dev(), m.ino())) {
+            if !m.is_file() || own == Some((m.dev(), m.ino())) || is_standin(&candidate) {
                 continue;
             }
             // An absolute path, so that the loader opens this file and no other.
@@ -509,12 +533,25 @@ unsafe fn substitute(result: c_uint, symbol: *const c_char, pfn: *mut *mut c_voi
     let symbol = unsafe { CStr::from_ptr(symbol) };
     let rule = driver_answer(symbol.to_bytes(), version, flags, real.version());
     let named = rule.entry().and_then(EntryInfo::index);
-    // Where the library exports one function under several names, the one the rule names.
+    // The entries of the symbol asked for whose export is this very function. Another
+    // symbol's entry at the same address (a library may export one function under names of
+    // different symbols) is never taken: its prototype may be another. Where the symbol has
+    // several here, the one the rule names; where the rule names none of them, none (the
+    // caller gets the real function, untraced, rather than a guess).
+    let of_symbol = |i: &usize| ENTRIES.get(*i).is_some_and(|e| e.symbol.as_bytes() == symbol.to_bytes());
     let mut found = None;
-    for i in real.entries_at(p) {
-        if found.is_none() || Some(i) == named {
-            found = Some(i);
+    let mut several = false;
+    for i in real.entries_at(p).filter(of_symbol) {
+        if Some(i) == named {
+            found = named;
+            several = false;
+            break;
         }
+        several |= found.is_some();
+        found = Some(i);
+    }
+    if several {
+        found = None;
     }
     // A function where the rule names none, another entry, or none of the registry's.
     let agrees = found.is_some() && found == named;

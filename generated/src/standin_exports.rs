@@ -29,8 +29,10 @@ macro_rules! export_libcuda {
         const _ : () = { #[allow(unused_imports)] use $crate::types:: *;
         #[allow(unused_imports)] use ::core::ffi:: { c_char, c_double, c_float, c_int,
         c_long, c_longlong, c_short, c_uchar, c_uint, c_ulong, c_ulonglong, c_ushort,
-        c_void }; static EXPORTS : $crate::standin::Exports = $crate::standin::Exports {
-        fns : [$crate::standin::Export::of(cuArray3DCreate as * const ()),
+        c_void }; #[unsafe (no_mangle)] #[allow(non_upper_case_globals)] pub static
+        cuda_sys_gen_standin : [u8; 8] = * b"stand-in"; static EXPORTS :
+        $crate::standin::Exports = $crate::standin::Exports { fns :
+        [$crate::standin::Export::of(cuArray3DCreate as * const ()),
         $crate::standin::Export::of(cuArray3DCreate_v2 as * const ()),
         $crate::standin::Export::of(cuArray3DGetDescriptor as * const ()),
         $crate::standin::Export::of(cuArray3DGetDescriptor_v2 as * const ()),

@@ -261,6 +261,12 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                     #[allow(unused_imports)]
                     use ::core::ffi::{c_char, c_double, c_float, c_int, c_long, c_longlong, c_short, c_uchar, c_uint, c_ulong, c_ulonglong, c_ushort, c_void};
 
+                    // The mark by which a stand-in's search for the real driver passes over
+                    // other stand-ins (which would forward to each other without end).
+                    #[unsafe(no_mangle)]
+                    #[allow(non_upper_case_globals)]
+                    pub static cuda_sys_gen_standin: [u8; 8] = *b"stand-in";
+
                     static EXPORTS: $crate::standin::Exports = $crate::standin::Exports {
                         fns: [#(#table)*],
                         observer: $observer,

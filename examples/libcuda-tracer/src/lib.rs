@@ -69,15 +69,16 @@ fn thread_id() -> i64 {
     std::thread_local! {
         static ID: i64 = {
             // SAFETY: gettid takes no arguments and cannot fail.
-            unsafe { libc_gettid() }
+            i64::from(unsafe { libc_gettid() })
         };
     }
     ID.with(|id| *id)
 }
 
 extern "C" {
+    /// glibc 2.30 and later; `pid_t` is a C `int`.
     #[link_name = "gettid"]
-    fn libc_gettid() -> i64;
+    fn libc_gettid() -> core::ffi::c_int;
 }
 
 fn abi(info: &EntryInfo) -> &str {
