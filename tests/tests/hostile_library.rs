@@ -126,7 +126,8 @@ const DT_GNU_HASH: u64 = 0x6fff_fef5;
 const DT_VERSYM: u64 = 0x6fff_fff0;
 const DT_VERNEED: u64 = 0x6fff_fffe;
 
-/// Far past any segment of the fake (and of any library): what the crafted files set.
+/// Far past any segment of the fake (and of any library): a table the loader would read from
+/// unmapped memory.
 const FAR: u64 = 0x7fff_0000_0000;
 
 /// The fake driver with one dynamic entry pointing outside the file, per tag the loader

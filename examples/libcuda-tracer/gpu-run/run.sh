@@ -1,8 +1,8 @@
 #!/bin/bash
 # The stand-in and the tracer on the GPU machine: run from the repository root, with
-# .device-bin/h41 carried. Writes everything into $OUT/h41.tar.
+# .device-bin/tracer carried. Writes everything into $OUT/tracer.tar.
 H=$(cd "$(dirname "$0")" && pwd)
-R=/tmp/h41; rm -rf $R; mkdir -p $R/tr $R/si
+R=/tmp/tracer; rm -rf $R; mkdir -p $R/tr $R/si
 cp $H/libcuda_tracer.so $R/tr/libcuda.so.1; cp $H/libcuda_standin.so $R/si/libcuda.so.1
 exec > $R/run.txt 2>&1
 set -x
@@ -35,4 +35,4 @@ for w in torch_mm cupy_sum jax_sum; do
   gzip -kf $T
 done
 set +x
-cd $R && tar czf $OUT/h41.tar.gz run.txt answers-real.txt answers-standin.txt *-plain.txt *-standin.txt *-traced.txt trace-*.log.gz
+cd $R && tar czf $OUT/tracer.tar.gz run.txt answers-real.txt answers-standin.txt *-plain.txt *-standin.txt *-traced.txt trace-*.log.gz

@@ -2,7 +2,7 @@
 # A CUDA C++ program (nvcc, libcudart) and a driver-API C program (-lcuda) built here, run
 # without anything in front and with the tracer first on LD_LIBRARY_PATH.
 H=$(cd "$(dirname "$0")" && pwd)
-R=/tmp/h41b; rm -rf $R; mkdir -p $R/tr; cp $H/libcuda_tracer.so $R/tr/libcuda.so.1
+R=/tmp/tracer2; rm -rf $R; mkdir -p $R/tr; cp $H/libcuda_tracer.so $R/tr/libcuda.so.1
 exec > $R/run2.txt 2>&1
 set -x
 REAL=$(ldconfig -p | awk '/libcuda.so.1 .*x86-64/{print $NF; exit}')
@@ -19,4 +19,4 @@ for p in vec drv; do
 done
 grep -E 'cuCtxCreate|cuNoSuch|cuMemAlloc_v2|cuMemcpyHtoD|cuGetProcAddress_v2\) symbol' $R/trace-drv.log | head -8
 set +x
-cd $R && tar czf $OUT/h41b.tar.gz run2.txt *-plain.txt *-traced.txt trace-*.log
+cd $R && tar czf $OUT/tracer2.tar.gz run2.txt *-plain.txt *-traced.txt trace-*.log

@@ -1,8 +1,8 @@
 #!/bin/bash
 # One run on the GPU machine for min-driver over compiled programs.
 B=$(cd "$(dirname "$0")" && pwd)
-R=$OUT/h39; mkdir -p $R
-W=/tmp/h39; mkdir -p $W; cd $W
+R=$OUT/nvcc; mkdir -p $R
+W=/tmp/nvcc; mkdir -p $W; cd $W
 cp $B/*.c $B/*.cu .
 MD="$B/cuda-sys-gen min-driver --registry $B/registry.json"
 step() { echo; echo "=== $*"; }
@@ -41,4 +41,4 @@ echo "rc=$?"; wc -l $R/gpa.log; awk '{print $3}' $R/gpa.log | sort -n | uniq -c 
 awk '$3>=12090' $R/gpa.log | sort -u -k2,3 | head -30
 } 2>&1 | tee $R/log.txt
 cp k_static k_shared k_ptx75 k_compressed k_plain90 drv $R/ 2>/dev/null
-cd $OUT && tar czf h39.tgz h39 && rm -rf h39
+cd $OUT && tar czf nvcc.tgz nvcc && rm -rf nvcc

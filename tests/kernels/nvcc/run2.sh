@@ -3,8 +3,8 @@
 # cuGetProcAddress that cuGetProcAddress hands out), libtorch_cuda.so with zstd fatbin entries
 # read, and the generated crate's examples (release builds) run beside their binaries' floors.
 B=$(cd "$(dirname "$0")" && pwd)
-R=$OUT/h39b; mkdir -p $R
-W=/tmp/h39b; mkdir -p $W; cd $W
+R=$OUT/nvcc2; mkdir -p $R
+W=/tmp/nvcc2; mkdir -p $W; cd $W
 MD="$B/cuda-sys-gen min-driver --registry $B/registry.json"
 step() { echo; echo "=== $*"; }
 {
@@ -25,4 +25,4 @@ for e in $B/ex/*; do
   timeout 60 $e > $R/$n.out 2>&1; echo "$n rc=$?"; tail -3 $R/$n.out
 done
 } 2>&1 | tee $R/log.txt
-cd $OUT && tar czf h39b.tgz h39b && rm -rf h39b
+cd $OUT && tar czf nvcc2.tgz nvcc2 && rm -rf nvcc2
