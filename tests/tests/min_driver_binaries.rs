@@ -378,3 +378,81 @@ fn the_arch_flag_counts_the_entry_the_gpu_loads() {
     let (code, out) = cli(&["min-driver", k.to_str().unwrap(), "--arch", "sm_99"]);
     assert_eq!(code, Some(1), "{out}");
 }
+
+/// FNV-1a, as the generated crate checks its records.
+fn fnv(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// A record of the generated crate (`EntryRecord`, 160 bytes) of kind `how` (4: `get_raw!`).
+fn record(how: u8, version: u32, floor: u32, symbol: &str) -> Vec<u8> {
+    let mut r = vec![0u8; 160];
+    r[..8].copy_from_slice(b"\xc3cuRec\x1a\n");
+    r[8] = 1;
+    r[9] = how;
+    r[10] = 1;
+    r[12..16].copy_from_slice(&version.to_le_bytes());
+    r[16..20].copy_from_slice(&floor.to_le_bytes());
+    r[20..24].copy_from_slice(&version.to_le_bytes());
+    r[24..24 + symbol.len()].copy_from_slice(symbol.as_bytes());
+    r[88..88 + symbol.len()].copy_from_slice(symbol.as_bytes());
+    let check = fnv(&r[..152]);
+    r[152..156].copy_from_slice(&check.to_le_bytes());
+    r
+}
+
+/// A C program holding `records` in its read-only data and `main` as given, built with `cc`
+/// (linked against a stand-in libcuda.so that only defines the names `stub` gives).
+fn c_program(d: &Path, name: &str, records: &[Vec<u8>], stub: &str, main: &str) -> PathBuf {
+    let cc = |args: &[&str]| {
+        let o = Command::new("cc").args(args).current_dir(d).output().expect("cc");
+        assert!(o.status.success(), "cc {args:?}: {}", text(&o.stderr));
+    };
+    std::fs::write(d.join(format!("{name}_stub.c")), stub).unwrap();
+    cc(&["-shared", "-fPIC", "-o", "libcuda.so", &format!("{name}_stub.c")]);
+    let mut src = String::new();
+    for (i, r) in records.iter().enumerate() {
+        let bytes: Vec<String> = r.iter().map(|b| b.to_string()).collect();
+        src.push_str(&format!(
+            "__attribute__((used)) static const unsigned char record{i}[160] = {{{}}};\n",
+            bytes.join(",")
+        ));
+    }
+    src.push_str(main);
+    std::fs::write(d.join(format!("{name}.c")), src).unwrap();
+    cc(&["-o", name, &format!("{name}.c"), "-L.", "-lcuda"]);
+    d.join(name)
+}
+
+/// `get_raw!` at a version that introduced no ABI of its symbol asks for the ABI the driver
+/// answers with there (the newest at or below it): its floor is that ABI's, measured floor
+/// included, not the version written.
+#[test]
+fn a_fixed_lookup_between_abis_gets_the_floor_of_the_abi_answered() {
+    let json = json();
+    let measured = json
+        .entries
+        .iter()
+        .find(|e| e.variant.is_none() && e.min_driver.is_some_and(|m| m > e.version + 10))
+        .expect("an entry whose measured floor is above its version");
+    let between = measured.version + 10;
+    assert!(
+        !json.entries.iter().any(|e| e.symbol == measured.symbol && e.version == between),
+        "{} has an ABI at {between}: pick another version",
+        measured.symbol
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = c_program(
+        dir.path(),
+        "fixed",
+        &[record(4, between, between, &measured.symbol)],
+        "int cuInit(unsigned f) { return 0; }\n",
+        "int cuInit(unsigned);\nint main(void) { return cuInit(0); }\n",
+    );
+    let f = floor_of(&p);
+    let report = f.render(dir.path(), None);
+    let marker = measured.pfn.trim_start_matches("PFN_");
+    let u = f.uses.iter().find(|u| u.reading == "record").unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((u.marker.as_str(), u.version), (marker, measured.min_driver.unwrap()), "{report}");
+    assert_eq!(f.version(), measured.min_driver.unwrap(), "{report}");
+}

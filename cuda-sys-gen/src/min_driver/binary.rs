@@ -229,10 +229,12 @@ pub(super) fn read(
                 "oldest ABI",
             )),
             FIXED => {
-                let known = reg.entry_of(&r.symbol, r.version, r.flags).map(|e| reg.entries[e].floor);
-                let marker = reg
-                    .entry_of(&r.symbol, r.version, r.flags)
-                    .map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
+                // A version that introduced no ABI (12010) gets the ABI the driver answers with
+                // at it: the newest at or below it, whose measured floor may be above its own.
+                let entry = reg.entry_of(&r.symbol, r.version, r.flags).or_else(|| reg.newest_at(&r.symbol, r.version));
+                let known = entry.map(|e| reg.entries[e].floor);
+                let marker =
+                    entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 add(mk(
                     marker,
                     known.unwrap_or(r.floor).max(r.floor),
@@ -469,7 +471,8 @@ fn elf_needed(file: &object::File<'_>) -> Vec<String> {
 }
 
 /// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
-/// as (12, None).
+/// as (12, None). Windows' names before CUDA 12 join major and minor: `cudart64_101.dll` is
+/// 10.1, `cudart64_110.dll` 11.0, `cudart64_92.dll` 9.2.
 fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     let lower = lib.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("libcudart.so.") {
@@ -480,8 +483,14 @@ fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     }
     let rest = lower.strip_prefix("cudart64_")?.strip_suffix(".dll")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let major = if digits.len() > 2 { digits[..2].parse().ok()? } else { digits.parse().ok()? };
-    Some((major, None, lib.to_owned()))
+    let (major, minor) = match digits.len() {
+        3 => (digits[..2].parse().ok()?, Some(digits[2..].parse().ok()?)),
+        // CUDA 6.5 to 9.2: `cudart64_65.dll` to `cudart64_92.dll`; 12 and on: the major alone.
+        2 if digits.as_bytes()[0] >= b'6' => (digits[..1].parse().ok()?, Some(digits[1..].parse().ok()?)),
+        1 | 2 => (digits.parse().ok()?, None),
+        _ => return None,
+    };
+    Some((major, minor, lib.to_owned()))
 }
 
 /// A statically linked CUDA runtime: its objects name themselves `libcudart_static_<hash>`
@@ -526,6 +535,22 @@ fn identifiers(bytes: &[u8]) -> impl Iterator<Item = (&str, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_runtime_names_carry_their_minor_before_cuda_12() {
+        let v = |name: &str| runtime_soname(name).map(|(major, minor, _)| runtime_floor(major, minor));
+        // CUDA 10.x had no minor version compatibility: 10.1's runtime needs a 10.1 driver.
+        assert_eq!(v("cudart64_101.dll"), Some(10010));
+        assert_eq!(v("cudart64_102.dll"), Some(10020));
+        assert_eq!(v("cudart64_92.dll"), Some(9020));
+        assert_eq!(v("cudart64_110.dll"), Some(11000));
+        assert_eq!(v("cudart64_12.dll"), Some(12000));
+        assert_eq!(v("CUDART64_13.DLL"), Some(13000));
+        assert_eq!(v("libcudart.so.10.1"), Some(10010));
+        assert_eq!(v("libcudart.so.12"), Some(12000));
+        assert_eq!(v("cudart64_.dll"), None);
+        assert_eq!(v("cudart64_1234.dll"), None);
+    }
 
     #[test]
     fn identifiers_advance_and_split() {
