@@ -456,3 +456,94 @@ fn a_fixed_lookup_between_abis_gets_the_floor_of_the_abi_answered() {
     assert_eq!((u.marker.as_str(), u.version), (marker, measured.min_driver.unwrap()), "{report}");
     assert_eq!(f.version(), measured.min_driver.unwrap(), "{report}");
 }
+
+/// `path` without its section headers, as `llvm-objcopy --strip-sections` or sstrip leave a
+/// 64-bit little-endian program: `e_shoff`, `e_shnum` and `e_shstrndx` zeroed.
+fn without_sections(path: &Path, to: &Path) -> PathBuf {
+    let mut b = std::fs::read(path).unwrap();
+    assert!(b.starts_with(b"\x7fELF") && b[4] == 2 && b[5] == 1, "{}: not ELF64 LE", path.display());
+    b[0x28..0x30].fill(0);
+    b[0x3c..0x40].fill(0);
+    std::fs::write(to, &b).unwrap();
+    to.to_owned()
+}
+
+/// A program without section headers is read from its loaded segments: its records, its
+/// imports, the runtime it links and its kernels, as with the headers.
+#[test]
+fn a_program_without_section_headers_is_read_from_its_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let imports = c_program(
+        d,
+        "imports",
+        &[],
+        "int cuCtxCreate_v4(void *a, void *b, unsigned c, int e) { return 0; }\nint cuInit(unsigned f) { return 0; }\n",
+        "int cuInit(unsigned);\nint cuCtxCreate_v4(void *, void *, unsigned, int);\n\
+         int main(void) { cuInit(0); return cuCtxCreate_v4(0, 0, 0, 0); }\n",
+    );
+    let programs = [binary("release", "app"), binary("small", "app"), imports, nvcc_fixture("k_shared")];
+    for (i, p) in programs.iter().enumerate() {
+        let whole = floor_of(p);
+        let stripped = floor_of(&without_sections(p, &d.join(format!("stripped{i}"))));
+        let report = stripped.render(d, None);
+        assert!(whole.version() > 0, "{}", whole.render(d, None));
+        assert!(stripped.programs[0].contains("no section headers"), "{report}");
+        assert_eq!(stripped.version(), whole.version(), "{}:\n{report}", p.display());
+        assert_eq!(stripped.at_least(), whole.at_least(), "{}:\n{report}", p.display());
+        assert_eq!(markers(&stripped), markers(&whole), "{}:\n{report}", p.display());
+        let needs = |f: &Floor| f.kernels.iter().map(|k| k.needs.clone()).collect::<Vec<_>>();
+        assert_eq!(needs(&stripped), needs(&whole), "{}:\n{report}", p.display());
+    }
+}
+
+/// A program that asks for driver functions by name through cudaGetDriverEntryPoint counts the
+/// names its strings hold; one that holds records and also imports cuGetProcAddress (a C
+/// library linked in) is "at least", saying why.
+#[test]
+fn lookups_by_name_beside_records_or_through_the_runtime_are_not_missed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let stub = "int cudaGetDriverEntryPointByVersion(const char *s, void **p, unsigned v, unsigned long long f, int *st) { return 0; }\n\
+                int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long f, int *st) { return 0; }\n\
+                int cuInit(unsigned f) { return 0; }\n";
+    let lock = json()
+        .entries
+        .iter()
+        .filter(|e| e.symbol == "cuCheckpointProcessLock")
+        .map(|e| e.version)
+        .max()
+        .expect("cuCheckpointProcessLock in the registry");
+    let runtime = c_program(
+        d,
+        "runtime",
+        &[],
+        stub,
+        "int cudaGetDriverEntryPointByVersion(const char *, void **, unsigned, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cudaGetDriverEntryPointByVersion(argc > 1 ? argv[1] : \"cuCheckpointProcessLock\", &p, 12080, 0, 0); }\n",
+    );
+    let f = floor_of(&runtime);
+    let report = f.render(d, None);
+    let u =
+        f.uses.iter().find(|u| u.marker.starts_with("cuCheckpointProcessLock_v")).unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((u.reading, u.version), ("string", lock), "{report}");
+    assert_eq!(f.version(), lock, "{report}");
+
+    let (ctx_create, v) = cu_ctx_create();
+    let both = c_program(
+        d,
+        "both",
+        &[record(4, v, v, "cuCtxCreate")],
+        stub,
+        "int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cuGetProcAddress_v2(argc > 1 ? argv[1] : \"cuMemAdvise\", &p, 12020, 0, 0); }\n",
+    );
+    let f = floor_of(&both);
+    let report = f.render(d, None);
+    assert!(markers(&f).contains(&ctx_create.as_str()), "{report}");
+    assert!(!f.uses.iter().any(|u| u.reading == "string"), "{report}");
+    assert!(f.at_least(), "{report}");
+    let u =
+        f.unresolved.iter().find(|u| u.spelled.contains("cuGetProcAddress_v2")).unwrap_or_else(|| panic!("{report}"));
+    assert!(u.why.contains("records"), "{report}");
+}

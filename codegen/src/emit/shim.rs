@@ -172,11 +172,8 @@ mod tests {
     #[test]
     fn every_shim_source_is_written() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shim");
-        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut on_disk: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         on_disk.sort();
         // Each source goes to the package that compiles it (`src/` or `types/src/`): the file
         // names are what must match.

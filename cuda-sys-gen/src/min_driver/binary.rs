@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use memchr::memmem;
-use object::{Object, ObjectSection, SectionKind};
+use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
+use object::{Endianness, Object, ObjectSection, ObjectSegment, SectionKind};
 
 use super::kernels::{self, Image};
 use super::registry::Registry;
@@ -164,6 +165,7 @@ pub(super) fn read(
     };
     let mut records_found = Vec::new();
     let mut image = Image::default();
+    let mut sections_read = 0;
     // Allocated sections only: what the program holds when it runs.
     for section in file.sections() {
         let name = section.name().unwrap_or("").to_owned();
@@ -178,6 +180,7 @@ pub(super) fn read(
             read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
             continue;
         };
+        sections_read += 1;
         if name == ".nv_fatbin" || name == "__nv_fatbin" {
             kernels::binary(bytes, &name, &mut image);
             continue;
@@ -186,6 +189,34 @@ pub(super) fn read(
         if section.kind() != SectionKind::Text {
             kernels::embedded(bytes, &name, &mut image);
         }
+    }
+    // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
+    // when it runs is in its loaded segments; read those bytes instead.
+    let sectionless = sections_read == 0;
+    if sectionless {
+        let mut segments = 0;
+        for (i, segment) in file.segments().enumerate() {
+            let name = format!("segment {i} (address {:#x})", segment.address());
+            let Ok(bytes) = segment.data() else {
+                read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
+                continue;
+            };
+            segments += 1;
+            records(bytes, little, &name, &mut records_found);
+            kernels::embedded(bytes, &name, &mut image);
+        }
+        if segments == 0 {
+            read.unresolved.push(Unresolved {
+                spelled: "the whole program".into(),
+                file: path.to_owned(),
+                line: 0,
+                why: "neither a section nor a loaded segment could be read: its records, imports and kernels are \
+                      unknown"
+                    .into(),
+                reading: "record",
+            });
+        }
+        read.format.push_str(", no section headers: read from its loaded segments");
     }
     read.records = records_found.len();
     let file_name = path.to_owned();
@@ -263,12 +294,27 @@ pub(super) fn read(
             }),
         }
     }
-    // Imports of libcuda's functions, by exported name: exactly those ABIs.
-    let imports: Vec<String> = file
+    // Imports of libcuda's functions, by exported name: exactly those ABIs. Without section
+    // headers the dynamic symbol table cannot be found: every name of the dynamic string table
+    // (from the dynamic segment) counts, imported or not.
+    let dynamic = dynamic_of(&file);
+    let mut imports: Vec<String> = file
         .imports()
         .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
         .unwrap_or_default();
-    let libs: Vec<String> = needed_libraries(&file);
+    if sectionless {
+        if let Some(strtab) = dynamic.strtab.clone().and_then(|r| data.get(r)) {
+            imports.extend(
+                strtab.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()),
+            );
+        }
+    }
+    let mut libs: Vec<String> = needed_libraries(&file);
+    for lib in &dynamic.needed {
+        if !libs.contains(lib) {
+            libs.push(lib.clone());
+        }
+    }
     for name in &imports {
         if let Some(e) = reg.by_exported(name) {
             let entry = &reg.entries[e];
@@ -284,16 +330,40 @@ pub(super) fn read(
         }
     }
     // A program without records that looks libcuda's functions up by name (cuGetProcAddress,
-    // or dlopen of libcuda): the registry names its strings hold, at their highest meaning.
-    let asks_by_name =
-        imports.iter().any(|n| n.starts_with("cuGetProcAddress") || n == "dlsym" || n == "GetProcAddress");
+    // the runtime's cudaGetDriverEntryPoint, or dlopen of libcuda): the registry names its
+    // strings hold, at their highest meaning.
+    let by_name: Vec<&String> = imports
+        .iter()
+        .filter(|n| n.starts_with("cuGetProcAddress") || n.starts_with("cudaGetDriverEntryPoint"))
+        .collect();
+    let dlsym = imports.iter().any(|n| n == "dlsym" || n == "GetProcAddress");
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
     let static_cudart = static_runtime(data, reg);
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
-    if records_found.is_empty()
-        && static_cudart.is_none()
-        && (imports.iter().any(|n| n.starts_with("cuGetProcAddress")) || (asks_by_name && opens_libcuda))
-    {
+    let scan = records_found.is_empty() && static_cudart.is_none() && (!by_name.is_empty() || (dlsym && opens_libcuda));
+    if !scan && !by_name.is_empty() {
+        // Its own lookups by name are not read: the generated crate's records (or a static
+        // runtime's strings, which name every function) would be taken for them.
+        let why = if records_found.is_empty() {
+            "it links a static CUDA runtime, whose strings name every driver function"
+        } else {
+            "it also holds records of the generated crate, whose strings name every driver function"
+        };
+        read.unresolved.push(Unresolved {
+            spelled: format!("imports {}", by_name.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")),
+            file: file_name.clone(),
+            line: 0,
+            why: format!(
+                "looks driver functions up by name, and the names it asks for are not read ({why}): the program may \
+                 need more than the rest of this report says"
+            ),
+            reading: "import",
+        });
+    }
+    if scan {
+        // The strings of its allocated sections, or of its loaded segments less the dynamic
+        // string table (the names it imports, counted above) where it has no section headers.
+        let mut areas: Vec<(String, &[u8])> = Vec::new();
         for section in file.sections() {
             let allocated = match section.flags() {
                 object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_ALLOC) != 0,
@@ -307,6 +377,25 @@ pub(super) fn read(
             if matches!(sname, ".dynstr" | ".strtab" | ".nv_fatbin") {
                 continue;
             }
+            areas.push((sname.to_owned(), bytes));
+        }
+        if sectionless {
+            for (i, segment) in file.segments().enumerate() {
+                let (Ok(bytes), (offset, _)) = (segment.data(), segment.file_range()) else { continue };
+                let name = format!("segment {i}");
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                match dynamic.strtab.clone() {
+                    Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
+                        let (before, rest) = bytes.split_at(r.start - start);
+                        let after = rest.get(r.len()..).unwrap_or(&[]);
+                        areas.push((name.clone(), before));
+                        areas.push((format!("{name} past its dynamic string table"), after));
+                    }
+                    _ => areas.push((name, bytes)),
+                }
+            }
+        }
+        for (sname, bytes) in areas {
             for (word, at) in identifiers(bytes) {
                 let Some(e) = reg.highest_meaning(word) else { continue };
                 let entry = &reg.entries[e];
@@ -416,7 +505,7 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
     }
 }
 
-/// The libraries an ELF program needs (`DT_NEEDED`), or a PE program imports.
+/// The libraries a PE program imports (an ELF program's are in [`dynamic_of`]).
 fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Ok(imports) = file.imports() {
@@ -427,47 +516,64 @@ fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
             }
         }
     }
-    out.extend(elf_needed(file));
     out
 }
 
-fn elf_needed(file: &object::File<'_>) -> Vec<String> {
-    let mut out = Vec::new();
-    let dynamic = |data: &[u8], strtab: &[u8], little: bool, is64: bool| {
-        let mut out = Vec::new();
-        let step = if is64 { 16 } else { 8 };
-        let mut at = 0;
-        while at + step <= data.len() {
-            let word = |o: usize, n: usize| {
-                let b = &data[o..o + n];
-                let mut v = 0u64;
-                for (i, &x) in b.iter().enumerate() {
-                    let shift = if little { i } else { n - 1 - i };
-                    v |= u64::from(x) << (8 * shift);
-                }
-                v
-            };
-            let half = step / 2;
-            let (tag, val) = (word(at, half), word(at + half, half));
-            if tag == 0 {
-                break;
-            }
-            if tag == u64::from(object::elf::DT_NEEDED) {
-                if let Some(s) = usize::try_from(val).ok().and_then(|v| strtab.get(v..)) {
-                    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-                    out.push(String::from_utf8_lossy(&s[..end]).into_owned());
-                }
-            }
-            at += step;
-        }
-        out
+/// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
+/// in the file its dynamic string table lies. Read through the program headers, so that a
+/// program without section headers is read as well.
+#[derive(Debug, Default)]
+struct Dynamic {
+    needed: Vec<String>,
+    strtab: Option<std::ops::Range<usize>>,
+}
+
+fn dynamic_of(file: &object::File<'_>) -> Dynamic {
+    match file {
+        object::File::Elf32(elf) => elf_dynamic(elf),
+        object::File::Elf64(elf) => elf_dynamic(elf),
+        _ => Dynamic::default(),
+    }
+}
+
+fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>>(elf: &ElfFile<'data, Elf>) -> Dynamic {
+    let endian = elf.endian();
+    let data = elf.data();
+    let headers = elf.elf_program_headers();
+    let Some(entries) = headers.iter().find_map(|h| h.dynamic(endian, data).ok().flatten()) else {
+        return Dynamic::default();
     };
-    if let (Some(d), Some(s)) = (file.section_by_name(".dynamic"), file.section_by_name(".dynstr")) {
-        if let (Ok(d), Ok(s)) = (d.data(), s.data()) {
-            out = dynamic(d, s, file.is_little_endian(), file.is_64());
+    // An address of the running program as an offset in the file, by the segment loading it.
+    let offset_of = |address: u64| {
+        headers.iter().filter(|h| h.p_type(endian) == object::elf::PT_LOAD).find_map(|h| {
+            let (start, size, offset): (u64, u64, u64) =
+                (h.p_vaddr(endian).into(), h.p_filesz(endian).into(), h.p_offset(endian).into());
+            address.checked_sub(start).filter(|&d| d < size).and_then(|d| offset.checked_add(d))
+        })
+    };
+    let (mut strtab, mut strsz, mut needed) = (None, None, Vec::new());
+    for entry in entries {
+        let (tag, value): (u64, u64) = (entry.d_tag(endian).into(), entry.d_val(endian).into());
+        match u32::try_from(tag) {
+            Ok(object::elf::DT_NULL) => break,
+            Ok(object::elf::DT_STRTAB) => strtab = offset_of(value),
+            Ok(object::elf::DT_STRSZ) => strsz = Some(value),
+            Ok(object::elf::DT_NEEDED) => needed.push(value),
+            _ => {}
         }
     }
-    out
+    let range = strtab.zip(strsz).and_then(|(start, size)| {
+        let start = usize::try_from(start).ok()?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?.min(data.len());
+        (start < end).then_some(start..end)
+    });
+    let table = range.clone().and_then(|r| data.get(r)).unwrap_or(&[]);
+    let needed = needed
+        .into_iter()
+        .filter_map(|at| table.get(usize::try_from(at).ok()?..))
+        .map(|s| String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
+        .collect();
+    Dynamic { needed, strtab: range }
 }
 
 /// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
