@@ -547,3 +547,38 @@ fn lookups_by_name_beside_records_or_through_the_runtime_are_not_missed() {
         f.unresolved.iter().find(|u| u.spelled.contains("cuGetProcAddress_v2")).unwrap_or_else(|| panic!("{report}"));
     assert!(u.why.contains("records"), "{report}");
 }
+
+/// Only the files given are read: a shared library the program needs (not the C runtime, not
+/// libcuda) is named as not read, and is not once it is given too.
+#[test]
+fn the_libraries_a_program_needs_are_named_until_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("foo.c"), "int foo(void) { return 1; }\n").unwrap();
+    let o = Command::new("cc").args(["-shared", "-fPIC", "-o", "libfoo.so", "foo.c"]).current_dir(d).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::write(d.join("uses_foo_stub.c"), "int cuInit(unsigned f) { return 0; }\n").unwrap();
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o", "libcuda.so", "uses_foo_stub.c"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::write(
+        d.join("uses_foo.c"),
+        "int cuInit(unsigned);\nint foo(void);\nint main(void) { return cuInit(0) + foo(); }\n",
+    )
+    .unwrap();
+    let o = Command::new("cc")
+        .args(["-o", "uses_foo", "uses_foo.c", "-L.", "-lfoo", "-lcuda"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let f = floor_of(&d.join("uses_foo"));
+    let report = f.render(d, None);
+    assert_eq!(f.not_read, ["libfoo.so"], "{report}");
+    assert!(report.contains("not read: libfoo.so (pass it too)"), "{report}");
+    let both = floor(&registry(), &[d.join("uses_foo"), d.join("libfoo.so")]).unwrap();
+    assert!(both.not_read.is_empty(), "{}", both.render(d, None));
+}

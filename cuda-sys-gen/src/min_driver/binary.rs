@@ -116,6 +116,8 @@ pub(super) struct Read {
     pub records: usize,
     /// With a GPU given: the fatbin entries not loaded on it.
     pub unused: Vec<String>,
+    /// The shared libraries it needs (`DT_NEEDED`) that may use the driver: not read here.
+    pub not_read: Vec<String>,
 }
 
 /// Whether `bytes` start like a compiled program or library the `object` crate reads.
@@ -338,6 +340,7 @@ pub(super) fn read(
         .collect();
     let dlsym = imports.iter().any(|n| n == "dlsym" || n == "GetProcAddress");
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
+    read.not_read = dynamic.needed.iter().filter(|l| !system_library(l)).cloned().collect();
     let static_cudart = static_runtime(data, reg);
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
     let scan = records_found.is_empty() && static_cudart.is_none() && (!by_name.is_empty() || (dlsym && opens_libcuda));
@@ -517,6 +520,17 @@ fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a library a program needs is the C or C++ runtime, the dynamic loader, or the CUDA
+/// driver or runtime (read as the runtime it links): none of them looks up what the program
+/// does.
+fn system_library(lib: &str) -> bool {
+    let stem = lib.split(".so").next().unwrap_or(lib);
+    matches!(
+        stem,
+        "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda" | "libcudart"
+    ) || stem.starts_with("ld-linux")
 }
 
 /// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
