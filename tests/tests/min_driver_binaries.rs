@@ -582,3 +582,25 @@ fn the_libraries_a_program_needs_are_named_until_given() {
     let both = floor(&registry(), &[d.join("uses_foo"), d.join("libfoo.so")]).unwrap();
     assert!(both.not_read.is_empty(), "{}", both.render(d, None));
 }
+
+/// A CUDA 10.x runtime (no minor version compatibility before 11) needs its own release: a
+/// program linking `libcudart.so.10.1` needs CUDA 10.1, and says why.
+#[test]
+fn a_runtime_before_cuda_11_needs_its_own_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("rt.c"), "int cudaFree(void *p) { return 0; }\n").unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new("cc").args(args).current_dir(d).output().unwrap();
+        assert!(o.status.success(), "cc {args:?}: {}", text(&o.stderr));
+    };
+    run(&["-shared", "-fPIC", "-Wl,-soname,libcudart.so.10.1", "-o", "libcudart.so.10.1", "rt.c"]);
+    std::fs::write(d.join("old.c"), "int cudaFree(void *);\nint main(void) { return cudaFree(0); }\n").unwrap();
+    run(&["-o", "old", "old.c", "./libcudart.so.10.1"]);
+    let f = floor_of(&d.join("old"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), 10010, "{report}");
+    let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap_or_else(|| panic!("{report}"));
+    assert!(k.what.contains("no minor version compatibility"), "{report}");
+    assert!(f.not_read.is_empty(), "{report}");
+}

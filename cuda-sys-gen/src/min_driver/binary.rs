@@ -1,6 +1,8 @@
 //! `min-driver PATH` where PATH is a compiled program: the records the generated crate leaves
 //! in it, the libcuda functions it imports, the registry names its strings hold (where it has
 //! no records but looks functions up by name), the runtime it links, and the kernels it embeds.
+//! A program without section headers is read from its loaded segments and its dynamic segment.
+//! Only this file is read: the shared libraries it needs are named, not read.
 //!
 //! A record is the generated crate's `EntryRecord`: 160 bytes found by their magic and checked
 //! by their FNV-1a. The linker keeps exactly the records of the lookups in the code it keeps, so
@@ -431,13 +433,34 @@ pub(super) fn read(
             .and_then(|o| releases.driver_for(o, super::Platform::Linux).filter(|(_, at)| *at == o))
             .map(|(d, _)| format!("; its toolkit's own release driver ({d}) for the features that need it"))
             .unwrap_or_default();
+        let what = if major >= 11 {
+            format!(
+                "{how}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{release_driver}",
+                super::cuda_text(v)
+            )
+        } else {
+            format!(
+                "{how}: CUDA {major}.x had no minor version compatibility: it needs a driver of its own release, CUDA \
+                 {}",
+                super::cuda_text(v)
+            )
+        };
+        if major < 11 && minor.is_none() {
+            read.unresolved.push(Unresolved {
+                spelled: how.clone(),
+                file: file_name.clone(),
+                line: 0,
+                why: format!(
+                    "a CUDA {major}.x runtime whose minor version its name does not give: it needs a driver of its own \
+                     release, which may be above {major}.0"
+                ),
+                reading: "runtime",
+            });
+        }
         read.kernels.push(Kernel {
             needs: format!("the CUDA {major}.x runtime"),
             version: v,
-            what: format!(
-                "{how}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{release_driver}",
-                super::cuda_text(v)
-            ),
+            what,
             file: file_name.clone(),
             line: 0,
             reading: "runtime",
