@@ -482,7 +482,15 @@ fn a_program_without_section_headers_is_read_from_its_segments() {
         "int cuInit(unsigned);\nint cuCtxCreate_v4(void *, void *, unsigned, int);\n\
          int main(void) { cuInit(0); return cuCtxCreate_v4(0, 0, 0, 0); }\n",
     );
-    let programs = [binary("release", "app"), binary("small", "app"), imports, nvcc_fixture("k_shared")];
+    let lookup = c_program(
+        d,
+        "lookup",
+        &[],
+        "int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long f, int *st) { return 0; }\n",
+        "int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cuGetProcAddress_v2(argc > 1 ? argv[1] : \"cuMemAdvise\", &p, 12020, 0, 0); }\n",
+    );
+    let programs = [binary("release", "app"), binary("small", "app"), imports, lookup, nvcc_fixture("k_shared")];
     for (i, p) in programs.iter().enumerate() {
         let whole = floor_of(p);
         let stripped = floor_of(&without_sections(p, &d.join(format!("stripped{i}"))));
