@@ -378,3 +378,237 @@ fn the_arch_flag_counts_the_entry_the_gpu_loads() {
     let (code, out) = cli(&["min-driver", k.to_str().unwrap(), "--arch", "sm_99"]);
     assert_eq!(code, Some(1), "{out}");
 }
+
+/// FNV-1a, as the generated crate checks its records.
+fn fnv(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// A record of the generated crate (`EntryRecord`, 160 bytes) of kind `how` (4: `get_raw!`).
+fn record(how: u8, version: u32, floor: u32, symbol: &str) -> Vec<u8> {
+    let mut r = vec![0u8; 160];
+    r[..8].copy_from_slice(b"\xc3cuRec\x1a\n");
+    r[8] = 1;
+    r[9] = how;
+    r[10] = 1;
+    r[12..16].copy_from_slice(&version.to_le_bytes());
+    r[16..20].copy_from_slice(&floor.to_le_bytes());
+    r[20..24].copy_from_slice(&version.to_le_bytes());
+    r[24..24 + symbol.len()].copy_from_slice(symbol.as_bytes());
+    r[88..88 + symbol.len()].copy_from_slice(symbol.as_bytes());
+    let check = fnv(&r[..152]);
+    r[152..156].copy_from_slice(&check.to_le_bytes());
+    r
+}
+
+/// A C program holding `records` in its read-only data and `main` as given, built with `cc`
+/// (linked against a stand-in libcuda.so that only defines the names `stub` gives).
+fn c_program(d: &Path, name: &str, records: &[Vec<u8>], stub: &str, main: &str) -> PathBuf {
+    let cc = |args: &[&str]| {
+        let o = Command::new("cc").args(args).current_dir(d).output().expect("cc");
+        assert!(o.status.success(), "cc {args:?}: {}", text(&o.stderr));
+    };
+    std::fs::write(d.join(format!("{name}_stub.c")), stub).unwrap();
+    cc(&["-shared", "-fPIC", "-o", "libcuda.so", &format!("{name}_stub.c")]);
+    let mut src = String::new();
+    for (i, r) in records.iter().enumerate() {
+        let bytes: Vec<String> = r.iter().map(|b| b.to_string()).collect();
+        src.push_str(&format!(
+            "__attribute__((used)) static const unsigned char record{i}[160] = {{{}}};\n",
+            bytes.join(",")
+        ));
+    }
+    src.push_str(main);
+    std::fs::write(d.join(format!("{name}.c")), src).unwrap();
+    cc(&["-o", name, &format!("{name}.c"), "-L.", "-lcuda"]);
+    d.join(name)
+}
+
+/// `get_raw!` at a version that introduced no ABI of its symbol asks for the ABI the driver
+/// answers with there (the newest at or below it): its floor is that ABI's, measured floor
+/// included, not the version written.
+#[test]
+fn a_fixed_lookup_between_abis_gets_the_floor_of_the_abi_answered() {
+    let json = json();
+    let measured = json
+        .entries
+        .iter()
+        .find(|e| e.variant.is_none() && e.min_driver.is_some_and(|m| m > e.version + 10))
+        .expect("an entry whose measured floor is above its version");
+    let between = measured.version + 10;
+    assert!(
+        !json.entries.iter().any(|e| e.symbol == measured.symbol && e.version == between),
+        "{} has an ABI at {between}: pick another version",
+        measured.symbol
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = c_program(
+        dir.path(),
+        "fixed",
+        &[record(4, between, between, &measured.symbol)],
+        "int cuInit(unsigned f) { return 0; }\n",
+        "int cuInit(unsigned);\nint main(void) { return cuInit(0); }\n",
+    );
+    let f = floor_of(&p);
+    let report = f.render(dir.path(), None);
+    let marker = measured.pfn.trim_start_matches("PFN_");
+    let u = f.uses.iter().find(|u| u.reading == "record").unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((u.marker.as_str(), u.version), (marker, measured.min_driver.unwrap()), "{report}");
+    assert_eq!(f.version(), measured.min_driver.unwrap(), "{report}");
+}
+
+/// `path` without its section headers, as `llvm-objcopy --strip-sections` or sstrip leave a
+/// 64-bit little-endian program: `e_shoff`, `e_shnum` and `e_shstrndx` zeroed.
+fn without_sections(path: &Path, to: &Path) -> PathBuf {
+    let mut b = std::fs::read(path).unwrap();
+    assert!(b.starts_with(b"\x7fELF") && b[4] == 2 && b[5] == 1, "{}: not ELF64 LE", path.display());
+    b[0x28..0x30].fill(0);
+    b[0x3c..0x40].fill(0);
+    std::fs::write(to, &b).unwrap();
+    to.to_owned()
+}
+
+/// A program without section headers is read from its loaded segments: its records, its
+/// imports, the runtime it links and its kernels, as with the headers.
+#[test]
+fn a_program_without_section_headers_is_read_from_its_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let imports = c_program(
+        d,
+        "imports",
+        &[],
+        "int cuCtxCreate_v4(void *a, void *b, unsigned c, int e) { return 0; }\nint cuInit(unsigned f) { return 0; }\n",
+        "int cuInit(unsigned);\nint cuCtxCreate_v4(void *, void *, unsigned, int);\n\
+         int main(void) { cuInit(0); return cuCtxCreate_v4(0, 0, 0, 0); }\n",
+    );
+    let lookup = c_program(
+        d,
+        "lookup",
+        &[],
+        "int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long f, int *st) { return 0; }\n",
+        "int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cuGetProcAddress_v2(argc > 1 ? argv[1] : \"cuMemAdvise\", &p, 12020, 0, 0); }\n",
+    );
+    let programs = [binary("release", "app"), binary("small", "app"), imports, lookup, nvcc_fixture("k_shared")];
+    for (i, p) in programs.iter().enumerate() {
+        let whole = floor_of(p);
+        let stripped = floor_of(&without_sections(p, &d.join(format!("stripped{i}"))));
+        let report = stripped.render(d, None);
+        assert!(whole.version() > 0, "{}", whole.render(d, None));
+        assert!(stripped.programs[0].contains("no section headers"), "{report}");
+        assert_eq!(stripped.version(), whole.version(), "{}:\n{report}", p.display());
+        assert_eq!(stripped.at_least(), whole.at_least(), "{}:\n{report}", p.display());
+        assert_eq!(markers(&stripped), markers(&whole), "{}:\n{report}", p.display());
+        let needs = |f: &Floor| f.kernels.iter().map(|k| k.needs.clone()).collect::<Vec<_>>();
+        assert_eq!(needs(&stripped), needs(&whole), "{}:\n{report}", p.display());
+    }
+}
+
+/// A program that asks for driver functions by name through cudaGetDriverEntryPoint counts the
+/// names its strings hold; one that holds records and also imports cuGetProcAddress (a C
+/// library linked in) is "at least", saying why.
+#[test]
+fn lookups_by_name_beside_records_or_through_the_runtime_are_not_missed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let stub = "int cudaGetDriverEntryPointByVersion(const char *s, void **p, unsigned v, unsigned long long f, int *st) { return 0; }\n\
+                int cuGetProcAddress_v2(const char *s, void **p, int v, unsigned long long f, int *st) { return 0; }\n\
+                int cuInit(unsigned f) { return 0; }\n";
+    let lock = json()
+        .entries
+        .iter()
+        .filter(|e| e.symbol == "cuCheckpointProcessLock")
+        .map(|e| e.version)
+        .max()
+        .expect("cuCheckpointProcessLock in the registry");
+    let runtime = c_program(
+        d,
+        "runtime",
+        &[],
+        stub,
+        "int cudaGetDriverEntryPointByVersion(const char *, void **, unsigned, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cudaGetDriverEntryPointByVersion(argc > 1 ? argv[1] : \"cuCheckpointProcessLock\", &p, 12080, 0, 0); }\n",
+    );
+    let f = floor_of(&runtime);
+    let report = f.render(d, None);
+    let u =
+        f.uses.iter().find(|u| u.marker.starts_with("cuCheckpointProcessLock_v")).unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((u.reading, u.version), ("string", lock), "{report}");
+    assert_eq!(f.version(), lock, "{report}");
+
+    let (ctx_create, v) = cu_ctx_create();
+    let both = c_program(
+        d,
+        "both",
+        &[record(4, v, v, "cuCtxCreate")],
+        stub,
+        "int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);\n\
+         int main(int argc, char **argv) { void *p; return cuGetProcAddress_v2(argc > 1 ? argv[1] : \"cuMemAdvise\", &p, 12020, 0, 0); }\n",
+    );
+    let f = floor_of(&both);
+    let report = f.render(d, None);
+    assert!(markers(&f).contains(&ctx_create.as_str()), "{report}");
+    assert!(!f.uses.iter().any(|u| u.reading == "string"), "{report}");
+    assert!(f.at_least(), "{report}");
+    let u =
+        f.unresolved.iter().find(|u| u.spelled.contains("cuGetProcAddress_v2")).unwrap_or_else(|| panic!("{report}"));
+    assert!(u.why.contains("records"), "{report}");
+}
+
+/// Only the files given are read: a shared library the program needs (not the C runtime, not
+/// libcuda) is named as not read, and is not once it is given too.
+#[test]
+fn the_libraries_a_program_needs_are_named_until_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("foo.c"), "int foo(void) { return 1; }\n").unwrap();
+    let o = Command::new("cc").args(["-shared", "-fPIC", "-o", "libfoo.so", "foo.c"]).current_dir(d).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::write(d.join("uses_foo_stub.c"), "int cuInit(unsigned f) { return 0; }\n").unwrap();
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o", "libcuda.so", "uses_foo_stub.c"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::write(
+        d.join("uses_foo.c"),
+        "int cuInit(unsigned);\nint foo(void);\nint main(void) { return cuInit(0) + foo(); }\n",
+    )
+    .unwrap();
+    let o = Command::new("cc")
+        .args(["-o", "uses_foo", "uses_foo.c", "-L.", "-lfoo", "-lcuda"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let f = floor_of(&d.join("uses_foo"));
+    let report = f.render(d, None);
+    assert_eq!(f.not_read, ["libfoo.so"], "{report}");
+    assert!(report.contains("not read: libfoo.so (pass it too)"), "{report}");
+    let both = floor(&registry(), &[d.join("uses_foo"), d.join("libfoo.so")]).unwrap();
+    assert!(both.not_read.is_empty(), "{}", both.render(d, None));
+}
+
+/// A CUDA 10.x runtime (no minor version compatibility before 11) needs its own release: a
+/// program linking `libcudart.so.10.1` needs CUDA 10.1, and says why.
+#[test]
+fn a_runtime_before_cuda_11_needs_its_own_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("rt.c"), "int cudaFree(void *p) { return 0; }\n").unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new("cc").args(args).current_dir(d).output().unwrap();
+        assert!(o.status.success(), "cc {args:?}: {}", text(&o.stderr));
+    };
+    run(&["-shared", "-fPIC", "-Wl,-soname,libcudart.so.10.1", "-o", "libcudart.so.10.1", "rt.c"]);
+    std::fs::write(d.join("old.c"), "int cudaFree(void *);\nint main(void) { return cudaFree(0); }\n").unwrap();
+    run(&["-o", "old", "old.c", "./libcudart.so.10.1"]);
+    let f = floor_of(&d.join("old"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), 10010, "{report}");
+    let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap_or_else(|| panic!("{report}"));
+    assert!(k.what.contains("no minor version compatibility"), "{report}");
+    assert!(f.not_read.is_empty(), "{report}");
+}

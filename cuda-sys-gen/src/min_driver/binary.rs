@@ -1,6 +1,8 @@
 //! `min-driver PATH` where PATH is a compiled program: the records the generated crate leaves
 //! in it, the libcuda functions it imports, the registry names its strings hold (where it has
 //! no records but looks functions up by name), the runtime it links, and the kernels it embeds.
+//! A program without section headers is read from its loaded segments and its dynamic segment.
+//! Only this file is read: the shared libraries it needs are named, not read.
 //!
 //! A record is the generated crate's `EntryRecord`: 160 bytes found by their magic and checked
 //! by their FNV-1a. The linker keeps exactly the records of the lookups in the code it keeps, so
@@ -13,7 +15,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use memchr::memmem;
-use object::{Object, ObjectSection, SectionKind};
+use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
+use object::{Endianness, Object, ObjectSection, ObjectSegment, SectionKind};
 
 use super::kernels::{self, Image};
 use super::registry::Registry;
@@ -115,6 +118,8 @@ pub(super) struct Read {
     pub records: usize,
     /// With a GPU given: the fatbin entries not loaded on it.
     pub unused: Vec<String>,
+    /// The shared libraries it needs (`DT_NEEDED`) that may use the driver: not read here.
+    pub not_read: Vec<String>,
 }
 
 /// Whether `bytes` start like a compiled program or library the `object` crate reads.
@@ -164,6 +169,7 @@ pub(super) fn read(
     };
     let mut records_found = Vec::new();
     let mut image = Image::default();
+    let mut sections_read = 0;
     // Allocated sections only: what the program holds when it runs.
     for section in file.sections() {
         let name = section.name().unwrap_or("").to_owned();
@@ -178,6 +184,7 @@ pub(super) fn read(
             read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
             continue;
         };
+        sections_read += 1;
         if name == ".nv_fatbin" || name == "__nv_fatbin" {
             kernels::binary(bytes, &name, &mut image);
             continue;
@@ -186,6 +193,34 @@ pub(super) fn read(
         if section.kind() != SectionKind::Text {
             kernels::embedded(bytes, &name, &mut image);
         }
+    }
+    // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
+    // when it runs is in its loaded segments; read those bytes instead.
+    let sectionless = sections_read == 0;
+    if sectionless {
+        let mut segments = 0;
+        for (i, segment) in file.segments().enumerate() {
+            let name = format!("segment {i} (address {:#x})", segment.address());
+            let Ok(bytes) = segment.data() else {
+                read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
+                continue;
+            };
+            segments += 1;
+            records(bytes, little, &name, &mut records_found);
+            kernels::embedded(bytes, &name, &mut image);
+        }
+        if segments == 0 {
+            read.unresolved.push(Unresolved {
+                spelled: "the whole program".into(),
+                file: path.to_owned(),
+                line: 0,
+                why: "neither a section nor a loaded segment could be read: its records, imports and kernels are \
+                      unknown"
+                    .into(),
+                reading: "record",
+            });
+        }
+        read.format.push_str(", no section headers: read from its loaded segments");
     }
     read.records = records_found.len();
     let file_name = path.to_owned();
@@ -229,10 +264,12 @@ pub(super) fn read(
                 "oldest ABI",
             )),
             FIXED => {
-                let known = reg.entry_of(&r.symbol, r.version, r.flags).map(|e| reg.entries[e].floor);
-                let marker = reg
-                    .entry_of(&r.symbol, r.version, r.flags)
-                    .map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
+                // A version that introduced no ABI (12010) gets the ABI the driver answers with
+                // at it: the newest at or below it, whose measured floor may be above its own.
+                let entry = reg.entry_of(&r.symbol, r.version, r.flags).or_else(|| reg.newest_at(&r.symbol, r.version));
+                let known = entry.map(|e| reg.entries[e].floor);
+                let marker =
+                    entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 add(mk(
                     marker,
                     known.unwrap_or(r.floor).max(r.floor),
@@ -261,12 +298,27 @@ pub(super) fn read(
             }),
         }
     }
-    // Imports of libcuda's functions, by exported name: exactly those ABIs.
-    let imports: Vec<String> = file
+    // Imports of libcuda's functions, by exported name: exactly those ABIs. Without section
+    // headers the dynamic symbol table cannot be found: every name of the dynamic string table
+    // (from the dynamic segment) counts, imported or not.
+    let dynamic = dynamic_of(&file);
+    let mut imports: Vec<String> = file
         .imports()
         .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
         .unwrap_or_default();
-    let libs: Vec<String> = needed_libraries(&file);
+    if sectionless {
+        if let Some(strtab) = dynamic.strtab.clone().and_then(|r| data.get(r)) {
+            imports.extend(
+                strtab.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()),
+            );
+        }
+    }
+    let mut libs: Vec<String> = needed_libraries(&file);
+    for lib in &dynamic.needed {
+        if !libs.contains(lib) {
+            libs.push(lib.clone());
+        }
+    }
     for name in &imports {
         if let Some(e) = reg.by_exported(name) {
             let entry = &reg.entries[e];
@@ -282,16 +334,41 @@ pub(super) fn read(
         }
     }
     // A program without records that looks libcuda's functions up by name (cuGetProcAddress,
-    // or dlopen of libcuda): the registry names its strings hold, at their highest meaning.
-    let asks_by_name =
-        imports.iter().any(|n| n.starts_with("cuGetProcAddress") || n == "dlsym" || n == "GetProcAddress");
+    // the runtime's cudaGetDriverEntryPoint, or dlopen of libcuda): the registry names its
+    // strings hold, at their highest meaning.
+    let by_name: Vec<&String> = imports
+        .iter()
+        .filter(|n| n.starts_with("cuGetProcAddress") || n.starts_with("cudaGetDriverEntryPoint"))
+        .collect();
+    let dlsym = imports.iter().any(|n| n == "dlsym" || n == "GetProcAddress");
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
+    read.not_read = dynamic.needed.iter().filter(|l| !system_library(l)).cloned().collect();
     let static_cudart = static_runtime(data, reg);
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
-    if records_found.is_empty()
-        && static_cudart.is_none()
-        && (imports.iter().any(|n| n.starts_with("cuGetProcAddress")) || (asks_by_name && opens_libcuda))
-    {
+    let scan = records_found.is_empty() && static_cudart.is_none() && (!by_name.is_empty() || (dlsym && opens_libcuda));
+    if !scan && !by_name.is_empty() {
+        // Its own lookups by name are not read: the generated crate's records (or a static
+        // runtime's strings, which name every function) would be taken for them.
+        let why = if records_found.is_empty() {
+            "it links a static CUDA runtime, whose strings name every driver function"
+        } else {
+            "it also holds records of the generated crate, whose strings name every driver function"
+        };
+        read.unresolved.push(Unresolved {
+            spelled: format!("imports {}", by_name.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")),
+            file: file_name.clone(),
+            line: 0,
+            why: format!(
+                "looks driver functions up by name, and the names it asks for are not read ({why}): the program may \
+                 need more than the rest of this report says"
+            ),
+            reading: "import",
+        });
+    }
+    if scan {
+        // The strings of its allocated sections, or of its loaded segments less the dynamic
+        // string table (the names it imports, counted above) where it has no section headers.
+        let mut areas: Vec<(String, &[u8])> = Vec::new();
         for section in file.sections() {
             let allocated = match section.flags() {
                 object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_ALLOC) != 0,
@@ -305,6 +382,25 @@ pub(super) fn read(
             if matches!(sname, ".dynstr" | ".strtab" | ".nv_fatbin") {
                 continue;
             }
+            areas.push((sname.to_owned(), bytes));
+        }
+        if sectionless {
+            for (i, segment) in file.segments().enumerate() {
+                let (Ok(bytes), (offset, _)) = (segment.data(), segment.file_range()) else { continue };
+                let name = format!("segment {i}");
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                match dynamic.strtab.clone() {
+                    Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
+                        let (before, rest) = bytes.split_at(r.start - start);
+                        let after = rest.get(r.len()..).unwrap_or(&[]);
+                        areas.push((name.clone(), before));
+                        areas.push((format!("{name} past its dynamic string table"), after));
+                    }
+                    _ => areas.push((name, bytes)),
+                }
+            }
+        }
+        for (sname, bytes) in areas {
             for (word, at) in identifiers(bytes) {
                 let Some(e) = reg.highest_meaning(word) else { continue };
                 let entry = &reg.entries[e];
@@ -337,13 +433,34 @@ pub(super) fn read(
             .and_then(|o| releases.driver_for(o, super::Platform::Linux).filter(|(_, at)| *at == o))
             .map(|(d, _)| format!("; its toolkit's own release driver ({d}) for the features that need it"))
             .unwrap_or_default();
+        let what = if major >= 11 {
+            format!(
+                "{how}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{release_driver}",
+                super::cuda_text(v)
+            )
+        } else {
+            format!(
+                "{how}: CUDA {major}.x had no minor version compatibility: it needs a driver of its own release, CUDA \
+                 {}",
+                super::cuda_text(v)
+            )
+        };
+        if major < 11 && minor.is_none() {
+            read.unresolved.push(Unresolved {
+                spelled: how.clone(),
+                file: file_name.clone(),
+                line: 0,
+                why: format!(
+                    "a CUDA {major}.x runtime whose minor version its name does not give: it needs a driver of its own \
+                     release, which may be above {major}.0"
+                ),
+                reading: "runtime",
+            });
+        }
         read.kernels.push(Kernel {
             needs: format!("the CUDA {major}.x runtime"),
             version: v,
-            what: format!(
-                "{how}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{release_driver}",
-                super::cuda_text(v)
-            ),
+            what,
             file: file_name.clone(),
             line: 0,
             reading: "runtime",
@@ -414,7 +531,7 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
     }
 }
 
-/// The libraries an ELF program needs (`DT_NEEDED`), or a PE program imports.
+/// The libraries a PE program imports (an ELF program's are in [`dynamic_of`]).
 fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Ok(imports) = file.imports() {
@@ -425,51 +542,80 @@ fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
             }
         }
     }
-    out.extend(elf_needed(file));
     out
 }
 
-fn elf_needed(file: &object::File<'_>) -> Vec<String> {
-    let mut out = Vec::new();
-    let dynamic = |data: &[u8], strtab: &[u8], little: bool, is64: bool| {
-        let mut out = Vec::new();
-        let step = if is64 { 16 } else { 8 };
-        let mut at = 0;
-        while at + step <= data.len() {
-            let word = |o: usize, n: usize| {
-                let b = &data[o..o + n];
-                let mut v = 0u64;
-                for (i, &x) in b.iter().enumerate() {
-                    let shift = if little { i } else { n - 1 - i };
-                    v |= u64::from(x) << (8 * shift);
-                }
-                v
-            };
-            let half = step / 2;
-            let (tag, val) = (word(at, half), word(at + half, half));
-            if tag == 0 {
-                break;
-            }
-            if tag == u64::from(object::elf::DT_NEEDED) {
-                if let Some(s) = usize::try_from(val).ok().and_then(|v| strtab.get(v..)) {
-                    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-                    out.push(String::from_utf8_lossy(&s[..end]).into_owned());
-                }
-            }
-            at += step;
-        }
-        out
+/// Whether a library a program needs is the C or C++ runtime, the dynamic loader, or the CUDA
+/// driver or runtime (read as the runtime it links): none of them looks up what the program
+/// does.
+fn system_library(lib: &str) -> bool {
+    let stem = lib.split(".so").next().unwrap_or(lib);
+    matches!(
+        stem,
+        "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda" | "libcudart"
+    ) || stem.starts_with("ld-linux")
+}
+
+/// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
+/// in the file its dynamic string table lies. Read through the program headers, so that a
+/// program without section headers is read as well.
+#[derive(Debug, Default)]
+struct Dynamic {
+    needed: Vec<String>,
+    strtab: Option<std::ops::Range<usize>>,
+}
+
+fn dynamic_of(file: &object::File<'_>) -> Dynamic {
+    match file {
+        object::File::Elf32(elf) => elf_dynamic(elf),
+        object::File::Elf64(elf) => elf_dynamic(elf),
+        _ => Dynamic::default(),
+    }
+}
+
+fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>>(elf: &ElfFile<'data, Elf>) -> Dynamic {
+    let endian = elf.endian();
+    let data = elf.data();
+    let headers = elf.elf_program_headers();
+    let Some(entries) = headers.iter().find_map(|h| h.dynamic(endian, data).ok().flatten()) else {
+        return Dynamic::default();
     };
-    if let (Some(d), Some(s)) = (file.section_by_name(".dynamic"), file.section_by_name(".dynstr")) {
-        if let (Ok(d), Ok(s)) = (d.data(), s.data()) {
-            out = dynamic(d, s, file.is_little_endian(), file.is_64());
+    // An address of the running program as an offset in the file, by the segment loading it.
+    let offset_of = |address: u64| {
+        headers.iter().filter(|h| h.p_type(endian) == object::elf::PT_LOAD).find_map(|h| {
+            let (start, size, offset): (u64, u64, u64) =
+                (h.p_vaddr(endian).into(), h.p_filesz(endian).into(), h.p_offset(endian).into());
+            address.checked_sub(start).filter(|&d| d < size).and_then(|d| offset.checked_add(d))
+        })
+    };
+    let (mut strtab, mut strsz, mut needed) = (None, None, Vec::new());
+    for entry in entries {
+        let (tag, value): (u64, u64) = (entry.d_tag(endian).into(), entry.d_val(endian).into());
+        match u32::try_from(tag) {
+            Ok(object::elf::DT_NULL) => break,
+            Ok(object::elf::DT_STRTAB) => strtab = offset_of(value),
+            Ok(object::elf::DT_STRSZ) => strsz = Some(value),
+            Ok(object::elf::DT_NEEDED) => needed.push(value),
+            _ => {}
         }
     }
-    out
+    let range = strtab.zip(strsz).and_then(|(start, size)| {
+        let start = usize::try_from(start).ok()?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?.min(data.len());
+        (start < end).then_some(start..end)
+    });
+    let table = range.clone().and_then(|r| data.get(r)).unwrap_or(&[]);
+    let needed = needed
+        .into_iter()
+        .filter_map(|at| table.get(usize::try_from(at).ok()?..))
+        .map(|s| String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
+        .collect();
+    Dynamic { needed, strtab: range }
 }
 
 /// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
-/// as (12, None).
+/// as (12, None). Windows' names before CUDA 12 join major and minor: `cudart64_101.dll` is
+/// 10.1, `cudart64_110.dll` 11.0, `cudart64_92.dll` 9.2.
 fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     let lower = lib.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("libcudart.so.") {
@@ -480,8 +626,14 @@ fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     }
     let rest = lower.strip_prefix("cudart64_")?.strip_suffix(".dll")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let major = if digits.len() > 2 { digits[..2].parse().ok()? } else { digits.parse().ok()? };
-    Some((major, None, lib.to_owned()))
+    let (major, minor) = match digits.len() {
+        3 => (digits[..2].parse().ok()?, Some(digits[2..].parse().ok()?)),
+        // CUDA 6.5 to 9.2: `cudart64_65.dll` to `cudart64_92.dll`; 12 and on: the major alone.
+        2 if digits.as_bytes()[0] >= b'6' => (digits[..1].parse().ok()?, Some(digits[1..].parse().ok()?)),
+        1 | 2 => (digits.parse().ok()?, None),
+        _ => return None,
+    };
+    Some((major, minor, lib.to_owned()))
 }
 
 /// A statically linked CUDA runtime: its objects name themselves `libcudart_static_<hash>`
@@ -526,6 +678,22 @@ fn identifiers(bytes: &[u8]) -> impl Iterator<Item = (&str, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_runtime_names_carry_their_minor_before_cuda_12() {
+        let v = |name: &str| runtime_soname(name).map(|(major, minor, _)| runtime_floor(major, minor));
+        // CUDA 10.x had no minor version compatibility: 10.1's runtime needs a 10.1 driver.
+        assert_eq!(v("cudart64_101.dll"), Some(10010));
+        assert_eq!(v("cudart64_102.dll"), Some(10020));
+        assert_eq!(v("cudart64_92.dll"), Some(9020));
+        assert_eq!(v("cudart64_110.dll"), Some(11000));
+        assert_eq!(v("cudart64_12.dll"), Some(12000));
+        assert_eq!(v("CUDART64_13.DLL"), Some(13000));
+        assert_eq!(v("libcudart.so.10.1"), Some(10010));
+        assert_eq!(v("libcudart.so.12"), Some(12000));
+        assert_eq!(v("cudart64_.dll"), None);
+        assert_eq!(v("cudart64_1234.dll"), None);
+    }
 
     #[test]
     fn identifiers_advance_and_split() {

@@ -131,10 +131,13 @@ pub(super) fn is_ptx(text: &str) -> bool {
 
 /// The kernel images embedded in one section of a compiled program: fatbins (by their magic
 /// and a header of the known version and size), cubins (ELF of machine `EM_CUDA`) and PTX
-/// text. Every search advances; what a fatbin holds is not read twice.
+/// text. Every search advances; what a fatbin or a cubin holds is not read twice, and each cubin
+/// is read within its own extent: linear in the section's size, whatever it holds.
 pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
     use memchr::memmem;
-    let mut covered: Vec<(usize, usize)> = Vec::new();
+    // What fatbins and cubins hold, in order: every search below moves forward, so that whether
+    // an offset is covered is answered by a cursor.
+    let mut fatbins: Vec<(usize, usize)> = Vec::new();
     let mut next = 0;
     for at in memmem::find_iter(bytes, &FATBIN_MAGIC.to_le_bytes()) {
         if at < next {
@@ -156,24 +159,34 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
             .and_then(|s| (at + 16).checked_add(s))
             .map_or(bytes.len(), |e| e.min(bytes.len()));
         fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
-        covered.push((at, end));
+        fatbins.push((at, end));
         next = end.max(at + 1);
     }
-    let inside = |covered: &[(usize, usize)], at: usize| covered.iter().any(|&(s, e)| s <= at && at < e);
+    let mut in_fatbin = Cursor::new(&fatbins);
+    let mut cubins: Vec<(usize, usize)> = Vec::new();
+    let mut cubins_end = 0;
     for at in memmem::find_iter(bytes, b"\x7fELF") {
         let h = &bytes[at..];
-        if inside(&covered, at) || h.len() < 64 || h[4] != 2 || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA {
+        if at < cubins_end
+            || in_fatbin.covers(at)
+            || h.len() < 64
+            || h[4] != 2
+            || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA
+        {
             continue;
         }
-        cubin(h, &format!("a cubin at {section}+{at:#x}"), image);
-        let shoff = u64::from_le_bytes(h[40..48].try_into().unwrap_or([0; 8]));
-        let shsize = u64::from(u16::from_le_bytes([h[58], h[59]])) * u64::from(u16::from_le_bytes([h[60], h[61]]));
-        let end = usize::try_from(shoff.saturating_add(shsize)).unwrap_or(usize::MAX).min(h.len());
-        covered.push((at, at + end.max(1)));
+        let end = at + cubin_extent(h);
+        cubin(&bytes[at..end], &format!("a cubin at {section}+{at:#x}"), image);
+        cubins.push((at, end));
+        cubins_end = end;
     }
+    let mut both = fatbins;
+    both.extend(cubins);
+    both.sort_unstable();
+    let mut covered = Cursor::new(&both);
     let mut done = 0;
     for at in memmem::find_iter(bytes, b".version") {
-        if at < done || inside(&covered, at) {
+        if at < done || covered.covers(at) {
             continue;
         }
         // The string around it: from the NUL before (not before what was read already) to the
@@ -186,6 +199,71 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
             ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
         }
     }
+}
+
+/// Spans sorted by start, asked about at offsets that only grow.
+struct Cursor<'a> {
+    spans: &'a [(usize, usize)],
+    /// The spans before it end at or before the last offset asked about.
+    next: usize,
+    /// The furthest end of the spans passed.
+    reach: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(spans: &'a [(usize, usize)]) -> Self {
+        Cursor { spans, next: 0, reach: 0 }
+    }
+
+    /// Whether a span holds `at` (not less than every offset asked before).
+    fn covers(&mut self, at: usize) -> bool {
+        while let Some(&(_, end)) = self.spans.get(self.next).filter(|&&(start, _)| start <= at) {
+            self.reach = self.reach.max(end);
+            self.next += 1;
+        }
+        at < self.reach
+    }
+}
+
+/// How far the cubin at the start of `h` (64-bit little-endian, by its ELF header) reaches:
+/// the furthest of its program header table, its section header table and its sections'
+/// bytes; at least its 64-byte header, at most `h`. Its toolkit note lies within.
+fn cubin_extent(h: &[u8]) -> usize {
+    let u16_at = |o: u64| {
+        usize::try_from(o)
+            .ok()
+            .and_then(|o| h.get(o..o.checked_add(2)?))
+            .map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let u32_at = |o: u64| {
+        usize::try_from(o)
+            .ok()
+            .and_then(|o| h.get(o..o.checked_add(4)?))
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |o: u64| {
+        usize::try_from(o)
+            .ok()
+            .and_then(|o| h.get(o..o.checked_add(8)?))
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    };
+    let len = h.len() as u64;
+    let (phoff, shoff) = (u64_at(32), u64_at(40));
+    let (phentsize, phnum, shentsize, shnum) = (u16_at(54), u16_at(56), u16_at(58), u16_at(60));
+    let mut end = 64u64.max(phoff.saturating_add(phentsize * phnum)).max(shoff.saturating_add(shentsize * shnum));
+    // Each section header read lies within the extent: the next cubin looked for starts past it.
+    if shentsize >= 64 {
+        for i in 0..shnum {
+            let at = shoff.saturating_add(i * shentsize);
+            if at.saturating_add(64) > len {
+                break;
+            }
+            if u32_at(at + 4) != object::elf::SHT_NOBITS {
+                end = end.max(u64_at(at + 24).saturating_add(u64_at(at + 32)));
+            }
+        }
+    }
+    usize::try_from(end.min(len)).unwrap_or(h.len())
 }
 
 /// `.version X.Y` and `.target sm_NN[a|f][, ...]` of every PTX module in `text` (a file or a
@@ -353,7 +431,7 @@ const NOTE_MARK: &[u8] = b"Cuda compilation tools, release ";
 /// "release X.Y" in a cubin's toolkit note.
 fn toolkit_note(bytes: &[u8]) -> Option<String> {
     const MARK: &[u8] = NOTE_MARK;
-    let at = bytes.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
+    let at = memchr::memmem::find(bytes, MARK)? + MARK.len();
     let rest = &bytes[at..bytes.len().min(at + 16)];
     let end = rest.iter().position(|&b| b == b',' || b == 0)?;
     let release = std::str::from_utf8(&rest[..end]).ok()?;
@@ -465,5 +543,99 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
     }
     if containers == 0 {
         image.unreadable.push(format!("{what}: a fatbin header that cannot be read"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cubin's ELF header for sm_90 (ELF ABI 7), with its section header table where given.
+    fn cubin_header_bytes(shoff: u64, shnum: u16) -> Vec<u8> {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 2;
+        h[5] = 1;
+        h[6] = 1;
+        h[8] = 7;
+        h[16] = 2;
+        h[18..20].copy_from_slice(&EM_CUDA.to_le_bytes());
+        h[20] = 1;
+        h[40..48].copy_from_slice(&shoff.to_le_bytes());
+        h[48..52].copy_from_slice(&0x5au32.to_le_bytes());
+        h[52] = 64;
+        h[58] = 64;
+        h[60..62].copy_from_slice(&shnum.to_le_bytes());
+        h
+    }
+
+    /// A cubin with one section, a toolkit note of `release`.
+    fn cubin_with_note(release: &str) -> Vec<u8> {
+        let note = format!("{}{release}, V{release}.1\0", String::from_utf8_lossy(NOTE_MARK));
+        let mut c = cubin_header_bytes(0, 2);
+        c.extend_from_slice(note.as_bytes());
+        while c.len() % 8 != 0 {
+            c.push(0);
+        }
+        let shoff = c.len() as u64;
+        c[40..48].copy_from_slice(&shoff.to_le_bytes());
+        c.extend_from_slice(&[0u8; 64]);
+        let mut s = vec![0u8; 64];
+        s[4..8].copy_from_slice(&object::elf::SHT_NOTE.to_le_bytes());
+        s[24..32].copy_from_slice(&64u64.to_le_bytes());
+        s[32..40].copy_from_slice(&(note.len() as u64).to_le_bytes());
+        c.extend_from_slice(&s);
+        c
+    }
+
+    fn toolkits(image: &Image) -> Vec<String> {
+        image
+            .needs
+            .iter()
+            .filter_map(|(n, _)| match n {
+                Need::Toolkit(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cubin_without_a_note_does_not_take_the_next_ones() {
+        let mut bytes = vec![0u8; 16];
+        bytes.extend(cubin_header_bytes(0, 0));
+        bytes.extend([0u8; 32]);
+        bytes.extend(cubin_with_note("13.5"));
+        let mut image = Image::default();
+        embedded(&bytes, "t", &mut image);
+        assert_eq!(toolkits(&image), ["13.5"], "{image:?}");
+        let archs = image.needs.iter().filter(|(n, _)| matches!(n, Need::Arch(_))).count();
+        assert_eq!(archs, 2, "{image:?}");
+        assert_eq!(image.unreadable.len(), 1, "{image:?}");
+        assert!(image.unreadable[0].contains("t+0x10") && image.unreadable[0].contains("does not say"), "{image:?}");
+    }
+
+    #[test]
+    fn the_extent_of_a_cubin_is_its_own() {
+        let c = cubin_with_note("12.8");
+        let mut two = c.clone();
+        two.extend(cubin_header_bytes(0, 0));
+        assert_eq!(cubin_extent(&two), c.len());
+        assert_eq!(cubin_extent(&cubin_header_bytes(0, 0)), 64);
+        // Tables past the end, or sizes that overflow: the rest of the bytes, no panic.
+        assert_eq!(cubin_extent(&cubin_header_bytes(u64::MAX, 65535)), 64);
+        assert_eq!(cubin_extent(&c[..70]), 70);
+    }
+
+    /// 16 MiB of cubin headers, none with a note and each pointing nowhere: every header is
+    /// read once, within its own 64 bytes (before, each was searched to the end of the section,
+    /// which never finished).
+    #[test]
+    fn a_section_full_of_cubin_headers_is_read_once_each() {
+        let one = cubin_header_bytes(0, 0);
+        let bytes: Vec<u8> = one.iter().copied().cycle().take(16 << 20).collect();
+        let mut image = Image::default();
+        embedded(&bytes, "t", &mut image);
+        assert_eq!(image.needs.len(), (16 << 20) / 64);
+        assert!(toolkits(&image).is_empty());
     }
 }

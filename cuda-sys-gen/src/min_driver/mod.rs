@@ -112,6 +112,9 @@ pub struct Floor {
     pub programs: Vec<String>,
     /// With `--arch`: the fatbin entries the driver does not load on that GPU.
     pub unused: Vec<String>,
+    /// Shared libraries the programs need that were not read (not given too): what they ask
+    /// the driver for is not counted.
+    pub not_read: Vec<String>,
 }
 
 /// Where a floor comes from: an entry point or a kernel.
@@ -196,8 +199,8 @@ impl Floor {
                 s.push_str(")\n");
             }
             s.push_str(
-                "  (read from the program: exact for the code it links, every lookup it can make counted, also one taken \
-                 only on some paths)\n",
+                "  (read from the program: exact for the code linked into the files given, every lookup it can make \
+                 counted, also one taken only on some paths)\n",
             );
         }
         for u in &self.uses {
@@ -244,6 +247,9 @@ impl Floor {
                     s.push_str(&format!("  {} [{}]: {}\n", u.spelled, u.reading, u.why));
                 }
             }
+        }
+        for lib in &self.not_read {
+            s.push_str(&format!("  not read: {lib} (pass it too)\n"));
         }
         if !self.unused.is_empty() {
             s.push_str(&format!("not loaded on this GPU ({}), not counted:\n", self.unused.len()));
@@ -381,7 +387,13 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
         floor.kernels.extend(read.kernels);
         floor.unresolved.extend(read.unresolved);
         floor.unused.extend(read.unused);
+        floor.not_read.extend(read.not_read);
     }
+    // A library given too was read.
+    let given: BTreeSet<&std::ffi::OsStr> = programs.iter().filter_map(|p| p.file_name()).collect();
+    floor.not_read.retain(|lib| !given.contains(std::ffi::OsStr::new(lib)));
+    floor.not_read.sort();
+    floor.not_read.dedup();
     floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
     floor.uses.dedup_by(|a, b| a.marker == b.marker);
     floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
@@ -913,7 +925,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
     kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line))));
     kernels.dedup_by(|a, b| a.needs == b.needs && a.file == b.file && a.line == b.line);
     let build_only = program.build_only.iter().map(|&i| program.files[i].clone()).collect();
-    Floor { uses, kernels, unresolved, build_only, programs: Vec::new(), unused }
+    Floor { uses, kernels, unresolved, build_only, programs: Vec::new(), unused, not_read: Vec::new() }
 }
 
 fn describe(t: &scan::IncludeTarget) -> String {
@@ -1257,6 +1269,8 @@ struct JsonReport<'a> {
     programs: &'a [String],
     /// With `--arch`: fatbin entries not loaded on that GPU.
     unused: &'a [String],
+    /// Shared libraries the programs need that were not read.
+    not_read: &'a [String],
     checks: &'a [Check],
 }
 
@@ -1310,6 +1324,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
             build_only: &floor.build_only,
             programs: &floor.programs,
             unused: &floor.unused,
+            not_read: &floor.not_read,
             checks: &checks,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);

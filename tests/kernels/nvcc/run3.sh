@@ -1,5 +1,5 @@
 #!/bin/bash
-# Third run: libtorch_cuda.so with zstd cubins read from their first 64 KiB.
+# Third run: libtorch_cuda.so with zstd cubins, each inflated in one pass only until its toolkit note.
 B=$(cd "$(dirname "$0")" && pwd)
 MD="$B/cuda-sys-gen min-driver --registry $B/registry.json"
 T=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib/libtorch_cuda.so
