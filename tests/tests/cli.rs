@@ -202,11 +202,12 @@ fn prerequisites_are_checked_before_any_download() {
     assert!(more == 0 || err.contains(&format!("and {more} more")), "{err}");
 }
 
-/// The README and the command line agree: every option of `cuda-sys-gen generate` and `diff`
-/// is in the README, and every option the README gives the generator is one of them (the
-/// options of cargo, git and rustup it quotes are listed here).
+/// The documentation and the command line agree: every option of `cuda-sys-gen` is in the README
+/// or the page of its command (docs/generator.md, diff.md, min-driver.md), and every option they
+/// give the generator is one of them (the options of
+/// cargo, git and rustup they quote are listed here).
 #[test]
-fn readme_options_are_the_command_lines() {
+fn docs_options_are_the_command_lines() {
     use clap::CommandFactory;
     let cli = cuda_sys_gen::Cli::command();
     let mut ours = std::collections::BTreeSet::new();
@@ -217,7 +218,10 @@ fn readme_options_are_the_command_lines() {
             }
         }
     }
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let mut readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    for page in ["docs/generator.md", "docs/diff.md", "docs/min-driver.md"] {
+        readme.push_str(&std::fs::read_to_string(repo_root().join(page)).unwrap());
+    }
     let others = [
         "--workspace",
         "--test",
@@ -232,6 +236,14 @@ fn readme_options_are_the_command_lines() {
         "--features",
         "--all-features",
         "--release",
+        "--only",
+        "--runs",
+        "--bin",
+        "--lib",
+        "--open",
+        "--target",
+        "--manifest-path",
+        "--strip-sections",
     ];
     let mut named = std::collections::BTreeSet::new();
     for (i, _) in readme.match_indices("--") {
@@ -243,20 +255,22 @@ fn readme_options_are_the_command_lines() {
         }
     }
     let unknown: Vec<&String> = named.iter().filter(|n| !ours.contains(*n) && !others.contains(&n.as_str())).collect();
-    assert!(unknown.is_empty(), "the README names options cuda-sys-gen does not have: {unknown:?}");
+    assert!(unknown.is_empty(), "the docs name options cuda-sys-gen does not have: {unknown:?}");
     let undocumented: Vec<&String> = ours.iter().filter(|o| !named.contains(*o)).collect();
-    assert!(undocumented.is_empty(), "options of cuda-sys-gen the README does not mention: {undocumented:?}");
+    assert!(undocumented.is_empty(), "options of cuda-sys-gen the docs do not mention: {undocumented:?}");
 }
 
-/// The README's `min-driver` outputs are what the command prints today.
+/// docs/min-driver.md's outputs of `min-driver` on sources are what the command prints today.
 #[test]
-fn readme_min_driver_output_is_the_command_s() {
+fn docs_min_driver_output_is_the_command_s() {
     let root = repo_root();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/min-driver.md")).unwrap();
     let mut checked = 0;
     let mut lines = readme.lines().peekable();
     while let Some(line) = lines.next() {
-        let Some(path) = line.strip_prefix("$ cuda-sys-gen min-driver ") else { continue };
+        let Some(path) = line.strip_prefix("$ cuda-sys-gen min-driver ").filter(|p| p.ends_with(".rs")) else {
+            continue;
+        };
         let mut shown = String::new();
         while let Some(next) = lines.peek().filter(|l| !l.starts_with("$ ") && !l.starts_with("```")) {
             shown.push_str(next);
@@ -266,10 +280,10 @@ fn readme_min_driver_output_is_the_command_s() {
         let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)])
             .unwrap_or_else(|e| panic!("{e:#}"));
         let releases = cuda_sys_gen::min_driver::releases::Releases::load().unwrap();
-        assert_eq!(shown, floor.render(&root, Some(&releases)), "README's output of `min-driver {path}` is stale");
+        assert_eq!(shown, floor.render(&root, Some(&releases)), "docs/min-driver.md's output of `min-driver {path}` is stale");
         checked += 1;
     }
-    assert_eq!(checked, 2, "the README shows min-driver for both sample ports");
+    assert_eq!(checked, 2, "docs/min-driver.md shows min-driver for both sample ports");
 }
 
 /// Names brought in by `use` (lists, renames, globs) count as much as written-out paths, a C
