@@ -3,6 +3,14 @@
 //! says when two such trees differ in a way a caller would notice. The model decides which
 //! declarations to compare; what counts as drift is only here. A leaf: it imports nothing of
 //! the pipeline but [`crate::syntax`].
+//!
+//! **Drift**: a PFN keeps its name across toolkits, but the types behind its parameters may
+//! change. Between two consecutive toolkits that declare it, drift is a changed parameter list, or
+//! a record reached from a parameter through pointers, typedefs and struct fields that changes
+//! size or alignment, or a non-padding field present in both that moves. Union members and fields
+//! carved out of `reserved` bytes are not drift. Found: 11.7 -> 11.8 `CUstreamAttrValue_v1` (32 ->
+//! 64 bytes), 12.9 -> 13.0 `CUtensorMap` (align 64 -> 128), 13.0 -> 13.1 `CUdevResource` (align
+//! 4 -> 8).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

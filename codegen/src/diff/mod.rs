@@ -3,6 +3,11 @@
 //! typedef headers gained or lost. Pure: it reads the model and returns data, no I/O.
 //!
 //! [`markdown`] renders a [`ToolkitDiff`] for a pull request; serde renders it as JSON.
+//!
+//! **Verdict.** Breaking: a symbol or ABI removed, drift, an unversioned alias that means another
+//! typedef, an ABI turned legacy or moved to another header, a typedef header lost. Additive: new
+//! symbols, new ABIs, an ABI no longer legacy, a header gained. Exit statuses 3, 2 and 0 (1 is an
+//! error): [`EXIT_STATUSES`].
 
 pub mod markdown;
 pub mod toolkits;

@@ -1,5 +1,11 @@
 //! `types/src/registry.rs`: the static table of every entry and one marker type per entry, and
 //! `registry.json`: the model as data, for reviewers and tools.
+//!
+//! **Markers carry no code.** Entry and symbol markers are empty enums with no derives, and each
+//! entry's record (the crate's `EntryRecord`, read by min-driver) is one named static
+//! that only the marker's `RECORD` points at: per-entry items are what the crate's compile time is
+//! made of (docs/performance.md), and a table pointing at the records would keep every one of
+//! them in every binary.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;

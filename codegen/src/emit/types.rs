@@ -1,4 +1,22 @@
 //! `types/src/types.rs` (in the types crate): the CUDA types, as bindgen wrote them for the newest toolkit.
+//!
+//! # Rules it applies
+//! - **Enumerators.** Every value of every enum (of `types.rs` and of a module's own types) is also
+//!   a top-level constant by its bare name (feature `bare-enumerators`), unless a `#define`
+//!   already took the name. Its type: the enum, where an entry's parameter or return type or a
+//!   struct field names the enum (under any alias); otherwise the integer that the `flags`
+//!   parameters and fields of the C names and structs starting with the enum's stem take, where
+//!   they agree in size (`CUgraphInstantiate_flags` -> `cuGraphInstantiate`'s `c_ulonglong`), else
+//!   the enum's own. `tests/tests/enumerators.rs` writes a use of each where it goes and
+//!   `enumerator_uses.rs` compiles them.
+//! - **Records.** `Default` is all zero bytes for every struct and union whose fields are
+//!   integers, floats, raw pointers, `Option`s (bindgen's nullable function pointers), enum
+//!   newtypes or such records, found to a fixpoint (a bare function pointer or a reference would
+//!   make zero invalid). A struct with exactly one anonymous member (`__bindgen_anon_1`) derefs to
+//!   it, so C's `loc.id = dev` compiles as written.
+//! - **Compile time.** bindgen's derived `Eq` on the enum newtypes is an empty `impl Eq`
+//!   (`eq_by_hand`), and its layout checks are compiled only where they can fail (every target
+//!   but x86-64 Linux, and the crate's own tests: `LAYOUT_CHECKS_CFG`).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,6 +7,34 @@
 //! Built once from per-toolkit declarations ([`Model::build`]); everything derived (exported
 //! names, the signature shown, drift) is computed from the full set, so the order in which
 //! toolkits are given cannot change the result.
+//!
+//! # Rules it applies
+//! - **Exported names.** Sort a symbol's distinct default-variant versions, legacy included: the
+//!   first is exported as `S`, the k-th as `S_vk`. A per-thread variant takes the name of the
+//!   newest default version at or below its own, plus `_ptds`/`_ptsz`. This reproduces every
+//!   `__API_TYPEDEF_PTDS(api, d, p)` pairing of the 11.x and 12.x headers (tested).
+//! - **Unversioned aliases** ([`Model::alias_in`]). In a toolkit whose headers define
+//!   `PFN_<symbol>`, exactly that (12.9: `PFN_cuCtxCreate` is `_v11040`); otherwise, 13.x
+//!   included, the highest default version that toolkit declares (per-thread form: the highest
+//!   per-thread variant). The crate-level `pfn::PFN_<symbol>` follows the newest toolkit.
+//! - **C names.** `api::cuX` and `aliases::cuda_X_Y::cuX` call the entry whose exported name is
+//!   what cuda.h's preprocessor makes of `cuX` in that toolkit and stream mode (12.9:
+//!   `cuCtxCreate` is `cuCtxCreate_v2`; 13.0: `cuCtxCreate_v4`; 12.0 on: `cuGraphInstantiate` is
+//!   `cuGraphInstantiateWithFlags`). A name whose expansion is an inline function of the header
+//!   (`cuGetProcAddress` under `CUDA_API_PER_THREAD_DEFAULT_STREAM`) has no function in that mode;
+//!   one whose expansion no entry is exported under is `Error::UnresolvedCName`, and nothing is
+//!   written. `tests/tests/c_names.rs` checks the whole map against clang's own name resolution.
+//! - **Platforms.** An entry's platforms are its manifest row's `platforms` (where NVIDIA ships
+//!   the typedef header), plus Windows when the Windows unit sees it: EGL and VDPAU are Linux only
+//!   (no Windows wheel has them), D3D and WGL Windows only. The manifest's `[[arch_only]]`
+//!   ([`Model::restrict_arch`]) narrows a symbol to one processor architecture where the drivers
+//!   were measured to differ from the headers (`cuEventCreateFromEGLSync`: aarch64).
+//! - **Measured driver floors** ([`Model::apply_driver_floors`]). Where NVIDIA's drivers were
+//!   measured to lack an entry at the version its typedef names, the manifest's
+//!   `[[driver_floor]]` gives the floor (`cuDeviceGetLuid`: 11.2, not 10.0: 418 and 450 lack it,
+//!   460 has it): `Entry::min_driver`, the marker's `MIN_DRIVER` and min-driver's answer.
+//!   `tests/tests/real_drivers.rs` holds each rule against every fetched driver. The lookup rule
+//!   is unchanged by it: a lacking driver answers "not found", never a wrong ABI.
 
 use std::collections::{BTreeMap, BTreeSet};
 
