@@ -3,7 +3,7 @@
 //! [`pipeline::generate`] is the whole job in one screen: locate or fetch headers
 //! ([`fetch`], [`toolkits`]), read each toolkit ([`read`]: bindgen, its output, the headers'
 //! own alias macros), merge every toolkit into the [`model`], render the crate ([`emit`]),
-//! write it ([`write`]) and say what happened ([`report`]).
+//! write it ([`mod@write`]) and say what happened ([`report`]).
 
 pub mod archive;
 pub mod crate_name;

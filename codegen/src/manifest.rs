@@ -210,7 +210,7 @@ pub struct PackagePin {
     pub sha256: Sha256,
     /// The folder inside the wheel that holds the files we use (headers, or libclang.so).
     pub include: String,
-    /// The pip `--platform` of this wheel, if not [fetch]'s (`win_amd64`).
+    /// The pip `--platform` of this wheel, if not [`crate::fetch`]'s (`win_amd64`).
     #[serde(default)]
     pub platform: Option<String>,
     /// Which translation unit its headers feed.

@@ -713,7 +713,7 @@ fn old_kind(name: &str) -> String {
 /// - Elsewhere, or where the file system refuses the exchange (`EINVAL`, `ENOSYS`): `root` is
 ///   renamed aside to `.<name>.old-<pid>-<n>`, then `new` renamed into place. Between the two
 ///   renames `root` does not exist; a run killed there is repaired by the next one, which
-///   renames the old tree back before doing anything else ([`recover`]), so `root` is again
+///   renames the old tree back before doing anything else (`recover`), so `root` is again
 ///   entirely old.
 pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<Option<PathBuf>, Error> {
     let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };

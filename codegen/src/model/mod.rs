@@ -1,7 +1,7 @@
 //! The model: every entry point ABI of every toolkit, merged. Pure data, BTree-ordered, no I/O.
 //!
-//! Its vocabulary is its own: what the readers hand it ([`input`]: declarations, parameters,
-//! alias targets, counts) and what the emitter renders beside it ([`crate_parts`]: the
+//! Its vocabulary is its own: what the readers hand it (`input`: declarations, parameters,
+//! alias targets, counts) and what the emitter renders beside it (`crate_parts`: the
 //! crate's modules and types). Readers import the model, never the reverse.
 //!
 //! Built once from per-toolkit declarations ([`Model::build`]); everything derived (exported

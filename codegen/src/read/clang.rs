@@ -163,7 +163,7 @@ pub fn allowlist(first_api: &str, rows: &[&HeaderSpec]) -> String {
 }
 
 /// The clang arguments of a unit of these rows, in order, less the input: the fixed ones,
-/// the target, the stand-ins (`standins` is the folder [`write_standins`] filled), the
+/// the target, the stand-ins (`standins` is the folder [`crate::standins::write_standins`] filled), the
 /// toolkit's include folders, the rows' defines.
 pub fn clang_args(target: Platform, rows: &[&HeaderSpec], include_dirs: &[PathBuf], standins: &Path) -> Vec<String> {
     let mut args: Vec<String> = CLANG_ARGS.iter().map(|a| a.to_string()).collect();
@@ -174,7 +174,7 @@ pub fn clang_args(target: Platform, rows: &[&HeaderSpec], include_dirs: &[PathBu
     args
 }
 
-/// Runs bindgen over one unit. `standins` is the folder [`write_standins`] filled.
+/// Runs bindgen over one unit. `standins` is the folder [`crate::standins::write_standins`] filled.
 pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Error> {
     run_bindgen_tracked(unit, standins).map(|(out, _)| out)
 }

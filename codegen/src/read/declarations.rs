@@ -1,5 +1,5 @@
 //! One typedef becomes one model declaration ([`declaration`]), here and only here: the
-//! pipeline gathers a toolkit's units through it ([`Gathered`]), and the tests, the fuzz
+//! pipeline gathers a toolkit's units through it (`Gathered`), and the tests, the fuzz
 //! targets and the bench call it for their own parses.
 
 use std::collections::{BTreeMap, BTreeSet};
