@@ -56,7 +56,9 @@ struct Output {
 const OUTPUTS: &[Output] = &[
     Output::rendered(Paths::One(krate::CARGO_TOML), |p, _, _| text(krate::cargo_toml(p.ctx))),
     Output::same(Paths::One(krate::README_MD), |p, _, _| text(krate::readme_md(p.ctx))),
-    Output::same(Paths::Each(&krate::LICENSE_PATHS), |_, i, _| Ok(krate::LICENSES.get(i).map(|(_, text)| text.as_bytes().to_vec()))),
+    Output::same(Paths::Each(&krate::LICENSE_PATHS), |_, i, _| {
+        Ok(krate::LICENSES.get(i).map(|(_, text)| text.as_bytes().to_vec()))
+    }),
     Output::rendered(Paths::One(krate::LIB_RS), |p, _, path| rust(p, path, krate::lib_rs(p.ctx))),
     Output::rendered(Paths::One(krate::TYPES_CARGO_TOML), |p, _, _| text(krate::types_cargo_toml(p.ctx))),
     Output::rendered(Paths::One(krate::TYPES_LIB_RS), |p, _, path| rust(p, path, krate::types_lib_rs(p.ctx))),
@@ -67,14 +69,20 @@ const OUTPUTS: &[Output] = &[
         rust(p, path, pfn::module_rs(p.ctx, m, own, p.types, p.params, p.docs)?)
     }),
     Output::rendered(Paths::One(pfn::ALIASES_RS), |p, _, path| rust(p, path, pfn::aliases_rs(p.ctx))),
-    Output::rendered(Paths::One(registry::REGISTRY_RS), |p, _, path| rust(p, path, registry::registry_rs(p.ctx, p.docs))),
+    Output::rendered(Paths::One(registry::REGISTRY_RS), |p, _, path| {
+        rust(p, path, registry::registry_rs(p.ctx, p.docs))
+    }),
     Output::rendered(Paths::One(registry::REGISTRY_JSON), |p, _, _| registry::registry_json(p.ctx).map(Some)),
-    Output::same(Paths::Each(&shim::PATHS), |p, i, _| Ok(shim::SOURCES.get(i).map(|(_, source)| ctx::crate_file(p.ctx, source)))),
+    Output::same(Paths::Each(&shim::PATHS), |p, i, _| {
+        Ok(shim::SOURCES.get(i).map(|(_, source)| ctx::crate_file(p.ctx, source)))
+    }),
     Output::rendered(Paths::One(shim::CODES_RS), |p, _, path| rust(p, path, shim::codes_rs(p.types, p.result_docs))),
     Output::rendered(Paths::One(newest::NEWEST_RS), |p, _, path| rust(p, path, newest::newest_rs(p.ctx)?)),
     Output::rendered(Paths::One(api::API_RS), |p, _, path| rust(p, path, api::api_rs(p.ctx, p.docs))),
     Output::rendered(Paths::One(newest::VISIT_RS), |p, _, path| rust(p, path, newest::visit_rs(p.ctx))),
-    Output::rendered(Paths::One(standin::STANDIN_EXPORTS_RS), |p, _, path| rust(p, path, standin::standin_exports_rs(p.ctx, p.types))),
+    Output::rendered(Paths::One(standin::STANDIN_EXPORTS_RS), |p, _, path| {
+        rust(p, path, standin::standin_exports_rs(p.ctx, p.types))
+    }),
     Output::same(Paths::One(examples::DOCTOR_RS), |p, _, _| text(examples::doctor_rs(p.ctx))),
     Output::same(Paths::Each(&examples::SAMPLE_PATHS), |p, i, _| Ok(examples::sample_rs(p.ctx, i))),
     Output::same(Paths::One(examples::ROUNDTRIP_RS), |p, _, _| Ok(examples::roundtrip_rs(p.ctx))),
@@ -136,12 +144,15 @@ fn rust(p: &Parts<'_>, path: &str, tokens: proc_macro2::TokenStream) -> Result<O
 /// shim, the examples, the README and the licences. A golden test compares everything else,
 /// what generation decided, and checks these against the real crate's.
 pub fn same_in_every_crate() -> impl Iterator<Item = &'static str> {
-    OUTPUTS.iter().filter(|o| o.same_in_every_crate).flat_map(|o| match &o.paths {
-        Paths::One(path) => std::slice::from_ref(path),
-        Paths::Each(paths) => paths,
-        Paths::PerRow => &[],
-    })
-    .copied()
+    OUTPUTS
+        .iter()
+        .filter(|o| o.same_in_every_crate)
+        .flat_map(|o| match &o.paths {
+            Paths::One(path) => std::slice::from_ref(path),
+            Paths::Each(paths) => paths,
+            Paths::PerRow => &[],
+        })
+        .copied()
 }
 
 /// The generated crate, as relative path to file contents.

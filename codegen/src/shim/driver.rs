@@ -1,4 +1,4 @@
-//! The lookup shim's driver: load the CUDA driver library at run time, resolve its
+//! The lookup shim: load the CUDA driver library at run time, resolve its
 //! `cuGetProcAddress`, and fetch each registry entry with exactly its own version and stream
 //! flag, cached per [`Driver`].
 //!
@@ -7,11 +7,10 @@
 //! `cuGetProcAddress`: there each entry is the library's export of the entry's name, under the
 //! same rule.
 //!
-//! What the driver's and the runtime's lookups share (the rule, the cache, `get`, `newest`,
-//! and the mapping of an answer to a pointer or an error) is the lookup core, `lookup.rs`;
-//! opening the library and the check of a named file before it is loaded are `library.rs`.
-//! Here is what only the driver has: its names, its three ways of looking up, and how it
-//! asks.
+//! What the driver's and the runtime's lookups share is written once, in the lookup core
+//! (`lookup.rs`): the rule, the cache, `get`, `newest`, and the mapping of an answer to a
+//! pointer or an error (`Lookups`, which the [`Driver`] and the runtime implement). Opening the
+//! library, and the check of a named file before it is loaded, are `library.rs`'s.
 //!
 //! Nothing here links libcuda: the library is opened by name when [`Driver::load`] runs,
 //! so a program built with this crate starts (and can report a clear error) on a machine
