@@ -141,15 +141,7 @@ pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
 ];
 
 /// The paths of [`SAMPLES`], in its order.
-pub const SAMPLE_PATHS: [&str; SAMPLES.len()] = {
-    let mut out = [""; SAMPLES.len()];
-    let mut i = 0;
-    while i < SAMPLES.len() {
-        out[i] = SAMPLES[i].1;
-        i += 1;
-    }
-    out
-};
+pub const SAMPLE_PATHS: [&str; SAMPLES.len()] = paths_of!(SAMPLES, 1);
 
 /// Whether the newest toolkit has every C name a sample calls (`needs`).
 fn has_c_names(ctx: &Ctx<'_>, needs: &[&str]) -> bool {

@@ -43,15 +43,7 @@ pub const LICENSES: [(&str, &str); 4] =
     [(LICENSE_MIT, MIT), (LICENSE_APACHE, APACHE), (TYPES_LICENSE_MIT, MIT), (TYPES_LICENSE_APACHE, APACHE)];
 
 /// The paths of [`LICENSES`], in its order.
-pub const LICENSE_PATHS: [&str; LICENSES.len()] = {
-    let mut out = [""; LICENSES.len()];
-    let mut i = 0;
-    while i < LICENSES.len() {
-        out[i] = LICENSES[i].0;
-        i += 1;
-    }
-    out
-};
+pub const LICENSE_PATHS: [&str; LICENSES.len()] = paths_of!(LICENSES, 0);
 
 /// The types crate's package name.
 fn types_name(ctx: &Ctx<'_>) -> String {

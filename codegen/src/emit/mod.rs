@@ -4,6 +4,20 @@
 //! cuda.h's result-code docs as data, the modules, the options) and import neither the
 //! readers nor the manifest: they never see C text.
 
+/// The paths of a table of files, each row holding its path at field `$field`, as a constant
+/// array in the table's order (what [`Paths::Each`] lists).
+macro_rules! paths_of {
+    ($table:expr, $field:tt) => {{
+        let mut out = [""; $table.len()];
+        let mut i = 0;
+        while i < $table.len() {
+            out[i] = $table[i].$field;
+            i += 1;
+        }
+        out
+    }};
+}
+
 mod api;
 mod ctx;
 mod docs;

@@ -24,15 +24,7 @@ pub const SOURCES: [(&str, &str); 9] = [
 ];
 
 /// The paths of [`SOURCES`], in its order.
-pub const PATHS: [&str; SOURCES.len()] = {
-    let mut out = [""; SOURCES.len()];
-    let mut i = 0;
-    while i < SOURCES.len() {
-        out[i] = SOURCES[i].0;
-        i += 1;
-    }
-    out
-};
+pub const PATHS: [&str; SOURCES.len()] = paths_of!(SOURCES, 0);
 
 pub const CODES_RS: &str = "types/src/codes.rs";
 
