@@ -347,3 +347,21 @@ fn check_types_resolve(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No two outputs name one path (`emit` would keep only the last one rendered), and every
+    /// file the goldens leave out is one the crate has.
+    #[test]
+    fn outputs_name_distinct_paths() {
+        let all: Vec<String> = OUTPUTS.iter().flat_map(|o| o.paths.list(&[])).collect();
+        let distinct: BTreeSet<&String> = all.iter().collect();
+        assert_eq!(all.len(), distinct.len(), "a path named twice in OUTPUTS: {all:?}");
+        let names = file_names(&[]);
+        for same in same_in_every_crate() {
+            assert!(names.contains(same), "{same}");
+        }
+    }
+}
