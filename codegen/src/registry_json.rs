@@ -66,7 +66,8 @@ pub struct HeaderCount {
     pub broken_aliases: usize,
 }
 
-/// One row of `entries`.
+/// One row of `entries`: the published form of the model's entry (`model::Entry`), kept a type
+/// of its own so that a reader of the file needs nothing of the generator (see there).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// the name asked for (`cuMemAlloc`)

@@ -18,6 +18,7 @@ pub const RESERVED_MODULES: &[&str] = &[
     "error",
     "lib",
     "library",
+    "lookup",
     "min_driver",
     "newest",
     "pfn",

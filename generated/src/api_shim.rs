@@ -107,14 +107,14 @@ thread_local! {
 /// is one load of the driver, one of the entry's slot and the call; everything else is out of
 /// line in [`first`]. An `Option` with the code kept aside, not a `Result`: a `Result` made
 /// `api::cuDriverGetVersion` 1.29x the bare pointer's call instead of 1.07x (`conformance
-/// bench` on the GPU machine, docs/gpu-machine-runs.md run 12).
+/// bench` on the GPU machine; docs/gpu-machine-runs.md records the run).
 #[inline]
 pub(crate) fn resolve<E: Entry>() -> Option<E::Fn> {
     if let Some(Ok(driver)) = DRIVER.get() {
-        if let Some(p) = crate::driver::Lookups::cache(driver).load(E::INDEX) {
+        if let Some(p) = crate::lookup::Lookups::cache(driver).load(E::INDEX) {
             // SAFETY: as in `Driver::get`: by the `Entry` contract `E::Fn` is the type of
             // exactly the ABI stored in entry `E::INDEX`'s slot.
-            if let Some(f) = unsafe { crate::driver::cast::<E::Fn>(p) } {
+            if let Some(f) = unsafe { crate::lookup::cast::<E::Fn>(p) } {
                 return Some(f);
             }
         }
@@ -170,7 +170,7 @@ pub(crate) fn error_in(table: &[(&str, usize)], c_name: &str) -> Option<Error> {
     // Not `resolve`: this only explains an error and hands out no pointer, so it leaves no
     // record that would make every program's floor "at least".
     let info = ENTRIES.get(index)?;
-    driver().and_then(|d| crate::driver::fetch(d, index, info.c_symbol, info.version, info.flags)).err()
+    driver().and_then(|d| crate::lookup::fetch(d, index, info.c_symbol, info.version, info.flags)).err()
 }
 
 /// `Ok` for `CUDA_SUCCESS`; where the function `c_name` had nothing to call, why
@@ -189,7 +189,7 @@ pub(crate) fn check_in(table: &[(&str, usize)], c_name: &str, result: CUresult) 
             return Err(e);
         }
     }
-    crate::driver::check(c_name, result, |code| {
+    crate::lookup::check(c_name, result, |code| {
         driver().ok().and_then(|d| d.error_name(code)).or_else(|| crate::codes::result_name(code).map(str::to_owned))
     })
 }

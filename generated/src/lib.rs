@@ -367,6 +367,8 @@ pub mod driver;
 pub mod error;
 #[rustfmt::skip]
 mod library;
+#[rustfmt::skip]
+mod lookup;
 #[cfg(feature = "newest")]
 #[rustfmt::skip]
 pub mod newest;

@@ -17,14 +17,14 @@ use core::mem::ManuallyDrop;
 use core::ptr::{null_mut, NonNull};
 use std::path::Path;
 
-use crate::driver::{
-    cast, exported, get_entry, interpret, not_a_pointer, Answer, Cache, Lookups, StatusNames, CUDA_SUCCESS,
+use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
+use crate::library::{exported, load_path, open_path};
+use crate::lookup::{
+    cast, get_entry, interpret, keep, not_a_pointer, Answer, Cache, Lookups, StatusNames, CUDA_SUCCESS, RAW_LOOKUP,
     STATUS_UNSET,
 };
 #[cfg(feature = "newest")]
-use crate::driver::{newest_of, DefaultStream};
-use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
-use crate::library::{load_path, open_path};
+use crate::lookup::{newest_of, DefaultStream};
 #[cfg(feature = "newest")]
 use crate::newest::Symbol;
 use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRIES, TOOLKITS};
@@ -191,6 +191,9 @@ impl Runtime {
         self.by_version.is_some()
     }
 
+    // `get`, `newest` and `newest_with` are the driver's, through the one lookup core:
+    // `lookup::get_entry` says why each type keeps its own.
+
     /// Fetches one registry entry through the runtime, with exactly `E`'s version and flag
     /// (the runtime's `cudaEnableLegacyStream` and `cudaEnablePerThreadDefaultStream` have
     /// the driver flags' values). Cached per `Runtime` as [`Driver::get`](crate::Driver::get) is.
@@ -218,7 +221,7 @@ impl Runtime {
     /// # Safety
     /// As for `Driver::get_raw`: `F` must be exactly the ABI introduced at `version`.
     pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
-        crate::driver::keep(&crate::driver::RAW_LOOKUP);
+        keep(&RAW_LOOKUP);
         let via = "cudaGetDriverEntryPointByVersion";
         let request = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
         let answer = if self.refuses(version) {
@@ -247,7 +250,7 @@ impl Runtime {
     /// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`]: for the results of driver
     /// functions called through pointers from this runtime (they return `CUresult`).
     pub fn check(&self, function: &str, result: CUresult) -> Result<(), Error> {
-        crate::driver::check(function, result, |code| self.error_name(code))
+        crate::lookup::check(function, result, |code| self.error_name(code))
     }
 
     /// The name of a `CUresult` (`CUDA_ERROR_INVALID_VALUE`), from the crate's table of the

@@ -140,16 +140,24 @@ pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
     ),
 ];
 
-/// The samples whose C names the newest toolkit has, as (name, path, file).
-pub fn samples(ctx: &Ctx<'_>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
+/// The paths of [`SAMPLES`], in its order.
+pub const SAMPLE_PATHS: [&str; SAMPLES.len()] = paths_of!(SAMPLES, 1);
+
+/// Whether the newest toolkit has every C name a sample calls (`needs`).
+fn has_c_names(ctx: &Ctx<'_>, needs: &[&str]) -> bool {
     let names = ctx.all_toolkits.last().and_then(|t| ctx.model.c_names.get(t));
-    SAMPLES
-        .iter()
-        .filter(|(_, _, _, needs)| {
-            names.is_some_and(|n| needs.iter().all(|c| n.get(*c).is_some_and(|t| t.default.is_some())))
-        })
-        .map(|(name, path, source, _)| (*name, *path, crate_file(ctx, source)))
-        .collect()
+    names.is_some_and(|n| needs.iter().all(|c| n.get(*c).is_some_and(|t| t.default.is_some())))
+}
+
+/// The names of the samples whose C names the newest toolkit has.
+pub fn sample_names<'a>(ctx: &'a Ctx<'_>) -> impl Iterator<Item = &'static str> + 'a {
+    SAMPLES.iter().filter(|(_, _, _, needs)| has_c_names(ctx, needs)).map(|(name, ..)| *name)
+}
+
+/// Sample `i` of [`SAMPLES`] as a file of the crate, if the newest toolkit has its C names.
+pub fn sample_rs(ctx: &Ctx<'_>, i: usize) -> Option<Vec<u8>> {
+    let (_, _, source, needs) = SAMPLES.get(i)?;
+    has_c_names(ctx, needs).then(|| crate_file(ctx, source))
 }
 
 /// The typedefs `roundtrip` calls by name. It is emitted only for a registry that has them

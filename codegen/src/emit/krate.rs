@@ -57,6 +57,9 @@ const APACHE: &str = include_str!("../../LICENSE-APACHE");
 pub const LICENSES: [(&str, &str); 4] =
     [(LICENSE_MIT, MIT), (LICENSE_APACHE, APACHE), (TYPES_LICENSE_MIT, MIT), (TYPES_LICENSE_APACHE, APACHE)];
 
+/// The paths of [`LICENSES`], in its order.
+pub const LICENSE_PATHS: [&str; LICENSES.len()] = paths_of!(LICENSES, 0);
+
 /// The types crate's package name.
 fn types_name(ctx: &Ctx<'_>) -> String {
     format!("{}{TYPES_SUFFIX}", ctx.opts.crate_name)
@@ -146,7 +149,7 @@ standin = []
             {
                 s.push_str("\n[[example]]\nname = \"roundtrip\"\nrequired-features = [\"newest\"]\n");
             }
-            for (name, _, _) in super::examples::samples(ctx) {
+            for name in super::examples::sample_names(ctx) {
                 s.push_str(&format!("\n[[example]]\nname = \"{name}\"\nrequired-features = [\"api\"]\n"));
             }
             s
@@ -322,6 +325,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub mod error;
         #[rustfmt::skip]
         mod library;
+        #[rustfmt::skip]
+        mod lookup;
         #[cfg(feature = "newest")]
         #[rustfmt::skip]
         pub mod newest;

@@ -1,7 +1,22 @@
-//! Rendering the model as the generated crate: one emitter per output file, each with its
-//! path beside it. Emitters take one typed [`Input`] (the model, the crate's types with
+//! Rendering the model as the generated crate: one emitter per output file, and one table of
+//! the outputs (`OUTPUTS`), each path beside the function that renders it; the names an output
+//! folder may hold are derived from that table. Emitters take one typed [`Input`] (the model, the crate's types with
 //! cuda.h's result-code docs as data, the modules, the options) and import neither the
 //! readers nor the manifest: they never see C text.
+
+/// The paths of a table of files, each row holding its path at field `$field`, as a constant
+/// array in the table's order (what [`Paths::Each`] lists).
+macro_rules! paths_of {
+    ($table:expr, $field:tt) => {{
+        let mut out = [""; $table.len()];
+        let mut i = 0;
+        while i < $table.len() {
+            out[i] = $table[i].$field;
+            i += 1;
+        }
+        out
+    }};
+}
 
 mod api;
 mod ctx;
@@ -26,37 +41,132 @@ pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
 pub use krate::LICENSES;
 pub use types::CAST_CONSTANTS;
 
-/// The lookup shim's files: hand-written Rust in `codegen/src/shim/`, compiled where it stands
-/// by `codegen/shim-check/` and written into every crate as it is but for the crate's name.
-pub const SHIM_FILES: &[&str] = &shim::PATHS;
+/// Where an output's files go.
+enum Paths {
+    /// One file.
+    One(&'static str),
+    /// A file at each of these paths, whatever the model (the shim, the licences, the samples).
+    Each(&'static [&'static str]),
+    /// A file per header row of the manifest ([`pfn::module_path`]).
+    PerRow,
+}
 
-/// The example programs: hand-written in `codegen/crate-files/examples/`, written as they are
-/// but for the crate's name (all but `doctor` only where the registry has what they call).
-pub const EXAMPLE_FILES: &[&str] = &[
-    examples::DOCTOR_RS,
-    examples::ROUNDTRIP_RS,
-    examples::SAMPLES[0].1,
-    examples::SAMPLES[1].1,
-    examples::SAMPLES[2].1,
-    examples::SAMPLES[3].1,
-    examples::SAMPLES[4].1,
+/// One output of the crate: where its files go, beside the function that renders each. `render`
+/// gets the file's index among its output's paths (a row's index for [`Paths::PerRow`]) and its
+/// path, and says `None` where the crate has no such file (a sample whose C names the newest
+/// toolkit lacks).
+struct Output {
+    paths: Paths,
+    render: Render,
+    /// Written the same into every crate but for the crate's name (and only its name): the
+    /// golden tests leave these out of the goldens and compare them with the real crate's.
+    same_in_every_crate: bool,
+}
+
+/// Every output of the crate, in the order they are rendered. The names an output folder's files
+/// may have ([`file_names`]) and the files written the same into every crate
+/// ([`same_in_every_crate`]) are derived from it, and [`emit`] writes exactly what it renders, so
+/// no list of names can drift from what is written.
+const OUTPUTS: &[Output] = &[
+    Output::rendered(Paths::One(krate::CARGO_TOML), |p, _, _| text(krate::cargo_toml(p.ctx))),
+    Output::same(Paths::One(krate::README_MD), |p, _, _| text(krate::readme_md(p.ctx))),
+    Output::same(Paths::Each(&krate::LICENSE_PATHS), |_, i, _| {
+        Ok(krate::LICENSES.get(i).map(|(_, text)| text.as_bytes().to_vec()))
+    }),
+    Output::rendered(Paths::One(krate::LIB_RS), |p, _, path| rust(p, path, krate::lib_rs(p.ctx))),
+    Output::rendered(Paths::One(krate::TYPES_CARGO_TOML), |p, _, _| text(krate::types_cargo_toml(p.ctx))),
+    Output::rendered(Paths::One(krate::TYPES_LIB_RS), |p, _, path| rust(p, path, krate::types_lib_rs(p.ctx))),
+    Output::rendered(Paths::One(types::TYPES_RS), |p, _, path| rust(p, path, types::types_rs(p.types, p.params))),
+    Output::rendered(Paths::PerRow, |p, i, path| {
+        let Some(m) = p.ctx.modules.get(i) else { return Ok(None) };
+        let own = p.module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);
+        rust(p, path, pfn::module_rs(p.ctx, m, own, p.types, p.params, p.docs)?)
+    }),
+    Output::rendered(Paths::One(pfn::ALIASES_RS), |p, _, path| rust(p, path, pfn::aliases_rs(p.ctx))),
+    Output::rendered(Paths::One(registry::REGISTRY_RS), |p, _, path| {
+        rust(p, path, registry::registry_rs(p.ctx, p.docs))
+    }),
+    Output::rendered(Paths::One(registry::REGISTRY_JSON), |p, _, _| registry::registry_json(p.ctx).map(Some)),
+    Output::same(Paths::Each(&shim::PATHS), |p, i, _| {
+        Ok(shim::SOURCES.get(i).map(|(_, source)| ctx::crate_file(p.ctx, source)))
+    }),
+    Output::rendered(Paths::One(shim::CODES_RS), |p, _, path| rust(p, path, shim::codes_rs(p.types, p.result_docs))),
+    Output::rendered(Paths::One(newest::NEWEST_RS), |p, _, path| rust(p, path, newest::newest_rs(p.ctx)?)),
+    Output::rendered(Paths::One(api::API_RS), |p, _, path| rust(p, path, api::api_rs(p.ctx, p.docs))),
+    Output::rendered(Paths::One(newest::VISIT_RS), |p, _, path| rust(p, path, newest::visit_rs(p.ctx))),
+    Output::rendered(Paths::One(standin::STANDIN_EXPORTS_RS), |p, _, path| {
+        rust(p, path, standin::standin_exports_rs(p.ctx, p.types))
+    }),
+    Output::same(Paths::One(examples::DOCTOR_RS), |p, _, _| text(examples::doctor_rs(p.ctx))),
+    Output::same(Paths::Each(&examples::SAMPLE_PATHS), |p, i, _| Ok(examples::sample_rs(p.ctx, i))),
+    Output::same(Paths::One(examples::ROUNDTRIP_RS), |p, _, _| Ok(examples::roundtrip_rs(p.ctx))),
 ];
 
-/// The README (`codegen/crate-files/README.md`, the marker and the crate's name put in) and the
-/// licences (this repository's own).
-pub const README_AND_LICENCES: &[&str] = &[
-    krate::README_MD,
-    krate::LICENSE_MIT,
-    krate::LICENSE_APACHE,
-    krate::TYPES_LICENSE_MIT,
-    krate::TYPES_LICENSE_APACHE,
-];
+/// How an output's file is rendered: from the parts, its index among the output's paths and its
+/// path.
+type Render = fn(&Parts<'_>, usize, &str) -> Result<Option<Vec<u8>>, Error>;
+
+impl Output {
+    /// An output rendered from the model and the options.
+    const fn rendered(paths: Paths, render: Render) -> Output {
+        Output { paths, render, same_in_every_crate: false }
+    }
+
+    /// An output written the same into every crate but for the crate's name.
+    const fn same(paths: Paths, render: Render) -> Output {
+        Output { paths, render, same_in_every_crate: true }
+    }
+}
+
+impl Paths {
+    /// The paths, for a manifest of these rows.
+    fn list(&self, modules: &[ModuleSpec]) -> Vec<String> {
+        match self {
+            Paths::One(path) => vec![path.to_string()],
+            Paths::Each(paths) => paths.iter().map(|p| p.to_string()).collect(),
+            Paths::PerRow => modules.iter().map(pfn::module_path).collect(),
+        }
+    }
+}
+
+/// What the outputs are rendered from: the model and options ([`Ctx`]), bindgen's types with the
+/// headers' comments attached, and what several outputs share.
+struct Parts<'a> {
+    ctx: &'a Ctx<'a>,
+    /// The newest toolkit's Linux unit: `types.rs`.
+    types: &'a syn::File,
+    /// Each header row's own types (the newest Windows unit's).
+    module_types: &'a BTreeMap<String, Vec<syn::Item>>,
+    /// cuda.h's description of each result code, by name.
+    result_docs: &'a BTreeMap<String, String>,
+    docs: &'a docs::Docs<'a>,
+    /// Every parameter (and return type) the entries use, by its owner.
+    params: &'a [types::ParamUse<'a>],
+}
+
+/// A file of the crate, as it is.
+fn text(bytes: impl Into<Vec<u8>>) -> Result<Option<Vec<u8>>, Error> {
+    Ok(Some(bytes.into()))
+}
+
+/// A Rust file of the crate: the marker, then the tokens as prettyplease prints them.
+fn rust(p: &Parts<'_>, path: &str, tokens: proc_macro2::TokenStream) -> Result<Option<Vec<u8>>, Error> {
+    rust_file(p.ctx, path, tokens).map(Some)
+}
 
 /// Every file written the same into every crate but for its name (and only its name): the
 /// shim, the examples, the README and the licences. A golden test compares everything else,
 /// what generation decided, and checks these against the real crate's.
 pub fn same_in_every_crate() -> impl Iterator<Item = &'static str> {
-    SHIM_FILES.iter().chain(EXAMPLE_FILES).chain(README_AND_LICENCES).copied()
+    OUTPUTS
+        .iter()
+        .filter(|o| o.same_in_every_crate)
+        .flat_map(|o| match &o.paths {
+            Paths::One(path) => std::slice::from_ref(path),
+            Paths::Each(paths) => paths,
+            Paths::PerRow => &[],
+        })
+        .copied()
 }
 
 /// The generated crate, as relative path to file contents.
@@ -64,32 +174,9 @@ pub type Files = BTreeMap<String, Vec<u8>>;
 
 /// Every path [`emit`] may write for a manifest of these rows, whatever the model: the names
 /// an output folder's files must have to be the generator's (`output_folder::check_output_folder`).
-/// `emit` refuses to write any other, so the two cannot drift apart.
+/// Both come from [`OUTPUTS`], so the two cannot drift apart.
 pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
-    let fixed = [
-        krate::CARGO_TOML,
-        krate::README_MD,
-        krate::LIB_RS,
-        krate::TYPES_CARGO_TOML,
-        krate::TYPES_LIB_RS,
-        types::TYPES_RS,
-        pfn::ALIASES_RS,
-        registry::REGISTRY_RS,
-        registry::REGISTRY_JSON,
-        shim::CODES_RS,
-        newest::NEWEST_RS,
-        api::API_RS,
-        newest::VISIT_RS,
-        examples::DOCTOR_RS,
-        examples::ROUNDTRIP_RS,
-        standin::STANDIN_EXPORTS_RS,
-    ];
-    let licences = krate::LICENSES.iter().map(|(path, _)| *path);
-    let samples = examples::SAMPLES.iter().map(|s| s.1);
-    let mut names: BTreeSet<String> =
-        fixed.into_iter().chain(SHIM_FILES.iter().copied()).chain(licences).chain(samples).map(str::to_owned).collect();
-    names.extend(modules.iter().map(pfn::module_path));
-    names
+    OUTPUTS.iter().flat_map(|o| o.paths.list(modules)).collect()
 }
 
 /// The names a crate of an earlier cuda-sys-gen held that this one no longer writes, given
@@ -137,16 +224,6 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
     for (row, items) in &mut module_types {
         docs.attach(items, &docs::Context::module(modules.iter().find(|m| &m.name == row)));
     }
-    let (types, module_types) = (&types, &module_types);
-    let mut files = Files::new();
-    files.insert(krate::CARGO_TOML.into(), krate::cargo_toml(&ctx).into_bytes());
-    files.insert(krate::README_MD.into(), krate::readme_md(&ctx).into_bytes());
-    for (path, text) in krate::LICENSES {
-        files.insert(path.to_string(), text.as_bytes().to_vec());
-    }
-    files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
-    files.insert(krate::TYPES_CARGO_TOML.into(), krate::types_cargo_toml(&ctx).into_bytes());
-    files.insert(krate::TYPES_LIB_RS.into(), rust_file(&ctx, krate::TYPES_LIB_RS, krate::types_lib_rs(&ctx))?);
     // Each entry's parameters, owned by the C name that means the entry in the newest toolkit
     // (`cuGraphInstantiate` for `cuGraphInstantiateWithFlags`), else by its symbol.
     let c_name_of: BTreeMap<&str, &str> = ctx
@@ -170,41 +247,21 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
             )])
         })
         .collect();
-    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &params))?);
-    for m in modules {
-        let path = pfn::module_path(m);
-        let own = module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);
-        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own, types, &params, &docs)?)?);
-    }
-    files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
-    files.insert(
-        registry::REGISTRY_RS.into(),
-        rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx, &docs))?,
-    );
-    files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
-    for (path, source) in shim::SOURCES {
-        files.insert(path.into(), ctx::crate_file(&ctx, source));
-    }
-    let codes = shim::codes_rs(types, &result_docs);
-    files.insert(shim::CODES_RS.into(), rust_file(&ctx, shim::CODES_RS, codes)?);
-    files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
-    files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx, &docs))?);
-    files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);
-    let exports = standin::standin_exports_rs(&ctx, types);
-    files.insert(standin::STANDIN_EXPORTS_RS.into(), rust_file(&ctx, standin::STANDIN_EXPORTS_RS, exports)?);
-    files.insert(examples::DOCTOR_RS.into(), examples::doctor_rs(&ctx));
-    for (_, path, file) in examples::samples(&ctx) {
-        files.insert(path.into(), file);
-    }
-    if let Some(roundtrip) = examples::roundtrip_rs(&ctx) {
-        files.insert(examples::ROUNDTRIP_RS.into(), roundtrip);
-    }
-    let names = file_names(modules);
-    if let Some(other) = files.keys().find(|f| !names.contains(*f)) {
-        return Err(Error::Emit {
-            file: other.clone(),
-            message: "a file emit::file_names does not list: an output folder holding it would be refused".into(),
-        });
+    let parts = Parts {
+        ctx: &ctx,
+        types: &types,
+        module_types: &module_types,
+        result_docs: &result_docs,
+        docs: &docs,
+        params: &params,
+    };
+    let mut files = Files::new();
+    for output in OUTPUTS {
+        for (i, path) in output.paths.list(modules).into_iter().enumerate() {
+            if let Some(bytes) = (output.render)(&parts, i, &path)? {
+                files.insert(path, bytes);
+            }
+        }
     }
     Ok(files)
 }
@@ -289,4 +346,22 @@ fn check_types_resolve(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No two outputs name one path (`emit` would keep only the last one rendered), and every
+    /// file the goldens leave out is one the crate has.
+    #[test]
+    fn outputs_name_distinct_paths() {
+        let all: Vec<String> = OUTPUTS.iter().flat_map(|o| o.paths.list(&[])).collect();
+        let distinct: BTreeSet<&String> = all.iter().collect();
+        assert_eq!(all.len(), distinct.len(), "a path named twice in OUTPUTS: {all:?}");
+        let names = file_names(&[]);
+        for same in same_in_every_crate() {
+            assert!(names.contains(same), "{same}");
+        }
+    }
 }

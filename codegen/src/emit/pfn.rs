@@ -248,8 +248,9 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         let order: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
         let all: BTreeMap<String, Declared> = names.into_iter().map(|(n, t)| (n, Declared::new(t))).collect();
         // Most names mean in one toolkit what they meant in the one before: such a module
-        // re-exports the previous one and declares only what is new or changed (issue 28,
-        // compile time: a fifth of the `use` items). Only where that cannot leak a name: every
+        // re-exports the previous one and declares only what is new or changed (a fifth of the
+        // `use` items a build compiled, measured with `cargo xtask bench --only compile`:
+        // docs/performance.md). Only where that cannot leak a name: every
         // name of the previous module is declared here under the same `cfg` conditions.
         let base = previous.as_ref().filter(|(_, before)| {
             before.iter().all(|(n, old)| all.get(n).is_some_and(|new| same_conditions(old, new)))

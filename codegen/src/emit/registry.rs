@@ -55,7 +55,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         // Only the fields where the row differs from `COMMON` (a default-variant entry of
         // cudaTypedefs.h on Linux and Windows, in every toolkit): rustc checks a struct
         // literal field by field, and the full 780-row table was a fourteenth of a default
-        // build (issue 28).
+        // build (`cargo xtask bench --only compile`, docs/performance.md).
         let mut differs = Vec::new();
         if e.variant.is_some() {
             differs.push(quote!(variant: #variant, flags: #flags,));

@@ -11,27 +11,20 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 8] = [
+pub const SOURCES: [(&str, &str); 9] = [
     ("types/src/answer.rs", include_str!("../shim/answer.rs")),
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),
     ("src/error.rs", include_str!("../shim/error.rs")),
     ("src/library.rs", include_str!("../shim/library.rs")),
+    ("src/lookup.rs", include_str!("../shim/lookup.rs")),
     ("src/runtime.rs", include_str!("../shim/runtime.rs")),
     ("src/standin.rs", include_str!("../shim/standin.rs")),
     ("src/table.rs", include_str!("../shim/table.rs")),
 ];
 
 /// The paths of [`SOURCES`], in its order.
-pub const PATHS: [&str; SOURCES.len()] = {
-    let mut out = [""; SOURCES.len()];
-    let mut i = 0;
-    while i < SOURCES.len() {
-        out[i] = SOURCES[i].0;
-        i += 1;
-    }
-    out
-};
+pub const PATHS: [&str; SOURCES.len()] = paths_of!(SOURCES, 0);
 
 pub const CODES_RS: &str = "types/src/codes.rs";
 

@@ -95,7 +95,7 @@ fn eq_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
 /// layouts for x86-64 Linux, so there a user's build would only re-prove what the crate's
 /// tests (`cargo test -p <crate>`) prove once; elsewhere (Windows' 32-bit `long`, aarch64)
 /// they are what stops a build whose layout differs. They were a fifth of a clean debug
-/// build (measured, issue 28).
+/// build (`cargo xtask bench --only compile`, docs/performance.md).
 pub const LAYOUT_CHECKS_CFG: &str = r#"any(test, not(all(target_arch = "x86_64", target_os = "linux")))"#;
 
 /// cuda.h's handle and launch constants that are casts (`#define CU_STREAM_LEGACY
@@ -344,8 +344,8 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
             // cuda.h's comment, then the crate's note a paragraph below.
             let docs = if docs.is_empty() { quote!() } else { quote!(#(#docs)* #[doc = ""]) };
             // Behind a feature (which `api` turns on): over a thousand constants were about 6%
-            // of a default build (issue 28), for a spelling that C ports want and the rest do
-            // not need (the enum's own constant is the same value).
+            // of a default build (docs/performance.md), for a spelling that C ports want and the
+            // rest do not need (the enum's own constant is the same value).
             let docs = quote!(#[cfg(feature = #BARE_ENUMERATORS)] #docs);
             out.push(if typed {
                 let doc = format!(" The enumerator `{value}` by its bare name, as C has it: [`{name}::{value}`].");

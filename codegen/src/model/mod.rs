@@ -93,6 +93,12 @@ pub struct EntryKey {
 }
 
 /// One ABI of one symbol, merged over every toolkit that declares it.
+///
+/// Its first fields are `registry.json`'s row ([`crate::registry_json::Entry`]) by name, and
+/// they stay two types: this one is the merge's, with what only the generator uses (the
+/// parameters as parsed types, the floor's evidence, each toolkit's declaration), while the
+/// file's row is plain data that min-driver and other readers take without the model (its
+/// module is a leaf). `emit::registry` maps one to the other, field by field, in one place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Entry {
     pub symbol: String,

@@ -214,8 +214,8 @@ impl fmt::Display for Release {
 // The helpers below write into the formatter and walk a symbol's rows (`of_symbol`, a
 // slice of `ENTRIES`) with plain loops: no `String`s, no iterator adaptors, no
 // `str::replace` or `join`. Each of those instantiates std's generic code in this crate, and
-// every build of it pays for that code (issue 28: the text of `Error` was a tenth of the
-// crate's clean build).
+// every build of it pays for that code (the text of `Error` was a tenth of the crate's clean
+// build, measured with `cargo xtask bench --only compile`: docs/performance.md).
 
 /// The newest ABI of `lookup`'s symbol at or below `limit` in the registry, as a driver picks
 /// it: with the per-thread flag its `_ptds`/`_ptsz` variants count (and win at the same

@@ -1,5 +1,5 @@
-//! Loading the driver's (or the runtime's) library, and the check of a named file before the
-//! system loader maps it.
+//! Loading the driver's (or the runtime's) library, the check of a named file before the
+//! system loader maps it, and what a loaded library exports (`exported`).
 //!
 //! A file handed to the loader that cannot load in this process must end in an error, never in
 //! a signal inside `dlopen`. Before a file named by its path is loaded (`Driver::from_path`,
@@ -37,9 +37,12 @@
 //! it, so it is not a file of the caller's choosing. Nor a file replaced between the check and
 //! the load: the check reads the file at the path, and the loader opens the path again.
 
+use core::ffi::{c_void, CStr};
+use core::ptr::NonNull;
 use std::path::Path;
 
 use crate::error::{Error, LibraryKind, LoadAttempt};
+use crate::lookup::cast;
 
 #[cfg(not(windows))]
 pub(crate) fn open_by_name(name: &str) -> Result<libloading::Library, String> {
@@ -90,6 +93,22 @@ pub(crate) fn open_path(path: &Path) -> Result<libloading::Library, String> {
     }
     // SAFETY: as above; the caller chose the file.
     unsafe { libloading::Library::new(path.as_os_str()) }.map_err(loader_message)
+}
+
+/// An exported function of `lib`, or `None` if it is missing (or, oddly, NULL).
+///
+/// # Safety
+/// `F` must be the function's type.
+pub(crate) unsafe fn exported<F: Copy>(lib: &libloading::Library, name: &CStr) -> Option<F> {
+    cast::<F>(exported_pointer(lib, name)?)
+}
+
+/// [`exported`]'s lookup, once for every `F`: looked up as a plain pointer, because
+/// libloading would hand a NULL symbol out as a function value, which is undefined
+/// behaviour for `fn` types.
+unsafe fn exported_pointer(lib: &libloading::Library, name: &CStr) -> Option<NonNull<c_void>> {
+    let symbol = lib.get::<*mut c_void>(name.to_bytes_with_nul()).ok()?;
+    NonNull::new(*symbol)
 }
 
 /// The headers of an ELF file and what its dynamic section points at, read as the loader
