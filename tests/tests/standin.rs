@@ -293,3 +293,59 @@ fn the_tracer_logs_what_output_parameters_point_to_after_a_successful_call() {
     }
     assert!(checked >= 3, "{checked} drivers with cuGetProcAddress_v2");
 }
+
+/// Two stand-ins on one search path, each first in turn (the test stand-in and the tracer, and
+/// two copies of the test stand-in): the one a program loads finds the real driver past the
+/// other (by the mark `export_libcuda!` exports), never forwarding to it, so no call loops
+/// between them. Through the front one, every request of the answer check is answered as the
+/// real driver answers (driver 555, in front of which the rule holds with 0 differences), each
+/// function handed out the front stand-in's own export, forwarding to the real driver's export of
+/// that name (the test stand-in says where it forwards); the tracer's trace names the real
+/// driver's file as the one it opened.
+#[test]
+fn two_standins_on_one_search_path_each_forward_to_the_real_driver() {
+    let Some(drivers) = fetched() else { return };
+    let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = |name: &str| {
+        let f = dir.path().join(name);
+        std::fs::create_dir_all(&f).unwrap();
+        f
+    };
+    let standin = standin(&folder("standin"));
+    let copy = folder("copy").join("libcuda.so.1");
+    std::fs::copy(&standin, &copy).unwrap();
+    let tracer = built_cdylib("cuda-sys-gen-tracer", "libcuda_tracer.so", &folder("tracer"));
+    let real = std::fs::canonicalize(&driver.libcuda).unwrap();
+    for (front, behind) in [(&standin, &tracer), (&tracer, &standin), (&standin, &copy)] {
+        let trace = dir.path().join("trace.log");
+        let _ = std::fs::remove_file(&trace);
+        let mut path = vec![front.parent().unwrap().to_owned(), behind.parent().unwrap().to_owned()];
+        path.extend(driver.lib_dirs.iter().cloned());
+        let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+            .arg("answers")
+            .env("LD_LIBRARY_PATH", std::env::join_paths(path).unwrap())
+            .env("CUDA_SYS_GEN_LIBRARY", front)
+            .env("CUDA_SYS_GEN_CHECK_REAL", &driver.libcuda)
+            .env("CUDA_SYS_GEN_TRACE", &trace)
+            .env("CUDA_SYS_GEN_TRACE_CALLS", "0")
+            .env_remove("CUDA_SYS_GEN_REAL_LIBCUDA")
+            .output()
+            .expect("start a child process");
+        let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        let last = shown.lines().last().unwrap_or_default();
+        let order = format!("{} in front of {}", front.display(), behind.display());
+        println!("{order}: {last}");
+        assert!(out.status.success() && last.contains(", 0 different"), "{order}:\n{shown}");
+        let n: usize = last.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+        assert!(n >= 561 * 3 * 4, "{order}: {n} requests");
+        if front == &tracer {
+            let log = std::fs::read_to_string(&trace).unwrap();
+            let first = log.lines().next().unwrap_or_default();
+            let opened = first.split(" real driver ").nth(1).and_then(|r| r.split(" (version").next()).unwrap_or_default();
+            assert_eq!(std::fs::canonicalize(opened).ok().as_ref(), Some(&real), "{order}: {first}");
+            let requests = log.lines().filter(|l| l.starts_with("request ")).count();
+            assert!(requests > 561 && !log.contains("rule DIFFERENT"), "{order}: {requests} requests traced");
+        }
+    }
+}

@@ -27,13 +27,13 @@ fn main() -> ExitCode {
         Some("c-names") => c_names(),
         Some("probe") => probe(),
         Some("answers") => answers(),
-        Some("forward-bench") => forward_bench(),
+        Some("forward-bench") => forward_bench(args.get(2).map(String::as_str)),
         Some("trace-threads") => trace_threads(),
         Some("trace-outputs") => trace_outputs(),
         Some("hook-check") => hook_check(),
         Some("ctx-create-null") => ctx_create_null(),
         _ => {
-            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | trace-threads | trace-outputs | hook-check | ctx-create-null".into())
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench [ROUNDS] | trace-threads | trace-outputs | hook-check | ctx-create-null".into())
         }
     };
     match r {
@@ -211,10 +211,16 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
 
 /// The cost of a call through a stand-in whose hook only forwards, against the same call of
 /// the real driver: `cuDriverGetVersion` of the stand-in (`CUDA_SYS_GEN_LIBRARY`) and of the
-/// real driver (`CUDA_SYS_GEN_CHECK_REAL`), 31 paired runs of 1,000,000 calls, each pair in
-/// alternating order; prints `metric ours baseline ratio` and the median difference in ns.
-fn forward_bench() -> Result<bool> {
+/// real driver (`CUDA_SYS_GEN_CHECK_REAL`), `ROUNDS` (default 31) paired runs of 1,000,000
+/// calls, each pair in alternating order; prints `metric ours baseline ratio`, the median
+/// difference in ns, and the samples (`forward-samples\tOURS,...\tBASELINE,...`, ns per call,
+/// for `cargo xtask bench --only forward`).
+fn forward_bench(rounds: Option<&str>) -> Result<bool> {
     type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    let rounds = match rounds {
+        Some(r) => r.parse::<usize>().ok().filter(|&r| r > 0).ok_or_else(|| format!("ROUNDS is {r:?}: give a count above 0"))?,
+        None => 31,
+    };
     let (Some(standin), Some(real)) =
         (std::env::var_os("CUDA_SYS_GEN_LIBRARY"), std::env::var_os("CUDA_SYS_GEN_CHECK_REAL"))
     else {
@@ -232,15 +238,18 @@ fn forward_bench() -> Result<bool> {
     ns_per_call(n, call(ours));
     ns_per_call(n, call(bare));
     let (mut o, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
-    for turn in 0..31 {
+    for turn in 0..rounds {
         let (x, y) = in_turns(turn, || Ok(ns_per_call(n, call(ours))), || ns_per_call(n, call(bare)))?;
         o.push(x);
         b.push(y);
         d.push(x - y);
     }
+    let join = |v: &[f64]| v.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>().join(",");
+    let samples = format!("forward-samples\t{}\t{}", join(&o), join(&b));
     let (o, b, d) = (median(&mut o), median(&mut b), median(&mut d));
     println!("forwarded-call-ns {o:.2} {b:.2} {:.3}", o / b);
-    println!("forwarding-overhead-ns {d:.2} (median of 31 paired differences)");
+    println!("forwarding-overhead-ns {d:.2} (median of {rounds} paired differences)");
+    println!("{samples}");
     Ok(true)
 }
 
