@@ -12,7 +12,9 @@ static void ask(const char *symbol, int version) {
 int main(void) {
     int v = 0;
     printf("cuInit %d\n", cuInit(0));
-    printf("cuDriverGetVersion %d: %d\n", cuDriverGetVersion(&v), v);
+    /* One call per statement: C leaves the order of a call's arguments open. */
+    CUresult r = cuDriverGetVersion(&v);
+    printf("cuDriverGetVersion %d: %d\n", r, v);
     ask("cuGraphGetId", 13010);
     ask("cuGraphGetId", 13000);
     ask("cuLaunchHostFunc", 13010);
