@@ -198,8 +198,12 @@ fn exported_functions(data: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// What `conformance trace-outputs` printed it received: (call, result, [(parameter, value)]).
-fn received(out: &str) -> Vec<(String, u32, Vec<(String, String)>)> {
+/// One call of `conformance trace-outputs`: its name, its result, and (parameter, value) of what
+/// the caller received.
+type Received = (String, u32, Vec<(String, String)>);
+
+/// What `conformance trace-outputs` printed it received.
+fn received(out: &str) -> Vec<Received> {
     out.lines()
         .filter_map(|l| l.strip_prefix("received "))
         .map(|l| {
@@ -240,7 +244,11 @@ fn check_outputs(tracer: &Path, real: &Path, fake: bool, trace: &Path) -> Vec<(S
         let after = line.split_once(" -> ").map_or("", |(_, r)| r);
         let outputs = after.split_once(" {").map(|(_, o)| o.rsplit_once("} ").map_or(o, |(o, _)| o));
         if *result != 0 {
-            assert!(outputs.is_none(), "{}: {name} failed ({result}) but its outputs were read: {line}", real.display());
+            assert!(
+                outputs.is_none(),
+                "{}: {name} failed ({result}) but its outputs were read: {line}",
+                real.display()
+            );
             continue;
         }
         // Pointers as the tracer prints them: NULL for 0.
@@ -337,12 +345,14 @@ fn two_standins_on_one_search_path_each_forward_to_the_real_driver() {
         let order = format!("{} in front of {}", front.display(), behind.display());
         println!("{order}: {last}");
         assert!(out.status.success() && last.contains(", 0 different"), "{order}:\n{shown}");
-        let n: usize = last.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+        let n: usize =
+            last.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
         assert!(n >= 561 * 3 * 4, "{order}: {n} requests");
         if front == &tracer {
             let log = std::fs::read_to_string(&trace).unwrap();
             let first = log.lines().next().unwrap_or_default();
-            let opened = first.split(" real driver ").nth(1).and_then(|r| r.split(" (version").next()).unwrap_or_default();
+            let opened =
+                first.split(" real driver ").nth(1).and_then(|r| r.split(" (version").next()).unwrap_or_default();
             assert_eq!(std::fs::canonicalize(opened).ok().as_ref(), Some(&real), "{order}: {first}");
             let requests = log.lines().filter(|l| l.starts_with("request ")).count();
             assert!(requests > 561 && !log.contains("rule DIFFERENT"), "{order}: {requests} requests traced");

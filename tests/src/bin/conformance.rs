@@ -218,7 +218,11 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
 fn forward_bench(rounds: Option<&str>) -> Result<bool> {
     type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
     let rounds = match rounds {
-        Some(r) => r.parse::<usize>().ok().filter(|&r| r > 0).ok_or_else(|| format!("ROUNDS is {r:?}: give a count above 0"))?,
+        Some(r) => r
+            .parse::<usize>()
+            .ok()
+            .filter(|&r| r > 0)
+            .ok_or_else(|| format!("ROUNDS is {r:?}: give a count above 0"))?,
         None => 31,
     };
     let (Some(standin), Some(real)) =
