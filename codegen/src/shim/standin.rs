@@ -112,7 +112,8 @@ impl Arg {
     }
 }
 
-/// An argument's value. Pointers are addresses: nothing is read through them.
+/// An argument's value. Pointers are addresses: nothing is read through them (what an output
+/// parameter points to is read after a successful call only, by [`Arg::output`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ArgValue {
     Pointer(usize),
