@@ -5,6 +5,10 @@
 # stand-in (every hook only forwarding), through the tracer, and through the tracer logging
 # requests only (CUDA_SYS_GEN_TRACE_CALLS=0: every call only forwards). Run from the
 # repository root with .device-bin/h41b carried; everything goes into $OUT/run3.tar.gz.
+# The folder holds this directory's files, libcuda_tracer.so and libcuda_standin.so, the five
+# ported samples (release builds of generated/examples) and cuda-samples/: NVIDIA/cuda-samples'
+# Common/*.h and the sources of vectorAddDrv, matrixMulDrv, simpleDrvRuntime, vectorAddMMAP and
+# deviceQueryDrv, each in a folder of its name (docs/gpu-machine-runs.md, run 18).
 H=$(cd "$(dirname "$0")" && pwd)
 R=/tmp/run3; rm -rf $R; mkdir -p $R/tr $R/si $R/out $R/build
 cp $H/libcuda_tracer.so $R/tr/libcuda.so.1; cp $H/libcuda_standin.so $R/si/libcuda.so.1
