@@ -197,3 +197,165 @@ fn exported_functions(data: &[u8]) -> Vec<String> {
         .filter_map(|s| s.name().ok().map(str::to_owned))
         .collect()
 }
+
+/// One call of `conformance trace-outputs`: its name, its result, and (parameter, value) of what
+/// the caller received.
+type Received = (String, u32, Vec<(String, String)>);
+
+/// What `conformance trace-outputs` printed it received.
+fn received(out: &str) -> Vec<Received> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("received "))
+        .map(|l| {
+            let mut f = l.split(' ');
+            let name = f.next().unwrap_or_default().to_owned();
+            let result = f.next().and_then(|r| r.parse().ok()).expect("a result");
+            let values = f.filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+            (name, result, values)
+        })
+        .collect()
+}
+
+/// Runs `conformance trace-outputs` through the tracer at `tracer` in front of `real`; checks
+/// each traced line against what the caller received: after a successful call, `{*name =
+/// value, ...}` with exactly the values received (a NULL pointer as `NULL`); after a failed
+/// one, nothing read. Returns the calls and results received.
+fn check_outputs(tracer: &Path, real: &Path, fake: bool, trace: &Path) -> Vec<(String, u32)> {
+    let _ = std::fs::remove_file(trace);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.arg("trace-outputs")
+        .env("CUDA_SYS_GEN_LIBRARY", tracer)
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", real)
+        .env("CUDA_SYS_GEN_TRACE", trace)
+        .env_remove("CUDA_SYS_GEN_TRACE_CALLS");
+    if fake {
+        c.env("CUDA_SYS_GEN_FAKE", real);
+    }
+    let out = c.output().expect("start a child process");
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{}: {shown}", real.display());
+    let log = std::fs::read_to_string(trace).unwrap();
+    let calls: Vec<&str> = log.lines().filter(|l| l.starts_with("call ")).collect();
+    let got = received(&text(&out.stdout));
+    assert_eq!(got.len(), 6, "{shown}");
+    assert_eq!(calls.len(), got.len(), "one traced line per call:\n{log}");
+    for ((name, result, values), line) in got.iter().zip(&calls) {
+        assert!(line.contains(&format!(" ({name}) ")), "{name}: {line}");
+        let after = line.split_once(" -> ").map_or("", |(_, r)| r);
+        let outputs = after.split_once(" {").map(|(_, o)| o.rsplit_once("} ").map_or(o, |(o, _)| o));
+        if *result != 0 {
+            assert!(
+                outputs.is_none(),
+                "{}: {name} failed ({result}) but its outputs were read: {line}",
+                real.display()
+            );
+            continue;
+        }
+        // Pointers as the tracer prints them: NULL for 0.
+        let shown = |v: &str| if v == "0x0" { "NULL".to_owned() } else { v.to_owned() };
+        let expected: Vec<String> = values
+            .iter()
+            .map(|(k, v)| match k.as_str() {
+                // The status by its enumerator's name and value.
+                "symbolFound" => format!("*{k} = {} ({v})", status_name(v)),
+                _ => format!("*{k} = {}", shown(v)),
+            })
+            .collect();
+        assert_eq!(outputs, Some(expected.join(", ").as_str()), "{}: {name}: {line}", real.display());
+    }
+    got.into_iter().map(|(n, r, _)| (n, r)).collect()
+}
+
+fn status_name(v: &str) -> &'static str {
+    match v {
+        "0" => "CU_GET_PROC_ADDRESS_SUCCESS",
+        "1" => "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND",
+        "2" => "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT",
+        _ => "?",
+    }
+}
+
+/// The tracer logs what each output parameter points to after a successful call, equal to what
+/// the caller received (`cuDriverGetVersion`'s `int*`, both lookups' `pfn`: the stand-in's own
+/// function, as substituted; the status; `cuGetErrorName`'s string pointer), and reads nothing
+/// after a failed call (`cuDeviceGet` without a GPU, `cuInit` of the fake): in front of the fake
+/// libcuda and of every real driver of the matrix with `cuGetProcAddress_v2`.
+#[test]
+fn the_tracer_logs_what_output_parameters_point_to_after_a_successful_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let tracer = built_cdylib("cuda-sys-gen-tracer", "libcuda_tracer.so", dir.path());
+    let trace = dir.path().join("trace.log");
+    let fake = fake_libcuda_client::build(fake_libcuda_client::Flavour::Full);
+    let got = check_outputs(&tracer, &fake, true, &trace);
+    let ok = |name: &str| got.iter().any(|(n, r)| n == name && *r == 0);
+    assert!(ok("cuDriverGetVersion") && ok("cuGetProcAddress_v2") && ok("cuGetProcAddress"), "{got:?}");
+    // The fake's cuInit answers 9009; it has no cuDeviceGet (the stand-in answers NOT_FOUND).
+    assert!(got.iter().any(|(n, r)| n == "cuDeviceGet" && *r == 500), "{got:?}");
+    let Some(drivers) = fetched() else { return };
+    let mut checked = 0;
+    for driver in drivers.iter().filter(|d| d.pin.cuda_version().is_some_and(|v| v >= 12000)) {
+        let got = check_outputs(&tracer, &driver.libcuda, false, &trace);
+        assert!(got.iter().filter(|(_, r)| *r == 0).count() >= 4, "driver {}: {got:?}", driver.pin.name);
+        println!("driver {}: {got:?}", driver.pin.name);
+        checked += 1;
+    }
+    assert!(checked >= 3, "{checked} drivers with cuGetProcAddress_v2");
+}
+
+/// Two stand-ins on one search path, each first in turn (the test stand-in and the tracer, and
+/// two copies of the test stand-in): the one a program loads finds the real driver past the
+/// other (by the mark `export_libcuda!` exports), never forwarding to it, so no call loops
+/// between them. Through the front one, every request of the answer check is answered as the
+/// real driver answers (driver 555, in front of which the rule holds with 0 differences), each
+/// function handed out the front stand-in's own export, forwarding to the real driver's export of
+/// that name (the test stand-in says where it forwards); the tracer's trace names the real
+/// driver's file as the one it opened.
+#[test]
+fn two_standins_on_one_search_path_each_forward_to_the_real_driver() {
+    let Some(drivers) = fetched() else { return };
+    let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = |name: &str| {
+        let f = dir.path().join(name);
+        std::fs::create_dir_all(&f).unwrap();
+        f
+    };
+    let standin = standin(&folder("standin"));
+    let copy = folder("copy").join("libcuda.so.1");
+    std::fs::copy(&standin, &copy).unwrap();
+    let tracer = built_cdylib("cuda-sys-gen-tracer", "libcuda_tracer.so", &folder("tracer"));
+    let real = std::fs::canonicalize(&driver.libcuda).unwrap();
+    for (front, behind) in [(&standin, &tracer), (&tracer, &standin), (&standin, &copy)] {
+        let trace = dir.path().join("trace.log");
+        let _ = std::fs::remove_file(&trace);
+        let mut path = vec![front.parent().unwrap().to_owned(), behind.parent().unwrap().to_owned()];
+        path.extend(driver.lib_dirs.iter().cloned());
+        let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+            .arg("answers")
+            .env("LD_LIBRARY_PATH", std::env::join_paths(path).unwrap())
+            .env("CUDA_SYS_GEN_LIBRARY", front)
+            .env("CUDA_SYS_GEN_CHECK_REAL", &driver.libcuda)
+            .env("CUDA_SYS_GEN_TRACE", &trace)
+            .env("CUDA_SYS_GEN_TRACE_CALLS", "0")
+            .env_remove("CUDA_SYS_GEN_REAL_LIBCUDA")
+            .output()
+            .expect("start a child process");
+        let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        let last = shown.lines().last().unwrap_or_default();
+        let order = format!("{} in front of {}", front.display(), behind.display());
+        println!("{order}: {last}");
+        assert!(out.status.success() && last.contains(", 0 different"), "{order}:\n{shown}");
+        let n: usize =
+            last.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+        assert!(n >= 561 * 3 * 4, "{order}: {n} requests");
+        if front == &tracer {
+            let log = std::fs::read_to_string(&trace).unwrap();
+            let first = log.lines().next().unwrap_or_default();
+            let opened =
+                first.split(" real driver ").nth(1).and_then(|r| r.split(" (version").next()).unwrap_or_default();
+            assert_eq!(std::fs::canonicalize(opened).ok().as_ref(), Some(&real), "{order}: {first}");
+            let requests = log.lines().filter(|l| l.starts_with("request ")).count();
+            assert!(requests > 561 && !log.contains("rule DIFFERENT"), "{order}: {requests} requests traced");
+        }
+    }
+}

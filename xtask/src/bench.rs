@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 mod compile;
+mod forward;
 mod lookup;
 mod min_driver;
 pub mod phases;
@@ -20,11 +21,11 @@ mod regen;
 pub mod rusage;
 mod size;
 
-/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size,min-driver]`.
+/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size,min-driver,forward]`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Paired runs per metric (default: 5 for regeneration, 3 for compile time, 31 rounds for
-    /// lookups, 9 for min-driver; sizes are exact and built once).
+    /// lookups and for forwarding, 9 for min-driver; sizes are exact and built once).
     #[arg(long)]
     pub runs: Option<usize>,
     /// One run of each, fewer lookup rounds: checks the harness, not figures to quote.
@@ -42,6 +43,8 @@ pub enum Group {
     Lookup,
     Size,
     MinDriver,
+    /// A call through the stand-in whose hook only forwards, against the fake driver's own.
+    Forward,
 }
 
 /// Run counts of one invocation.
@@ -247,7 +250,7 @@ macro_rules! progress {
 pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
     let plan = Plan::new(&args);
     let groups: Vec<Group> = if args.only.is_empty() {
-        vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size, Group::MinDriver]
+        vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size, Group::MinDriver, Group::Forward]
     } else {
         args.only.clone()
     };
@@ -269,6 +272,7 @@ pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
             Group::Lookup => lookup::run(&env, plan.lookup_rounds)?,
             Group::Size => size::run(&env)?,
             Group::MinDriver => min_driver::run(&env, plan.min_driver_runs)?,
+            Group::Forward => forward::run(&env, plan.lookup_rounds)?,
         };
         progress!("{g:?}: {:.0} s", t.elapsed().as_secs_f64());
         rows.extend(r);

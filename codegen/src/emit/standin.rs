@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{quote, ToTokens};
 
 use super::ctx::Ctx;
 
@@ -149,6 +149,64 @@ fn kind(ty: &syn::Type, declared: &BTreeMap<String, Declared<'_>>, depth: usize)
     }
 }
 
+/// Whether a parameter's name says it counts the elements of an array (`numNodes`, `count`,
+/// `cudaDeviceCount`, `numDependencies_out`, `nbGroups`).
+fn counts(name: &str) -> bool {
+    let n = name.trim_end_matches("_out");
+    n.starts_with("num") || n.starts_with("nb") || n.eq_ignore_ascii_case("count") || n.ends_with("Count")
+}
+
+/// The C `char` types: a pointer to one is a string or a byte buffer, never one value.
+const CHARS: &[&str] = &["c_char", "c_schar", "c_uchar", "i8", "u8"];
+
+/// How to read what parameter `name` of type `ty` points to after a successful call, where it
+/// is an output parameter (the rule: `standin::Arg::output`'s docs); `names` are all the
+/// parameters' names. The reader is a non-capturing closure, `unsafe fn(usize) -> ArgValue`.
+fn output_reader(
+    ty: &syn::Type,
+    name: &str,
+    names: &[&str],
+    declared: &BTreeMap<String, Declared<'_>>,
+    enums_used: &mut std::collections::BTreeSet<String>,
+) -> Option<TokenStream> {
+    let syn::Type::Ptr(ptr) = ty else { return None };
+    ptr.mutability?;
+    if !counts(name) && names.iter().any(|n| *n != name && counts(n)) {
+        return None;
+    }
+    let elem = &*ptr.elem;
+    let pointee = elem.to_token_stream().to_string().replace(' ', "");
+    let value = match kind(elem, declared, 0) {
+        _ if CHARS.contains(&pointee.as_str()) => return None,
+        // An untyped pointer (`void**`, `const char**`): an array (`kernelParams`) unless the
+        // name says it is returned.
+        Kind::Pointer if matches!(elem, syn::Type::Ptr(_)) => {
+            let returned = (name.starts_with('p') && name.len() > 1) || name.ends_with("Out") || name.ends_with("_out");
+            if !returned {
+                return None;
+            }
+            quote!($crate::standin::ArgValue::Pointer(v as usize))
+        }
+        Kind::Pointer => quote!($crate::standin::ArgValue::Pointer(v as usize)),
+        Kind::Function => quote!($crate::standin::ArgValue::Pointer(unsafe { ::core::mem::transmute::<_, usize>(v) })),
+        // A device address: shown as one.
+        Kind::Int if pointee.starts_with("CUdeviceptr") => quote!($crate::standin::ArgValue::Pointer(v as usize)),
+        Kind::Int => quote!($crate::standin::ArgValue::Int(v as i128)),
+        Kind::Enum(e) => {
+            let table = Ident::new(&format!("ENUM_{e}"), Span::call_site());
+            enums_used.insert(e);
+            quote!($crate::standin::ArgValue::Enum(v.0 as i128, #table))
+        }
+        Kind::Float => quote!($crate::standin::ArgValue::Float(v as f64)),
+        Kind::Bytes => return None,
+    };
+    Some(quote!(::core::option::Option::Some(|p: usize| {
+        // SAFETY: `Arg::output`'s contract: after a successful call, the caller's pointer.
+        let v = unsafe { ::core::ptr::read(p as *const #elem) };
+        #value
+    })))
+}
+
 pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
     let declared = declared(types);
     let names = enumerators(types);
@@ -166,12 +224,15 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
         let args: Vec<Ident> = (0..e.params.len()).map(|i| Ident::new(&format!("a{i}"), Span::call_site())).collect();
         let tys: Vec<&syn::Type> = e.params.iter().map(|p| p.ty.syntax()).collect();
         let ret = e.returns.syntax();
+        let names: Vec<&str> = e.params.iter().map(|p| p.name.as_str()).collect();
         let shown: Vec<TokenStream> = e
             .params
             .iter()
             .zip(&args)
             .map(|(p, a)| {
                 let (pname, ptext) = (&p.name, p.ty.as_str());
+                let output = output_reader(p.ty.syntax(), pname, &names, &declared, &mut enums_used)
+                    .unwrap_or_else(|| quote!(::core::option::Option::None));
                 let value = match kind(p.ty.syntax(), &declared, 0) {
                     Kind::Pointer => quote!($crate::standin::ArgValue::Pointer(#a as usize)),
                     // A function pointer or an `Option` of one: an address or 0.
@@ -187,7 +248,7 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                     Kind::Float => quote!($crate::standin::ArgValue::Float(#a as f64)),
                     Kind::Bytes => quote!($crate::standin::ArgValue::Bytes(::core::mem::size_of_val(&#a))),
                 };
-                quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value },)
+                quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value, output: #output },)
             })
             .collect();
         functions.push(quote! {

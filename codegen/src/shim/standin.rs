@@ -78,9 +78,42 @@ pub struct Arg {
     /// Its type, as the crate spells it (`*mut CUdeviceptr_v2`, `CUdevice_attribute`).
     pub ty: &'static str,
     pub value: ArgValue,
+    /// For an output parameter, how to read the one value it points to ([`Arg::output`]);
+    /// `None` for every other parameter.
+    ///
+    /// An output parameter is a non-`const` pointer to one scalar, handle or enum (`CUcontext*`,
+    /// `CUdeviceptr*`, `int*`, `size_t*`, `CUresult*`), as the C prototype declares it. Never
+    /// one: a pointer to `char` (strings, byte buffers), to a record, to `void`; any pointer
+    /// parameter of a function that also takes an element count (`numNodes`, `count`,
+    /// `numOptions`: its pointers may be arrays, of a length the observer cannot know), except
+    /// the count itself; a pointer to an untyped pointer (`void**`) unless its name says it is
+    /// returned (`pfn`, `pp`, `ppExportTable`, `cubinOut`: `kernelParams` and `extra` are arrays).
+    pub output: Option<ReadOutput>,
 }
 
-/// An argument's value. Pointers are addresses: nothing is read through them.
+/// Reads what an output parameter at this address points to (emitted per parameter).
+pub type ReadOutput = unsafe fn(usize) -> ArgValue;
+
+impl Arg {
+    /// What an output parameter points to ([`Arg::output`]); `None` for any other parameter and
+    /// for a NULL pointer.
+    ///
+    /// # Safety
+    /// Only after the call returned `CUDA_SUCCESS`, before it returns to its caller (inside
+    /// [`Observer::call`], after `forward`): the driver has then filled what the pointer points
+    /// to, and the caller's memory is still there. Never before the call, never after a failure.
+    pub unsafe fn output(&self) -> Option<ArgValue> {
+        let (Some(read), ArgValue::Pointer(p)) = (self.output, self.value) else { return None };
+        if p == 0 {
+            return None;
+        }
+        // SAFETY: the caller's pointer of this parameter's type, filled by a successful call.
+        Some(unsafe { read(p) })
+    }
+}
+
+/// An argument's value. Pointers are addresses: nothing is read through them (what an output
+/// parameter points to is read after a successful call only, by [`Arg::output`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ArgValue {
     Pointer(usize),
@@ -93,10 +126,9 @@ pub enum ArgValue {
     Bytes(usize),
 }
 
-impl core::fmt::Display for Arg {
+impl core::fmt::Display for ArgValue {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {} = ", self.name, self.ty)?;
-        match self.value {
+        match *self {
             ArgValue::Pointer(0) => f.write_str("NULL"),
             ArgValue::Pointer(p) => write!(f, "{p:#x}"),
             ArgValue::Int(v) => write!(f, "{v}"),
@@ -110,12 +142,19 @@ impl core::fmt::Display for Arg {
     }
 }
 
+impl core::fmt::Display for Arg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {} = {}", self.name, self.ty, self.value)
+    }
+}
+
 /// Watches every call of the stand-in's exported functions: give one to
 /// [`export_libcuda!`](crate::export_libcuda) (`export_libcuda!(observer = MY_OBSERVER)`).
 pub trait Observer: Sync {
     /// A call of entry `index` (of [`ENTRIES`]) with `args`, made by calling `forward` (the
     /// hook, else the real driver), whose result the observer returns. Call `forward` exactly
-    /// once.
+    /// once. After it returned `CUDA_SUCCESS`, [`Arg::output`] reads what each output
+    /// parameter points to.
     fn call(&self, index: usize, args: &[Arg], forward: &mut dyn FnMut() -> CUresult) -> CUresult;
 
     /// A `cuGetProcAddress` request the real driver answered with a function: the entry it

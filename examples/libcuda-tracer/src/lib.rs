@@ -10,17 +10,20 @@
 //! ```
 //!
 //! A line: the thread, the ABI (`cuMemAlloc_v3020`) and the name the driver exports it under
-//! (`cuMemAlloc_v2`), each argument as `name: type = value` (pointers as addresses, never read;
-//! C enums as numbers, their type named), the result by its name, and the time the call took:
+//! (`cuMemAlloc_v2`), each argument as `name: type = value` (pointers as addresses, never read
+//! before the call; C enums by their enumerators' names), the result by its name, after a
+//! successful call what each output parameter points to (in braces; the rule of which
+//! parameters are outputs: `standin::Arg::output`), and the time the call took:
 //!
 //! ```text
-//! call 140243 cuMemAlloc_v3020 (cuMemAlloc_v2) dptr: *mut CUdeviceptr_v2 = 0x7ffd5c3c1a28, bytesize: usize = 4096 -> CUDA_SUCCESS 2130 ns
+//! call 140243 cuMemAlloc_v3020 (cuMemAlloc_v2) dptr: *mut CUdeviceptr_v2 = 0x7ffd5c3c1a28, bytesize: usize = 4096 -> CUDA_SUCCESS {*dptr = 0x7f3a4e000000} 2130 ns
 //! ```
 //!
 //! Every `cuGetProcAddress` request the real driver answers with a function gets a line too:
 //! the symbol, version and flags, the entry the function was identified as, and whether that
 //! is the entry the registry's rule names (`rule ok`, else `rule DIFFERENT`). Without
-//! `$CUDA_SYS_GEN_TRACE` nothing is written, and every call only forwards.
+//! `$CUDA_SYS_GEN_TRACE` nothing is written, and every call only forwards. With
+//! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -32,6 +35,17 @@ use cuda_driver_pfn::{EntryInfo, ENTRIES};
 
 /// The environment variable that names the trace file (appended to).
 pub const TRACE_ENV: &str = "CUDA_SYS_GEN_TRACE";
+
+/// With this variable `0`, the trace has the `cuGetProcAddress` requests only: every call only
+/// forwards, as through a stand-in whose hooks all forward, and is not written down. What a
+/// program asks of a forwarding stand-in, to set beside what it asks of the tracer.
+pub const CALLS_ENV: &str = "CUDA_SYS_GEN_TRACE_CALLS";
+
+/// Whether calls are written down (`$CUDA_SYS_GEN_TRACE_CALLS` is not `0`).
+fn calls_traced() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os(CALLS_ENV).is_none_or(|v| v != "0"))
+}
 
 struct Tracer;
 
@@ -87,7 +101,7 @@ fn abi(info: &EntryInfo) -> &str {
 
 impl Observer for Tracer {
     fn call(&self, index: usize, args: &[Arg], forward: &mut dyn FnMut() -> CUresult) -> CUresult {
-        if log().is_none() {
+        if log().is_none() || !calls_traced() {
             return forward();
         }
         let start = std::time::Instant::now();
@@ -98,7 +112,22 @@ impl Observer for Tracer {
         for (i, a) in args.iter().enumerate() {
             let _ = write!(line, "{}{a}", if i == 0 { " " } else { ", " });
         }
-        let _ = write!(line, " -> {result:?} {took} ns");
+        let _ = write!(line, " -> {result:?}");
+        if result.0 == 0 {
+            // What each output parameter points to, now that the driver has filled it.
+            let mut first = true;
+            for a in args {
+                // SAFETY: the call returned CUDA_SUCCESS and has not yet returned to its caller.
+                if let Some(v) = unsafe { a.output() } {
+                    let _ = write!(line, "{}*{} = {v}", if first { " {" } else { ", " }, a.name);
+                    first = false;
+                }
+            }
+            if !first {
+                line.push('}');
+            }
+        }
+        let _ = write!(line, " {took} ns");
         if result.0 == standin::MISSING.0 && standin::forward_pointer(index).is_none() {
             line.push_str(" (not in the real driver: nothing was called)");
         }

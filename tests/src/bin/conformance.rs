@@ -27,12 +27,13 @@ fn main() -> ExitCode {
         Some("c-names") => c_names(),
         Some("probe") => probe(),
         Some("answers") => answers(),
-        Some("forward-bench") => forward_bench(),
+        Some("forward-bench") => forward_bench(args.get(2).map(String::as_str)),
         Some("trace-threads") => trace_threads(),
+        Some("trace-outputs") => trace_outputs(),
         Some("hook-check") => hook_check(),
         Some("ctx-create-null") => ctx_create_null(),
         _ => {
-            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench | trace-threads | hook-check | ctx-create-null".into())
+            Err("usage: conformance check [DIR] | launch | bench | c-names | probe | answers | forward-bench [ROUNDS] | trace-threads | trace-outputs | hook-check | ctx-create-null".into())
         }
     };
     match r {
@@ -157,6 +158,7 @@ fn launch() -> Result<bool> {
 }
 
 type GetProcAddressV2 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_uint) -> c_uint;
+type GetProcAddressV1 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64) -> c_uint;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -209,10 +211,20 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
 
 /// The cost of a call through a stand-in whose hook only forwards, against the same call of
 /// the real driver: `cuDriverGetVersion` of the stand-in (`CUDA_SYS_GEN_LIBRARY`) and of the
-/// real driver (`CUDA_SYS_GEN_CHECK_REAL`), 31 paired runs of 1,000,000 calls, each pair in
-/// alternating order; prints `metric ours baseline ratio` and the median difference in ns.
-fn forward_bench() -> Result<bool> {
+/// real driver (`CUDA_SYS_GEN_CHECK_REAL`), `ROUNDS` (default 31) paired runs of 1,000,000
+/// calls, each pair in alternating order; prints `metric ours baseline ratio`, the median
+/// difference in ns, and the samples (`forward-samples\tOURS,...\tBASELINE,...`, ns per call,
+/// for `cargo xtask bench --only forward`).
+fn forward_bench(rounds: Option<&str>) -> Result<bool> {
     type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    let rounds = match rounds {
+        Some(r) => r
+            .parse::<usize>()
+            .ok()
+            .filter(|&r| r > 0)
+            .ok_or_else(|| format!("ROUNDS is {r:?}: give a count above 0"))?,
+        None => 31,
+    };
     let (Some(standin), Some(real)) =
         (std::env::var_os("CUDA_SYS_GEN_LIBRARY"), std::env::var_os("CUDA_SYS_GEN_CHECK_REAL"))
     else {
@@ -230,15 +242,18 @@ fn forward_bench() -> Result<bool> {
     ns_per_call(n, call(ours));
     ns_per_call(n, call(bare));
     let (mut o, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
-    for turn in 0..31 {
+    for turn in 0..rounds {
         let (x, y) = in_turns(turn, || Ok(ns_per_call(n, call(ours))), || ns_per_call(n, call(bare)))?;
         o.push(x);
         b.push(y);
         d.push(x - y);
     }
+    let join = |v: &[f64]| v.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>().join(",");
+    let samples = format!("forward-samples\t{}\t{}", join(&o), join(&b));
     let (o, b, d) = (median(&mut o), median(&mut b), median(&mut d));
     println!("forwarded-call-ns {o:.2} {b:.2} {:.3}", o / b);
-    println!("forwarding-overhead-ns {d:.2} (median of 31 paired differences)");
+    println!("forwarding-overhead-ns {d:.2} (median of {rounds} paired differences)");
+    println!("{samples}");
     Ok(true)
 }
 
@@ -269,6 +284,63 @@ fn trace_threads() -> Result<bool> {
             });
         }
     });
+    Ok(true)
+}
+
+/// Calls of the library named by `CUDA_SYS_GEN_LIBRARY` (the tracer) whose output parameters a
+/// driver fills without a GPU, and two that fail without one, printing what this caller
+/// received (`received NAME RESULT name=value ...`, pointers as `{:#x}`), so that a test can
+/// compare the trace's lines with it. With `CUDA_SYS_GEN_FAKE` (the fake libcuda's path, the
+/// same file the tracer forwards to, so the same loaded copy), the fake is first given
+/// `cuMemAlloc` at 3020 and `cuDriverGetVersion` at 2020 as its own exports of their names.
+fn trace_outputs() -> Result<bool> {
+    type Version = unsafe extern "system" fn(*mut c_int) -> c_uint;
+    type Init = unsafe extern "system" fn(c_uint) -> c_uint;
+    type DeviceGet = unsafe extern "system" fn(*mut c_int, c_int) -> c_uint;
+    type ErrorName = unsafe extern "system" fn(c_uint, *mut *const c_char) -> c_uint;
+    type AddAbi = unsafe extern "C" fn(*const c_char, c_int, c_int, usize);
+    let path = std::env::var_os("CUDA_SYS_GEN_LIBRARY").ok_or("set CUDA_SYS_GEN_LIBRARY to the tracer")?;
+    let _fake = match std::env::var_os("CUDA_SYS_GEN_FAKE") {
+        Some(fake) => {
+            // SAFETY: the fake's configuration function and two of its exports' addresses.
+            let fake = unsafe { libloading::Library::new(&fake) }?;
+            let add: AddAbi = *unsafe { fake.get::<AddAbi>(b"fake_add_abi\0") }?;
+            for (symbol, version, export) in
+                [(c"cuMemAlloc", 3020, &b"cuMemAlloc_v2\0"[..]), (c"cuDriverGetVersion", 2020, b"cuDriverGetVersion\0")]
+            {
+                let p = *unsafe { fake.get::<*mut c_void>(export) }?;
+                unsafe { add(symbol.as_ptr(), version, 0, p as usize) };
+            }
+            Some(fake)
+        }
+        None => None,
+    };
+    // SAFETY: the library's exports, of these C prototypes, called with valid out-pointers
+    // (never a NULL pfn).
+    let lib = unsafe { libloading::Library::new(&path) }?;
+    let version: Version = *unsafe { lib.get::<Version>(b"cuDriverGetVersion\0") }?;
+    let lookup: GetProcAddressV2 = *unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }?;
+    let lookup_v1: GetProcAddressV1 = *unsafe { lib.get::<GetProcAddressV1>(b"cuGetProcAddress\0") }?;
+    let init: Init = *unsafe { lib.get::<Init>(b"cuInit\0") }?;
+    let device_get: DeviceGet = *unsafe { lib.get::<DeviceGet>(b"cuDeviceGet\0") }?;
+    let error_name: ErrorName = *unsafe { lib.get::<ErrorName>(b"cuGetErrorName\0") }?;
+    let mut v = 0;
+    let r = unsafe { version(&mut v) };
+    println!("received cuDriverGetVersion {r} driverVersion={v}");
+    let (mut p, mut status) = (std::ptr::null_mut(), 77);
+    let r = unsafe { lookup(c"cuMemAlloc".as_ptr(), &mut p, 3020, 0, &mut status) };
+    println!("received cuGetProcAddress_v2 {r} pfn={p:#x} symbolFound={status}", p = p as usize);
+    let mut p1 = std::ptr::null_mut();
+    let r = unsafe { lookup_v1(c"cuDriverGetVersion".as_ptr(), &mut p1, 2020, 0) };
+    println!("received cuGetProcAddress {r} pfn={p1:#x}", p1 = p1 as usize);
+    let r = unsafe { init(0) };
+    println!("received cuInit {r}");
+    let mut dev = 12345;
+    let r = unsafe { device_get(&mut dev, 0) };
+    println!("received cuDeviceGet {r} device={dev}");
+    let mut name = std::ptr::null();
+    let r = unsafe { error_name(100, &mut name) };
+    println!("received cuGetErrorName {r} pStr={:#x}", name as usize);
     Ok(true)
 }
 
