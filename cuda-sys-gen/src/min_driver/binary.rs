@@ -347,8 +347,10 @@ pub(super) fn read(
     // driver only by name: its strings are what it can ask for.
     let imports_libcuda = imports.iter().any(|n| reg.by_exported(n).is_some());
     read.not_read = dynamic.needed.iter().filter(|l| !system_library(l)).cloned().collect();
-    let static_cudart = static_runtime(data, reg);
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
+    // A program that links the shared runtime holds its error names too where it prints them
+    // (PyTorch): only nvcc's tag says the runtime's code is in it as well.
+    let static_cudart = static_runtime(data, reg, shared_cudart.is_none());
     let scan = records_found.is_empty()
         && static_cudart.is_none()
         && (!by_name.is_empty() || (dlsym && (opens_libcuda || !imports_libcuda)));
@@ -651,11 +653,13 @@ fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
 /// `cuGetProcAddress` and opens the driver by name (`libcuda.so.1`, `nvcuda.dll`). Its version
 /// is not a string; the newest versioned export name among its strings
 /// (`cuMemcpyBatchAsync_v2`, of 13.0) is what it asks the driver for, so its release is at least
-/// that one's: (major, minor).
-fn static_runtime(data: &[u8], reg: &Registry) -> Option<(u32, u32)> {
+/// that one's: (major, minor). `untagged`: whether the second signature counts (not where the
+/// program links the shared runtime).
+fn static_runtime(data: &[u8], reg: &Registry, untagged: bool) -> Option<(u32, u32)> {
     let tagged = memmem::find(data, b"libcudart_static_").is_some();
     let runtime_code = || {
-        memmem::find(data, b"cudaErrorCudartUnloading").is_some()
+        untagged
+            && memmem::find(data, b"cudaErrorCudartUnloading").is_some()
             && memmem::find(data, b"cuGetProcAddress").is_some()
             && (memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some())
     };
