@@ -437,7 +437,8 @@ pub(super) fn read(
     if let Some((major, minor, how)) = runtime {
         let v = runtime_floor(major, minor);
         let own = minor.map(|m| major * 1000 + m * 10);
-        let platform = if file.format() == object::BinaryFormat::Pe { super::Platform::Windows } else { super::Platform::Linux };
+        let platform =
+            if file.format() == object::BinaryFormat::Pe { super::Platform::Windows } else { super::Platform::Linux };
         let release_driver = own
             .and_then(|o| releases.driver_for(o, platform).filter(|(_, at)| *at == o))
             .map(|(d, _)| format!("; its toolkit's own release driver ({d}) for the features that need it"))
