@@ -697,8 +697,8 @@ fn a_cudarc_program_needs_the_functions_it_can_call() {
     assert_eq!(code, Some(3), "{out}");
 }
 
-/// A library for Windows x86-64 that imports cuInit and cuCtxCreate_v4 from `nvcuda.dll`, and
-/// the same for Linux aarch64, built here by rustc and its own linker (rust-lld; `no_std`,
+/// A library for Windows x86-64 that imports cuInit and cuCtxCreate_v4 from `nvcuda.dll` (and
+/// cublasCreate_v2 from `cublas64_12.dll`), and the same for Linux aarch64, built here by rustc and its own linker (rust-lld; `no_std`,
 /// `raw-dylib` for the DLL): each import counts as exactly its ABI, as in an x86-64 ELF
 /// program. Without the two targets installed (`rustup target add`), outside CI, SKIPPED.
 #[test]
@@ -709,10 +709,19 @@ extern "system" {
     fn cuInit(flags: u32) -> i32;
     fn cuCtxCreate_v4(ctx: *mut *mut u8, params: *mut u8, flags: u32, dev: i32) -> i32;
 }
+#[cfg(windows)]
+#[link(name = "cublas64_12", kind = "raw-dylib")]
+extern "system" {
+    fn cublasCreate_v2(handle: *mut *mut u8) -> i32;
+}
+#[cfg(not(windows))]
+unsafe fn cublasCreate_v2(_: *mut *mut u8) -> i32 {
+    0
+}
 #[no_mangle]
 pub extern "system" fn start() -> i32 {
     let mut c = core::ptr::null_mut();
-    unsafe { cuInit(0) + cuCtxCreate_v4(&mut c, core::ptr::null_mut(), 0, 0) }
+    unsafe { cuInit(0) + cuCtxCreate_v4(&mut c, core::ptr::null_mut(), 0, 0) + cublasCreate_v2(&mut c) }
 }
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -758,5 +767,9 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
         assert!(!f.at_least(), "{report}");
         assert_eq!(markers(&f), [ctx_create.as_str(), "cuInit_v2000"], "{report}");
         assert!(f.uses.iter().all(|u| (u.reading, u.read_as) == ("import", "exact")), "{report}");
+        // The DLL beside the driver is named as not read (what cuBLAS asks for is not counted);
+        // nvcuda.dll itself is not.
+        let not_read: &[&str] = if format.starts_with("Pe") { &["cublas64_12.dll"] } else { &[] };
+        assert_eq!(f.not_read, not_read, "{report}");
     }
 }

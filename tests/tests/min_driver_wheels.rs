@@ -147,6 +147,8 @@ fn the_cuda_runtime_for_windows_and_aarch64_needs_its_major_version() {
         assert_eq!(f.version(), 12000, "{report}");
         assert!(!f.at_least(), "{report}");
         assert!(f.uses.is_empty(), "the runtime's strings are not the program's:\n{report}");
+        // It needs only the system's libraries (and opens the driver by name).
+        assert!(f.not_read.is_empty(), "{report}");
         let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap_or_else(|| panic!("{report}"));
         assert_eq!(k.needs, "the CUDA 12.x runtime", "{report}");
         assert!(k.what.contains("holds the CUDA runtime's code") && k.what.contains("minor version"), "{report}");

@@ -347,6 +347,9 @@ pub(super) fn read(
     // driver only by name: its strings are what it can ask for.
     let imports_libcuda = imports.iter().any(|n| reg.by_exported(n).is_some());
     read.not_read = dynamic.needed.iter().filter(|l| !system_library(l)).cloned().collect();
+    if file.format() == object::BinaryFormat::Pe {
+        read.not_read.extend(needed_libraries(&file).into_iter().filter(|l| !windows_system_library(l)));
+    }
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
     // A program that links the shared runtime holds its error names too where it prints them
     // (PyTorch): only nvcc's tag says the runtime's code is in it as well.
@@ -564,6 +567,38 @@ fn system_library(lib: &str) -> bool {
         stem,
         "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda" | "libcudart"
     ) || stem.starts_with("ld-linux")
+}
+
+/// The same for a DLL a PE program imports from: Windows' own (`KERNEL32.dll`, the
+/// `api-ms-win-*` sets), the C and C++ runtimes, Python's, the driver (`nvcuda.dll`) and the
+/// CUDA runtime (read as the runtime it links).
+fn windows_system_library(lib: &str) -> bool {
+    let lower = lib.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".dll").unwrap_or(&lower);
+    matches!(
+        stem,
+        "kernel32"
+            | "kernelbase"
+            | "ntdll"
+            | "user32"
+            | "gdi32"
+            | "advapi32"
+            | "shell32"
+            | "shlwapi"
+            | "ole32"
+            | "oleaut32"
+            | "ws2_32"
+            | "bcrypt"
+            | "crypt32"
+            | "dbghelp"
+            | "version"
+            | "setupapi"
+            | "msvcrt"
+            | "ucrtbase"
+            | "nvcuda"
+    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python", "cudart64_"]
+        .iter()
+        .any(|p| stem.starts_with(p))
 }
 
 /// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
