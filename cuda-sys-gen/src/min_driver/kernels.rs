@@ -421,7 +421,10 @@ fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>) -> Opti
         Some(s) if s > 0 && s <= payload.len() => &payload[..s],
         _ => payload,
     };
-    let expected = usize::try_from(expected.filter(|&e| e > 0 && e <= MAX_INFLATED)?).ok()?;
+    // An LZ4 block yields at most about 255 bytes per byte (a match's length grows by 255 per
+    // byte): a larger size is refused before its buffer is made.
+    let most = (block.len() as u64).saturating_mul(256).saturating_add(64);
+    let expected = usize::try_from(expected.filter(|&e| e > 0 && e <= MAX_INFLATED && e <= most)?).ok()?;
     let mut out = vec![0u8; expected];
     let n = lz4_flex::block::decompress_into(block, &mut out).ok()?;
     (n == expected).then_some(out)
@@ -634,6 +637,20 @@ mod tests {
         assert_eq!(archs, 2, "{image:?}");
         assert_eq!(image.unreadable.len(), 1, "{image:?}");
         assert!(image.unreadable[0].contains("t+0x10") && image.unreadable[0].contains("does not say"), "{image:?}");
+    }
+
+    #[test]
+    fn an_lz4_block_decompresses_to_exactly_its_size() {
+        // One sequence of 5 literals, then padding past the block's length.
+        let payload = [0x50, b'h', b'e', b'l', b'l', b'o', 0, 0];
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(5)).as_deref(), Some(&b"hello"[..]));
+        // Not the size the header gives, no size, a size no block of 6 bytes can reach, the
+        // padding taken for the block: nothing, and no panic.
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(6)), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), None), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(1 << 20)), None);
+        assert_eq!(inflate_lz4(&payload, Some(8), Some(5)), None);
+        assert_eq!(inflate_lz4(&[], None, Some(5)), None);
     }
 
     #[test]
