@@ -434,6 +434,45 @@ fn cubins_and_fatbins() {
     }
 }
 
+/// NVIDIA's older fatbin compression (entry flag 0x2000, fatbinary's `--compress-mode=speed`,
+/// the default before zstd) is an LZ4 block: read as the plain fatbin, exact. Damaged or cut
+/// short, it is "at least" with the reason, never a panic.
+#[test]
+fn an_lz4_compressed_fatbin_is_read_as_the_plain_one() {
+    let r = releases();
+    let k = kernels_dir();
+    let bytes = std::fs::read(k.join("sm90_ptx95_lz4.fatbin")).unwrap();
+    // The fixture is what the test says it is: both entries carry the older flag, not zstd's.
+    let flags: Vec<u64> = [16usize, 16 + 64 + 1080]
+        .iter()
+        .map(|&e| u64::from_le_bytes(bytes[e + 40..e + 48].try_into().unwrap()))
+        .collect();
+    assert!(flags.iter().all(|f| f & 0x2000 != 0 && f & 0x8000 == 0), "{flags:x?}");
+    let dir = tree(&[("main.rs", "static K: &[u8] = include_bytes!(\"k.fatbin\");\nfn main() {}\n")]);
+    std::fs::write(dir.path().join("k.fatbin"), &bytes).unwrap();
+    let f = floor(&registry(), &[dir.path().to_owned()]).unwrap();
+    let report = f.render(dir.path(), None);
+    let has = |needs: &str| f.kernels.iter().any(|k| k.needs == needs && k.what.contains("LZ4"));
+    assert!(has("PTX ISA 9.5") && has("a CUDA 13.x cubin") && has("sm_90"), "{report}");
+    assert!(!f.at_least(), "{report}");
+    assert_eq!(f.version(), r.ptx("9.5").unwrap(), "{report}");
+    // The cubin's sizes damaged: its uncompressed size smaller (the block does not fit), or
+    // its block cut short. Not read, said so: "at least", never a panic.
+    for (at, value) in [(16 + 56, 3000u32), (16 + 16, 100u32)] {
+        let mut bad = bytes.clone();
+        bad[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        std::fs::write(dir.path().join("k.fatbin"), &bad).unwrap();
+        let f = floor(&registry(), &[dir.path().to_owned()]).unwrap();
+        let report = f.render(dir.path(), None);
+        assert!(f.at_least(), "{at}:\n{report}");
+        assert!(report.contains("a compressed cubin"), "{at}:\n{report}");
+    }
+    for cut in [100, 200, 1000, 1200] {
+        std::fs::write(dir.path().join("k.fatbin"), &bytes[..cut]).unwrap();
+        floor(&registry(), &[dir.path().to_owned()]).unwrap();
+    }
+}
+
 fn cli(args: &[&str]) -> (Option<i32>, String) {
     let o = cargo_run("cuda-sys-gen", args, &[]);
     (o.status.code(), format!("{}{}", text(&o.stdout), text(&o.stderr)))

@@ -612,3 +612,164 @@ fn a_runtime_before_cuda_11_needs_its_own_release() {
     assert!(k.what.contains("no minor version compatibility"), "{report}");
     assert!(f.not_read.is_empty(), "{report}");
 }
+
+/// A program on cudarc, as its users write one: dynamic loading, `sys` calls and the safe API.
+/// cudarc opens libcuda by a name built at run time ("lib" + "cuda" + ".so") and looks each
+/// function up by its exported name, a Rust string without a NUL, so the names of the
+/// functions the program can call lie run together in its read-only data
+/// (`cuDeviceGetcuCtxCreate_v4cuCtxDestroy_v2...`). Only those the linker kept are there, not
+/// the hundreds of its bindings.
+const CUDARC_PROGRAM: &str = r#"use cudarc::driver::{sys, CudaContext};
+
+fn main() {
+    if std::env::args().count() > 5 {
+        let mut ctx = std::ptr::null_mut();
+        unsafe {
+            sys::cuInit(0);
+            sys::cuCtxCreate_v4(&mut ctx, std::ptr::null_mut(), 0, 0);
+        }
+        let _ = CudaContext::new(0);
+    }
+}
+"#;
+
+/// cudarc's release, pinned: what its bindings leave in a program is what this test reads.
+const CUDARC: &str = "=0.19.10";
+
+/// The cudarc program, built in release under the repository's target folder (cudarc is
+/// downloaded from crates.io the first time; without a network, outside CI, the test says
+/// SKIPPED).
+fn cudarc_program() -> Option<PathBuf> {
+    let root = repo_root().join("target/min-driver-cudarc");
+    write(
+        &root,
+        "Cargo.toml",
+        &format!(
+            "[package]\nname = \"cudarc-program\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ncudarc = {{ version = \"{CUDARC}\", default-features = false, features = [\"std\", \"driver\", \"dynamic-loading\", \"cuda-13040\"] }}\n\n\
+             [workspace]\n"
+        ),
+    );
+    write(&root, "src/main.rs", CUDARC_PROGRAM);
+    let o = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--release", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        let err = text(&o.stderr);
+        let offline = ["download", "Unable to update", "failed to get", "network", "resolve host"];
+        if std::env::var("CI").as_deref() != Ok("true") && offline.iter().any(|w| err.contains(w)) {
+            eprintln!("SKIPPED: cudarc could not be fetched from crates.io:\n{err}");
+            return None;
+        }
+        panic!("cargo build of the cudarc program: {err}");
+    }
+    Some(root.join("target/release/cudarc-program"))
+}
+
+/// A program on cudarc holds no records and imports no libcuda function: the names its strings
+/// hold count, each at its highest meaning and said so. The floor is the newest function it
+/// can call (`cuCtxCreate_v4`, 12.5), never "any driver" (what it was while a program had to
+/// hold the string "libcuda.so" and whole words to be read), and not the newest of cudarc's
+/// bindings.
+#[test]
+fn a_cudarc_program_needs_the_functions_it_can_call() {
+    let Some(program) = cudarc_program() else { return };
+    let (ctx_create, v) = cu_ctx_create();
+    let f = floor_of(&program);
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), v, "{report}");
+    let top = f.uses.iter().find(|u| u.marker == ctx_create).unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((top.reading, top.read_as), ("string", "highest"), "{report}");
+    assert!(top.spelled.contains("\"cuCtxCreate_v4\""), "{report}");
+    assert!(f.uses.iter().all(|u| u.reading == "string" && u.read_as == "highest"), "{report}");
+    assert!(report.contains("(highest)"), "{report}");
+    for called in ["cuInit_v2000", "cuDevicePrimaryCtxRetain_v7000"] {
+        assert!(markers(&f).contains(&called), "{called}:\n{report}");
+    }
+    // The safe API's few, not the bindings' hundreds; an unused binding leaves nothing.
+    assert!(f.uses.len() < 30, "{report}");
+    assert!(!f.uses.iter().any(|u| u.marker.starts_with("cuCheckpoint")), "{report}");
+    let (code, out) = cli(&["min-driver", program.to_str().unwrap(), "--max", "12.4"]);
+    assert_eq!(code, Some(3), "{out}");
+}
+
+/// A library for Windows x86-64 that imports cuInit and cuCtxCreate_v4 from `nvcuda.dll` (and
+/// cublasCreate_v2 from `cublas64_12.dll`), and the same for Linux aarch64, built here by rustc and its own linker (rust-lld; `no_std`,
+/// `raw-dylib` for the DLL): each import counts as exactly its ABI, as in an x86-64 ELF
+/// program. Without the two targets installed (`rustup target add`), outside CI, SKIPPED.
+#[test]
+fn pe_and_aarch64_imports_count_exactly() {
+    const SOURCE: &str = r#"#![no_std]
+#[cfg_attr(windows, link(name = "nvcuda", kind = "raw-dylib"))]
+extern "system" {
+    fn cuInit(flags: u32) -> i32;
+    fn cuCtxCreate_v4(ctx: *mut *mut u8, params: *mut u8, flags: u32, dev: i32) -> i32;
+}
+#[cfg(windows)]
+#[link(name = "cublas64_12", kind = "raw-dylib")]
+extern "system" {
+    fn cublasCreate_v2(handle: *mut *mut u8) -> i32;
+}
+#[cfg(not(windows))]
+unsafe fn cublasCreate_v2(_: *mut *mut u8) -> i32 {
+    0
+}
+#[no_mangle]
+pub extern "system" fn start() -> i32 {
+    let mut c = core::ptr::null_mut();
+    unsafe { cuInit(0) + cuCtxCreate_v4(&mut c, core::ptr::null_mut(), 0, 0) + cublasCreate_v2(&mut c) }
+}
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    loop {}
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("lib.rs"), SOURCE).unwrap();
+    let (ctx_create, v) = cu_ctx_create();
+    let builds: [(&str, &str, &[&str], &str); 2] = [
+        (
+            "x86_64-pc-windows-msvc",
+            "nvuser.dll",
+            &["-C", "linker-flavor=lld-link", "-C", "link-arg=/NODEFAULTLIB", "-C", "link-arg=/NOENTRY"],
+            "Pe X86_64",
+        ),
+        ("aarch64-unknown-linux-gnu", "libnvuser.so", &["-C", "linker-flavor=ld.lld"], "Elf Aarch64"),
+    ];
+    for (target, out, flags, format) in builds {
+        let o = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+            .args(["--edition", "2021", "--crate-type", "cdylib", "--target", target, "-C", "panic=abort"])
+            .args(["-C", "opt-level=2", "-C", "linker=rust-lld"])
+            .args(flags)
+            .arg("-o")
+            .arg(d.join(out))
+            .arg(d.join("lib.rs"))
+            .env_remove("RUSTFLAGS")
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            let err = text(&o.stderr);
+            if std::env::var("CI").as_deref() != Ok("true") && err.contains("can't find crate for `core`") {
+                eprintln!("SKIPPED: the {target} target is not installed: {err}");
+                continue;
+            }
+            panic!("rustc --target {target}: {err}");
+        }
+        let f = floor_of(&d.join(out));
+        let report = f.render(d, None);
+        assert!(f.programs[0].contains(format), "{report}");
+        assert_eq!(f.version(), v, "{report}");
+        assert!(!f.at_least(), "{report}");
+        assert_eq!(markers(&f), [ctx_create.as_str(), "cuInit_v2000"], "{report}");
+        assert!(f.uses.iter().all(|u| (u.reading, u.read_as) == ("import", "exact")), "{report}");
+        // The DLL beside the driver is named as not read (what cuBLAS asks for is not counted);
+        // nvcuda.dll itself is not.
+        let not_read: &[&str] = if format.starts_with("Pe") { &["cublas64_12.dll"] } else { &[] };
+        assert_eq!(f.not_read, not_read, "{report}");
+    }
+}

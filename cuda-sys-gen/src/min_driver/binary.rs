@@ -185,7 +185,7 @@ pub(super) fn read(
             continue;
         };
         sections_read += 1;
-        if name == ".nv_fatbin" || name == "__nv_fatbin" {
+        if fatbin_section(&name) {
             kernels::binary(bytes, &name, &mut image);
             continue;
         }
@@ -342,10 +342,21 @@ pub(super) fn read(
         .collect();
     let dlsym = imports.iter().any(|n| n == "dlsym" || n == "GetProcAddress");
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
+    // A program that imports no libcuda function and can look symbols up (cudarc, or any
+    // loader that builds the library's name at run time, "lib" + "cuda" + ".so") reaches the
+    // driver only by name: its strings are what it can ask for.
+    let imports_libcuda = imports.iter().any(|n| reg.by_exported(n).is_some());
     read.not_read = dynamic.needed.iter().filter(|l| !system_library(l)).cloned().collect();
-    let static_cudart = static_runtime(data, reg);
+    if file.format() == object::BinaryFormat::Pe {
+        read.not_read.extend(needed_libraries(&file).into_iter().filter(|l| !windows_system_library(l)));
+    }
     let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
-    let scan = records_found.is_empty() && static_cudart.is_none() && (!by_name.is_empty() || (dlsym && opens_libcuda));
+    // A program that links the shared runtime holds its error names too where it prints them
+    // (PyTorch): only nvcc's tag says the runtime's code is in it as well.
+    let static_cudart = static_runtime(data, reg, shared_cudart.is_none());
+    let scan = records_found.is_empty()
+        && static_cudart.is_none()
+        && (!by_name.is_empty() || (dlsym && (opens_libcuda || !imports_libcuda)));
     if !scan && !by_name.is_empty() {
         // Its own lookups by name are not read: the generated crate's records (or a static
         // runtime's strings, which name every function) would be taken for them.
@@ -379,7 +390,7 @@ pub(super) fn read(
             }
             let Ok(bytes) = section.data() else { continue };
             let sname = section.name().unwrap_or("");
-            if matches!(sname, ".dynstr" | ".strtab" | ".nv_fatbin") {
+            if matches!(sname, ".dynstr" | ".strtab") || fatbin_section(sname) {
                 continue;
             }
             areas.push((sname.to_owned(), bytes));
@@ -401,7 +412,7 @@ pub(super) fn read(
             }
         }
         for (sname, bytes) in areas {
-            for (word, at) in identifiers(bytes) {
+            for (word, at) in registry_names(bytes, reg) {
                 let Some(e) = reg.highest_meaning(word) else { continue };
                 let entry = &reg.entries[e];
                 add(Use {
@@ -422,15 +433,17 @@ pub(super) fn read(
             (
                 major,
                 Some(minor),
-                format!("a static CUDA runtime, {major}.{minor} or later by the driver functions it names"),
+                format!("holds the CUDA runtime's code, {major}.{minor} or later by the driver functions it names"),
             )
         })
     });
     if let Some((major, minor, how)) = runtime {
         let v = runtime_floor(major, minor);
         let own = minor.map(|m| major * 1000 + m * 10);
+        let platform =
+            if file.format() == object::BinaryFormat::Pe { super::Platform::Windows } else { super::Platform::Linux };
         let release_driver = own
-            .and_then(|o| releases.driver_for(o, super::Platform::Linux).filter(|(_, at)| *at == o))
+            .and_then(|o| releases.driver_for(o, platform).filter(|(_, at)| *at == o))
             .map(|(d, _)| format!("; its toolkit's own release driver ({d}) for the features that need it"))
             .unwrap_or_default();
         let what = if major >= 11 {
@@ -556,6 +569,38 @@ fn system_library(lib: &str) -> bool {
     ) || stem.starts_with("ld-linux")
 }
 
+/// The same for a DLL a PE program imports from: Windows' own (`KERNEL32.dll`, the
+/// `api-ms-win-*` sets), the C and C++ runtimes, Python's, the driver (`nvcuda.dll`) and the
+/// CUDA runtime (read as the runtime it links).
+fn windows_system_library(lib: &str) -> bool {
+    let lower = lib.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".dll").unwrap_or(&lower);
+    matches!(
+        stem,
+        "kernel32"
+            | "kernelbase"
+            | "ntdll"
+            | "user32"
+            | "gdi32"
+            | "advapi32"
+            | "shell32"
+            | "shlwapi"
+            | "ole32"
+            | "oleaut32"
+            | "ws2_32"
+            | "bcrypt"
+            | "crypt32"
+            | "dbghelp"
+            | "version"
+            | "setupapi"
+            | "msvcrt"
+            | "ucrtbase"
+            | "nvcuda"
+    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python", "cudart64_"]
+        .iter()
+        .any(|p| stem.starts_with(p))
+}
+
 /// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
 /// in the file its dynamic string table lies. Read through the program headers, so that a
 /// program without section headers is read as well.
@@ -636,17 +681,68 @@ fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     Some((major, minor, lib.to_owned()))
 }
 
-/// A statically linked CUDA runtime: its objects name themselves `libcudart_static_<hash>`
-/// (3143 such strings in nvcc 13.0's). Its version is not a string; the newest versioned
-/// export name among its strings (`cuMemcpyBatchAsync_v2`, of 13.0) is what it asks the driver
-/// for, so its release is at least that one's: (major, minor).
-fn static_runtime(data: &[u8], reg: &Registry) -> Option<(u32, u32)> {
-    memmem::find(data, b"libcudart_static_")?;
+/// The CUDA runtime's own code, linked statically or being the runtime library itself: nvcc
+/// 13.0's static runtime names its objects `libcudart_static_<hash>` (3143 such strings);
+/// every runtime read (12.9's `libcudart.so.12` for aarch64 and `cudart64_12.dll`, and the
+/// static runtimes inside 12.x's `libnvjpeg.so.12`, `nvjpeg64_12.dll` and CuPy's `cub` module)
+/// holds its error names (`cudaErrorCudartUnloading`), looks the driver's functions up with
+/// `cuGetProcAddress` and opens the driver by name (`libcuda.so.1`, `nvcuda.dll`). Its version
+/// is not a string; the newest versioned export name among its strings
+/// (`cuMemcpyBatchAsync_v2`, of 13.0) is what it asks the driver for, so its release is at least
+/// that one's: (major, minor). `untagged`: whether the second signature counts (not where the
+/// program links the shared runtime).
+fn static_runtime(data: &[u8], reg: &Registry, untagged: bool) -> Option<(u32, u32)> {
+    let tagged = memmem::find(data, b"libcudart_static_").is_some();
+    let runtime_code = || {
+        untagged
+            && memmem::find(data, b"cudaErrorCudartUnloading").is_some()
+            && memmem::find(data, b"cuGetProcAddress").is_some()
+            && (memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some())
+    };
+    if !tagged && !runtime_code() {
+        return None;
+    }
     let newest = identifiers(data)
         .filter_map(|(w, _)| reg.by_exported(w).filter(|&e| reg.entries[e].symbol != w))
         .map(|e| reg.entries[e].version)
         .max()?;
     Some((newest / 1000, newest % 1000 / 10))
+}
+
+/// Whether a section holds the fatbins nvcc embeds: `.nv_fatbin` (ELF), `__nv_fatbin`
+/// (Mach-O), `.nv_fatb` (PE, whose section names are cut to 8 bytes).
+fn fatbin_section(name: &str) -> bool {
+    matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
+}
+
+/// The longest registry name (the longest is 52 bytes) that starts `bytes`.
+const LONGEST_NAME: usize = 80;
+
+/// The registry names in `bytes`, with offsets: at each `cu` followed by a capital letter,
+/// the longest name that starts there, whatever comes before or after it. Rust's strings
+/// have no NUL: cudarc's `"cuCtxCreate_v2"` lies between other strings' bytes
+/// (`...cuCtxCreate_v2cuCtxDestroy_v2Missing symbol...`), where a search for whole words
+/// would find nothing. Each candidate is tried at most [`LONGEST_NAME`] times: linear.
+fn registry_names<'a>(bytes: &'a [u8], reg: &'a Registry) -> impl Iterator<Item = (&'a str, usize)> + 'a {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(p) = memmem::find(&bytes[from.min(bytes.len())..], b"cu") {
+            let at = from + p;
+            from = at + 1;
+            if !bytes.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
+                continue;
+            }
+            let run = bytes[at..].iter().take(LONGEST_NAME).take_while(|&&b| is_ident(b)).count();
+            let word = std::str::from_utf8(&bytes[at..at + run]).unwrap_or("");
+            let found = (3..=word.len()).rev().map(|n| &word[..n]).find(|w| reg.highest_meaning(w).is_some());
+            if let Some(w) = found {
+                from = at + w.len();
+                return Some((w, at));
+            }
+        }
+        None
+    })
 }
 
 /// The C identifiers in `bytes` that may be registry names (start with `cu`), with offsets.

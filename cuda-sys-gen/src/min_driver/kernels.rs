@@ -411,6 +411,25 @@ fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<V
     Some(out)
 }
 
+/// An entry compressed by NVIDIA's older scheme (flag 0x2000: the default of CUDA 11 and 12's
+/// `--compress-all`, and 13.x's `--compress-mode=speed`): one LZ4 block, as measured on
+/// fatbinary 13.5's output (its first `size` bytes; the rest of the payload is padding), that
+/// decompresses to exactly `expected` bytes (the header's size, at most [`MAX_INFLATED`]).
+/// `None` where the header gives no size or the block does not decompress to it.
+fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>) -> Option<Vec<u8>> {
+    let block = match size.and_then(|s| usize::try_from(s).ok()) {
+        Some(s) if s > 0 && s <= payload.len() => &payload[..s],
+        _ => payload,
+    };
+    // An LZ4 block yields at most about 255 bytes per byte (a match's length grows by 255 per
+    // byte): a larger size is refused before its buffer is made.
+    let most = (block.len() as u64).saturating_mul(256).saturating_add(64);
+    let expected = usize::try_from(expected.filter(|&e| e > 0 && e <= MAX_INFLATED && e <= most)?).ok()?;
+    let mut out = vec![0u8; expected];
+    let n = lz4_flex::block::decompress_into(block, &mut out).ok()?;
+    (n == expected).then_some(out)
+}
+
 /// [`cubin`] from the first bytes of one (a decompressed prefix): its ELF header, read by
 /// hand, and its toolkit note where the bytes hold it.
 fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
@@ -490,23 +509,29 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
             };
             let part = format!("{what} (fatbin entry {n})");
             image.current = Some(Tag { container, entry: n, ptx: kind == 1 });
-            // 0x2000: NVIDIA's own compression (CUDA 11 and 12); 0x8000: zstd (13.x), as
-            // measured on fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. A zstd
-            // entry is decompressed (up to the size its header gives, at offset 56) and read.
+            // 0x2000: NVIDIA's older compression, an LZ4 block (the default of CUDA 11 and
+            // 12, and 13.x's --compress-mode=speed); 0x8000: zstd (13.x), as measured on
+            // fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. Either is
+            // decompressed (to at most the size its header gives, at offset 56) and read.
             let compressed = flags & 0xa000 != 0;
-            // A cubin is decompressed only up to its toolkit note (its ELF header comes first),
-            // in one pass: the rest is not needed.
-            let inflated = match (compressed, kind) {
-                (false, _) => None,
-                (true, 2) => inflate_until(&bytes[payload..payload_end], u64_at(e + 56), NOTE_MARK),
-                (true, _) => inflate(&bytes[payload..payload_end], u64_at(e + 56)),
+            let codec = if flags & 0x8000 != 0 { "zstd" } else { "LZ4" };
+            // A zstd cubin is decompressed only up to its toolkit note (its ELF header comes
+            // first), in one pass: the rest is not needed. An LZ4 block is read whole (it
+            // cannot be cut short), as fast as copying it.
+            let inflated = match (compressed, codec, kind) {
+                (false, _, _) => None,
+                (true, "LZ4", _) => {
+                    inflate_lz4(&bytes[payload..payload_end], u32_at(e + 16).map(u64::from), u64_at(e + 56))
+                }
+                (true, _, 2) => inflate_until(&bytes[payload..payload_end], u64_at(e + 56), NOTE_MARK),
+                (true, _, _) => inflate(&bytes[payload..payload_end], u64_at(e + 56)),
             };
             match (kind, compressed, inflated) {
                 (1, true, Some(text)) => {
                     let text = String::from_utf8_lossy(&text);
-                    ptx(text.trim_end_matches('\0'), &format!("{part} (zstd)"), image);
+                    ptx(text.trim_end_matches('\0'), &format!("{part} ({codec})"), image);
                 }
-                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} (zstd)"), image),
+                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} ({codec})"), image),
                 (1, true, None) => {
                     image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
                     if arch != 0 {
@@ -612,6 +637,20 @@ mod tests {
         assert_eq!(archs, 2, "{image:?}");
         assert_eq!(image.unreadable.len(), 1, "{image:?}");
         assert!(image.unreadable[0].contains("t+0x10") && image.unreadable[0].contains("does not say"), "{image:?}");
+    }
+
+    #[test]
+    fn an_lz4_block_decompresses_to_exactly_its_size() {
+        // One sequence of 5 literals, then padding past the block's length.
+        let payload = [0x50, b'h', b'e', b'l', b'l', b'o', 0, 0];
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(5)).as_deref(), Some(&b"hello"[..]));
+        // Not the size the header gives, no size, a size no block of 6 bytes can reach, the
+        // padding taken for the block: nothing, and no panic.
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(6)), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), None), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(1 << 20)), None);
+        assert_eq!(inflate_lz4(&payload, Some(8), Some(5)), None);
+        assert_eq!(inflate_lz4(&[], None, Some(5)), None);
     }
 
     #[test]
