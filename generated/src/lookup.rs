@@ -6,6 +6,35 @@
 //! a lookup function's answer to a pointer or an error. Each library says only how it asks for
 //! an entry it has not cached (`Lookups::miss`) and what a result code no answer names means
 //! (`Lookups::failed`); everything else is written once, here.
+//!
+//! # Rules
+//! - **Stream flags.** Default-variant entries are asked for with
+//!   `CU_GET_PROC_ADDRESS_LEGACY_STREAM`, per-thread ones with
+//!   `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`, never with `DEFAULT`, whose meaning depends
+//!   on how the caller was compiled. With the per-thread flag a driver answers only from a
+//!   symbol's per-thread variants where it has any (below the first: "not sufficient"),
+//!   measured request by request on drivers 470 to 580 (`answer::driver_answer`,
+//!   tests/tests/real_driver_answers.rs).
+//! - **Versions.** A lookup passes the entry's symbol (read from its record), version and flag
+//!   and nothing else. An entry whose version is above the driver's is refused before the
+//!   driver is asked, in every path (`get`, `resolve`, `call`, `api::`, `entry_table!`,
+//!   `get_raw`, the runtime against the driver version it reports): drivers before CUDA 13.0
+//!   answer such a request with success and the newest ABI they have, another ABI than the
+//!   entry's (measured on 470 to 555), and none exports an entry above its own version
+//!   (measured on 418 to 580), so the rule loses nothing. The check sits on the miss path only.
+//! - **The cache.** One `AtomicPtr` per registry entry, inline: a hit is one Acquire load at a
+//!   fixed offset; a miss one request, then a Release store; no lock and no read-modify-write,
+//!   so threads that miss together may each ask once, and all get the same pointer. Errors are
+//!   not cached. The miss path is one non-generic function for every entry (the common answer
+//!   only); every other answer is mapped out of line, from what the driver already said.
+//! - **`newest`** tries, from the highest version at or below the driver's, only versions the
+//!   registry has a type for, through the same cache, and steps down only on "version not
+//!   sufficient" and `CUDA_ERROR_NOT_FOUND`; its candidates are the enum's `CASES` (highest
+//!   first, each per-thread variant before the default ABI it pairs with), searched by one
+//!   function for every symbol.
+//! - **The answer is never trusted**: a pointer is used only with `CUDA_SUCCESS`, a success or
+//!   unwritten status (`STATUS_UNSET` is put there first) and a non-NULL value; every other
+//!   answer is a typed `Error` naming the symbol, version and flag.
 
 use core::ffi::{c_uint, c_void, CStr};
 use core::mem::size_of;

@@ -693,8 +693,13 @@ fn a_cudarc_program_needs_the_functions_it_can_call() {
     // The safe API's few, not the bindings' hundreds; an unused binding leaves nothing.
     assert!(f.uses.len() < 30, "{report}");
     assert!(!f.uses.iter().any(|u| u.marker.starts_with("cuCheckpoint")), "{report}");
+    // A name it builds at run time would not be among its strings: the floor is a lower bound.
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.reading == "string" && u.why.contains("builds at run time")), "{report}");
     let (code, out) = cli(&["min-driver", program.to_str().unwrap(), "--max", "12.4"]);
     assert_eq!(code, Some(3), "{out}");
+    let (code, out) = cli(&["min-driver", program.to_str().unwrap(), "--max", "12.5"]);
+    assert_eq!(code, Some(2), "within 12.5 as far as could be read, not proven: {out}");
 }
 
 /// A library for Windows x86-64 that imports cuInit and cuCtxCreate_v4 from `nvcuda.dll` (and

@@ -377,6 +377,16 @@ pub(super) fn read(
         });
     }
     if scan {
+        // What it asks for is what its strings name, as far as they can be read: a name it
+        // builds at run time (pasted together, read from a file) is not among them, so the
+        // floor of what is read is a lower bound, said as such.
+        read.unresolved.push(Unresolved {
+            spelled: "driver functions looked up by name".into(),
+            file: file_name.clone(),
+            line: 0,
+            why: "the names are read from the program's strings; one it builds at run time is not seen".into(),
+            reading: "string",
+        });
         // The strings of its allocated sections, or of its loaded segments less the dynamic
         // string table (the names it imports, counted above) where it has no section headers.
         let mut areas: Vec<(String, &[u8])> = Vec::new();
