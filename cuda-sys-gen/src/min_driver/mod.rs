@@ -208,34 +208,14 @@ impl Floor {
                 "exact" => String::new(),
                 other => format!(" ({other})"),
             };
-            if u.reading == "source" {
-                s.push_str(&format!(
-                    "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
-                    u.version,
-                    u.marker,
-                    u.spelled,
-                    rel(&u.file),
-                    u.line
-                ));
-            } else {
-                s.push_str(&format!("  {:>5}  {:<34} {:<7} {}{how}\n", u.version, u.marker, u.reading, u.spelled));
-            }
+            let at = format!("{}:{}", rel(&u.file), u.line);
+            s.push_str(&row(u.version, &u.marker, &u.spelled, u.reading, &at, &how));
         }
         if !self.kernels.is_empty() {
             s.push_str(&format!("kernels ({}):\n", self.kernels.len()));
             for k in &self.kernels {
-                if k.reading == "source" {
-                    s.push_str(&format!(
-                        "  {:>5}  {:<34} {:<28} {}:{}\n",
-                        k.version,
-                        k.needs,
-                        k.what,
-                        rel(&k.file),
-                        k.line
-                    ));
-                } else {
-                    s.push_str(&format!("  {:>5}  {:<34} {:<7} {}\n", k.version, k.needs, k.reading, k.what));
-                }
+                let at = format!("{}:{}", rel(&k.file), k.line);
+                s.push_str(&row(k.version, &k.needs, &k.what, k.reading, &at, ""));
             }
         }
         if !self.unresolved.is_empty() {
@@ -269,26 +249,37 @@ impl Floor {
     }
 }
 
+/// One line of the report's entries or kernels: the version, what is needed, how it is
+/// spelled and where: at a source line (`at`), or for a compiled program the part it was
+/// read from (`reading`: a program has no lines).
+fn row(version: u32, needs: &str, spelled: &str, reading: &str, at: &str, how: &str) -> String {
+    if reading == "source" {
+        format!("  {version:>5}  {needs:<34} {spelled:<28} {at}{how}\n")
+    } else {
+        format!("  {version:>5}  {needs:<34} {reading:<7} {spelled}{how}\n")
+    }
+}
+
 /// "Install at least ..." for each platform of NVIDIA's table.
 fn driver_lines(r: &Releases, v: u32, at_least: bool) -> String {
     let least = if at_least { "at least " } else { "" };
     let mut s = String::new();
-    for p in [Platform::Linux, Platform::Windows] {
+    for p in Platform::ALL {
         match r.driver_for(v, p) {
             Some((driver, at)) if at == v => s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {})\n",
-                p.name(),
+                p.driver_name(),
                 cuda_text(v)
             )),
             Some((driver, at)) => s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {}; CUDA {}'s row is not known here)\n",
-                p.name(),
+                p.driver_name(),
                 cuda_text(at),
                 cuda_text(v)
             )),
             None => s.push_str(&format!(
                 "{} driver: not known (cuda-releases.toml has no row for CUDA {} or later)\n",
-                p.name(),
+                p.driver_name(),
                 cuda_text(v)
             )),
         }
@@ -1177,7 +1168,7 @@ impl Check {
         }
     }
 
-    /// The exit status it calls for ([`crate::MIN_DRIVER_EXIT_STATUSES`]).
+    /// The exit status it calls for ([`EXIT_STATUSES`]).
     pub fn status(&self) -> u8 {
         match self.verdict {
             "above" => 3,
@@ -1226,25 +1217,10 @@ impl Check {
             ),
         };
         let (entries, kernels) = floor.missing_on(self.cuda);
-        for u in entries {
-            s.push_str(&format!(
-                "  {}:{}: {} needs CUDA {} ({})\n",
-                rel(&u.file),
-                u.line,
-                u.spelled,
-                cuda_text(u.version),
-                u.marker
-            ));
-        }
-        for k in kernels {
-            s.push_str(&format!(
-                "  {}:{}: {} needs CUDA {} ({})\n",
-                rel(&k.file),
-                k.line,
-                k.needs,
-                cuda_text(k.version),
-                k.what
-            ));
+        let lacks = entries.into_iter().map(|u| (&u.file, u.line, &u.spelled, u.version, &u.marker));
+        let lacks = lacks.chain(kernels.into_iter().map(|k| (&k.file, k.line, &k.needs, k.version, &k.what)));
+        for (file, line, what, version, which) in lacks {
+            s.push_str(&format!("  {}:{line}: {what} needs CUDA {} ({which})\n", rel(file), cuda_text(version)));
         }
         s
     }
@@ -1274,12 +1250,73 @@ struct JsonReport<'a> {
     checks: &'a [Check],
 }
 
+/// `min-driver`'s options.
+#[derive(Debug, clap::Args)]
+pub struct MinDriverArgs {
+    /// Compiled programs or libraries (ELF, PE); or Rust files, or folders searched for them
+    /// (hidden folders, and the target/ folder beside a Cargo.toml, skipped; path dependencies
+    /// and workspace members of the packages found followed).
+    #[arg(required = true, value_name = "PATH")]
+    pub sources: Vec<PathBuf>,
+    /// The generated crate's registry.json.
+    #[arg(long, default_value = "generated/registry.json")]
+    pub registry: PathBuf,
+    /// Does the program run on this driver? A driver version (`535.104.05`) or a CUDA version
+    /// (`12.2`); what it lacks is listed with its line.
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// Fail (exit 3) when the floor is above this CUDA version (`12.2`): a CI gate.
+    #[arg(long, value_name = "CUDA")]
+    pub max: Option<String>,
+    /// The GPU the program runs on (`sm_90`): of each fatbin, only the entry the driver loads
+    /// there counts (a cubin for it, else the PTX it JIT-compiles); the others are listed as
+    /// unused there, and a fatbin with no entry for it is said.
+    #[arg(long, value_name = "SM")]
+    pub arch: Option<String>,
+    /// Whose driver numbers `--driver` reads (the report names both platforms' drivers).
+    #[arg(long, default_value = "linux", value_parser = platform_parser())]
+    pub platform: Platform,
+    /// The report as JSON (its schema: docs/min-driver.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--platform`: the generator's [`Platform`], by the names the manifest uses too.
+fn platform_parser() -> impl clap::builder::TypedValueParser<Value = Platform> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Platform::ALL.map(|p| {
+        let example = match p {
+            Platform::Linux => "555.42.02",
+            Platform::Windows => "555.85",
+        };
+        PossibleValue::new(p.as_str()).help(format!("{} driver numbers ({example})", p.driver_name()))
+    });
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<Platform>())
+}
+
+/// `min-driver`'s exit statuses, for `--help` and the docs (tested against each other).
+pub const EXIT_STATUSES: &[(u8, &str)] = &[
+    (0, "the report was made; with `--driver` or `--max`, the program is within it"),
+    (1, "error: bad arguments, an unreadable file or registry, a file that is not Rust tokens"),
+    (
+        2,
+        "with `--driver` or `--max`: within it as far as could be read, but something could not be read (the floor is \"at least\")",
+    ),
+    (3, "with `--driver` or `--max`: above it; the offending entries and kernels are listed with their lines"),
+];
+
+/// `min-driver --help`'s closing text.
+pub fn exit_status_help() -> String {
+    crate::exit::exit_status_help(
+        EXIT_STATUSES,
+        "\nWhat counts (every token, code under every #[cfg(..)], kernels), what is \"at least\", the JSON \
+         schema and CI: docs/min-driver.md in cuda-sys-gen's repository.",
+    )
+}
+
 /// `cuda-sys-gen min-driver`: prints the report (and the checks) and gives the exit status.
-pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
-    let platform = match args.platform {
-        crate::DriverPlatform::Linux => Platform::Linux,
-        crate::DriverPlatform::Windows => Platform::Windows,
-    };
+pub fn run(args: &MinDriverArgs) -> Result<u8> {
+    let platform = args.platform;
     let releases = Releases::load()?;
     // Arguments first: a bad one is said before any file is read.
     let mut wanted = Vec::new();
@@ -1287,8 +1324,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
         wanted.push(driver_check(text, platform, &releases)?);
     }
     if let Some(text) = &args.max {
-        let cuda = releases::cuda_number(text)
-            .with_context(|| format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2"))?;
+        let cuda = releases::parse_cuda(text).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
         released(cuda, &releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
         wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
@@ -1302,15 +1338,9 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
     if args.json {
         let v = floor.version();
-        let drivers = [Platform::Linux, Platform::Windows]
+        let drivers = Platform::ALL
             .into_iter()
-            .map(|p| {
-                let key = match p {
-                    Platform::Linux => "linux",
-                    Platform::Windows => "windows",
-                };
-                (key, (v > 0).then(|| releases.driver_for(v, p).map(|(d, _)| d.to_owned())).flatten())
-            })
+            .map(|p| (p.as_str(), (v > 0).then(|| releases.driver_for(v, p).map(|(d, _)| d.to_owned())).flatten()))
             .collect();
         let report = JsonReport {
             schema: 2,
@@ -1408,26 +1438,29 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                 bail!(
                     "--driver {text}: older than every {} driver NVIDIA's table names (its oldest row is CUDA {oldest}): \
                      too old for anything here; check --platform",
-                    platform.name()
+                    platform.driver_name()
                 );
             };
             let label = if open_ended {
                 format!(
                     "driver {text} ({}: newer than NVIDIA's table, CUDA {} or later)",
-                    platform.name(),
+                    platform.driver_name(),
                     cuda_text(cuda)
                 )
             } else {
-                format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda))
+                format!("driver {text} ({}: CUDA {})", platform.driver_name(), cuda_text(cuda))
             };
             Ok((label, cuda, open_ended))
         }
-        _ => match releases::cuda_number(text) {
-            Some(cuda) => {
+        _ => match releases::parse_cuda(text) {
+            Ok(cuda) => {
                 released(cuda, releases).map_err(|why| anyhow::anyhow!("--driver {text}: {why}"))?;
                 Ok((format!("CUDA {}", cuda_text(cuda)), cuda, false))
             }
-            None => bail!(
+            // Two numbers (`12.05`): a CUDA version written as CUDA writes none; the reader
+            // says what to write.
+            Err(why) if number.is_some() => bail!("--driver {text}: {why}"),
+            Err(_) => bail!(
                 "--driver {text}: neither a driver version (such as 535.104.05, or 555.85 on Windows) nor a CUDA \
                  version (such as 12.2)"
             ),
