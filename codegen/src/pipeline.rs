@@ -14,7 +14,7 @@ use crate::fetch::{self, Fetcher, ToolkitHeaders};
 use crate::manifest::{HeaderSpec, Manifest, ToolkitPin};
 use crate::model::{CrateTypes, Model};
 use crate::output_folder::{check_output_folder, write_crate};
-use crate::pin;
+use crate::pin::journal;
 use crate::read::{self, clang, UnitTypes};
 use crate::report::{self, Report};
 use crate::toolkits;
@@ -76,7 +76,7 @@ pub fn render(cfg: &Config, manifest: &Manifest) -> Result<(emit::Files, Report)
 
 /// What is checked before any work, here only: the crate name and the command quoted in
 /// every file's header; then, where the run may write, a killed `--add-toolkit` made whole
-/// ([`pin::journal::recover`]: it may change the manifest, so it comes before the manifest is
+/// ([`journal::recover`]: it may change the manifest, so it comes before the manifest is
 /// read); the manifest, read once; and, where the run may write, that the output folder holds
 /// nothing but the generator's own files ([`check_output_folder`]).
 pub fn check_before_work(cfg: &Config) -> Result<Checked, Error> {
@@ -85,7 +85,7 @@ pub fn check_before_work(cfg: &Config) -> Result<Checked, Error> {
     manifest_name(&cfg.manifest)?;
     let mut notes = Vec::new();
     if cfg.mode == Mode::Write {
-        notes.extend(pin::journal::recover(&cfg.manifest)?);
+        notes.extend(journal::recover(&cfg.manifest)?);
     }
     let manifest = Manifest::load(&cfg.manifest)?;
     if cfg.mode == Mode::Write {

@@ -147,7 +147,7 @@ pub fn crate_types(
 fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Units, Error> {
     let mut units = Units { outputs: Vec::new(), c_names: Vec::new(), warnings: Vec::new(), ran_clang: false };
     let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
-    for target in [Platform::Linux, Platform::Windows] {
+    for target in Platform::ALL {
         let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == target).collect();
         if rows.is_empty() {
             continue;

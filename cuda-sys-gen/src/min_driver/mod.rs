@@ -99,6 +99,13 @@ pub struct Unresolved {
     pub reading: &'static str,
 }
 
+impl Unresolved {
+    /// What the source scan could not read, at `file:line`.
+    fn in_source(spelled: String, file: &Path, line: usize, why: String) -> Unresolved {
+        Unresolved { reading: "source", spelled, file: file.to_owned(), line, why }
+    }
+}
+
 /// What a program needs, highest first.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Floor {
@@ -170,27 +177,26 @@ impl Floor {
                     .to_owned()
             }
             None => "nothing of the generated crate could be read in these sources\n".to_owned(),
-            Some(Setter::Entry(top)) => format!(
-                "oldest driver for the {} entry points used: {least}CUDA {} ({}), set by {} ({} at {}:{})\n",
-                self.uses.len(),
-                cuda_text(top.version),
-                top.version,
-                top.marker,
-                top.spelled,
-                rel(&top.file),
-                top.line
-            ),
-            Some(Setter::Kernel(k)) => format!(
-                "oldest driver for the {} entry points and {} kernel needs: {least}CUDA {} ({}), set by {} ({} at {}:{})\n",
-                self.uses.len(),
-                self.kernels.len(),
-                cuda_text(k.version),
-                k.version,
-                k.needs,
-                k.what,
-                rel(&k.file),
-                k.line
-            ),
+            Some(setter) => {
+                let (counted, version, name, spelled, file, line) = match setter {
+                    Setter::Entry(u) => {
+                        (format!("{} entry points used", self.uses.len()), u.version, &u.marker, &u.spelled, &u.file, u.line)
+                    }
+                    Setter::Kernel(k) => (
+                        format!("{} entry points and {} kernel needs", self.uses.len(), self.kernels.len()),
+                        k.version,
+                        &k.needs,
+                        &k.what,
+                        &k.file,
+                        k.line,
+                    ),
+                };
+                format!(
+                    "oldest driver for the {counted}: {least}CUDA {} ({version}), set by {name} ({spelled} at {}:{line})\n",
+                    cuda_text(version),
+                    rel(file)
+                )
+            }
         });
         if !self.programs.is_empty() {
             // No source lines in a compiled program: `at file:0` is the program itself.
@@ -673,18 +679,17 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                 let in_crate_path = h.opens_macro.as_deref().is_some_and(|m| m.starts_with("cu"))
                     || h.prefix.last().is_some_and(|p| matches!(p.as_str(), "entries" | "api" | "pfn" | "symbols"));
                 if in_crate_path && !h.string {
-                    unresolved.push(Unresolved {
-                        reading: "source",
-                        spelled: h.spelled(),
-                        file: file.clone(),
-                        line: h.line,
-                        why: format!(
+                    unresolved.push(Unresolved::in_source(
+                        h.spelled(),
+                        file,
+                        h.line,
+                        format!(
                             "not in the registry (misspelt, or a name of a newer crate: regenerate it, or pass its \
                              registry.json with --registry); {} entries and {} toolkits known",
                             reg.entries.len(),
                             reg.toolkits.len()
                         ),
-                    });
+                    ));
                 }
                 continue;
             };
@@ -693,15 +698,14 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             // describes may be any of the symbol's, so the oldest is only a lower bound.
             if read_as == "oldest ABI" && !h.string {
                 if let Some(&t) = s.transmutes.iter().min() {
-                    unresolved.push(Unresolved {
-                        reading: "source",
-                        spelled: format!("{} and transmute (line {t})", h.spelled()),
-                        file: file.clone(),
-                        line: h.line,
-                        why: "Driver::newest's pointer may be used as a function type of the program's own, whose ABI \
+                    unresolved.push(Unresolved::in_source(
+                        format!("{} and transmute (line {t})", h.spelled()),
+                        file,
+                        h.line,
+                        "Driver::newest's pointer may be used as a function type of the program's own, whose ABI \
                               is not read: match the symbol's enum instead, or name the entry (entries::X)"
                             .to_owned(),
-                    });
+                    ));
                 }
             }
             let e = &reg.entries[entry];
@@ -716,34 +720,31 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             });
         }
         for (line, name) in &s.pasted {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: format!("{name}!"),
-                file: file.clone(),
-                line: *line,
-                why: "builds identifiers out of pieces, which cannot be read: name the entries whole (entries::X, \
+            unresolved.push(Unresolved::in_source(
+                format!("{name}!"),
+                file,
+                *line,
+                "builds identifiers out of pieces, which cannot be read: name the entries whole (entries::X, \
                       cu!(cuX(..))) where the floor matters"
                     .to_owned(),
-            });
+            ));
         }
         for m in &s.mods {
             let parent = file.parent().map(Path::to_owned).unwrap_or_default();
             for p in m.cfg_paths.iter().map(|p| parent.join(p)).filter(|p| !p.is_file()) {
-                unresolved.push(Unresolved {
-                    reading: "source",
-                    spelled: format!("#[cfg_attr(.., path = ..)] mod {};", m.name),
-                    file: file.clone(),
-                    line: m.line,
-                    why: format!("{} is not there: pass the folder that holds it", p.display()),
-                });
+                unresolved.push(Unresolved::in_source(
+                    format!("#[cfg_attr(.., path = ..)] mod {};", m.name),
+                    file,
+                    m.line,
+                    format!("{} is not there: pass the folder that holds it", p.display()),
+                ));
             }
             if !mod_candidates(file, m).iter().any(|c| c.is_file()) {
-                unresolved.push(Unresolved {
-                    reading: "source",
-                    spelled: format!("mod {};", m.name),
-                    file: file.clone(),
-                    line: m.line,
-                    why: format!(
+                unresolved.push(Unresolved::in_source(
+                    format!("mod {};", m.name),
+                    file,
+                    m.line,
+                    format!(
                         "its file is not there ({}): pass the folder that holds it",
                         mod_candidates(file, m)
                             .iter()
@@ -751,7 +752,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                             .collect::<Vec<_>>()
                             .join(" or ")
                     ),
-                });
+                ));
             }
         }
         for l in &s.lookups {
@@ -790,35 +791,32 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             }
         }
         if let Some((line, name)) = s.tables.iter().min_by_key(|(l, _)| *l) {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: name.clone(),
-                file: file.clone(),
-                line: *line,
-                why: "walks the registry's table at run time: which entries it looks up is not in the sources (the \
+            unresolved.push(Unresolved::in_source(
+                name.clone(),
+                file,
+                *line,
+                "walks the registry's table at run time: which entries it looks up is not in the sources (the \
                       compiled program's records say more)"
                     .to_owned(),
-            });
+            ));
         }
         for (line, name) in &s.runtime_files {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: format!("{name:?}"),
-                file: file.clone(),
-                line: *line,
-                why: "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)"
+            unresolved.push(Unresolved::in_source(
+                format!("{name:?}"),
+                file,
+                *line,
+                "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)"
                     .to_owned(),
-            });
+            ));
         }
         let from_file = |n: &str| MODULE_FROM_FILE.contains(&n.split("_v").next().unwrap_or(n));
         for h in s.hits.iter().filter(|h| !h.string && from_file(&h.name)) {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: h.spelled(),
-                file: file.clone(),
-                line: h.line,
-                why: "loads a kernel module from a file at run time: pass the file to min-driver too".to_owned(),
-            });
+            unresolved.push(Unresolved::in_source(
+                h.spelled(),
+                file,
+                h.line,
+                "loads a kernel module from a file at run time: pass the file to min-driver too".to_owned(),
+            ));
         }
         let mut image = Image::default();
         let mut images: Vec<(usize, Image)> = Vec::new();
@@ -886,30 +884,17 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                     Ok((needs, version)) => {
                         kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" })
                     }
-                    Err(why) => {
-                        unresolved.push(Unresolved { reading: "source", spelled: what, file: file.clone(), line, why })
-                    }
+                    Err(why) => unresolved.push(Unresolved::in_source(what, file, line, why)),
                 }
             }
             for why in image.unreadable {
-                unresolved.push(Unresolved {
-                    reading: "source",
-                    spelled: "a kernel image".into(),
-                    file: file.clone(),
-                    line,
-                    why,
-                });
+                unresolved.push(Unresolved::in_source("a kernel image".into(), file, line, why));
             }
         }
     }
     for p in &program.skipped {
-        unresolved.push(Unresolved {
-            reading: "source",
-            spelled: p.display().to_string(),
-            file: p.clone(),
-            line: 0,
-            why: "not a regular file (a FIFO, socket or device): skipped, not opened".to_owned(),
-        });
+        let why = "not a regular file (a FIFO, socket or device): skipped, not opened".to_owned();
+        unresolved.push(Unresolved::in_source(p.display().to_string(), p, 0, why));
     }
     let mut uses: Vec<Use> = uses.into_values().collect();
     uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
@@ -1000,30 +985,15 @@ fn kernel_floor(need: &Need, releases: &Releases) -> std::result::Result<(String
 /// The folders of the path dependencies and workspace members the Cargo.toml at `manifest`
 /// names, but not `package` (the generated crate) itself.
 fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
-    let Some(table) = std::fs::read_to_string(manifest).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
-        return Vec::new();
-    };
+    let Some(table) = cargo_toml(manifest) else { return Vec::new() };
     let base = manifest.parent().map(Path::to_owned).unwrap_or_default();
-    let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
-    let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
-    for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
-        tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
-    }
+    let mut tables = dependency_tables(&table);
     let workspace = table.get("workspace").and_then(|w| w.as_table());
     tables.extend(workspace.and_then(|w| w.get("dependencies")?.as_table()));
-    let wanted = package.replace('-', "_");
-    let mut out = Vec::new();
-    for deps in tables {
-        for (key, value) in deps {
-            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
-            if real.replace('-', "_") == wanted {
-                continue;
-            }
-            if let Some(path) = value.get("path").and_then(|p| p.as_str()) {
-                out.push(base.join(path));
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = dependencies(tables, package)
+        .filter(|(_, _, generated)| !generated)
+        .filter_map(|(_, value, _)| Some(base.join(value.get("path")?.as_str()?)))
+        .collect();
     // Workspace members: literal folders, and `dir/*` globs.
     let members = workspace.and_then(|w| w.get("members")?.as_array()).into_iter().flatten().filter_map(|m| m.as_str());
     for m in members {
@@ -1042,29 +1012,45 @@ fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
-/// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
-fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
-    let read = codegen::input::read_text(manifest, "Cargo.toml").ok();
-    let Some(table) = read.and_then(|t| t.parse::<toml::Table>().ok()) else {
-        return Vec::new();
-    };
+/// A Cargo.toml's dependency tables: `[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`, and the same under each `[target.'..']`.
+fn dependency_tables(table: &toml::Table) -> Vec<&toml::Table> {
     let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
     let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
     for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
         tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
     }
+    tables
+}
+
+/// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
+/// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
+fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
+    let Some(table) = cargo_toml(manifest) else { return Vec::new() };
+    let tables = dependency_tables(&table);
+    dependencies(tables, package)
+        .filter(|(_, _, generated)| *generated)
+        .map(|(key, ..)| key.replace('-', "_"))
+        .collect()
+}
+
+/// The Cargo.toml at `manifest`, through the generator's reader of outside text (a FIFO or a
+/// huge file is refused, not waited on); `None` where it cannot be read or parsed.
+fn cargo_toml(manifest: &Path) -> Option<toml::Table> {
+    codegen::input::read_text(manifest, "Cargo.toml").ok()?.parse().ok()
+}
+
+/// Every dependency of `tables`: the key it is named by, its entry, and whether it is
+/// `package` (under its own name or renamed with `package = ..`).
+fn dependencies<'a>(
+    tables: Vec<&'a toml::Table>,
+    package: &str,
+) -> impl Iterator<Item = (&'a String, &'a toml::Value, bool)> {
     let wanted = package.replace('-', "_");
-    let mut out = Vec::new();
-    for deps in tables {
-        for (key, value) in deps {
-            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
-            if real.replace('-', "_") == wanted {
-                out.push(key.replace('-', "_"));
-            }
-        }
-    }
-    out
+    tables.into_iter().flat_map(|deps| deps.iter()).map(move |(key, value)| {
+        let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+        (key, value, real.replace('-', "_") == wanted)
+    })
 }
 
 /// What a walk of folders has seen: each real folder once, however many links lead to it.
@@ -1418,10 +1404,7 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                 .driver
                 .iter()
                 .filter_map(|d| {
-                    let v = match platform {
-                        Platform::Linux => d.linux.as_deref(),
-                        Platform::Windows => d.windows.as_deref(),
-                    }?;
+                    let v = d.minimum(platform)?;
                     Some((releases::driver_number(v)?, releases::cuda_number(&d.cuda)?))
                 })
                 .max_by_key(|(_, c)| *c);

@@ -74,6 +74,16 @@ pub fn driver_number(text: &str) -> Option<Vec<u32>> {
     parts.filter(|p| (2..=3).contains(&p.len()))
 }
 
+impl Driver {
+    /// The oldest driver of `platform` for this row's release (`None`: not known).
+    pub fn minimum(&self, platform: Platform) -> Option<&str> {
+        match platform {
+            Platform::Linux => self.linux.as_deref(),
+            Platform::Windows => self.windows.as_deref(),
+        }
+    }
+}
+
 impl Releases {
     pub fn load() -> Result<Self> {
         Self::parse(TEXT).context("cuda-releases.toml, compiled into cuda-sys-gen")
@@ -124,10 +134,7 @@ impl Releases {
             .iter()
             .filter_map(|d| {
                 let v = cuda_number(&d.cuda)?;
-                let driver = match platform {
-                    Platform::Linux => d.linux.as_deref(),
-                    Platform::Windows => d.windows.as_deref(),
-                }?;
+                let driver = d.minimum(platform)?;
                 (v >= cuda).then_some((driver, v))
             })
             .min_by_key(|(_, v)| *v)
@@ -139,10 +146,7 @@ impl Releases {
         self.driver
             .iter()
             .filter_map(|d| {
-                let need = match platform {
-                    Platform::Linux => d.linux.as_deref(),
-                    Platform::Windows => d.windows.as_deref(),
-                }?;
+                let need = d.minimum(platform)?;
                 (driver_number(need)?.as_slice() <= driver).then(|| cuda_number(&d.cuda)).flatten()
             })
             .max()
