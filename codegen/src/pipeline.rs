@@ -6,6 +6,7 @@
 //! Architecture Invariant: nothing is written before the whole crate is rendered in memory
 //! ([`render`]), and only [`write::sync_tree`] writes.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::emit::{self, EmitOptions};
@@ -15,6 +16,7 @@ use crate::manifest::{HeaderSpec, Manifest, ToolkitPin};
 use crate::model::{CrateTypes, Model};
 use crate::output_folder::{check_output_folder, write_crate};
 use crate::pin::journal;
+use crate::platform::Platform;
 use crate::read::{self, clang, UnitTypes};
 use crate::report::{self, Report};
 use crate::toolkits;
@@ -142,15 +144,14 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     // Per toolkit, in completion order: put back in the toolkits' order below.
     let mut read = Vec::new();
     // Only the newest unit of each target is kept: the crate's types come from it.
-    let mut newest: [Option<(ToolkitVersion, UnitTypes)>; 2] = [None, None];
+    let mut newest: BTreeMap<Platform, (ToolkitVersion, UnitTypes)> = BTreeMap::new();
     let mut newest_docs = (ToolkitVersion { major: 0, minor: 0 }, Default::default());
     let mut comments: Vec<(ToolkitVersion, crate::model::CDocs)> = Vec::new();
     read::read_toolkits(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref(), |tk| {
         let version = tk.input.version;
         for unit in tk.units {
-            let slot = &mut newest[unit.target as usize];
-            if slot.as_ref().is_none_or(|(v, _)| *v < version) {
-                *slot = Some((version, unit));
+            if newest.get(&unit.target).is_none_or(|(v, _)| *v < version) {
+                newest.insert(unit.target, (version, unit));
             }
         }
         if version >= newest_docs.0 {
@@ -185,7 +186,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         acc.fill_from(d);
         acc
     });
-    let [linux, windows] = newest;
+    let (linux, windows) = (newest.remove(&Platform::Linux), newest.remove(&Platform::Windows));
     let types = linux
         .map(|(_, linux)| read::crate_types(&manifest.headers, linux, windows.map(|(_, w)| w), newest_docs.1, docs));
     Ok(Built { model, libclang, toolkit_lines, warnings, types })

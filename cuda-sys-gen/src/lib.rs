@@ -50,10 +50,11 @@ pub enum Command {
         #[arg(long, default_value = "target/cuda-headers")]
         cache: std::path::PathBuf,
     },
-    /// The oldest driver that runs a program: every entry point and kernel its Rust sources
-    /// name, or (given a compiled program, ELF or PE) exactly what the code it links asks the
-    /// driver for; and the driver to install for it. Never lower than the truth: what cannot
-    /// be read is listed and makes the floor "at least".
+    /// The oldest driver that runs a program, from its Rust sources or its compiled binary.
+    ///
+    /// Every entry point and kernel the sources name, or (given a compiled program, ELF or PE)
+    /// exactly what the code it links asks the driver for; and the driver to install for it.
+    /// Never lower than the truth: what cannot be read is listed and makes the floor "at least".
     #[command(after_help = min_driver::exit_status_help())]
     MinDriver(MinDriverArgs),
 }
