@@ -4,7 +4,7 @@
 //! them.
 //!
 //! Architecture Invariant: nothing is written before the whole crate is rendered in memory
-//! ([`render`]), and only [`write::sync_tree`] writes.
+//! ([`render`]), and only [`crate::write::sync_tree`] writes.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -53,7 +53,7 @@ pub struct StandaloneArgs {
     #[arg(long, default_value = "generated")]
     pub out: PathBuf,
     /// The generated crate's package name (at most 58 characters: its types package, in
-    /// <out>/types, is named <crate-name>-types).
+    /// OUT/types, is named CRATE_NAME-types).
     #[arg(long, default_value = "cuda-driver-pfn")]
     pub crate_name: String,
     /// Where wheels and extracted headers are cached.
