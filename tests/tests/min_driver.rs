@@ -492,6 +492,15 @@ fn the_driver_and_max_flags() {
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains(&format!("{} {}", bad[0], bad[1])) && out.contains("such as"), "{out}");
     }
+    // A CUDA version is read as the generator reads one everywhere: `12.05` is no spelling
+    // of 12.5 (min-driver's own reader once took it), and the error says what to write.
+    for flag in ["--driver", "--max"] {
+        let (code, out) = cli(&["min-driver", "--registry", reg, flag, "12.05", main]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("{flag} 12.05: `12.05`")) && out.contains("write `12.5`"), "{out}");
+    }
+    assert_eq!(cuda_sys_gen::min_driver::releases::cuda_number("12.05"), None);
+    assert_eq!(cuda_sys_gen::min_driver::releases::cuda_number("12.5"), Some(12050));
 }
 
 /// `--json`: the documented fields, and the same floor as the text.
