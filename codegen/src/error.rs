@@ -1,9 +1,46 @@
 //! Everything that can go wrong in the pipeline, each with what a user needs to act on it:
-//! the file and line, the toolkit, the package, and what to do.
+//! the file and line, the toolkit, the package, and what to do; and what a run says without
+//! failing ([`Warning`]).
 
 use std::path::PathBuf;
 
 use crate::version::ToolkitVersion;
+
+/// Something a run found worth a look that does not stop it (a broken alias in a header, a
+/// manifest rule that does nothing): the toolkit whose headers gave it, if one did, and what
+/// it says. Shown as `CUDA 12.9: ...`; `diff` says one that both its toolkits give once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Warning {
+    pub toolkit: Option<ToolkitVersion>,
+    pub text: String,
+}
+
+impl Warning {
+    /// A warning about one toolkit's headers.
+    pub fn of(toolkit: ToolkitVersion, text: String) -> Warning {
+        Warning { toolkit: Some(toolkit), text }
+    }
+
+    /// A warning about no one toolkit (the manifest's rules, the merged model).
+    pub fn general(text: String) -> Warning {
+        Warning { toolkit: None, text }
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.toolkit {
+            Some(v) => write!(f, "CUDA {v}: {}", self.text),
+            None => f.write_str(&self.text),
+        }
+    }
+}
+
+impl serde::Serialize for Warning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// Everything that can go wrong, with what a user needs to act on it.
 #[derive(Debug, thiserror::Error)]

@@ -40,6 +40,10 @@ pub struct Manifest {
     /// Where each pin's `version = ...` is (line, column), for messages about a pin.
     #[serde(skip)]
     pub pin_at: BTreeMap<ToolkitVersion, (usize, usize)>,
+    /// The text it was parsed from: what `--add-toolkit` inserts its pin into (comments kept),
+    /// so that a run reads the file once.
+    #[serde(skip)]
+    pub text: String,
 }
 
 /// One `[[driver_floor]]`: the typedef `pfn` needs a driver of CUDA `cuda` or newer, although
@@ -269,6 +273,7 @@ impl Manifest {
         })?;
         manifest.validate(path, text)?;
         manifest.path = path.to_owned();
+        manifest.text = text.to_owned();
         // The same text again, for where each pin's version is; it parsed above, so this does.
         #[derive(Deserialize)]
         struct Pins {

@@ -1,7 +1,8 @@
-//! The output-folder guard: before any work, a run that may write refuses a `--out` that is,
-//! holds or lies inside the manifest or the cache, lies inside a crate the generator wrote, or
-//! holds a `.git` or any file the generator did not write, naming what is in the way and
-//! offering a folder the same check accepts.
+//! The output folder: before any work, a run that may write refuses a `--out` that is, holds
+//! or lies inside the manifest or the cache, lies inside a crate the generator wrote, or holds
+//! a `.git` or any file the generator did not write, naming what is in the way and offering a
+//! folder the same check accepts ([`check_output_folder`]); and the crate written into it by
+//! the same rules ([`write_crate`], for `generate` and `--add-toolkit`'s commit alike).
 //!
 //! Architecture Invariant: a file is the generator's only by its name (one the emitter writes
 //! for this manifest, or one the folder's record lists) and its marker; nothing else in
@@ -12,8 +13,16 @@ use std::path::Path;
 
 use crate::emit;
 use crate::manifest::Manifest;
-use crate::write;
+use crate::write::{self, Mode, WriteReport};
 use crate::Error;
+
+/// Writes (or, in check mode, compares) the rendered crate at `out`: [`write::sync_tree`]
+/// with the names of an earlier cuda-sys-gen's crate ([`emit::earlier_file_names`]) and
+/// [`generator_wrote`], the rules [`check_output_folder`] judged the folder by.
+pub fn write_crate(out: &Path, files: &emit::Files, mode: Mode, command: &str) -> Result<WriteReport, Error> {
+    let earlier = emit::earlier_file_names(files.keys());
+    write::sync_tree(out, files, mode, command, &earlier, &generator_wrote)
+}
 
 /// Refuses an output folder that is, holds or is inside the manifest or the cache, is inside
 /// a crate the generator wrote, or holds a `.git` or any file the generator did not write: one
@@ -21,10 +30,11 @@ use crate::Error;
 /// [`emit::earlier_file_names`], for a crate of an earlier cuda-sys-gen) nor in the folder's
 /// record, or without the marker ([`write::check_replaceable`]). The refusal offers a folder
 /// the same check accepts, where one is near.
-pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
-    match output_folder_refusal(out, manifest, cache) {
+pub fn check_output_folder(out: &Path, manifest: &Manifest, cache: &Path) -> Result<(), Error> {
+    let rules = Rules::new(manifest, cache);
+    match rules.refusal(out) {
         Err(Error::NotOurs { out: shown, reason, .. }) => {
-            Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, manifest, cache) })
+            Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, &rules) })
         }
         // A folder that may be replaced must also be one the swap can rename.
         Ok(()) => check_swappable(out),
@@ -32,19 +42,28 @@ pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<
     }
 }
 
-fn output_folder_refusal(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
-    let keep = [(manifest, "the headers manifest"), (cache, "the header cache")];
-    // The names this manifest's crate has; only read where there is a folder to judge.
-    let names = if out.is_dir() {
-        let rows = Manifest::load(manifest)?.headers;
-        let modules: Vec<_> = rows.iter().map(crate::manifest::HeaderSpec::module_spec).collect();
+/// What an output folder is judged by, worked out once for the folder given and every folder
+/// offered instead: the manifest and the cache it must keep clear of, and the names of the
+/// files this manifest's crate has (or an earlier cuda-sys-gen's had).
+struct Rules<'a> {
+    keep: [(&'a Path, &'static str); 2],
+    names: BTreeSet<String>,
+}
+
+impl<'a> Rules<'a> {
+    fn new(manifest: &'a Manifest, cache: &'a Path) -> Rules<'a> {
+        let modules: Vec<_> = manifest.headers.iter().map(crate::manifest::HeaderSpec::module_spec).collect();
         let names = emit::file_names(&modules);
         let earlier = emit::earlier_file_names(&names);
-        names.into_iter().chain(earlier).collect()
-    } else {
-        BTreeSet::new()
-    };
-    write::check_replaceable(out, &keep, &names, &generator_wrote)
+        Rules {
+            keep: [(&manifest.path, "the headers manifest"), (cache, "the header cache")],
+            names: names.into_iter().chain(earlier).collect(),
+        }
+    }
+
+    fn refusal(&self, out: &Path) -> Result<(), Error> {
+        write::check_replaceable(out, &self.keep, &self.names, &generator_wrote)
+    }
 }
 
 /// Refuses an `out` the writer could not swap, before any work: one spelled with a last
@@ -129,7 +148,7 @@ fn unescape_octal(s: &str) -> String {
 /// crate (not in a build folder, nor in a git repository's own folder). Shown relative to the
 /// working directory where it is under it. None for a crate of ours that holds a file of
 /// yours: moving that file is the fix.
-fn instead_of(out: &Path, manifest: &Path, cache: &Path) -> Option<String> {
+fn instead_of(out: &Path, rules: &Rules) -> Option<String> {
     let canonical = write::canonical_lenient(out).ok()?;
     // A crate of ours refused for a file of yours in it: the fix is moving that file, not
     // another folder.
@@ -143,7 +162,7 @@ fn instead_of(out: &Path, manifest: &Path, cache: &Path) -> Option<String> {
             continue;
         }
         let candidate = folder.join("cuda-pfn");
-        if candidate == canonical || output_folder_refusal(&candidate, manifest, cache).is_err() {
+        if candidate == canonical || rules.refusal(&candidate).is_err() {
             continue;
         }
         let shown = match &cwd {

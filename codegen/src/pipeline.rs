@@ -4,20 +4,24 @@
 //! them.
 //!
 //! Architecture Invariant: nothing is written before the whole crate is rendered in memory
-//! ([`render`]), and only [`write::sync_tree`] writes.
+//! ([`render`]), and only [`crate::write::sync_tree`] writes.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::emit::{self, EmitOptions};
+use crate::error::Warning;
 use crate::fetch::{self, Fetcher, ToolkitHeaders};
 use crate::manifest::{HeaderSpec, Manifest, ToolkitPin};
 use crate::model::{CrateTypes, Model};
-use crate::output_folder::{check_output_folder, generator_wrote};
+use crate::output_folder::{check_output_folder, write_crate};
+use crate::pin::journal;
+use crate::platform::Platform;
 use crate::read::{self, clang, UnitTypes};
 use crate::report::{self, Report};
 use crate::toolkits;
 use crate::version::ToolkitVersion;
-use crate::write::{self, Mode, WriteReport};
+use crate::write::{Mode, WriteReport};
 use crate::{prereq, Error};
 
 #[derive(Debug, Clone)]
@@ -39,11 +43,15 @@ pub struct Config {
 
 /// `generate`: check, render, write.
 pub fn generate(cfg: &Config) -> Result<Report, Error> {
-    check_before_work(cfg)?;
-    let manifest = Manifest::load(&cfg.manifest)?;
-    let (files, mut report) = render(cfg, &manifest)?;
-    let earlier = crate::emit::earlier_file_names(files.keys());
-    report.write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command, &earlier, &generator_wrote)?;
+    generate_checked(cfg, check_before_work(cfg)?)
+}
+
+/// [`generate`] after its checks (which a caller may have run itself, to act between them
+/// and the work: the command line prints the checks' notes first).
+pub fn generate_checked(cfg: &Config, checked: Checked) -> Result<Report, Error> {
+    let (files, mut report) = render(cfg, checked.manifest())?;
+    report.notes.splice(0..0, checked.notes);
+    report.write = write_crate(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
     Ok(report)
 }
 
@@ -62,21 +70,53 @@ pub fn render(cfg: &Config, manifest: &Manifest) -> Result<(emit::Files, Report)
     let Built { model, libclang, toolkit_lines, warnings, types } = build_model(manifest, &fetcher, &toolkits)?;
     let types = types.ok_or_else(|| Error::NoToolkits { manifest: manifest.path.clone() })?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(HeaderSpec::module_spec).collect();
-    let files = emit::emit(emit::Input { model: &model, types, modules: &modules, opts: &cfg.emit })?;
+    let opts = EmitOptions { manifest: manifest_name(&manifest.path)?, ..cfg.emit.clone() };
+    let files = emit::emit(emit::Input { model: &model, types, modules: &modules, opts: &opts })?;
     let write = WriteReport::default();
     Ok((files, Report { model, libclang, write, toolkit_lines, notes, warnings }))
 }
 
-/// What is checked before any work: the crate name, the command quoted in every file's header,
-/// and, where the run may write, that the
-/// output folder holds nothing but the generator's own files ([`check_output_folder`]).
-pub fn check_before_work(cfg: &Config) -> Result<(), Error> {
+/// What is checked before any work, here only: the crate name and the command quoted in
+/// every file's header; then, where the run may write, a killed `--add-toolkit` made whole
+/// ([`journal::recover`]: it may change the manifest, so it comes before the manifest is
+/// read); the manifest, read once; and, where the run may write, that the output folder holds
+/// nothing but the generator's own files ([`check_output_folder`]).
+pub fn check_before_work(cfg: &Config) -> Result<Checked, Error> {
     crate::crate_name::check(&cfg.emit.crate_name)?;
     crate::input::check_header_text("--regenerate-command", &cfg.emit.command)?;
+    manifest_name(&cfg.manifest)?;
+    let mut notes = Vec::new();
     if cfg.mode == Mode::Write {
-        check_output_folder(&cfg.out_dir, &cfg.manifest, &cfg.cache_dir)?;
+        notes.extend(journal::recover(&cfg.manifest)?);
     }
-    Ok(())
+    let manifest = Manifest::load(&cfg.manifest)?;
+    if cfg.mode == Mode::Write {
+        check_output_folder(&cfg.out_dir, &manifest, &cfg.cache_dir)?;
+    }
+    Ok(Checked { manifest, notes })
+}
+
+/// A run's inputs that passed [`check_before_work`], the only way to make one: the manifest,
+/// and what the checks did that the user should hear of (a killed `--add-toolkit` made whole).
+#[derive(Debug)]
+pub struct Checked {
+    manifest: Manifest,
+    pub notes: Vec<String>,
+}
+
+impl Checked {
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+}
+
+/// The manifest's file name, as every generated file's header names its input (the name only:
+/// a path would make the output depend on where the manifest was given from), refused with a
+/// control character as `--regenerate-command` is.
+fn manifest_name(path: &std::path::Path) -> Result<String, Error> {
+    let name = path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned();
+    crate::input::check_header_text("the manifest's file name", &name)?;
+    Ok(name)
 }
 
 /// A model of some toolkits and what building it found; nothing emitted or written.
@@ -87,7 +127,7 @@ pub struct Built {
     /// Per toolkit: one line of counts.
     pub toolkit_lines: Vec<String>,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The crate's types: the newest Linux unit's (with the newest toolkit's result-code
     /// docs) and the newest Windows unit's own (the newest toolkit that has Windows headers:
     /// a local Linux toolkit newer than every pin has none). `None` without toolkits.
@@ -104,15 +144,14 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     // Per toolkit, in completion order: put back in the toolkits' order below.
     let mut read = Vec::new();
     // Only the newest unit of each target is kept: the crate's types come from it.
-    let mut newest: [Option<(ToolkitVersion, UnitTypes)>; 2] = [None, None];
+    let mut newest: BTreeMap<Platform, (ToolkitVersion, UnitTypes)> = BTreeMap::new();
     let mut newest_docs = (ToolkitVersion { major: 0, minor: 0 }, Default::default());
     let mut comments: Vec<(ToolkitVersion, crate::model::CDocs)> = Vec::new();
     read::read_toolkits(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref(), |tk| {
         let version = tk.input.version;
         for unit in tk.units {
-            let slot = &mut newest[unit.target as usize];
-            if slot.as_ref().is_none_or(|(v, _)| *v < version) {
-                *slot = Some((version, unit));
+            if newest.get(&unit.target).is_none_or(|(v, _)| *v < version) {
+                newest.insert(unit.target, (version, unit));
             }
         }
         if version >= newest_docs.0 {
@@ -124,7 +163,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     // In the toolkits' order, as they were given, whatever order the workers finished in.
     read.sort_by_key(|(input, _)| toolkits.iter().position(|t| t.version == input.version));
     let (inputs, warnings): (Vec<_>, Vec<_>) = read.into_iter().unzip();
-    let mut warnings: Vec<String> = warnings.into_iter().flatten().collect();
+    let mut warnings: Vec<Warning> = warnings.into_iter().flatten().collect();
     let mut model = Model::build(inputs);
     model.restrict_arch(manifest.arch_only.iter().map(|a| (a.symbol.as_str(), a.arch.as_str())));
     model.apply_driver_floors(
@@ -147,7 +186,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         acc.fill_from(d);
         acc
     });
-    let [linux, windows] = newest;
+    let (linux, windows) = (newest.remove(&Platform::Linux), newest.remove(&Platform::Windows));
     let types = linux
         .map(|(_, linux)| read::crate_types(&manifest.headers, linux, windows.map(|(_, w)| w), newest_docs.1, docs));
     Ok(Built { model, libclang, toolkit_lines, warnings, types })

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::error::Warning;
 use crate::model::Model;
 use crate::version::ToolkitVersion;
 use crate::write::{Mode, WriteReport};
@@ -16,10 +17,11 @@ pub struct Report {
     pub write: WriteReport,
     /// Per toolkit: one line of counts.
     pub toolkit_lines: Vec<String>,
-    /// Local toolkits added or used instead of a pin, and how they compare.
+    /// Local toolkits added or used instead of a pin, and how they compare; a killed
+    /// `--add-toolkit` made whole before the run.
     pub notes: Vec<String>,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Report {

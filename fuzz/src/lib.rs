@@ -53,7 +53,7 @@ pub fn cuda_module() -> ModuleSpec {
 }
 
 pub fn emit_options() -> EmitOptions {
-    EmitOptions { crate_name: "fuzzed".into(), command: "cargo xtask generate".into() }
+    EmitOptions::new("fuzzed", "cargo xtask generate")
 }
 
 /// bindgen-like text through the parser, the model (the same declarations as two toolkits,

@@ -178,7 +178,7 @@ pub fn generate_local(
         cache_dir: cache_dir(),
         local_toolkits: toolkits,
         mode: Mode::Write,
-        emit: EmitOptions { crate_name: crate_name.into(), command: "cargo xtask generate".into() },
+        emit: EmitOptions::new(crate_name, "cargo xtask generate"),
         offline: false,
         progress: None,
     })

@@ -1,5 +1,5 @@
 //! aliases.rs declares, per toolkit, only what changed since the toolkit before and re-exports
-//! the rest from it (issue 28, compile time). That must mean exactly what the flat listing
+//! the rest from it (to cut compile time). That must mean exactly what the flat listing
 //! meant: every C name of every toolkit (registry.json's `c_names`) and every header alias
 //! (`header_aliases`) resolves, in both stream modes, to the same typedef, and no name of an
 //! older toolkit leaks into a newer one that lacks it.

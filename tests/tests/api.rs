@@ -1,4 +1,4 @@
-//! The C-name module (`api`, issue 14) on the fake driver. Its driver is process-wide and
+//! The C-name module (`api`) on the fake driver. Its driver is process-wide and
 //! found by soname, so each case runs in a child process of this test binary whose
 //! `LD_LIBRARY_PATH` names the folder with the fake as `libcuda.so.1` (or an empty one).
 
@@ -91,13 +91,17 @@ fn without_a_driver_c_names_return_unavailable_and_say_why() {
     }
     // SAFETY: nothing is called without a driver.
     assert_eq!(unsafe { api::cuInit(0) }, api::NO_DRIVER);
-    assert_eq!(api::NO_DRIVER, cudaError_enum::CUDA_ERROR_NOT_INITIALIZED, "issue 28: no stub-library code");
+    assert_eq!(
+        api::NO_DRIVER,
+        cudaError_enum::CUDA_ERROR_NOT_INITIALIZED,
+        "no stub-library code: without a driver, the code cuInit gives"
+    );
     let err = api::error_of("cuInit").expect("no driver");
     assert!(matches!(err, Error::LibraryNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("libcuda.so.1"), "{err}");
 }
 
-/// What `cuCtxCreate` meant in each toolkit, as markers for `Driver::get` (issue 14).
+/// What `cuCtxCreate` meant in each toolkit, as markers for `Driver::get`.
 #[test]
 fn per_toolkit_c_names_are_markers_of_what_that_cuda_h_meant() {
     use cuda_driver_pfn::aliases;
@@ -109,7 +113,7 @@ fn per_toolkit_c_names_are_markers_of_what_that_cuda_h_meant() {
     assert_eq!(<aliases::cuda_11_8::cuGraphInstantiate as Entry>::INFO.exported, "cuGraphInstantiate_v2");
 }
 
-/// Both stream modes at once (issue 22): `api::legacy` and `api::ptds` ask for their own
+/// Both stream modes at once: `api::legacy` and `api::ptds` ask for their own
 /// entries whatever the crate's features, `cu_legacy!` and `cu_ptds!` check against them, and
 /// plain `api` is the one the `per-thread-default-stream` feature picks.
 #[test]
@@ -156,7 +160,7 @@ fn both_stream_modes_are_there_at_once() {
     assert!(std::ptr::eq(api::C_NAMES, default), "api is the mode the feature picks");
 }
 
-/// Issue 28, item 5: the load error's advice names a way `api` can follow, and
+/// The load error's advice names a way `api` can follow, and
 /// `api::use_library` points the process-wide driver at a library before the first call; after
 /// it, it is refused and the driver in use stays. The child's loader path is empty: only the
 /// named library can be the driver.
@@ -196,7 +200,7 @@ fn use_library_points_api_at_a_driver_once() {
     // SAFETY: the fake's cuDriverGetVersion writes one int.
     let r = unsafe { api::cuDriverGetVersion(&mut version) };
     assert_eq!((r, version), (cudaError_enum::CUDA_SUCCESS, 12000));
-    // Issue 28, item 4: an ABI newer than the driver returns the code that says so.
+    // An ABI newer than the driver returns the code that says so.
     let mut ctx: CUcontext = std::ptr::null_mut();
     // SAFETY: refused before any call.
     let r = unsafe { api::cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0 as CUdevice) };

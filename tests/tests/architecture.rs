@@ -1,4 +1,4 @@
-//! The generator's layers (issue 15): every file of `codegen/src` imports only files on lower
+//! The generator's layers: every file of `codegen/src` imports only files on lower
 //! layers, as ARCHITECTURE.md's "Layers" section lists them, so no import circle can come back.
 //!
 //! Imports are read with syn: `use` trees and paths in code that start with `crate::`,

@@ -35,7 +35,7 @@ fn fails_with(manifest_dir: &Path, toolkits: Vec<PathBuf>, offline: bool, cache:
         cache_dir: cache.to_owned(),
         local_toolkits: toolkits,
         mode: Mode::Write,
-        emit: EmitOptions { crate_name: "x".into(), command: "cargo xtask generate".into() },
+        emit: EmitOptions::new("x", "cargo xtask generate"),
         offline,
         progress: None,
     });
@@ -75,7 +75,7 @@ fn folder_without_cuda_h() {
     assert!(err.contains(&dir.path().display().to_string()), "{err}");
 }
 
-/// Issue 13, case 4: a folder that cannot be read says so, not "no cuda.h". (Tests run as root
+/// A folder that cannot be read says so, not "no cuda.h". (Tests run as root
 /// here, which permissions do not stop; a symbolic link loop stops everyone.)
 #[test]
 fn unreadable_toolkit_folder_says_why() {
@@ -101,7 +101,7 @@ fn unreadable_toolkit_folder_says_why() {
     assert!(err.contains("it is a file, not a folder"), "{err}");
 }
 
-/// Issue 13, case 3: names that break `PFN_<symbol>_v<version>[_ptds|_ptsz]` are errors naming
+/// Names that break `PFN_<symbol>_v<version>[_ptds|_ptsz]` are errors naming
 /// the file, the line and the rule (they gave a crate that did not build, a symbol with a
 /// version in it, or "has no _v<version>").
 #[test]
@@ -166,7 +166,7 @@ fn manifest_error(text: &str) -> String {
 
 const HEAD: &str = "schema = 1\n[fetch]\nplatform = \"manylinux2014_x86_64\"\n[[header]]\nname = \"cuda\"\napi = \"cuda.h\"\ntypedefs = \"cudaTypedefs.h\"\n";
 
-/// Issue 13, case 7: a version has one spelling; `13.05` is not taken for 13.5.
+/// A version has one spelling; `13.05` is not taken for 13.5.
 #[test]
 fn manifest_versions_have_one_spelling() {
     for (bad, says) in
@@ -228,7 +228,7 @@ fn manifest_more_toolkits_than_the_registry_holds() {
     let cache = tempfile::tempdir().unwrap();
     let fetcher = Fetcher::new(cache.path().to_owned(), &full);
     let spec: codegen::locate::ToolkitSpec = "14.0".parse().unwrap();
-    let err = codegen::pin::prepare(&path, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
+    let err = codegen::pin::prepare(&full, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("65 toolkits (13.0 to 14.0)") && err.contains("at most 64"), "{err}");
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "{err}");
     let err = manifest_error(&format!("{HEAD}{}", pins(codegen::model::MAX_TOOLKITS + 1)));
@@ -335,7 +335,7 @@ fn unsafe_archive_paths_are_refused() {
     }
 }
 
-/// System headers are stand-ins of ours (issue 13: nothing of the host is read): one we have
+/// System headers are stand-ins of ours (nothing of the host is read, so the output does not depend on the machine): one we have
 /// none of is a manifest error, and the old form that named a Debian package is refused with
 /// the new spelling.
 #[test]
@@ -374,7 +374,7 @@ fn relabelled_12_4(label: &str) -> (tempfile::TempDir, usize) {
     (m, line)
 }
 
-/// Issue 26: cuda.h's CUDA_VERSION says what a toolkit is. A pin labelled otherwise (12.5 on
+/// cuda.h's CUDA_VERSION says what a toolkit is. A pin labelled otherwise (12.5 on
 /// 12.4.127's wheels; `12.40`, which is not how 12040 reads) is an error naming both, the
 /// manifest's line and the header, before clang runs; nothing is written.
 #[test]
@@ -410,7 +410,7 @@ fn a_pin_whose_cuda_h_says_another_version_is_refused() {
     }
 }
 
-/// Issue 26: cuda.h's row is required (and first): without it the crate would have no `pfn`
+/// cuda.h's row is required (and first): without it the crate would have no `pfn`
 /// and no lookups of the driver API.
 #[test]
 fn a_manifest_without_cuda_h_s_row_is_refused() {
@@ -428,7 +428,7 @@ fn a_manifest_without_cuda_h_s_row_is_refused() {
     assert!(err.contains("the row of cuda.h (cudaTypedefs.h) must be the first [[header]]"), "{err}");
 }
 
-/// Issue 26: with no toolkit at all, the error names the manifest that was given, whatever
+/// With no toolkit at all, the error names the manifest that was given, whatever
 /// its name.
 #[test]
 fn no_toolkit_names_the_manifest_given() {
@@ -442,7 +442,7 @@ fn no_toolkit_names_the_manifest_given() {
         cache_dir: cache_dir(),
         local_toolkits: vec![],
         mode: Mode::Write,
-        emit: EmitOptions { crate_name: "x".into(), command: "cargo xtask generate".into() },
+        emit: EmitOptions::new("x", "cargo xtask generate"),
         offline: true,
         progress: None,
     })
@@ -454,7 +454,7 @@ fn no_toolkit_names_the_manifest_given() {
     assert_untouched(out.path());
 }
 
-/// Issue 26: `--add-toolkit 12.x` is no folder and no version: said as `diff` says it.
+/// `--add-toolkit 12.x` is no folder and no version: said as `diff` says it.
 #[test]
 fn add_toolkit_explains_the_version_form() {
     let m = manifest_with_toolkits(&["13.0"]);
@@ -462,7 +462,7 @@ fn add_toolkit_explains_the_version_form() {
     let manifest = Manifest::load(&path).unwrap();
     let fetcher = Fetcher::new(cache_dir(), &manifest);
     let spec: codegen::locate::ToolkitSpec = "12.x".parse().unwrap();
-    let err = codegen::pin::prepare(&path, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
+    let err = codegen::pin::prepare(&manifest, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("not a toolkit version of the form major.minor, such as 12.9"), "{err}");
     let d = codegen::diff::toolkits::diff_toolkits(&codegen::diff::toolkits::DiffConfig {
         manifest: path.clone(),

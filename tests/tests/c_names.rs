@@ -1,4 +1,4 @@
-//! The C-name map of registry.json (issue 14) against a second reading of the same headers:
+//! The C-name map of registry.json against a second reading of the same headers:
 //! clang's own semantic analysis through its Python bindings (`clang.cindex`, shipped in the
 //! pinned libclang wheel), which parses `void *ref = (void *)&cuCtxCreate;` for each name and
 //! reports the function the reference resolves to. The generator reads the names by token

@@ -38,7 +38,7 @@ fn check_names_every_stale_file_and_the_fix() {
     for f in ["types/src/pfn.rs", "src/aliases.rs", "src/stray.rs (not written by cuda-sys-gen: move it out"] {
         assert!(err.contains(&format!("{}", out.path().join(f).display())), "{f} not named: {err}");
     }
-    // Issue 26: the fix is the command that was run, with every option it was given (not the
+    // The fix is the command that was run, with every option it was given (not the
     // --regenerate-command the headers quote, nor a bare `cuda-sys-gen generate`).
     let fix = err
         .split_once("run `")
@@ -72,7 +72,7 @@ fn check_names_every_stale_file_and_the_fix() {
     assert!(o.status.success(), "the named fix did not fix: {}", text(&o.stderr));
 }
 
-/// Issue 26: a stale crate checked by `cargo xtask generate --check` is fixed by the same
+/// A stale crate checked by `cargo xtask generate --check` is fixed by the same
 /// command without `--check`, options kept.
 #[test]
 fn xtask_check_names_itself_as_the_fix() {
@@ -85,7 +85,7 @@ fn xtask_check_names_itself_as_the_fix() {
     assert_eq!(quoted, r"x 'it'\''s'");
 }
 
-/// Issue 26: a renamed crate says its own name in its prose, never the default one.
+/// A renamed crate says its own name in its prose, never the default one.
 #[test]
 fn a_renamed_crate_says_its_own_name() {
     let case = repo_root().join("tests/fixtures/per-thread");
@@ -114,6 +114,39 @@ fn a_renamed_crate_says_its_own_name() {
     assert!(uses > 10, "the crate's own name is hardly used: {uses}");
 }
 
+/// Every file's header names the manifest the crate came from by its own file name, whatever
+/// `--manifest` called it (not always `headers-manifest.toml`); a name that would break the
+/// header's comment line is refused before any work.
+#[test]
+fn the_header_names_the_manifest_given() {
+    let case = repo_root().join("tests/fixtures/cudaapi-in-param");
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
+    let renamed = manifest.path().join("cuda-pins.toml");
+    std::fs::rename(manifest.path().join("headers-manifest.toml"), &renamed).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let config = |manifest: std::path::PathBuf| codegen::pipeline::Config {
+        manifest,
+        out_dir: out.path().to_owned(),
+        cache_dir: cache_dir(),
+        local_toolkits: vec![case.join("cuda-13.0")],
+        mode: codegen::write::Mode::Write,
+        emit: codegen::emit::EmitOptions::new("named-pins", "cuda-sys-gen generate"),
+        offline: false,
+        progress: None,
+    };
+    codegen::pipeline::generate(&config(renamed.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let tree = read_tree(out.path());
+    for file in ["src/lib.rs", "Cargo.toml", "types/src/registry.rs"] {
+        let second = tree[file].lines().nth(1).unwrap_or_default();
+        assert!(second.contains(" Inputs: cuda-pins.toml; CUDA toolkits 13.0 (1 in all)."), "{file}: {second}");
+    }
+    assert!(!tree.values().any(|t| t.contains("headers-manifest.toml;")), "a header names the default manifest");
+    let odd = manifest.path().join("pins\nfake = 1.toml");
+    std::fs::copy(&renamed, &odd).unwrap();
+    let err = codegen::pipeline::generate(&config(odd)).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("the manifest's file name") && err.contains("a line feed"), "{err}");
+}
+
 #[test]
 fn bad_command_lines_fail_cleanly() {
     let o = cargo_run("cuda-sys-gen", &["generate", "--crate-name", "9lives", "--pinned-only"], &[]);
@@ -139,7 +172,7 @@ fn libclang_wheel_fallback_gives_the_same_crate() {
     assert!(out.contains("up to date"), "{out}");
 }
 
-/// Issue 13: the summary is a few lines; `--verbose` adds the warnings, per-toolkit counts and
+/// The summary is a few lines; `--verbose` adds the warnings, per-toolkit counts and
 /// drift. A warm run prints no progress (nothing is downloaded, clang does not run).
 #[test]
 fn the_summary_is_short_and_verbose_has_the_rest() {
@@ -163,7 +196,7 @@ fn the_summary_is_short_and_verbose_has_the_rest() {
     assert!(!err.contains("downloading") && !err.contains("clang ["), "a warm run reports progress: {err}");
 }
 
-/// Issue 13: what the machine lacks is found before anything is downloaded, every missing
+/// What the machine lacks is found before anything is downloaded, every missing
 /// thing at once, each with how to get it.
 #[test]
 fn prerequisites_are_checked_before_any_download() {

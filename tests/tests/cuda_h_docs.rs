@@ -1,4 +1,4 @@
-//! Issue 28: the headers' own documentation reaches the crate's rustdoc. What the headers
+//! The headers' own documentation reaches the crate's rustdoc. What the headers
 //! document comes from clang (the newest pinned toolkit, read through the pipeline); what the
 //! crate carries is read back from the committed generated/ with syn, word for word, so a
 //! comment the emitter drops or misplaces fails here.

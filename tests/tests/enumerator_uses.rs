@@ -11,7 +11,7 @@ mod uses;
 use cuda_driver_pfn::api;
 use cuda_driver_pfn::types::*;
 
-/// The constants of issue 22, where the functions a C program passes them to take them.
+/// The bare enumerator constants, where the functions a C program passes them to take them.
 #[allow(dead_code, clippy::all)]
 unsafe fn as_c_writes_them() {
     let (mut graph_exec, graph, stream) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());

@@ -1,4 +1,4 @@
-//! cuda.h's enumerators by their bare names (issue 22): every value of every enum of the
+//! cuda.h's enumerators by their bare names: every value of every enum of the
 //! generated crate is a top-level constant, and each is used where the `api::` functions (or a
 //! struct's field) take it. This test writes those uses, read from the generated sources with
 //! syn, into `enumerator_uses/uses.rs` and fails when that file is not what the crate's sources
@@ -304,7 +304,7 @@ fn every_enumerator_has_a_use_that_compiles() {
     );
 }
 
-/// Issue 28: the bare constants were about 6% of a default build, so each is compiled only
+/// The bare constants were about 6% of a default build, so each is compiled only
 /// with the feature `bare-enumerators`, which `api` turns on. Every bare constant carries that
 /// `cfg`, and nothing else does: the enums' own constants and cuda.h's `#define`s stay.
 #[test]

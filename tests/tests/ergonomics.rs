@@ -1,4 +1,4 @@
-//! What a program ported from C leans on (issue 17): `CUresult` that prints itself, calls that
+//! What a program ported from C leans on: `CUresult` that prints itself, calls that
 //! name themselves in their errors, user-declared tables with their minimum driver, and
 //! cuda.h's cast constants.
 

@@ -41,7 +41,7 @@ fn run_case(case: &str) {
     }
     // Warnings name the fixture's own files: make them independent of the checkout path.
     let root = dir.display().to_string();
-    let warnings: Vec<String> = report.warnings.iter().map(|w| w.replace(&root, "$FIXTURE")).collect();
+    let warnings: Vec<String> = report.warnings.iter().map(|w| w.to_string().replace(&root, "$FIXTURE")).collect();
     let mut summary = report.toolkit_lines.join("\n");
     summary.push('\n');
     for w in warnings {

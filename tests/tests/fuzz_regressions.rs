@@ -43,7 +43,18 @@ fn cuda_module() -> ModuleSpec {
 }
 
 fn opts() -> EmitOptions {
-    EmitOptions { crate_name: "x".into(), command: "cargo xtask generate".into() }
+    EmitOptions::new("x", "cargo xtask generate")
+}
+
+/// The crate emitted from `model`, with `types` as the Linux unit's types and the header rows
+/// `modules`.
+fn emit_crate(model: &Model, types: syn::File, modules: &[ModuleSpec]) -> Result<emit::Files, codegen::Error> {
+    emit::emit(emit::Input { model, types: codegen::model::CrateTypes::from_linux(types), modules, opts: &opts() })
+}
+
+/// The crate of one toolkit, CUDA 13.0, whose bindgen output is `parsed`.
+fn emit_one(parsed: &parse::ParsedOutput, modules: &[ModuleSpec]) -> Result<emit::Files, codegen::Error> {
+    emit_crate(&Model::build(vec![input("13.0", declarations(parsed))]), parsed.types.clone(), modules)
 }
 
 fn parse(rust: &str) -> Result<parse::ParsedOutput, String> {
@@ -65,14 +76,7 @@ fn verbatim_syntax_is_refused_not_a_panic() {
     // And should such an item reach the emitter anyway, it is an error too, not a panic.
     let verbatim: syn::Item = syn::Item::Verbatim(quote_tokens("pub type X: = u8;"));
     let types = syn::File { shebang: None, attrs: vec![], items: vec![verbatim] };
-    let err = emit::emit(emit::Input {
-        model: &Model::build(vec![]),
-        types: codegen::model::CrateTypes::from_linux(types.clone()),
-        modules: &[cuda_module()],
-        opts: &opts(),
-    })
-    .unwrap_err()
-    .to_string();
+    let err = emit_crate(&Model::build(vec![]), types, &[cuda_module()]).unwrap_err().to_string();
     assert!(err.contains("types/src/types.rs") && err.contains("prettyplease cannot print it"), "{err}");
 }
 
@@ -89,14 +93,7 @@ fn marker_names_take_one_pfn_prefix_off() {
                 pub type PFN_PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n\
                 pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n";
     let parsed = parse(text).unwrap();
-    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(emit::Input {
-        model: &model,
-        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
-        modules: &[cuda_module()],
-        opts: &opts(),
-    })
-    .unwrap();
+    let files = emit_one(&parsed, &[cuda_module()]).unwrap();
     let registry = String::from_utf8(files["types/src/registry.rs"].clone()).unwrap();
     let flat = registry.split_whitespace().collect::<Vec<_>>().join(" ");
     for marker in [
@@ -337,14 +334,7 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
             .stack_size(2 << 20)
             .spawn(move || {
                 let parsed = parse(&text)?;
-                let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-                emit::emit(emit::Input {
-                    model: &model,
-                    types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
-                    modules: &[cuda_module()],
-                    opts: &opts(),
-                })
-                .map_err(|e| e.to_string())?;
+                emit_one(&parsed, &[cuda_module()]).map_err(|e| e.to_string())?;
                 Ok::<usize, String>(parsed.typedefs.len())
             })
             .unwrap()
@@ -381,14 +371,7 @@ fn keyword_symbols_are_skipped_not_emitted() {
     let parsed = parse(&text).unwrap();
     assert_eq!(parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect::<Vec<_>>(), ["PFN_cuX_v1", "PFN_cuSelf_v1"]);
     assert_eq!(parsed.unnameable.len(), 8, "{:?}", parsed.unnameable);
-    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(emit::Input {
-        model: &model,
-        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
-        modules: &[cuda_module()],
-        opts: &opts(),
-    })
-    .unwrap();
+    let files = emit_one(&parsed, &[cuda_module()]).unwrap();
     let newest = String::from_utf8(files["src/newest.rs"].clone()).unwrap();
     assert!(newest.contains("pub enum CuSelf {"), "{newest}");
 }
@@ -407,14 +390,7 @@ fn every_root_name_of_the_crate_is_reserved() {
         typedefs: "cudaGLTypedefs.h".into(),
     };
     let parsed = parse("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n").unwrap();
-    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(emit::Input {
-        model: &model,
-        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
-        modules: &[cuda_module(), gl],
-        opts: &opts(),
-    })
-    .unwrap();
+    let files = emit_one(&parsed, &[cuda_module(), gl]).unwrap();
     let lib: syn::File = syn::parse_str(std::str::from_utf8(&files["src/lib.rs"]).unwrap()).unwrap();
     let mut root = Vec::new();
     for item in &lib.items {
@@ -463,14 +439,7 @@ fn newest_enum_names_never_clash_with_the_module_s_own() {
         text.push_str(&format!("pub type PFN_{s}_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n"));
     }
     let parsed = parse(&text).unwrap();
-    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(emit::Input {
-        model: &model,
-        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
-        modules: &[cuda_module()],
-        opts: &opts(),
-    })
-    .unwrap();
+    let files = emit_one(&parsed, &[cuda_module()]).unwrap();
     let newest: syn::File = syn::parse_str(std::str::from_utf8(&files["src/newest.rs"]).unwrap()).unwrap();
     let mut names = Vec::new();
     for item in &newest.items {
@@ -507,12 +476,7 @@ fn more_toolkits_than_mask_bits_are_refused() {
         let inputs = (0..n)
             .map(|minor| input(&format!("13.{minor}"), declarations(if minor + 1 == n { &newest } else { &parsed })))
             .collect();
-        emit::emit(emit::Input {
-            model: &Model::build(inputs),
-            types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
-            modules: &[cuda_module()],
-            opts: &opts(),
-        })
+        emit_crate(&Model::build(inputs), parsed.types.clone(), &[cuda_module()])
     };
     let files = render(codegen::model::MAX_TOOLKITS).unwrap();
     let registry = String::from_utf8(files["types/src/registry.rs"].clone()).unwrap();

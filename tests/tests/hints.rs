@@ -1,4 +1,4 @@
-//! Issue 23: mistakes a new user makes with the generated crate get a hint, not only rustc's
+//! Mistakes a new user makes with the generated crate get a hint, not only rustc's
 //! bare error.
 
 use cuda_sys_gen_tests::*;

@@ -1,4 +1,4 @@
-//! Issue 28 (compile time): bindgen's layout checks (`const _: () = { ["Size of X"][..]; .. }`)
+//! Bindgen's layout checks (`const _: () = { ["Size of X"][..]; .. }`)
 //! are compiled only where they can fail for a user: every target but x86-64 Linux, where
 //! bindgen computed the layouts, and the crate's own tests everywhere. This proves both
 //! halves on a copy of generated/ with one check made wrong.

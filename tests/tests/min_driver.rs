@@ -60,7 +60,7 @@ fn assert_floor(program: &str, version: u32) {
 
 const CALL: &str = "(std::ptr::null_mut(), std::ptr::null_mut(), 0, 0)";
 
-/// Issue 29, case 1: the stream-mode spellings the crate's docs recommend to libraries. Each
+/// The stream-mode spellings the crate's docs recommend to libraries. Each
 /// said "any driver will do" on the resolver min-driver had before.
 #[test]
 fn every_stream_mode_spelling_counts() {
@@ -386,7 +386,7 @@ fn embedded_kernels_set_a_floor_of_their_own() {
     assert!(!f.at_least(), "{report}");
 }
 
-/// Issue 28: the generated crate's `include_ptx!` embeds a PTX file as `include_str!` does, and
+/// The generated crate's `include_ptx!` embeds a PTX file as `include_str!` does, and
 /// its kernel counts the same.
 #[test]
 fn include_ptx_counts_as_include_str() {
@@ -531,6 +531,15 @@ fn the_driver_and_max_flags() {
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains(&format!("{} {}", bad[0], bad[1])) && out.contains("such as"), "{out}");
     }
+    // A CUDA version is read as the generator reads one everywhere: `12.05` is no spelling
+    // of 12.5 (min-driver's own reader once took it), and the error says what to write.
+    for flag in ["--driver", "--max"] {
+        let (code, out) = cli(&["min-driver", "--registry", reg, flag, "12.05", main]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("{flag} 12.05: `12.05`")) && out.contains("write `12.5`"), "{out}");
+    }
+    assert_eq!(cuda_sys_gen::min_driver::releases::cuda_number("12.05"), None);
+    assert_eq!(cuda_sys_gen::min_driver::releases::cuda_number("12.5"), Some(12050));
 }
 
 /// `--json`: the documented fields, and the same floor as the text.
@@ -562,13 +571,15 @@ fn the_json_report() {
     }
 }
 
-/// `--help` says that cfg'd-out code counts, and lists the exit statuses docs/min-driver.md does.
+/// `--help` lists the exit statuses docs/min-driver.md does, and names that page for what counts.
 #[test]
-fn the_help_says_what_counts_and_the_exit_statuses() {
+fn the_help_says_the_exit_statuses_and_where_the_rest_is() {
     let (_, help) = cli(&["min-driver", "--help"]);
-    assert!(help.contains("Code under every `#[cfg(..)]` counts, even `#[cfg(any())]`"), "{help}");
+    assert!(help.contains("docs/min-driver.md"), "{help}");
+    // What --help leaves to the docs is said on the page it names.
     let page = std::fs::read_to_string(repo_root().join("docs/min-driver.md")).unwrap();
-    for (code, meaning) in cuda_sys_gen::MIN_DRIVER_EXIT_STATUSES {
+    assert!(page.contains("counts, even `#[cfg(any())]`"), "docs/min-driver.md does not say that cfg'd-out code counts");
+    for (code, meaning) in cuda_sys_gen::min_driver::EXIT_STATUSES {
         assert!(help.contains(&format!("  {code}  {}", meaning.replace('`', ""))), "{help}");
         assert!(page.contains(&format!("| {code} | {meaning} |")), "docs/min-driver.md lacks exit status {code}");
     }

@@ -1,4 +1,4 @@
-//! Issue 23: the standalone `cuda-sys-gen` in someone else's repository. It never replaces a
+//! The standalone `cuda-sys-gen` in someone else's repository. It never replaces a
 //! folder that holds what it did not write, refuses crate names cargo or crates.io would, exits
 //! 1 on a usage error, reads a read-only cache, and says each cause once.
 
@@ -121,7 +121,7 @@ fn an_output_folder_around_the_cache_is_refused() {
 #[test]
 fn the_generator_s_own_folders_may_be_replaced() {
     let root = repo_root();
-    codegen::output_folder::check_output_folder(&root.join("generated"), &real_manifest(), &cache_dir())
+    codegen::output_folder::check_output_folder(&root.join("generated"), &load(&real_manifest()), &cache_dir())
         .unwrap_or_else(|e| panic!("{e}"));
     let out = tempfile::tempdir().unwrap();
     let case = root.join("tests/fixtures/cudaapi-in-param");
@@ -183,7 +183,7 @@ fn crate_names_of_the_generated_crate_s_dependencies_are_refused() {
     }
 }
 
-/// Usage errors exit 1, as the README's table says (clap's own 2 is "additions only"), in both
+/// Usage errors exit 1, as docs/generator.md says (clap's own 2 is "additions only"), in both
 /// commands; --help and --version exit 0.
 #[test]
 fn usage_errors_exit_1_in_both_commands() {
@@ -264,19 +264,23 @@ fn a_reversed_diff_says_so() {
 
 #[test]
 fn a_warning_of_both_toolkits_is_said_once() {
-    let w = |s: &str| s.to_owned();
-    let merged = cuda_sys_gen::merge_toolkit_warnings(&[
-        w("CUDA 12.9: cuGetProcAddress_v2_ptsz is declared but no C name expands to it"),
-        w("CUDA 12.9: something else"),
-        w("CUDA 13.0: cuGetProcAddress_v2_ptsz is declared but no C name expands to it"),
-        w("not a toolkit's"),
+    use codegen::error::Warning;
+    let of = |v: &str, s: &str| Warning::of(v.parse().unwrap(), s.to_owned());
+    let merged = cuda_sys_gen::diff::merge_toolkit_warnings(&[
+        of("12.9", "cuGetProcAddress_v2_ptsz is declared but no C name expands to it"),
+        of("12.9", "something else"),
+        of("13.0", "cuGetProcAddress_v2_ptsz is declared but no C name expands to it"),
+        Warning::general("not a toolkit's".to_owned()),
+        // A general warning that reads like a toolkit's is not taken apart.
+        Warning::general("CUDA 13.0: something else".to_owned()),
     ]);
     assert_eq!(
         merged,
         [
             "CUDA 12.9, 13.0: cuGetProcAddress_v2_ptsz is declared but no C name expands to it",
             "CUDA 12.9: something else",
-            "not a toolkit's"
+            "not a toolkit's",
+            "CUDA 13.0: something else"
         ]
     );
 }
@@ -352,7 +356,7 @@ fn fixture_crate(out: &Path) -> (tempfile::TempDir, std::path::PathBuf) {
     (manifest, case.join("cuda-13.0"))
 }
 
-/// Issue 26: a user's copy of a generated example keeps the marker, but no file of its name is
+/// A user's copy of a generated example keeps the marker, but no file of its name is
 /// generated and the record does not list it: it is the user's, and the run is refused before
 /// any work, naming it; the copy stays byte for byte.
 #[test]
@@ -388,7 +392,7 @@ fn a_copy_of_a_generated_file_is_the_user_s() {
     assert_eq!(std::fs::read_to_string(out.join("examples/my_doctor.rs")).unwrap(), mine);
 }
 
-/// Issue 26: what the generator wrote before and no longer writes (a header row taken out of
+/// What the generator wrote before and no longer writes (a header row taken out of
 /// the manifest) is listed in its record, and removed; a folder written before records were
 /// kept (no record) is the generator's by the names it writes, or wrote when the crate was one
 /// package (`emit::earlier_file_names`).
@@ -408,7 +412,7 @@ fn what_the_record_lists_is_replaced() {
     assert!(!out.join("types/src/vdpau.rs").exists());
     // No record (a crate of an earlier cuda-sys-gen): its names are still the generator's.
     std::fs::remove_file(out.join(codegen::write::RECORD)).unwrap();
-    codegen::output_folder::check_output_folder(&out, &fewer.path().join("headers-manifest.toml"), &cache_dir())
+    codegen::output_folder::check_output_folder(&out, &load(&fewer.path().join("headers-manifest.toml")), &cache_dir())
         .unwrap_or_else(|e| panic!("{e}"));
     generate_local(fewer.path(), toolkits.clone(), &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
     assert!(out.join(codegen::write::RECORD).is_file());
@@ -420,7 +424,7 @@ fn what_the_record_lists_is_replaced() {
     let old_types = std::fs::read(out.join("types/src/types.rs")).unwrap();
     std::fs::write(out.join("src/types.rs"), &old_types).unwrap();
     std::fs::write(out.join("src/gl.rs"), std::fs::read(out.join("types/src/gl.rs")).unwrap()).unwrap();
-    let manifest = fewer.path().join("headers-manifest.toml");
+    let manifest = load(&fewer.path().join("headers-manifest.toml"));
     codegen::output_folder::check_output_folder(&out, &manifest, &cache_dir()).unwrap_or_else(|e| panic!("{e}"));
     let r = generate_local(fewer.path(), toolkits.clone(), &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
     assert!(r.write.removed.contains(&"src/types.rs".to_string()), "{:?}", r.write);
@@ -434,7 +438,7 @@ fn what_the_record_lists_is_replaced() {
     assert_eq!(std::fs::read_to_string(out.join("src/pfn.rs")).unwrap(), "// mine\n");
 }
 
-/// Issue 26: `--out` inside a crate the generator wrote, inside the header cache or inside a
+/// `--out` inside a crate the generator wrote, inside the header cache or inside a
 /// file is refused; and every folder a refusal offers instead is one the same check accepts,
 /// outside cargo's target/, the cache, any file and any generated crate.
 #[test]
@@ -446,6 +450,7 @@ fn folders_inside_a_crate_the_cache_or_a_file_are_refused_and_the_offers_are_goo
     std::fs::write(repo.join("target/CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55\n").unwrap();
     let manifest = repo.join("headers-manifest.toml");
     std::fs::copy(real_manifest(), &manifest).unwrap();
+    let manifest = load(&manifest);
     let cache = repo.join("target/cuda-headers");
     std::fs::create_dir_all(&cache).unwrap();
     let (_m, _t) = fixture_crate(&repo.join("cuda-pfn"));
@@ -496,7 +501,7 @@ fn folders_inside_a_crate_the_cache_or_a_file_are_refused_and_the_offers_are_goo
     assert!(offers.len() >= 8, "refusals without an offer: {offers:?}");
 }
 
-/// Issue 26, as a script in a user's repository: a generated example copied and edited, then
+/// As a script in a user's repository: a generated example copied and edited, then
 /// `cuda-sys-gen generate` twice: the copy survives, byte for byte.
 #[test]
 fn a_script_copies_an_example_and_generates_twice() {
@@ -536,4 +541,9 @@ done
     assert_eq!(o.status.code(), Some(0), "{}\n{}\n{stderr}", text(&o.stdout), text(&o.stderr));
     let copy = std::fs::read(repo.join("cuda-pfn/examples/my_doctor.rs")).unwrap();
     assert!(String::from_utf8_lossy(&copy).contains("fn my_main()") && copy.ends_with(b"// mine\n"));
+}
+
+/// The manifest at `path`, loaded as a run loads it once before any work.
+fn load(path: &std::path::Path) -> codegen::manifest::Manifest {
+    codegen::manifest::Manifest::load(path).unwrap_or_else(|e| panic!("{e}"))
 }

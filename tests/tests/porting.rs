@@ -1,4 +1,4 @@
-//! What porting NVIDIA's driver-API samples tripped over (issue 28), each as the port wrote it.
+//! What porting NVIDIA's driver-API samples tripped over, each as the port wrote it.
 
 use cuda_driver_pfn::types::*;
 use cuda_driver_pfn::Driver;
@@ -47,7 +47,7 @@ fn tokens(e: &syn::Expr) -> String {
     quote::ToTokens::to_token_stream(e).to_string().replace(' ', "").replace(",)", ")")
 }
 
-/// Item 9: `fn main() -> Result<(), Error>`, as the README writes it, prints the error's
+/// Item 9: `fn main() -> Result<(), Error>`, as docs/porting.md writes it, prints the error's
 /// `Debug`: that must say what to do, as `Display` does, not only the fields.
 #[test]
 fn debug_says_what_to_do() {
@@ -176,7 +176,7 @@ fn api_docs_name_the_forms_older_cuda_h_meant() {
     assert!(doc.contains("A null `ctxCreateParams`, measured: NVIDIA's driver 580.159.04"), "{doc}");
 }
 
-/// Issue 28, item 1: a program gets a compute mode (and the RDMA ordering, flush options and
+/// A program gets a compute mode (and the RDMA ordering, flush options and
 /// NUMA config) only from `cuDeviceGetAttribute`, which writes an `int`; C compares that with
 /// the bare enumerator, and so does the port (E0308 while the constant was a `c_uint`).
 #[test]
@@ -242,7 +242,7 @@ fn tokens_of(t: &impl quote::ToTokens) -> String {
     quote::quote!(#t).to_string()
 }
 
-/// Issue 28, item 3: every ABI has an `api::` function by the name libcuda exports it under,
+/// Every ABI has an `api::` function by the name libcuda exports it under,
 /// so a program written against an older cuda.h (whose `cuCtxCreate` was `cuCtxCreate_v2`,
 /// three arguments) keeps its call; and `check`/`cu!` know each name.
 #[test]

@@ -1,6 +1,6 @@
 //! The sample ports against their counterparts, counted the same way: code lines, without blank
-//! lines, comments and the PTX text. vectorAddDrv and deviceQueryDrv (issue 17) against their
-//! cudarc ports; the three programs of issue 22 against their C originals in `tests/ports/`,
+//! lines, comments and the PTX text. vectorAddDrv and deviceQueryDrv against their
+//! cudarc ports; the three sample programs ported from C against their C originals in `tests/ports/`,
 //! which they must not exceed. Prints the counts (`--nocapture`).
 
 use cuda_driver_pfn::TOOLKITS;
@@ -43,7 +43,7 @@ fn the_ports_fit_in_fifty_lines() {
     assert_eq!(text.matches("unsafe").count(), 1, "one unsafe block, around the calls");
 }
 
-/// The programs of issue 22 and their C originals.
+/// The sample programs ported from NVIDIA's C samples, and their C originals.
 const C_PORTS: &[(&str, &str)] = &[
     ("generated/examples/graphs_drv.rs", "tests/ports/graphs_drv.c"),
     ("generated/examples/vector_add_mmap_drv.rs", "tests/ports/vector_add_mmap_drv.c"),

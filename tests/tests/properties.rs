@@ -284,7 +284,7 @@ fn render(texts: &[(ToolkitVersion, String)], tks: &[Tk]) -> Result<emit::Files,
         api: "cuda.h".into(),
         typedefs: "cudaTypedefs.h".into(),
     };
-    let opts = EmitOptions { crate_name: "prop".into(), command: "cargo xtask generate".into() };
+    let opts = EmitOptions::new("prop", "cargo xtask generate");
     emit::emit(emit::Input {
         model: &model,
         types: codegen::model::CrateTypes::from_linux(types.clone()),

@@ -261,7 +261,7 @@ fn table(drivers: &[Fetched], rows: &[Row]) -> String {
     s
 }
 
-/// Issue 29: for every program in generated/examples, on every driver: every entry point
+/// For every program in generated/examples, on every driver: every entry point
 /// min-driver lists is served by drivers at or above its floor, and a driver below the floor
 /// refuses at least one of them.
 fn min_driver_agrees(drivers: &[Fetched], rows: &[Row], failures: &mut Vec<String>) {

@@ -173,7 +173,7 @@ fn generated_crate_is_up_to_date() {
         cache_dir: cache_dir(),
         local_toolkits: vec![],
         mode: Mode::Check,
-        emit: EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() },
+        emit: EmitOptions::new("cuda-driver-pfn", "cargo xtask generate"),
         offline: false,
         progress: None,
     });
@@ -203,7 +203,7 @@ fn generated_crate_builds_with_all_features_and_none() {
     }
 }
 
-/// Issue 28: the crate's docs hold no broken link with any one feature on: a link to an item
+/// The crate's docs hold no broken link with any one feature on: a link to an item
 /// of another feature's module (`api`'s docs once linked `crate::aliases`) breaks only there.
 #[test]
 fn generated_docs_are_clean_with_each_feature_alone() {
@@ -233,7 +233,7 @@ fn generated_docs_are_clean_with_each_feature_alone() {
 /// A local toolkit of a pinned version replaces the download (and is compared with it); one
 /// of another version is added to the inputs. Both are said in the summary.
 ///
-/// Issue 13: a local copy of a pin's headers (the usual `/usr/local/cuda` of a pinned version)
+/// A local copy of a pin's headers (the usual `/usr/local/cuda` of a pinned version)
 /// gives the very tree the pin gives, registry.json included; a newer local toolkit without
 /// Windows headers still gives a crate that builds with every feature.
 #[test]

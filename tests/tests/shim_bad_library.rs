@@ -1,4 +1,4 @@
-//! Issue 26: a file that cannot be loaded in this process is refused by `Driver::from_path`
+//! A file that cannot be loaded in this process is refused by `Driver::from_path`
 //! (and `Runtime::from_path`, and the doctor) with the reason, before the system loader maps
 //! it: a truncated library (its first 3000 bytes, a cut inside a segment, a 1 MB cut of a real
 //! driver) would otherwise end the process with SIGBUS inside `dlopen`. And a bare name that is

@@ -306,7 +306,7 @@ fn the_four_argument_fallback() {
     assert_eq!(e.lookup().unwrap().via, "cuGetProcAddress");
 }
 
-/// Issue 28: refusing a per-thread entry, the alias suggested is the per-thread one, which
+/// Refusing a per-thread entry, the alias suggested is the per-thread one, which
 /// `aliases` gives only with the `per-thread-default-stream` feature: the text says so (as
 /// NVIDIA's 535, CUDA 12.2, refusing `cuStreamGetCaptureInfo_v12030_ptsz`).
 #[test]
@@ -353,7 +353,7 @@ fn a_driver_without_cu_get_proc_address() {
     // Newer than the driver: refused, although the library exports cuCtxCreate_v4.
     let e = d.get::<entries::cuCtxCreate_v12050>().map(|_| ()).unwrap_err();
     assert!(matches!(e, Error::DriverTooOld { driver_version: 11020, .. }), "{e:?}");
-    // Issue 28: said as what happened here, with no request that takes a version or a flag,
+    // Said as what happened here, with no request that takes a version or a flag,
     // and no answer "with success" that such a driver never gives.
     let text = e.to_string();
     check_text(&e, "cuCtxCreate", 12050, "This driver has no cuGetProcAddress");

@@ -173,7 +173,7 @@ fn a_version_above_the_driver_is_driver_too_old() {
     assert!(text.contains("CUDA 12.5") && text.contains("Update the NVIDIA driver"), "{text}");
 }
 
-/// Issue 28, item 8. Measured (docs/cudart-measurements.md: NVIDIA's libcudart 11.7 to 13.5
+/// What a port from the runtime API meets without a usable driver. Measured (docs/cudart-measurements.md: NVIDIA's libcudart 11.7 to 13.5
 /// with the Debian drivers 418 to 555 and none, no GPU): a CUDA 11 runtime's
 /// `cudaRuntimeGetVersion` fails with `cudaErrorNoDevice` (100) when a driver of CUDA 11 or later
 /// is there, with `cudaErrorInsufficientDriver` (35) when none is, the version unwritten; every

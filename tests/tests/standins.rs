@@ -2,7 +2,7 @@
 //! headers, where this machine has them: every type a stand-in declares must come out of
 //! bindgen exactly as the real header's does (same primitive, so the same size and
 //! signedness; the same enum values; the same function signature). Generation itself never
-//! reads the real ones (issue 13).
+//! reads the real ones.
 //!
 //! Real headers are looked for in `$CUDA_SYS_GEN_REAL_HEADERS` (folders separated by `:`), then
 //! `/usr/include` and `/usr/local/include`. A header found nowhere is skipped with a printed

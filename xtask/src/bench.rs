@@ -1,5 +1,5 @@
 //! `cargo xtask bench`: regeneration, compile time, lookup cost and binary size, each against
-//! its baseline measured in the same run (issue 7).
+//! its baseline measured in the same run.
 //!
 //! These machines are shared and noisy, so no figure stands alone: every metric is a pair
 //! (ours, baseline) measured alternately, run after run, and the table shows the medians, the
@@ -301,7 +301,7 @@ pub fn generate_into(paths: &cuda_sys_gen::Paths, out: &Path) -> Result<()> {
         cache_dir: paths.cache.clone(),
         local_toolkits: Vec::new(),
         mode: codegen::write::Mode::Write,
-        emit: codegen::emit::EmitOptions { crate_name: paths.crate_name.clone(), command: paths.command.clone() },
+        emit: codegen::emit::EmitOptions::new(&paths.crate_name, &paths.command),
         offline: true,
         progress: None,
     };

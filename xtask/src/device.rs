@@ -34,7 +34,7 @@ step graphs_drv_per_thread "$bin/graphs_drv-per-thread"
 step vector_add_mmap_drv_per_thread "$bin/vector_add_mmap_drv-per-thread"
 step vector_add_cudarc "$bin/vector_add_cudarc"
 step device_query_cudarc "$bin/device_query_cudarc"
-# Issue 26: the machine's own libcuda, cut short: a reason, never a SIGBUS inside the loader.
+# The machine's own libcuda, cut short: a reason, never a SIGBUS inside the loader.
 lib=$(ldconfig -p | awk '/libcuda\.so\.1 / {print $NF; exit}'); lib=${lib:-/usr/lib/x86_64-linux-gnu/libcuda.so.1}
 cut=$(mktemp -d); head -c 3000 "$lib" > "$cut/cut3000.so"; head -c 1000000 "$lib" > "$cut/cut1m.so"
 step doctor_cut3000 "$bin/doctor" "$cut/cut3000.so"

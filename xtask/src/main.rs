@@ -22,16 +22,17 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Regenerate generated/ from the headers of every pinned toolkit.
+    #[command(after_help = cuda_sys_gen::generate::exit_status_help())]
     Generate(GenerateArgs),
     /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
-    #[command(after_help = cuda_sys_gen::diff_exit_status())]
+    #[command(after_help = cuda_sys_gen::diff::exit_status_help())]
     Diff(DiffArgs),
     /// Build the real-driver checks for the GPU machine into .device-bin/.
     DeviceBuild,
     /// The fuzz targets of fuzz/ (FUZZING.md): rewrite their seeds, or run them.
     #[command(subcommand)]
     Fuzz(fuzz::FuzzCommand),
-    /// Benchmarks against their baselines (issue 7): prints a table, writes target/bench/latest.md.
+    /// Benchmarks against their baselines: prints a table, writes target/bench/latest.md.
     Bench(bench::BenchArgs),
     /// The race tests of tests/race under ThreadSanitizer (nightly, rust-src).
     Tsan,
@@ -75,8 +76,8 @@ fn main() -> std::process::ExitCode {
         Err(status) => return status,
     };
     match cli.command {
-        Command::Generate(args) => cuda_sys_gen::exit_code(cuda_sys_gen::generate(args, paths)),
-        Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff(args, &paths.manifest, &paths.cache)),
+        Command::Generate(args) => cuda_sys_gen::exit_code(cuda_sys_gen::generate::run(args, paths)),
+        Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff::run(args, &paths.manifest, &paths.cache)),
         Command::DeviceBuild => cuda_sys_gen::exit_code(device::device_build(&root)),
         Command::Fuzz(cmd) => cuda_sys_gen::exit_code(fuzz::main(cmd, &root)),
         Command::Bench(args) => cuda_sys_gen::exit_code(bench::bench(&root, args)),

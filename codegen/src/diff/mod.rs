@@ -84,7 +84,7 @@ pub enum Verdict {
 }
 
 /// `diff`'s exit statuses and what each means: the one source of `diff --help`'s table and of
-/// the README's (`tests/tests/diff.rs` checks both).
+/// docs/diff.md's (`tests/tests/diff.rs` checks both).
 pub const EXIT_STATUSES: [(u8, &str); 4] = [
     (0, "nothing changed (or, with `--fail-on breaking`, additions only)"),
     (1, "error: bad arguments, a version that is not pinned, a path without headers, the same toolkit twice, a failed download"),

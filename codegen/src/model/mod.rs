@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::error::Warning;
 use crate::layout::layout_drift;
 use crate::names::Variant;
 use crate::platform::Platform;
@@ -171,7 +172,7 @@ pub struct Model {
     #[serde(skip)]
     pub unresolved_c_names: Vec<UnresolvedCName>,
     /// Problems found while merging (a per-thread typedef without a default ABI, say).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 fn entries_as_list<S: serde::Serializer>(entries: &BTreeMap<EntryKey, Entry>, s: S) -> Result<S::Ok, S::Error> {
@@ -191,9 +192,9 @@ impl Model {
                 found = true;
             }
             if !found {
-                self.warnings.push(format!(
+                self.warnings.push(Warning::general(format!(
                     "the manifest's [[arch_only]] names `{symbol}`, which no toolkit declares: the rule does nothing"
-                ));
+                )));
             }
         }
     }
@@ -208,9 +209,9 @@ impl Model {
                     e.min_driver = Some(floor);
                     e.min_driver_evidence = Some(evidence.to_owned());
                 }
-                None => self.warnings.push(format!(
+                None => self.warnings.push(Warning::general(format!(
                     "the manifest's [[driver_floor]] names `{pfn}`, which no toolkit declares: the rule does nothing"
-                )),
+                ))),
             }
         }
     }
@@ -397,7 +398,7 @@ fn resolve_c_names(
 /// The driver exports the k-th distinct default version of `S` as `S_vk` (the first as `S`),
 /// legacy versions included; a per-thread variant takes the name of the newest default ABI
 /// at or below its version, plus `_ptds`/`_ptsz`.
-fn assign_exported_names(entries: &mut BTreeMap<EntryKey, Entry>) -> Vec<String> {
+fn assign_exported_names(entries: &mut BTreeMap<EntryKey, Entry>) -> Vec<Warning> {
     let mut defaults: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for k in entries.keys().filter(|k| k.variant.is_none()) {
         defaults.entry(k.symbol.clone()).or_default().push(k.version);
@@ -415,10 +416,10 @@ fn assign_exported_names(entries: &mut BTreeMap<EntryKey, Entry>) -> Vec<String>
                 let paired = versions.iter().copied().filter(|&v| v <= e.version).max();
                 let base = paired.and_then(|v| name_of(&e.symbol, versions, v));
                 if base.is_none() {
-                    warnings.push(format!(
+                    warnings.push(Warning::general(format!(
                         "{} has no default ABI at or below version {}; its exported name is a guess",
                         e.pfn, e.version
-                    ));
+                    )));
                 }
                 format!("{}{}", base.unwrap_or_else(|| e.symbol.clone()), variant.suffix())
             }
@@ -465,7 +466,7 @@ mod tests {
         );
         let before = m.warnings.len();
         m.restrict_arch([("cuZ", "aarch64")]);
-        assert!(m.warnings[before..].iter().any(|w| w.contains("`cuZ`")), "{:?}", m.warnings);
+        assert!(m.warnings[before..].iter().any(|w| w.text.contains("`cuZ`")), "{:?}", m.warnings);
     }
 
     #[test]

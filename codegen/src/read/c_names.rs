@@ -34,7 +34,7 @@ pub fn c_programs(manifest: &Path, cache: &Path) -> Result<(crate::scratch::Scra
     let mut out = Vec::new();
     for pin in &manifest.toolkits {
         let tk = fetcher.toolkit(pin)?;
-        for target in [Platform::Linux, Platform::Windows] {
+        for target in Platform::ALL {
             let rows: Vec<&HeaderSpec> = manifest.headers.iter().filter(|h| h.target == target).collect();
             let dirs = tk.include_dirs_for(target);
             if rows.is_empty() || dirs.is_empty() {

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use super::bindgen_output::{self, ParsedOutput, Typedef};
 use super::clang::{BindgenOutput, SourceLine};
 use super::header_text;
+use crate::error::{Error, Warning};
 use crate::manifest::HeaderSpec;
 use crate::model::{Declaration, HeaderCount};
 use crate::version::ToolkitVersion;
-use crate::Error;
 
 /// One typedef as the model takes it: declared by `row`'s headers at `line`, legacy when that
 /// line lies under `__CUDA_API_VERSION_INTERNAL`.
@@ -58,7 +58,7 @@ pub(super) struct Gathered {
     pub declarations: Vec<Declaration>,
     pub aliases: BTreeMap<String, crate::model::AliasTarget>,
     pub counts: BTreeMap<String, HeaderCount>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The units' comments (the Linux unit's first).
     pub docs: crate::model::CDocs,
 }
@@ -105,13 +105,16 @@ impl Gathered {
             count.aliases = found.len();
             count.broken_aliases = broken.len();
             for b in broken {
-                self.warnings.push(format!(
-                    "CUDA {version}: alias {} expands to `{}`: {}\n  --> {}:{}",
-                    b.name,
-                    b.expansion,
-                    b.reason,
-                    path.display(),
-                    b.line
+                self.warnings.push(Warning::of(
+                    version,
+                    format!(
+                        "alias {} expands to `{}`: {}\n  --> {}:{}",
+                        b.name,
+                        b.expansion,
+                        b.reason,
+                        path.display(),
+                        b.line
+                    ),
                 ));
             }
             self.aliases.extend(ok);
@@ -128,9 +131,9 @@ impl Gathered {
                 });
             };
             let Some(row) = rows.iter().find(|h| h.typedefs == file || h.api == file) else {
-                self.warnings.push(format!(
-                    "CUDA {version}: {} is declared in {file}, which is no manifest header; skipped",
-                    t.pfn
+                self.warnings.push(Warning::of(
+                    version,
+                    format!("{} is declared in {file}, which is no manifest header; skipped", t.pfn),
                 ));
                 continue;
             };
@@ -146,7 +149,7 @@ impl Gathered {
         );
         for ((name, loc), why) in skipped {
             let at = file_of(loc).map(|(f, l)| format!("{f}:{l}")).unwrap_or_default();
-            self.warnings.push(format!("CUDA {version}: typedef {name} {why}; skipped ({at})"));
+            self.warnings.push(Warning::of(version, format!("typedef {name} {why}; skipped ({at})")));
             if let Some(row) = file_of(loc).and_then(|(f, _)| rows.iter().find(|h| h.typedefs == f || h.api == f)) {
                 self.counts.entry(row.name.clone()).or_default().unversioned += 1;
             }

@@ -22,11 +22,11 @@ use std::path::Path;
 
 use self::clang::{BindgenOutput, SourceLine};
 use self::declarations::Gathered;
+use crate::error::{Error, Warning};
 use crate::fetch::{self, ToolkitHeaders};
 use crate::manifest::HeaderSpec;
 use crate::model::{CrateTypes, ToolkitInput};
 use crate::platform::Platform;
-use crate::Error;
 
 /// One toolkit, read.
 #[derive(Debug)]
@@ -41,7 +41,7 @@ pub struct ToolkitRead {
     /// The headers' comments on their types, fields, enumerators and functions.
     pub docs: crate::model::CDocs,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// A translation unit's types (bindgen's output less the `PFN_` typedefs), with where each
@@ -58,7 +58,7 @@ struct Units {
     outputs: Vec<(Platform, BindgenOutput)>,
     /// The C-name runs, Linux unit first: (per-thread mode, output).
     c_names: Vec<(bool, BindgenOutput)>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     /// Whether clang ran (not every unit came from the cache).
     ran_clang: bool,
 }
@@ -147,7 +147,7 @@ pub fn crate_types(
 fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Units, Error> {
     let mut units = Units { outputs: Vec::new(), c_names: Vec::new(), warnings: Vec::new(), ran_clang: false };
     let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
-    for target in [Platform::Linux, Platform::Windows] {
+    for target in Platform::ALL {
         let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == target).collect();
         if rows.is_empty() {
             continue;
@@ -155,10 +155,9 @@ fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache
         let dirs = tk.include_dirs_for(target);
         if dirs.is_empty() {
             let names: Vec<&str> = rows.iter().map(|h| h.typedefs.as_str()).collect();
-            units.warnings.push(format!(
-                "CUDA {}: no Windows headers for this toolkit; not read: {}",
+            units.warnings.push(Warning::of(
                 tk.version,
-                names.join(", ")
+                format!("no Windows headers for this toolkit; not read: {}", names.join(", ")),
             ));
             continue;
         }
@@ -198,11 +197,13 @@ fn read_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, units: Units) -> Re
         unnamed.extend(read.unnamed.into_iter().map(|n| (*per_thread, n)));
     }
     for (per_thread, name) in unnamed {
-        acc.warnings.push(format!(
-            "CUDA {}: {name} is declared{} but no C name expands to it (C reaches it another way, such as \
-             cuda.h's inline cuGetProcAddress_v2_ptsz wrapper): it has no C-name function in that mode",
+        acc.warnings.push(Warning::of(
             tk.version,
-            if per_thread { " with CUDA_API_PER_THREAD_DEFAULT_STREAM" } else { "" }
+            format!(
+                "{name} is declared{} but no C name expands to it (C reaches it another way, such as cuda.h's inline \
+                 cuGetProcAddress_v2_ptsz wrapper): it has no C-name function in that mode",
+                if per_thread { " with CUDA_API_PER_THREAD_DEFAULT_STREAM" } else { "" }
+            ),
         ));
     }
     let input = ToolkitInput {

@@ -1,36 +1,33 @@
-//! `cuda-sys-gen min-driver`: the oldest driver that runs a program, from its Rust sources.
+//! `cuda-sys-gen min-driver`: the oldest driver that runs a program, from the compiled program
+//! ([`binary`], exact for the code linked into the files given) or from its Rust sources
+//! ([`scan`], an estimate before a build). What it reads and how it answers, for users, is
+//! docs/min-driver.md; this is how the code keeps its one promise.
 //!
 //! # A floor that cannot be too low
-//! The promise is a floor never lower than the truth, and it holds by construction rather than
-//! by resolving names as rustc does (a resolver on syntax cannot see through macros or other
-//! crates' re-exports, and each such gap is a floor too low):
+//! A floor lower than the truth is the one wrong answer (users ship it), so it holds by
+//! construction rather than by resolving names as rustc does (a resolver on syntax cannot see
+//! through macros, other crates' re-exports, build settings or values known at run time):
 //!
-//! - Every token of every file is read, macro bodies and invocations included ([`scan`]).
-//!   Every identifier, and every string literal, that is a name of the registry counts: an
-//!   entry marker (`cuCtxCreate_v12050`), a `PFN_` typedef, an exported name (`cuMemAlloc_v2`),
-//!   a C name (`cuCtxCreate`) or a symbol. Nothing that may be the crate's is dropped: a name
-//!   spelled through another crate (`wrap::entries::cuCtxCreate_v12050`), a macro of the
-//!   program's own (`check!(cuCtxCreate(..))`) or `api::ptds::` counts the same.
-//! - A name with several meanings counts as the highest of them: a C name is every toolkit's
-//!   meaning in both stream modes (`api::legacy`, `api::ptds`, `cu!`, `cu_ptds!`,
-//!   `aliases::cuda_X_Y::`), so whichever one the program means, the driver has it.
-//! - A meaning is narrowed only on proof, and only two ways: `aliases::cuda_X_Y::name` is that
-//!   toolkit's meaning, and `symbols::name` (for `Driver::newest`) is the symbol's oldest ABI,
-//!   where the path starts at the crate (its name, a rename in Cargo.toml, or a module the
-//!   program imports from the crate) and the program declares nothing of those names itself.
-//! - Only a build script's own files are left out: they run on the machine that builds.
-//! - What cannot be read is listed, and the floor is then "at least": a `mod x;` or
-//!   `include!` whose file is not there, `include_bytes!(concat!(env!("OUT_DIR"), ..))`,
-//!   identifiers pasted together (`paste!`), compressed PTX in a fatbin.
+//! - In a binary, every lookup of the generated crate leaves a record of its entry
+//!   (`EntryRecord`, read from the allocated sections), and only the code that looks the entry up
+//!   points at it, so the linker keeps exactly the records of the code it keeps. A lookup by a
+//!   name or version known only at run time leaves one that makes the floor "at least"; so do a
+//!   program's own lookups by name beside records, and names read from a program's strings (one
+//!   it builds at run time is in none of them). Imports of libcuda count exactly; the CUDA
+//!   runtime a program links counts as what that runtime needs.
+//! - In sources, every token of every file is read, macro bodies and invocations included, and
+//!   every identifier or string that is a name of the registry counts at its highest meaning;
+//!   a meaning is narrowed only on proof (`aliases::cuda_X_Y::`, `symbols::`, where the path
+//!   provably starts at the crate). Whatever cannot be seen (a path dependency not found, a
+//!   name or version passed as a value, `paste!`, a kernel file read at run time) is listed,
+//!   and the floor is then "at least".
+//! - Kernels: the CUDA release that first JIT-compiles a PTX ISA or supports an architecture
+//!   ([`releases`], NVIDIA's tables); a fatbin entry that cannot be decompressed is "at least".
+//! - Every reader is linear in its input and advances on every step (each folder walked once,
+//!   every container loop bounded by its own extent), so hostile input ends, with an error
+//!   naming the file.
 //!
-//! The price is a floor that can be higher than needed (a C name imported from an older
-//! toolkit's `aliases` module and called bare counts as the newest meaning), never lower.
-//!
-//! # Kernels and drivers
-//! PTX (string literals, `include_str!`/`include_bytes!` of files), cubins and fatbins set a
-//! floor of their own: the CUDA release that first JIT-compiles the PTX ISA, or first
-//! supports the architecture ([`releases`], NVIDIA's tables). The floor is the highest of all,
-//! and NVIDIA's driver table turns it into the driver to install.
+//! The price is a floor that can be higher than needed, never lower.
 
 mod binary;
 mod kernels;
@@ -97,6 +94,13 @@ pub struct Unresolved {
     /// `source`, or what part of a compiled program (`runtime`: a lookup by a name or
     /// version known only at run time; `kernel`, `record`).
     pub reading: &'static str,
+}
+
+impl Unresolved {
+    /// What the source scan could not read, at `file:line`.
+    fn in_source(spelled: String, file: &Path, line: usize, why: String) -> Unresolved {
+        Unresolved { reading: "source", spelled, file: file.to_owned(), line, why }
+    }
 }
 
 /// What a program needs, highest first.
@@ -170,27 +174,26 @@ impl Floor {
                     .to_owned()
             }
             None => "nothing of the generated crate could be read in these sources\n".to_owned(),
-            Some(Setter::Entry(top)) => format!(
-                "oldest driver for the {} entry points used: {least}CUDA {} ({}), set by {} ({} at {}:{})\n",
-                self.uses.len(),
-                cuda_text(top.version),
-                top.version,
-                top.marker,
-                top.spelled,
-                rel(&top.file),
-                top.line
-            ),
-            Some(Setter::Kernel(k)) => format!(
-                "oldest driver for the {} entry points and {} kernel needs: {least}CUDA {} ({}), set by {} ({} at {}:{})\n",
-                self.uses.len(),
-                self.kernels.len(),
-                cuda_text(k.version),
-                k.version,
-                k.needs,
-                k.what,
-                rel(&k.file),
-                k.line
-            ),
+            Some(setter) => {
+                let (counted, version, name, spelled, file, line) = match setter {
+                    Setter::Entry(u) => {
+                        (format!("{} entry points used", self.uses.len()), u.version, &u.marker, &u.spelled, &u.file, u.line)
+                    }
+                    Setter::Kernel(k) => (
+                        format!("{} entry points and {} kernel needs", self.uses.len(), self.kernels.len()),
+                        k.version,
+                        &k.needs,
+                        &k.what,
+                        &k.file,
+                        k.line,
+                    ),
+                };
+                format!(
+                    "oldest driver for the {counted}: {least}CUDA {} ({version}), set by {name} ({spelled} at {}:{line})\n",
+                    cuda_text(version),
+                    rel(file)
+                )
+            }
         });
         if !self.programs.is_empty() {
             // No source lines in a compiled program: `at file:0` is the program itself.
@@ -208,34 +211,14 @@ impl Floor {
                 "exact" => String::new(),
                 other => format!(" ({other})"),
             };
-            if u.reading == "source" {
-                s.push_str(&format!(
-                    "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
-                    u.version,
-                    u.marker,
-                    u.spelled,
-                    rel(&u.file),
-                    u.line
-                ));
-            } else {
-                s.push_str(&format!("  {:>5}  {:<34} {:<7} {}{how}\n", u.version, u.marker, u.reading, u.spelled));
-            }
+            let at = format!("{}:{}", rel(&u.file), u.line);
+            s.push_str(&row(u.version, &u.marker, &u.spelled, u.reading, &at, &how));
         }
         if !self.kernels.is_empty() {
             s.push_str(&format!("kernels ({}):\n", self.kernels.len()));
             for k in &self.kernels {
-                if k.reading == "source" {
-                    s.push_str(&format!(
-                        "  {:>5}  {:<34} {:<28} {}:{}\n",
-                        k.version,
-                        k.needs,
-                        k.what,
-                        rel(&k.file),
-                        k.line
-                    ));
-                } else {
-                    s.push_str(&format!("  {:>5}  {:<34} {:<7} {}\n", k.version, k.needs, k.reading, k.what));
-                }
+                let at = format!("{}:{}", rel(&k.file), k.line);
+                s.push_str(&row(k.version, &k.needs, &k.what, k.reading, &at, ""));
             }
         }
         if !self.unresolved.is_empty() {
@@ -269,26 +252,37 @@ impl Floor {
     }
 }
 
+/// One line of the report's entries or kernels: the version, what is needed, how it is
+/// spelled and where: at a source line (`at`), or for a compiled program the part it was
+/// read from (`reading`: a program has no lines).
+fn row(version: u32, needs: &str, spelled: &str, reading: &str, at: &str, how: &str) -> String {
+    if reading == "source" {
+        format!("  {version:>5}  {needs:<34} {spelled:<28} {at}{how}\n")
+    } else {
+        format!("  {version:>5}  {needs:<34} {reading:<7} {spelled}{how}\n")
+    }
+}
+
 /// "Install at least ..." for each platform of NVIDIA's table.
 fn driver_lines(r: &Releases, v: u32, at_least: bool) -> String {
     let least = if at_least { "at least " } else { "" };
     let mut s = String::new();
-    for p in [Platform::Linux, Platform::Windows] {
+    for p in Platform::ALL {
         match r.driver_for(v, p) {
             Some((driver, at)) if at == v => s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {})\n",
-                p.name(),
+                p.driver_name(),
                 cuda_text(v)
             )),
             Some((driver, at)) => s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {}; CUDA {}'s row is not known here)\n",
-                p.name(),
+                p.driver_name(),
                 cuda_text(at),
                 cuda_text(v)
             )),
             None => s.push_str(&format!(
                 "{} driver: not known (cuda-releases.toml has no row for CUDA {} or later)\n",
-                p.name(),
+                p.driver_name(),
                 cuda_text(v)
             )),
         }
@@ -682,18 +676,17 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                 let in_crate_path = h.opens_macro.as_deref().is_some_and(|m| m.starts_with("cu"))
                     || h.prefix.last().is_some_and(|p| matches!(p.as_str(), "entries" | "api" | "pfn" | "symbols"));
                 if in_crate_path && !h.string {
-                    unresolved.push(Unresolved {
-                        reading: "source",
-                        spelled: h.spelled(),
-                        file: file.clone(),
-                        line: h.line,
-                        why: format!(
+                    unresolved.push(Unresolved::in_source(
+                        h.spelled(),
+                        file,
+                        h.line,
+                        format!(
                             "not in the registry (misspelt, or a name of a newer crate: regenerate it, or pass its \
                              registry.json with --registry); {} entries and {} toolkits known",
                             reg.entries.len(),
                             reg.toolkits.len()
                         ),
-                    });
+                    ));
                 }
                 continue;
             };
@@ -702,15 +695,14 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             // describes may be any of the symbol's, so the oldest is only a lower bound.
             if read_as == "oldest ABI" && !h.string {
                 if let Some(&t) = s.transmutes.iter().min() {
-                    unresolved.push(Unresolved {
-                        reading: "source",
-                        spelled: format!("{} and transmute (line {t})", h.spelled()),
-                        file: file.clone(),
-                        line: h.line,
-                        why: "Driver::newest's pointer may be used as a function type of the program's own, whose ABI \
+                    unresolved.push(Unresolved::in_source(
+                        format!("{} and transmute (line {t})", h.spelled()),
+                        file,
+                        h.line,
+                        "Driver::newest's pointer may be used as a function type of the program's own, whose ABI \
                               is not read: match the symbol's enum instead, or name the entry (entries::X)"
                             .to_owned(),
-                    });
+                    ));
                 }
             }
             let e = &reg.entries[entry];
@@ -725,34 +717,31 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             });
         }
         for (line, name) in &s.pasted {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: format!("{name}!"),
-                file: file.clone(),
-                line: *line,
-                why: "builds identifiers out of pieces, which cannot be read: name the entries whole (entries::X, \
+            unresolved.push(Unresolved::in_source(
+                format!("{name}!"),
+                file,
+                *line,
+                "builds identifiers out of pieces, which cannot be read: name the entries whole (entries::X, \
                       cu!(cuX(..))) where the floor matters"
                     .to_owned(),
-            });
+            ));
         }
         for m in &s.mods {
             let parent = file.parent().map(Path::to_owned).unwrap_or_default();
             for p in m.cfg_paths.iter().map(|p| parent.join(p)).filter(|p| !p.is_file()) {
-                unresolved.push(Unresolved {
-                    reading: "source",
-                    spelled: format!("#[cfg_attr(.., path = ..)] mod {};", m.name),
-                    file: file.clone(),
-                    line: m.line,
-                    why: format!("{} is not there: pass the folder that holds it", p.display()),
-                });
+                unresolved.push(Unresolved::in_source(
+                    format!("#[cfg_attr(.., path = ..)] mod {};", m.name),
+                    file,
+                    m.line,
+                    format!("{} is not there: pass the folder that holds it", p.display()),
+                ));
             }
             if !mod_candidates(file, m).iter().any(|c| c.is_file()) {
-                unresolved.push(Unresolved {
-                    reading: "source",
-                    spelled: format!("mod {};", m.name),
-                    file: file.clone(),
-                    line: m.line,
-                    why: format!(
+                unresolved.push(Unresolved::in_source(
+                    format!("mod {};", m.name),
+                    file,
+                    m.line,
+                    format!(
                         "its file is not there ({}): pass the folder that holds it",
                         mod_candidates(file, m)
                             .iter()
@@ -760,7 +749,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                             .collect::<Vec<_>>()
                             .join(" or ")
                     ),
-                });
+                ));
             }
         }
         for l in &s.lookups {
@@ -799,35 +788,32 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             }
         }
         if let Some((line, name)) = s.tables.iter().min_by_key(|(l, _)| *l) {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: name.clone(),
-                file: file.clone(),
-                line: *line,
-                why: "walks the registry's table at run time: which entries it looks up is not in the sources (the \
+            unresolved.push(Unresolved::in_source(
+                name.clone(),
+                file,
+                *line,
+                "walks the registry's table at run time: which entries it looks up is not in the sources (the \
                       compiled program's records say more)"
                     .to_owned(),
-            });
+            ));
         }
         for (line, name) in &s.runtime_files {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: format!("{name:?}"),
-                file: file.clone(),
-                line: *line,
-                why: "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)"
+            unresolved.push(Unresolved::in_source(
+                format!("{name:?}"),
+                file,
+                *line,
+                "a kernel file read at run time: pass it to min-driver too (or embed it with include_bytes!)"
                     .to_owned(),
-            });
+            ));
         }
         let from_file = |n: &str| MODULE_FROM_FILE.contains(&n.split("_v").next().unwrap_or(n));
         for h in s.hits.iter().filter(|h| !h.string && from_file(&h.name)) {
-            unresolved.push(Unresolved {
-                reading: "source",
-                spelled: h.spelled(),
-                file: file.clone(),
-                line: h.line,
-                why: "loads a kernel module from a file at run time: pass the file to min-driver too".to_owned(),
-            });
+            unresolved.push(Unresolved::in_source(
+                h.spelled(),
+                file,
+                h.line,
+                "loads a kernel module from a file at run time: pass the file to min-driver too".to_owned(),
+            ));
         }
         let mut image = Image::default();
         let mut images: Vec<(usize, Image)> = Vec::new();
@@ -895,30 +881,17 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                     Ok((needs, version)) => {
                         kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" })
                     }
-                    Err(why) => {
-                        unresolved.push(Unresolved { reading: "source", spelled: what, file: file.clone(), line, why })
-                    }
+                    Err(why) => unresolved.push(Unresolved::in_source(what, file, line, why)),
                 }
             }
             for why in image.unreadable {
-                unresolved.push(Unresolved {
-                    reading: "source",
-                    spelled: "a kernel image".into(),
-                    file: file.clone(),
-                    line,
-                    why,
-                });
+                unresolved.push(Unresolved::in_source("a kernel image".into(), file, line, why));
             }
         }
     }
     for p in &program.skipped {
-        unresolved.push(Unresolved {
-            reading: "source",
-            spelled: p.display().to_string(),
-            file: p.clone(),
-            line: 0,
-            why: "not a regular file (a FIFO, socket or device): skipped, not opened".to_owned(),
-        });
+        let why = "not a regular file (a FIFO, socket or device): skipped, not opened".to_owned();
+        unresolved.push(Unresolved::in_source(p.display().to_string(), p, 0, why));
     }
     let mut uses: Vec<Use> = uses.into_values().collect();
     uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
@@ -1009,30 +982,15 @@ fn kernel_floor(need: &Need, releases: &Releases) -> std::result::Result<(String
 /// The folders of the path dependencies and workspace members the Cargo.toml at `manifest`
 /// names, but not `package` (the generated crate) itself.
 fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
-    let Some(table) = std::fs::read_to_string(manifest).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
-        return Vec::new();
-    };
+    let Some(table) = cargo_toml(manifest) else { return Vec::new() };
     let base = manifest.parent().map(Path::to_owned).unwrap_or_default();
-    let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
-    let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
-    for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
-        tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
-    }
+    let mut tables = dependency_tables(&table);
     let workspace = table.get("workspace").and_then(|w| w.as_table());
     tables.extend(workspace.and_then(|w| w.get("dependencies")?.as_table()));
-    let wanted = package.replace('-', "_");
-    let mut out = Vec::new();
-    for deps in tables {
-        for (key, value) in deps {
-            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
-            if real.replace('-', "_") == wanted {
-                continue;
-            }
-            if let Some(path) = value.get("path").and_then(|p| p.as_str()) {
-                out.push(base.join(path));
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = dependencies(tables, package)
+        .filter(|(_, _, generated)| !generated)
+        .filter_map(|(_, value, _)| Some(base.join(value.get("path")?.as_str()?)))
+        .collect();
     // Workspace members: literal folders, and `dir/*` globs.
     let members = workspace.and_then(|w| w.get("members")?.as_array()).into_iter().flatten().filter_map(|m| m.as_str());
     for m in members {
@@ -1051,29 +1009,45 @@ fn local_packages(manifest: &Path, package: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
-/// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
-fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
-    let read = codegen::input::read_text(manifest, "Cargo.toml").ok();
-    let Some(table) = read.and_then(|t| t.parse::<toml::Table>().ok()) else {
-        return Vec::new();
-    };
+/// A Cargo.toml's dependency tables: `[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`, and the same under each `[target.'..']`.
+fn dependency_tables(table: &toml::Table) -> Vec<&toml::Table> {
     let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
     let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
     for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
         tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
     }
+    tables
+}
+
+/// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
+/// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
+fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
+    let Some(table) = cargo_toml(manifest) else { return Vec::new() };
+    let tables = dependency_tables(&table);
+    dependencies(tables, package)
+        .filter(|(_, _, generated)| *generated)
+        .map(|(key, ..)| key.replace('-', "_"))
+        .collect()
+}
+
+/// The Cargo.toml at `manifest`, through the generator's reader of outside text (a FIFO or a
+/// huge file is refused, not waited on); `None` where it cannot be read or parsed.
+fn cargo_toml(manifest: &Path) -> Option<toml::Table> {
+    codegen::input::read_text(manifest, "Cargo.toml").ok()?.parse().ok()
+}
+
+/// Every dependency of `tables`: the key it is named by, its entry, and whether it is
+/// `package` (under its own name or renamed with `package = ..`).
+fn dependencies<'a>(
+    tables: Vec<&'a toml::Table>,
+    package: &str,
+) -> impl Iterator<Item = (&'a String, &'a toml::Value, bool)> {
     let wanted = package.replace('-', "_");
-    let mut out = Vec::new();
-    for deps in tables {
-        for (key, value) in deps {
-            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
-            if real.replace('-', "_") == wanted {
-                out.push(key.replace('-', "_"));
-            }
-        }
-    }
-    out
+    tables.into_iter().flat_map(|deps| deps.iter()).map(move |(key, value)| {
+        let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+        (key, value, real.replace('-', "_") == wanted)
+    })
 }
 
 /// What a walk of folders has seen: each real folder once, however many links lead to it.
@@ -1177,7 +1151,7 @@ impl Check {
         }
     }
 
-    /// The exit status it calls for ([`crate::MIN_DRIVER_EXIT_STATUSES`]).
+    /// The exit status it calls for ([`EXIT_STATUSES`]).
     pub fn status(&self) -> u8 {
         match self.verdict {
             "above" => 3,
@@ -1226,31 +1200,16 @@ impl Check {
             ),
         };
         let (entries, kernels) = floor.missing_on(self.cuda);
-        for u in entries {
-            s.push_str(&format!(
-                "  {}:{}: {} needs CUDA {} ({})\n",
-                rel(&u.file),
-                u.line,
-                u.spelled,
-                cuda_text(u.version),
-                u.marker
-            ));
-        }
-        for k in kernels {
-            s.push_str(&format!(
-                "  {}:{}: {} needs CUDA {} ({})\n",
-                rel(&k.file),
-                k.line,
-                k.needs,
-                cuda_text(k.version),
-                k.what
-            ));
+        let lacks = entries.into_iter().map(|u| (&u.file, u.line, &u.spelled, u.version, &u.marker));
+        let lacks = lacks.chain(kernels.into_iter().map(|k| (&k.file, k.line, &k.needs, k.version, &k.what)));
+        for (file, line, what, version, which) in lacks {
+            s.push_str(&format!("  {}:{line}: {what} needs CUDA {} ({which})\n", rel(file), cuda_text(version)));
         }
         s
     }
 }
 
-/// `min-driver --json`'s document (its schema is in the README).
+/// `min-driver --json`'s document (its schema is in docs/min-driver.md).
 #[derive(Serialize)]
 struct JsonReport<'a> {
     schema: u32,
@@ -1274,12 +1233,76 @@ struct JsonReport<'a> {
     checks: &'a [Check],
 }
 
+/// `min-driver`'s options.
+#[derive(Debug, clap::Args)]
+pub struct MinDriverArgs {
+    /// Compiled programs or libraries (ELF, PE); or Rust files, or folders searched for them
+    /// (hidden folders, and the target/ folder beside a Cargo.toml, skipped; path dependencies
+    /// and workspace members of the packages found followed).
+    #[arg(required = true, value_name = "PATH")]
+    pub sources: Vec<PathBuf>,
+    /// The generated crate's registry.json.
+    #[arg(long, default_value = "generated/registry.json")]
+    pub registry: PathBuf,
+    /// Does the program run on this driver? A driver version (`535.104.05`) or a CUDA version
+    /// (`12.2`); what it lacks is listed with its line.
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// Fail (exit 3) when the floor is above this CUDA version (`12.2`): a CI gate.
+    #[arg(long, value_name = "CUDA")]
+    pub max: Option<String>,
+    /// The GPU the program runs on (`sm_90`): of each fatbin, only the entry the driver loads
+    /// there counts (a cubin for it, else the PTX it JIT-compiles); the others are listed as
+    /// unused there, and a fatbin with no entry for it is said.
+    #[arg(long, value_name = "SM")]
+    pub arch: Option<String>,
+    /// Whose driver numbers `--driver` reads (the report names both platforms' drivers).
+    #[arg(long, default_value = "linux", value_parser = platform_parser())]
+    pub platform: Platform,
+    /// The report as JSON (its schema: docs/min-driver.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--platform`: the generator's [`Platform`], by the names the manifest uses too.
+fn platform_parser() -> impl clap::builder::TypedValueParser<Value = Platform> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Platform::ALL.map(|p| {
+        let example = match p {
+            Platform::Linux => "555.42.02",
+            Platform::Windows => "555.85",
+        };
+        PossibleValue::new(p.as_str()).help(format!("{} driver numbers ({example})", p.driver_name()))
+    });
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<Platform>())
+}
+
+/// `min-driver`'s exit statuses, for `--help` and the docs (tested against each other).
+pub const EXIT_STATUSES: &[(u8, &str)] = &[
+    (0, "the report was made; with `--driver` or `--max`, the program is within it"),
+    (
+        1,
+        "error: bad arguments, an unreadable file or registry, a file that is neither Rust tokens nor a program the object crate reads",
+    ),
+    (
+        2,
+        "with `--driver` or `--max`: within it as far as could be read, but something could not be read (the floor is \"at least\"), or not proven (a driver newer than NVIDIA's table, an architecture its release removed)",
+    ),
+    (3, "with `--driver` or `--max`: above it; the offending entries and kernels are listed"),
+];
+
+/// `min-driver --help`'s closing text.
+pub fn exit_status_help() -> String {
+    crate::exit::exit_status_help(
+        EXIT_STATUSES,
+        "\nWhat counts (every token, code under every #[cfg(..)], kernels), what is \"at least\", the JSON \
+         schema and CI: docs/min-driver.md in cuda-sys-gen's repository.",
+    )
+}
+
 /// `cuda-sys-gen min-driver`: prints the report (and the checks) and gives the exit status.
-pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
-    let platform = match args.platform {
-        crate::DriverPlatform::Linux => Platform::Linux,
-        crate::DriverPlatform::Windows => Platform::Windows,
-    };
+pub fn run(args: &MinDriverArgs) -> Result<u8> {
+    let platform = args.platform;
     let releases = Releases::load()?;
     // Arguments first: a bad one is said before any file is read.
     let mut wanted = Vec::new();
@@ -1287,8 +1310,7 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
         wanted.push(driver_check(text, platform, &releases)?);
     }
     if let Some(text) = &args.max {
-        let cuda = releases::cuda_number(text)
-            .with_context(|| format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2"))?;
+        let cuda = releases::parse_cuda(text).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
         released(cuda, &releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
         wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
@@ -1302,15 +1324,9 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
     if args.json {
         let v = floor.version();
-        let drivers = [Platform::Linux, Platform::Windows]
+        let drivers = Platform::ALL
             .into_iter()
-            .map(|p| {
-                let key = match p {
-                    Platform::Linux => "linux",
-                    Platform::Windows => "windows",
-                };
-                (key, (v > 0).then(|| releases.driver_for(v, p).map(|(d, _)| d.to_owned())).flatten())
-            })
+            .map(|p| (p.as_str(), (v > 0).then(|| releases.driver_for(v, p).map(|(d, _)| d.to_owned())).flatten()))
             .collect();
         let report = JsonReport {
             schema: 2,
@@ -1388,10 +1404,7 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                 .driver
                 .iter()
                 .filter_map(|d| {
-                    let v = match platform {
-                        Platform::Linux => d.linux.as_deref(),
-                        Platform::Windows => d.windows.as_deref(),
-                    }?;
+                    let v = d.minimum(platform)?;
                     Some((releases::driver_number(v)?, releases::cuda_number(&d.cuda)?))
                 })
                 .max_by_key(|(_, c)| *c);
@@ -1408,26 +1421,29 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                 bail!(
                     "--driver {text}: older than every {} driver NVIDIA's table names (its oldest row is CUDA {oldest}): \
                      too old for anything here; check --platform",
-                    platform.name()
+                    platform.driver_name()
                 );
             };
             let label = if open_ended {
                 format!(
                     "driver {text} ({}: newer than NVIDIA's table, CUDA {} or later)",
-                    platform.name(),
+                    platform.driver_name(),
                     cuda_text(cuda)
                 )
             } else {
-                format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda))
+                format!("driver {text} ({}: CUDA {})", platform.driver_name(), cuda_text(cuda))
             };
             Ok((label, cuda, open_ended))
         }
-        _ => match releases::cuda_number(text) {
-            Some(cuda) => {
+        _ => match releases::parse_cuda(text) {
+            Ok(cuda) => {
                 released(cuda, releases).map_err(|why| anyhow::anyhow!("--driver {text}: {why}"))?;
                 Ok((format!("CUDA {}", cuda_text(cuda)), cuda, false))
             }
-            None => bail!(
+            // Two numbers (`12.05`): a CUDA version written as CUDA writes none; the reader
+            // says what to write.
+            Err(why) if number.is_some() => bail!("--driver {text}: {why}"),
+            Err(_) => bail!(
                 "--driver {text}: neither a driver version (such as 535.104.05, or 555.85 on Windows) nor a CUDA \
                  version (such as 12.2)"
             ),

@@ -3,6 +3,7 @@
 //! version, first supports each GPU architecture, and which driver each CUDA release needs.
 
 use anyhow::{bail, Context, Result};
+use codegen::ToolkitVersion;
 use serde::Deserialize;
 
 /// The file, compiled in: min-driver runs in other repositories without this one.
@@ -49,38 +50,38 @@ pub struct Driver {
     pub windows: Option<String>,
 }
 
-/// A platform of NVIDIA's driver table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
-    Linux,
-    Windows,
-}
+/// A platform of NVIDIA's driver table: the generator's own.
+pub use codegen::platform::Platform;
 
-impl Platform {
-    pub fn name(self) -> &'static str {
-        match self {
-            Platform::Linux => "Linux x86-64",
-            Platform::Windows => "Windows x86-64",
-        }
-    }
-}
-
-/// `12.5` as 12050 (cuDriverGetVersion's form).
+/// `12.5` as 12050 (cuDriverGetVersion's form), by the generator's one reader of CUDA
+/// versions ([`ToolkitVersion`]'s): `None` for what is no version as CUDA writes one (`12.05`,
+/// `12.x`); its error, which says what to write, is [`parse_cuda`]'s.
 pub fn cuda_number(text: &str) -> Option<u32> {
-    let (major, minor) = text.split_once('.')?;
-    let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
-    (minor < 100 && major < 1000 && !text.contains('+')).then_some(major * 1000 + minor * 10)
+    parse_cuda(text).ok()
 }
 
-/// 12050 as `12.5`.
-pub fn cuda_text(v: u32) -> String {
-    format!("{}.{}", v / 1000, v % 1000 / 10)
+/// `12.5` as 12050, or why the text is no CUDA version and what to write instead.
+pub fn parse_cuda(text: &str) -> Result<u32, String> {
+    text.parse::<ToolkitVersion>().map(ToolkitVersion::cuda_version)
 }
+
+/// 12050 as `12.5`: the generator's one writer of CUDA versions.
+pub use codegen::version::format_cuda_version as cuda_text;
 
 /// A driver version (`535.104.05`) as numbers to compare.
 pub fn driver_number(text: &str) -> Option<Vec<u32>> {
     let parts: Option<Vec<u32>> = text.split('.').map(|p| p.parse().ok()).collect();
     parts.filter(|p| (2..=3).contains(&p.len()))
+}
+
+impl Driver {
+    /// The oldest driver of `platform` for this row's release (`None`: not known).
+    pub fn minimum(&self, platform: Platform) -> Option<&str> {
+        match platform {
+            Platform::Linux => self.linux.as_deref(),
+            Platform::Windows => self.windows.as_deref(),
+        }
+    }
 }
 
 impl Releases {
@@ -133,10 +134,7 @@ impl Releases {
             .iter()
             .filter_map(|d| {
                 let v = cuda_number(&d.cuda)?;
-                let driver = match platform {
-                    Platform::Linux => d.linux.as_deref(),
-                    Platform::Windows => d.windows.as_deref(),
-                }?;
+                let driver = d.minimum(platform)?;
                 (v >= cuda).then_some((driver, v))
             })
             .min_by_key(|(_, v)| *v)
@@ -148,10 +146,7 @@ impl Releases {
         self.driver
             .iter()
             .filter_map(|d| {
-                let need = match platform {
-                    Platform::Linux => d.linux.as_deref(),
-                    Platform::Windows => d.windows.as_deref(),
-                }?;
+                let need = d.minimum(platform)?;
                 (driver_number(need)?.as_slice() <= driver).then(|| cuda_number(&d.cuda)).flatten()
             })
             .max()

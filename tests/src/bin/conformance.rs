@@ -688,7 +688,7 @@ fn answers() -> Result<bool> {
     Ok(check.differences.is_empty())
 }
 
-/// Issue 28, item 3: the newest cuda.h's `cuCtxCreate` is `cuCtxCreate_v4(pctx,
+/// The newest cuda.h's `cuCtxCreate` is `cuCtxCreate_v4(pctx,
 /// ctxCreateParams, flags, dev)`; a port of an older `cuCtxCreate(&ctx, 0, dev)` that follows
 /// rustc's suggestion passes null for `ctxCreateParams`. What the driver does with it, measured:
 /// the line before the call is printed first, so a crash leaves it as the last line.

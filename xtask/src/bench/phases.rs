@@ -83,7 +83,7 @@ pub fn phases(root: &Path) -> Result<Phases> {
     let types = built.types.context("no toolkits")?;
     let modules: Vec<emit::ModuleSpec> =
         manifest.headers.iter().map(codegen::manifest::HeaderSpec::module_spec).collect();
-    let opts = EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() };
+    let opts = EmitOptions::new("cuda-driver-pfn", "cargo xtask generate");
     let input = emit::Input { model: &built.model, types, modules: &modules, opts: &opts };
     let files = emit::emit(input).context("emitting")?;
     out.push(("emit (quote, prettyplease)".into(), t.elapsed()));

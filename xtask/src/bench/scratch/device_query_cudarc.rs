@@ -1,5 +1,5 @@
 //! deviceQueryDrv with cudarc's safe API (its `sys` where the safe API has no call): the
-//! comparison for the line counts of issue 17 (`tests/tests/ports.rs` counts both), printing
+//! comparison for the line counts of a port (`tests/tests/ports.rs` counts both), printing
 //! what `examples/device_query_drv.rs` of the generated crate prints.
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};

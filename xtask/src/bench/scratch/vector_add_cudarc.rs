@@ -1,4 +1,4 @@
-//! vectorAddDrv with cudarc's safe API: the comparison for the line counts of issue 17
+//! vectorAddDrv with cudarc's safe API: the comparison for the line counts of a port
 //! (`tests/tests/ports.rs` counts both), written as a cudarc user would, with the same kernel,
 //! sizes and check as `examples/vector_add_drv.rs` of the generated crate.
 

@@ -1,0 +1,229 @@
+//! `generate`: the pipeline run with the command line's options and its summary printed; with
+//! `--add-toolkit`, a toolkit pinned first and its diff against the previous newest printed
+//! after. The checks before any work are the pipeline's ([`pipeline::check_before_work`]),
+//! run once, here as in the library.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use codegen::diff;
+use codegen::emit::EmitOptions;
+use codegen::fetch::Fetcher;
+use codegen::locate::ToolkitSpec;
+use codegen::pipeline::{self, Checked, Config};
+use codegen::write::Mode;
+
+/// The options every `generate` takes.
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    /// A local CUDA toolkit (root, include/ folder, or pip layout); may be repeated.
+    /// Without it, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda are tried.
+    #[arg(long = "toolkit", value_name = "PATH")]
+    pub toolkits: Vec<PathBuf>,
+    /// Use only the pinned toolkits, even if a local one is installed.
+    #[arg(long, conflicts_with = "toolkits")]
+    pub pinned_only: bool,
+    /// Change nothing; exit non-zero if the generated crate is not what the inputs produce.
+    #[arg(long)]
+    pub check: bool,
+    /// Never run pip: use only the cache.
+    #[arg(long)]
+    pub offline: bool,
+    /// Print every header warning, ABI drift and per-toolkit count, not only the summary.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// First pin a new toolkit in the manifest: a version (13.6: the newest patch of that minor
+    /// on PyPI, downloaded and hashed) or a local toolkit (its cuda.h names the version). Then
+    /// regenerate, and print the diff against the previous newest toolkit.
+    #[arg(long, value_name = "VERSION|PATH", conflicts_with = "check")]
+    pub add_toolkit: Option<ToolkitSpec>,
+}
+
+/// `cuda-sys-gen generate`'s own options: where things are, which `cargo xtask generate`
+/// fixes for this repository.
+#[derive(Debug, Clone, Args)]
+pub struct StandaloneArgs {
+    #[command(flatten)]
+    pub args: GenerateArgs,
+    /// The headers manifest.
+    #[arg(long, default_value = "headers-manifest.toml")]
+    pub manifest: PathBuf,
+    /// The folder of the generated crate; everything in it belongs to the generator.
+    #[arg(long, default_value = "generated")]
+    pub out: PathBuf,
+    /// The generated crate's package name (at most 58 characters: its types package, in
+    /// OUT/types, is named CRATE_NAME-types).
+    #[arg(long, default_value = "cuda-driver-pfn")]
+    pub crate_name: String,
+    /// Where wheels and extracted headers are cached.
+    #[arg(long, default_value = "target/cuda-headers")]
+    pub cache: PathBuf,
+    /// The command quoted in the generated files' headers.
+    #[arg(long, default_value = "cuda-sys-gen generate")]
+    pub regenerate_command: String,
+}
+
+/// `generate`'s exit statuses, for `--help`.
+pub const EXIT_STATUSES: &[(u8, &str)] = &[
+    (0, "the crate was written, or (with `--check`) is what the inputs produce"),
+    (
+        1,
+        "error: bad arguments or input, a failed download, an output folder holding what the generator did not \
+         write; with `--check`, a stale crate (its files are named, with the command that fixes them)",
+    ),
+];
+
+/// `generate --help`'s closing text.
+pub fn exit_status_help() -> String {
+    crate::exit::exit_status_help(
+        EXIT_STATUSES,
+        "\nThe generator in your repository, its manifest and a CI workflow: docs/generator.md in cuda-sys-gen's \
+         repository.",
+    )
+}
+
+/// Where things are: fixed by `cargo xtask`, options of `cuda-sys-gen`.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub manifest: PathBuf,
+    pub out: PathBuf,
+    pub cache: PathBuf,
+    pub crate_name: String,
+    /// Quoted in every generated file's header.
+    pub command: String,
+    /// The command as it was run, options and all, less `--check`: what a failed check says
+    /// to run ([`rerun_command`]).
+    pub rerun: String,
+}
+
+impl StandaloneArgs {
+    /// The options and the paths they name; `rerun` as [`rerun_command`] gives it.
+    pub fn split(self, rerun: String) -> (GenerateArgs, Paths) {
+        let StandaloneArgs { args, manifest, out, crate_name, cache, regenerate_command } = self;
+        (args, Paths { manifest, out, cache, crate_name, command: regenerate_command, rerun })
+    }
+}
+
+/// The command line that was run, as a user would type it again without `--check`: `program`
+/// (`cuda-sys-gen`, `cargo xtask`), then every argument after the program's own name, each
+/// quoted for a POSIX shell where it needs it. A failed `--check` quotes it, so that the fix it
+/// names writes the crate that was checked (the same --manifest, --out, --crate-name, ...).
+pub fn rerun_command<I: IntoIterator<Item = std::ffi::OsString>>(program: &str, args: I) -> String {
+    let mut words = vec![program.to_owned()];
+    for a in args.into_iter().skip(1) {
+        let a = a.to_string_lossy().into_owned();
+        if a != "--check" {
+            words.push(shell_quote(&a));
+        }
+    }
+    words.join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell would act
+/// on, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Runs the pipeline and prints its summary; with `--add-toolkit`, pins the toolkit first and
+/// prints its diff against the previous newest one after.
+pub fn run(args: GenerateArgs, paths: Paths) -> Result<()> {
+    let cfg = config(&args, &paths);
+    // Before any work, --add-toolkit's change to the manifest included.
+    let mut checked = pipeline::check_before_work(&cfg)?;
+    for note in checked.notes.drain(..) {
+        eprintln!("note: {note}");
+    }
+    match args.add_toolkit.clone() {
+        Some(spec) => add_toolkit(&spec, &args, &paths, &cfg, checked),
+        None => run_generate(&args, &paths, &cfg, checked),
+    }
+}
+
+/// The pipeline's configuration for these options (local toolkits announced on stderr).
+fn config(args: &GenerateArgs, paths: &Paths) -> Config {
+    let mut toolkits = args.toolkits.clone();
+    if toolkits.is_empty() && !args.pinned_only {
+        toolkits.extend(codegen::locate::discover_local_toolkit());
+    }
+    for p in &toolkits {
+        eprintln!("using the local toolkit at {}", p.display());
+    }
+    Config {
+        manifest: paths.manifest.clone(),
+        out_dir: paths.out.clone(),
+        cache_dir: paths.cache.clone(),
+        local_toolkits: toolkits,
+        mode: if args.check { Mode::Check } else { Mode::Write },
+        emit: EmitOptions::new(&paths.crate_name, &paths.command),
+        offline: args.offline,
+        progress: Some(stderr_progress()),
+    }
+}
+
+fn run_generate(args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Checked) -> Result<()> {
+    let start = std::time::Instant::now();
+    // A stale crate is fixed by running this very command again without --check, whatever the
+    // files' headers quote (--regenerate-command).
+    let generated = pipeline::generate_checked(cfg, checked).map_err(|e| match e {
+        codegen::Error::Stale { files, .. } => codegen::Error::Stale { files, command: paths.rerun.clone() },
+        e => e,
+    });
+    let journal = codegen::pin::journal_path(&paths.manifest);
+    let report = generated.with_context(|| {
+        let mut s = format!("generation failed; {} is unchanged", paths.out.display());
+        if args.check && journal.exists() {
+            s.push_str(&format!(
+                " (an interrupted `generate --add-toolkit` left {}: a run without --check finishes or undoes it)",
+                journal.display()
+            ));
+        }
+        s
+    })?;
+    print!("{}", report.summary(cfg.mode, &paths.out, start.elapsed(), args.verbose));
+    Ok(())
+}
+
+/// Progress lines on stderr, each with the seconds since the run began: downloads and clang
+/// runs, the steps that take a while on a fresh machine (a warm run has none).
+pub fn stderr_progress() -> codegen::fetch::Progress {
+    let start = std::time::Instant::now();
+    codegen::fetch::Progress::new(move |line| eprintln!("[{:>5.1} s] {line}", start.elapsed().as_secs_f64()))
+}
+
+/// `generate --add-toolkit`: pin, regenerate, report. The crate of the new manifest is rendered
+/// in memory first; then both are written as one change ([`codegen::pin::commit`]), so that a
+/// pin is only ever added together with the crate it produces, whatever stops the run.
+fn add_toolkit(spec: &ToolkitSpec, args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Checked) -> Result<()> {
+    let manifest = checked.manifest();
+    let mut fetcher = Fetcher::new(paths.cache.clone(), manifest);
+    fetcher.offline = args.offline;
+    fetcher.progress = cfg.progress.clone();
+    let unchanged =
+        || format!("could not add CUDA {spec}; {} and {} are unchanged", paths.manifest.display(), paths.out.display());
+    let new = codegen::pin::prepare(manifest, &fetcher, spec).with_context(unchanged)?;
+    codegen::fault::point("pin:prepared");
+    let new_manifest = codegen::manifest::Manifest::parse(&paths.manifest, &new.text).with_context(unchanged)?;
+    let start = std::time::Instant::now();
+    let (files, mut report) = pipeline::render(cfg, &new_manifest).with_context(unchanged)?;
+    report.write = codegen::pin::commit(&new.change(manifest), &paths.out, &files, &paths.command)
+        .with_context(|| format!("could not add CUDA {spec}"))?;
+    for p in &new.pin.packages {
+        eprintln!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
+    }
+    print!("{}", report.summary(Mode::Write, &paths.out, start.elapsed(), args.verbose));
+    for n in &new.notes {
+        eprintln!("note: {n}");
+    }
+    if let Some(previous) = new.previous {
+        let d = diff::diff(&report.model, previous, new.pin.version).context("could not compare the new toolkit")?;
+        println!("\n{}", diff::markdown::render(&d));
+    }
+    Ok(())
+}
