@@ -313,7 +313,11 @@ fn docs_min_driver_output_is_the_command_s() {
         let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)])
             .unwrap_or_else(|e| panic!("{e:#}"));
         let releases = cuda_sys_gen::min_driver::releases::Releases::load().unwrap();
-        assert_eq!(shown, floor.render(&root, Some(&releases)), "docs/min-driver.md's output of `min-driver {path}` is stale");
+        assert_eq!(
+            shown,
+            floor.render(&root, Some(&releases)),
+            "docs/min-driver.md's output of `min-driver {path}` is stale"
+        );
         checked += 1;
     }
     assert_eq!(checked, 2, "docs/min-driver.md shows min-driver for both sample ports");

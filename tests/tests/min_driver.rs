@@ -578,7 +578,10 @@ fn the_help_says_the_exit_statuses_and_where_the_rest_is() {
     assert!(help.contains("docs/min-driver.md"), "{help}");
     // What --help leaves to the docs is said on the page it names.
     let page = std::fs::read_to_string(repo_root().join("docs/min-driver.md")).unwrap();
-    assert!(page.contains("counts, even `#[cfg(any())]`"), "docs/min-driver.md does not say that cfg'd-out code counts");
+    assert!(
+        page.contains("counts, even `#[cfg(any())]`"),
+        "docs/min-driver.md does not say that cfg'd-out code counts"
+    );
     for (code, meaning) in cuda_sys_gen::min_driver::EXIT_STATUSES {
         assert!(help.contains(&format!("  {code}  {}", meaning.replace('`', ""))), "{help}");
         assert!(page.contains(&format!("| {code} | {meaning} |")), "docs/min-driver.md lacks exit status {code}");

@@ -1,6 +1,6 @@
 //! `cuda-sys-gen min-driver`: the oldest driver that runs a program, from the compiled program
-//! ([`binary`], exact for the code linked into the files given) or from its Rust sources
-//! ([`scan`], an estimate before a build). What it reads and how it answers, for users, is
+//! (`binary.rs`, exact for the code linked into the files given) or from its Rust sources
+//! (`scan.rs`, an estimate before a build). What it reads and how it answers, for users, is
 //! docs/min-driver.md; this is how the code keeps its one promise.
 //!
 //! # A floor that cannot be too low
