@@ -174,7 +174,7 @@ pub type Files = BTreeMap<String, Vec<u8>>;
 
 /// Every path [`emit`] may write for a manifest of these rows, whatever the model: the names
 /// an output folder's files must have to be the generator's (`output_folder::check_output_folder`).
-/// Both come from [`OUTPUTS`], so the two cannot drift apart.
+/// Both come from `OUTPUTS`, so the two cannot drift apart.
 pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
     OUTPUTS.iter().flat_map(|o| o.paths.list(modules)).collect()
 }
