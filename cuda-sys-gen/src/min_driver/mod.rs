@@ -456,7 +456,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
     for m in &manifests {
         crate_idents.extend(dependency_names(m, package));
     }
-    let wanted = |s: &str| reg.meanings(s).is_some() || looks_like_an_entry(s);
+    let wanted = |s: &str| wanted(reg, s);
     let mut program = Program {
         files: Vec::new(),
         scanned: Vec::new(),
@@ -505,6 +505,12 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
     }
     program.build_only = build_only(&program, &index);
     Ok(program)
+}
+
+/// Whether the scan keeps an identifier or string: a name of the registry, or one that looks
+/// like an entry (so that a name the registry lacks is said, not dropped).
+fn wanted(reg: &Registry, s: &str) -> bool {
+    reg.meanings(s).is_some() || looks_like_an_entry(s)
 }
 
 /// A file's path as one key however it is spelled (`src/../probe.rs`, a symlink).
@@ -1448,5 +1454,61 @@ fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(
                  version (such as 12.2)"
             ),
         },
+    }
+}
+
+/// The floor is a pure function of what was read ([`evaluate`]): these build a program from
+/// texts in memory, with the repository's registry, and no file of the program is read.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap()
+    }
+
+    /// One file `src/main.rs` of a package that depends on the generated crate.
+    fn floor_of(text: &str) -> Floor {
+        let reg = registry();
+        let scanned = scan::scan(text, &|s| wanted(&reg, s)).unwrap();
+        let program = Program {
+            files: vec![PathBuf::from("src/main.rs")],
+            scanned: vec![scanned],
+            manifest_dirs: vec![None],
+            build_only: BTreeSet::new(),
+            crate_idents: BTreeSet::from(["cuda_driver_pfn".to_owned()]),
+            skipped: Vec::new(),
+        };
+        evaluate(&program, &reg, &Releases::load().unwrap(), None)
+    }
+
+    #[test]
+    fn a_c_name_counts_as_its_highest_meaning() {
+        let f = floor_of("fn main() { unsafe { cu!(cuCtxCreate(&mut c, std::ptr::null_mut(), 0, d)) }; }");
+        let (_, highest) = {
+            let reg = registry();
+            let e = reg.highest_meaning("cuCtxCreate").unwrap();
+            (e, reg.entries[e].floor)
+        };
+        assert_eq!(f.version(), highest);
+        assert!(!f.at_least());
+        assert_eq!(f.uses[0].read_as, "highest");
+    }
+
+    #[test]
+    fn a_toolkit_s_alias_narrows_and_a_pasted_name_makes_it_at_least() {
+        // The path proves the meaning; a bare `cuCtxCreate` after a `use` would count as the
+        // highest (the scan does not resolve names).
+        let narrowed = floor_of("fn f() { cuda_driver_pfn::aliases::cuda_12_4::cuCtxCreate }");
+        assert!(narrowed.version() < 12050, "12.4's cuCtxCreate is older than 12.5's ABI: {:?}", narrowed.uses);
+        assert_eq!(narrowed.uses[0].read_as, "toolkit");
+        let pasted = floor_of("paste::paste! { fn f() { [<cuCtx Create>](); } }");
+        assert!(pasted.at_least(), "{:?}", pasted.unresolved);
+    }
+
+    #[test]
+    fn a_ptx_string_needs_the_release_that_jit_compiles_it() {
+        let f = floor_of("const K: &str = \".version 8.5\\n.target sm_90\\n.address_size 64\\n\";");
+        assert_eq!(f.kernels.iter().map(|k| k.version).max(), Some(12050), "{:?}", f.kernels);
     }
 }
