@@ -1,4 +1,4 @@
-//! `min-driver` never reports a floor lower than the truth (issues 23 and 29). Each program
+//! `min-driver` never reports a floor lower than the truth (users ship what it says). Each program
 //! here calls `cuCtxCreate` (CUDA 12.5 as the newest cuda.h means it) in a way rustc accepts,
 //! and must get at least 12.5, however it spells the name; what narrows a floor must be proof;
 //! what cannot be read is said; the kernels a program embeds count; and the whole is linear.

@@ -41,7 +41,7 @@ step doctor_cut3000 "$bin/doctor" "$cut/cut3000.so"
 step doctor_cut1m "$bin/doctor" "$cut/cut1m.so"
 "#;
 
-/// The sample ports of `generated/examples/` (issues 17 and 22).
+/// The sample ports of `generated/examples/`: NVIDIA's driver-API samples, ported with `api`.
 const SAMPLES: [&str; 5] = ["vector_add_drv", "device_query_drv", "graphs_drv", "vector_add_mmap_drv", "launch_ex_drv"];
 
 pub fn device_build(root: &Path) -> Result<()> {
