@@ -83,6 +83,16 @@ fn recorded_digests(root: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Whether `rel` under `root` is no longer what the generator wrote: its record has a digest
+/// for it, and the file's bytes are something else (an edit by hand since).
+fn edited_since_written(root: &Path, rel: &str, digests: &BTreeMap<String, String>) -> bool {
+    use sha2::Digest;
+    digests.get(rel).is_some_and(|d| {
+        crate::input::read_bytes(&root.join(rel), "a file of the output folder")
+            .is_ok_and(|b| *d != hex::encode(sha2::Sha256::digest(&b)))
+    })
+}
+
 /// A tree's sha256, over each path and its bytes in order: what `--add-toolkit`'s journal
 /// compares an output folder with ([`folder_digest`]).
 pub fn tree_digest(files: &BTreeMap<String, Vec<u8>>) -> String {
@@ -490,12 +500,19 @@ pub fn sync_tree(
         move |source| Error::Io { path, source }
     };
     fs::create_dir_all(&parent).map_err(io(&parent))?;
+    // A file this run no longer writes, edited by hand since the generator wrote it (its bytes
+    // are not the record's digest): not the generator's to remove, so it is moved aside with
+    // the old tree's rest, never unlinked.
+    let edited: BTreeSet<String> =
+        extra.iter().filter(|rel| edited_since_written(&root, rel, &digests)).cloned().collect();
+    owned.retain(|rel| !edited.contains(rel));
     // The user's empty folders go into the new tree too.
     report.kept_folders = user_folders(&root, &owned)?;
     // Not a [`scratch::Scratch`], which would remove the tree whole when dropped: a failure
     // before the swap clears it as any tree is cleared.
     let mut new = Staged {
         path: scratch::create_dir(&parent, &new_kind(&name)).map_err(io(&parent))?.keep(),
+        name: &name,
         armed: true,
         owned: &owned,
         carried: report.kept_folders.clone(),
@@ -537,7 +554,7 @@ pub fn sync_tree(
     }
     sync_dir(&parent);
     report.written = changed;
-    report.removed = extra;
+    report.removed = extra.into_iter().filter(|rel| !edited.contains(rel)).collect();
     report.hand_edits = hand_edits;
     Ok(report)
 }
@@ -546,6 +563,8 @@ pub fn sync_tree(
 /// (`armed`).
 struct Staged<'a> {
     path: PathBuf,
+    /// The output folder's name, which a kept-aside folder is named after.
+    name: &'a str,
     armed: bool,
     owned: &'a BTreeSet<String>,
     carried: Vec<String>,
@@ -560,10 +579,10 @@ impl Staged<'_> {
 
 impl Drop for Staged<'_> {
     fn drop(&mut self) {
-        let (Some(parent), Some(name)) = (self.path.parent(), self.path.file_name()) else { return };
+        let Some(parent) = self.path.parent() else { return };
         if self.armed {
-            let name = name.to_string_lossy();
-            let _ = clear_tree(&self.path, parent, &name, self.owned, &self.carried, self.ours);
+            // What is left goes to `<out>.kept-N` beside the output folder, named for it.
+            let _ = clear_tree(&self.path, parent, self.name, self.owned, &self.carried, self.ours);
         }
     }
 }
@@ -631,8 +650,15 @@ pub fn clear_tree(
     ours: &dyn Fn(&str, &[u8]) -> bool,
 ) -> Result<(Vec<String>, Option<PathBuf>), Error> {
     let mut names = owned.clone();
-    // A leftover's own record lists what that run was writing.
-    names.extend(read_record(tree).unwrap_or_default());
+    // A leftover's own record lists what that run was writing; of the names only it gives, a
+    // file edited since it was written is not the generator's any more (moved aside below).
+    let digests = recorded_digests(tree);
+    names.extend(
+        read_record(tree)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|rel| owned.contains(rel) || !edited_since_written(tree, rel, &digests)),
+    );
     names.insert(RECORD.to_owned());
     let mut removed = Vec::new();
     for rel in list_tree(tree)? {
@@ -695,8 +721,11 @@ fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) ->
         match fs::symlink_metadata(&private) {
             Ok(m) if (m.dev(), m.ino()) == (opened.dev(), opened.ino()) => fs::remove_file(&private).is_ok(),
             _ => {
-                if fs::symlink_metadata(path).is_err() {
-                    let _ = fs::rename(&private, path);
+                // Put back only where nothing took the name meanwhile: a link never replaces
+                // (a rename would, over a file saved there since); else it stays under the
+                // private name, and the caller moves it aside with the rest.
+                if fs::hard_link(&private, path).is_ok() {
+                    let _ = fs::remove_file(&private);
                 }
                 false
             }
@@ -1201,5 +1230,21 @@ mod tests {
         let r = sync_tree(&root, &files(&[("a.rs", "z"), ("b.rs", "z")]), Mode::Write, "cmd", &BTreeSet::new(), &any)
             .unwrap();
         assert!(r.hand_edits.is_empty(), "{:?}", r.hand_edits);
+    }
+
+    /// A file the generator no longer writes, edited by hand since it was written: moved aside
+    /// with its edit, never unlinked; an unedited one is removed.
+    #[test]
+    fn a_retired_file_edited_by_hand_is_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let both = files(&[("a.rs", "x"), ("b.rs", "x"), ("c.rs", "x")]);
+        sync_tree(&root, &both, Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        fs::write(root.join("b.rs"), "x, edited by hand").unwrap();
+        let r = sync_tree(&root, &files(&[("a.rs", "x")]), Mode::Write, "cmd", &BTreeSet::new(), &any).unwrap();
+        assert_eq!(r.removed, ["c.rs"]);
+        assert_eq!(r.kept_aside.len(), 1, "{:?}", r.kept_aside);
+        assert_eq!(fs::read_to_string(r.kept_aside[0].join("b.rs")).unwrap(), "x, edited by hand");
+        assert!(!root.join("b.rs").exists() && !root.join("c.rs").exists());
     }
 }

@@ -186,6 +186,10 @@ pub fn clear_hook<E: Entry>() {
 /// Installs `f` as entry `E`'s hook: the stand-in's function of that ABI calls it instead of
 /// the real driver (and hands it out for `cuGetProcAddress` requests answered with `E`: the
 /// function handed out is the stand-in's own, which calls the hook).
+///
+/// A hook of `cuGetProcAddress` itself replaces the stand-in's answer to lookups: whatever it
+/// writes to `*pfn` reaches the caller unchecked, so it must hand out a function of exactly the
+/// ABI the request names (the driver's rule: `answer::driver_answer`), or forward.
 pub fn set_hook<E: Entry>(f: E::Fn) {
     let p = if core::mem::size_of::<E::Fn>() == core::mem::size_of::<*mut c_void>() {
         // SAFETY: `E::Fn` is a (nullable) function pointer type: a pointer's bits.

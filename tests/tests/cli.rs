@@ -251,9 +251,9 @@ fn docs_options_are_the_command_lines() {
             }
         }
     }
-    let mut readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let mut docs = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
     for page in ["docs/generator.md", "docs/diff.md", "docs/min-driver.md"] {
-        readme.push_str(&std::fs::read_to_string(repo_root().join(page)).unwrap());
+        docs.push_str(&std::fs::read_to_string(repo_root().join(page)).unwrap());
     }
     let others = [
         "--workspace",
@@ -279,10 +279,10 @@ fn docs_options_are_the_command_lines() {
         "--strip-sections",
     ];
     let mut named = std::collections::BTreeSet::new();
-    for (i, _) in readme.match_indices("--") {
-        let word: String = readme[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect();
+    for (i, _) in docs.match_indices("--") {
+        let word: String = docs[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect();
         if word.starts_with(|c: char| c.is_ascii_lowercase())
-            && readme[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '-')
+            && docs[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '-')
         {
             named.insert(format!("--{word}"));
         }
@@ -297,9 +297,9 @@ fn docs_options_are_the_command_lines() {
 #[test]
 fn docs_min_driver_output_is_the_command_s() {
     let root = repo_root();
-    let readme = std::fs::read_to_string(root.join("docs/min-driver.md")).unwrap();
+    let page = std::fs::read_to_string(root.join("docs/min-driver.md")).unwrap();
     let mut checked = 0;
-    let mut lines = readme.lines().peekable();
+    let mut lines = page.lines().peekable();
     while let Some(line) = lines.next() {
         let Some(path) = line.strip_prefix("$ cuda-sys-gen min-driver ").filter(|p| p.ends_with(".rs")) else {
             continue;

@@ -285,6 +285,51 @@ fn c_programs_count_imports_and_the_names_they_look_up() {
     assert_eq!((u.reading, u.read_as, u.version), ("string", "highest", advise), "{report}");
 }
 
+/// Two shapes a reader can miss, each said as "at least", never dropped: a program that looks
+/// libcuda's functions up with `dlvsym` (dlsym's versioned twin), and a fatbin in `.rodata`
+/// whose header is of a version this reader does not know (its entries may need any driver).
+#[test]
+fn dlvsym_lookups_and_an_unknown_fatbin_layout_are_never_any_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cc = |args: &[&str]| {
+        let o = Command::new("cc").args(args).current_dir(d).output().expect("cc");
+        assert!(o.status.success(), "cc {args:?}: {}", text(&o.stderr));
+    };
+    std::fs::write(
+        d.join("dlvsym.c"),
+        "#define _GNU_SOURCE\n#include <dlfcn.h>\n\
+         int main(void) { void *h = dlopen(\"libcuda.so.1\", RTLD_NOW);\n\
+         return dlvsym(h, \"cuMemcpyBatchAsync\", \"\") != 0; }\n",
+    )
+    .unwrap();
+    cc(&["-o", "dlvsym", "dlvsym.c", "-ldl"]);
+    let f = floor_of(&d.join("dlvsym"));
+    let report = f.render(d, None);
+    assert!(f.uses.iter().any(|u| u.marker.starts_with("cuMemcpyBatchAsync")), "{report}");
+    assert!(f.at_least(), "{report}");
+
+    // Magic, version 2, a header of 16 bytes, 128 bytes of payload.
+    let mut k = vec![0x50u8, 0xed, 0x55, 0xba, 2, 0, 16, 0, 128, 0, 0, 0, 0, 0, 0, 0];
+    k.resize(144, 0x11);
+    let bytes: Vec<String> = k.iter().map(u8::to_string).collect();
+    std::fs::write(
+        d.join("fatbin.c"),
+        format!(
+            "__attribute__((used, section(\".rodata.k\"))) const unsigned char k[{}] = {{{}}};\n\
+             int main(void) {{ return 0; }}\n",
+            k.len(),
+            bytes.join(",")
+        ),
+    )
+    .unwrap();
+    cc(&["-o", "fatbin", "fatbin.c"]);
+    let f = floor_of(&d.join("fatbin"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.why.contains("version 2")), "{report}");
+}
+
 /// A section that is not a record, or a record cut short, is no record and no panic; a
 /// fatbin whose header says size 0 ends.
 #[test]

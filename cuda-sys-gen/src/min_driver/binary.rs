@@ -340,7 +340,7 @@ pub(super) fn read(
         .iter()
         .filter(|n| n.starts_with("cuGetProcAddress") || n.starts_with("cudaGetDriverEntryPoint"))
         .collect();
-    let dlsym = imports.iter().any(|n| n == "dlsym" || n == "GetProcAddress");
+    let dlsym = imports.iter().any(|n| matches!(n.as_str(), "dlsym" | "dlvsym" | "GetProcAddress"));
     let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
     // A program that imports no libcuda function and can look symbols up (cudarc, or any
     // loader that builds the library's name at run time, "lib" + "cuda" + ".so") reaches the

@@ -151,12 +151,19 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
         ) else {
             continue;
         };
-        if version != 1 || header != 16 {
+        if version != 1 || header < 16 {
+            // A fatbin's magic with a layout this reader does not know: said, never dropped,
+            // so the floor is "at least" rather than lower than what it holds.
+            image.unreadable.push(format!(
+                "a fatbin at {section}+{at:#x}: version {version}, a header of {header} bytes (this reader knows \
+                 version 1, 16 bytes or more)"
+            ));
+            next = at + 1;
             continue;
         }
         let end = usize::try_from(size)
             .ok()
-            .and_then(|s| (at + 16).checked_add(s))
+            .and_then(|s| (at + usize::from(header)).checked_add(s))
             .map_or(bytes.len(), |e| e.min(bytes.len()));
         fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
         fatbins.push((at, end));

@@ -202,8 +202,9 @@ impl Floor {
                 s.push_str(")\n");
             }
             s.push_str(
-                "  (read from the program: exact for the code linked into the files given, every lookup it can make \
-                 counted, also one taken only on some paths)\n",
+                "  (read from the program, for the code linked into the files given: every lookup through the \
+                 generated crate, every libcuda import and the runtime it links, also one taken only on some paths; \
+                 lookups of its own by name beside records or a static runtime are not read)\n",
             );
         }
         for u in &self.uses {
@@ -1485,11 +1486,8 @@ mod tests {
     #[test]
     fn a_c_name_counts_as_its_highest_meaning() {
         let f = floor_of("fn main() { unsafe { cu!(cuCtxCreate(&mut c, std::ptr::null_mut(), 0, d)) }; }");
-        let (_, highest) = {
-            let reg = registry();
-            let e = reg.highest_meaning("cuCtxCreate").unwrap();
-            (e, reg.entries[e].floor)
-        };
+        let reg = registry();
+        let highest = reg.entries[reg.highest_meaning("cuCtxCreate").unwrap()].floor;
         assert_eq!(f.version(), highest);
         assert!(!f.at_least());
         assert_eq!(f.uses[0].read_as, "highest");
