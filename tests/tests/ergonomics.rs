@@ -41,6 +41,10 @@ fn a_call_through_a_marker_names_its_entry() {
     let err = driver.call::<entries::cuDriverGetVersion_v2020>(|f| unsafe { f(&mut v) }).unwrap_err();
     assert!(matches!(&err, Error::Call { function, code: 2, .. } if function == "cuDriverGetVersion"), "{err:?}");
     assert!(err.to_string().starts_with("cuDriverGetVersion failed with"), "{err}");
+    // cuda.h's description of the code follows its name, as cuGetErrorString's text would.
+    let shown = cudaError_enum(2).to_string();
+    let (_, described) = shown.split_once(": ").expect("CUresult shows cuda.h's description");
+    assert!(err.to_string().ends_with(&format!(": {described}")), "{err}");
     // A missing entry is the lookup's error, not a call's.
     let err = driver.call::<entries::cuMemAlloc_v3020>(|f| unsafe { f(std::ptr::null_mut(), 0) }).unwrap_err();
     assert!(matches!(err, Error::SymbolNotFound { .. }), "{err:?}");

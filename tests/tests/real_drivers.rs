@@ -342,3 +342,17 @@ fn every_lookup_on_every_real_driver() {
     }
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
+
+/// 418's libcuda links libnvidia-fatbinaryloader, which Debian ships in a package of its own:
+/// loaded without it, the error names the library that is missing instead of telling the user
+/// to install the driver they have.
+#[test]
+fn a_driver_without_a_library_it_links_names_that_library() {
+    let Some(drivers) = fetched() else { return };
+    let d = drivers.iter().find(|d| d.pin.name == "418").expect("the matrix pins driver 418");
+    // This process's loader path does not hold the fatbinaryloader's folder.
+    let e = cuda_driver_pfn::Driver::from_path(&d.libcuda).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("not `libnvidia-fatbinaryloader.so.418.226.00`, a library it needs"), "{text}");
+    assert!(!text.contains("Install the NVIDIA driver") && !text.contains("Check the path"), "{text}");
+}

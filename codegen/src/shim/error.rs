@@ -412,6 +412,16 @@ impl fmt::Display for CodeName<'_> {
     }
 }
 
+/// The library the loader could not open while loading `name`, where that is another file:
+/// glibc's message for a missing file starts with the name it looked for
+/// (`libnvidia-fatbinaryloader.so.418.226.00: cannot open shared object file: ...`).
+fn missing_dependency<'a>(name: &str, message: &'a str) -> Option<&'a str> {
+    let (file, rest) = message.split_once(": ")?;
+    let asked = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let missing = file.rsplit('/').next().unwrap_or(file);
+    (rest.starts_with("cannot open shared object file") && !missing.is_empty() && missing != asked).then_some(missing)
+}
+
 /// `12050, 11040`: a per-thread variant and its default share a version, shown once.
 struct Versions<'a>(&'a [u32]);
 
@@ -446,6 +456,18 @@ impl fmt::Display for Error {
                 let mut named = !tried.is_empty();
                 for t in tried {
                     named &= t.name.is_empty() || t.name.bytes().any(|b| b == b'/' || b == b'\\');
+                }
+                // The loader names the file it could not open: where that is not the library
+                // asked for, the library was found and one it links against is missing (418's
+                // libcuda without its libnvidia-fatbinaryloader), and installing "the driver"
+                // again is not the advice.
+                if let Some(dependency) = tried.iter().find_map(|t| missing_dependency(&t.name, &t.message)) {
+                    return write!(
+                        f,
+                        ". The loader found the library but not `{dependency}`, a library it needs: install the \
+                         driver package that provides `{dependency}` (NVIDIA's driver installs it beside libcuda), or \
+                         add the folder that holds it to the loader's search path (ldconfig or LD_LIBRARY_PATH)"
+                    );
                 }
                 match library {
                     LibraryKind::Driver if named => f.write_str(
@@ -668,7 +690,14 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::InvalidArgument { lookup, reason } => write!(f, "{lookup} was not made: {reason}"),
-            Error::Call { function, code, name } => write!(f, "{function} failed with {}", CodeName(*code, name)),
+            Error::Call { function, code, name } => {
+                write!(f, "{function} failed with {}", CodeName(*code, name))?;
+                // cuda.h's own words for the code, as cuGetErrorString would give them.
+                match crate::codes::result_description(*code) {
+                    Some(text) => write!(f, ": {text}"),
+                    None => Ok(()),
+                }
+            }
             Error::MissingEntries { table, min_driver, errors } => {
                 write!(
                     f,
