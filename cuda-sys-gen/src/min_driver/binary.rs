@@ -2,7 +2,8 @@
 //! in it, the libcuda functions it imports, the registry names its strings hold (where it has
 //! no records but looks functions up by name), the runtime it links, and the kernels it embeds.
 //! A program without section headers is read from its loaded segments and its dynamic segment.
-//! Only this file is read: the shared libraries it needs are named, not read.
+//! Only this file is read: the shared libraries it needs are named, not read. This reader only
+//! collects evidence ([`Evidence`]); what it means is decided in `model.rs`.
 //!
 //! A record is the generated crate's `EntryRecord`: 160 bytes found by their magic and checked
 //! by their FNV-1a. The linker keeps exactly the records of the lookups in the code it keeps, so
@@ -11,16 +12,18 @@
 //! Every loop here advances by at least one byte or stops, and each byte of a section is
 //! searched a bounded number of times: linear in the file's size.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use memchr::memmem;
 use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
-use object::{Endianness, Object, ObjectSection, ObjectSegment, SectionKind};
+use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind};
 
-use super::kernels::{self, Image};
+use super::kernels;
+use super::model::Evidence;
 use super::registry::Registry;
-use super::{Kernel, Unresolved, Use};
+use super::releases::Platform;
+use super::Unresolved;
 
 /// The first bytes of every record (the generated crate's `EntryRecord::MAGIC`). Built at run
 /// time, so that this program's own image does not hold a record's magic.
@@ -34,10 +37,10 @@ fn magic() -> [u8; 8] {
 const RECORD_SIZE: usize = 160;
 
 /// The kinds of record (`EntryRecord::how`).
-const ENTRY: u8 = 1;
-const NEWEST: u8 = 2;
-const RUNTIME: u8 = 3;
-const FIXED: u8 = 4;
+pub(super) const ENTRY: u8 = 1;
+pub(super) const NEWEST: u8 = 2;
+pub(super) const RUNTIME: u8 = 3;
+pub(super) const FIXED: u8 = 4;
 
 /// One record, read and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,21 +110,6 @@ pub(super) fn records(data: &[u8], little: bool, section: &str, out: &mut Vec<Re
     }
 }
 
-/// What a compiled program needs.
-#[derive(Debug, Default)]
-pub(super) struct Read {
-    pub uses: Vec<Use>,
-    pub kernels: Vec<Kernel>,
-    pub unresolved: Vec<Unresolved>,
-    /// The kind of file (`ELF x86-64 executable`).
-    pub format: String,
-    pub records: usize,
-    /// With a GPU given: the fatbin entries not loaded on it.
-    pub unused: Vec<String>,
-    /// The shared libraries it needs (`DT_NEEDED`) that may use the driver: not read here.
-    pub not_read: Vec<String>,
-}
-
 /// Whether `bytes` start like a compiled program or library the `object` crate reads.
 pub(super) fn is_binary(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
@@ -130,47 +118,54 @@ pub(super) fn is_binary(head: &[u8]) -> bool {
         || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
 }
 
-/// The minor version compatibility floors of NVIDIA's table (a runtime of major 12 runs on
-/// any driver of CUDA 12.0 and later, 525.60.13 on Linux; 13.x on 580): the CUDA version a
-/// runtime of `major` needs at the least. CUDA 11.1 and later; older runtimes need their own
-/// release.
-fn runtime_floor(major: u32, minor: Option<u32>) -> u32 {
-    if major >= 11 {
-        major * 1000
-    } else {
-        major * 1000 + minor.unwrap_or(0) * 10
-    }
+/// Strings whose presence anywhere in a program's data is evidence ([`Evidence::marks`]):
+/// the driver's and the runtime's library names, the static runtime's signatures, the
+/// run-time compilers' names.
+pub(super) const MARKS: &[&str] = &[
+    "libcuda.so",
+    "nvcuda.dll",
+    "libcudart_static_",
+    "cudaErrorCudartUnloading",
+    "cuGetProcAddress",
+    "cudaGetDriverEntryPoint",
+    "libnvrtc",
+    "nvrtc64_",
+    "libnvJitLink",
+    "nvJitLink_",
+];
+
+/// The names of a symbol table that are evidence: whether the static runtime's lookup by name
+/// and the loaders are linked in.
+fn symbol_of_interest(name: &str) -> bool {
+    name.starts_with("cudaGetDriverEntryPoint") || name.starts_with("cuGetProcAddress") || name == "cudaMalloc"
 }
 
-/// Reads the compiled program `path` (its bytes `data`).
-pub(super) fn read(
-    path: &Path,
-    data: &[u8],
-    reg: &Registry,
-    releases: &super::Releases,
-    gpu: Option<u32>,
-) -> anyhow::Result<Read> {
+/// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
+/// decided here ([`super::model::decide`] does).
+pub(super) fn collect(path: &Path, data: &[u8], reg: &Registry) -> anyhow::Result<Evidence> {
     let file = object::File::parse(data).map_err(|e| {
         anyhow::anyhow!(
             "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
-             programs and libraries, or Rust sources",
+             programs and libraries, kernel files (.ptx, .cubin, .fatbin), or Rust sources",
             path.display()
         )
     })?;
     let little = file.is_little_endian();
-    let mut read = Read {
-        format: format!(
-            "{:?} {:?} {}",
-            file.format(),
-            file.architecture(),
-            if file.kind() == object::ObjectKind::Dynamic { "shared object or PIE" } else { "executable" }
-        ),
-        ..Read::default()
+    let kind = match file.kind() {
+        object::ObjectKind::Dynamic => "shared object or PIE",
+        object::ObjectKind::Relocatable => "object file (.o)",
+        _ => "executable",
     };
-    let mut records_found = Vec::new();
-    let mut image = Image::default();
+    let mut ev = Evidence {
+        file: path.to_owned(),
+        format: format!("{:?} {:?} {kind}", file.format(), file.architecture()),
+        platform: if file.format() == object::BinaryFormat::Pe { Platform::Windows } else { Platform::Linux },
+        ..Evidence::default()
+    };
     let mut sections_read = 0;
-    // Allocated sections only: what the program holds when it runs.
+    // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
+    // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
+    let mut areas: Vec<(String, &[u8])> = Vec::new();
     for section in file.sections() {
         let name = section.name().unwrap_or("").to_owned();
         let allocated = match section.flags() {
@@ -181,36 +176,48 @@ pub(super) fn read(
             continue;
         }
         let Ok(bytes) = section.data() else {
-            read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
+            ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
             continue;
         };
         sections_read += 1;
         if fatbin_section(&name) {
-            kernels::binary(bytes, &name, &mut image);
+            kernels::binary(bytes, &name, &mut ev.image);
             continue;
         }
-        records(bytes, little, &name, &mut records_found);
-        if section.kind() != SectionKind::Text {
-            kernels::embedded(bytes, &name, &mut image);
+        records(bytes, little, &name, &mut ev.records);
+        kernels::embedded(bytes, &name, &mut ev.image);
+        if section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab") {
+            areas.push((name, bytes));
         }
     }
     // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
     // when it runs is in its loaded segments; read those bytes instead.
     let sectionless = sections_read == 0;
+    let dynamic = dynamic_of(&file);
     if sectionless {
         let mut segments = 0;
         for (i, segment) in file.segments().enumerate() {
             let name = format!("segment {i} (address {:#x})", segment.address());
             let Ok(bytes) = segment.data() else {
-                read.unresolved.push(unread(path, &name, "its bytes cannot be read"));
+                ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
                 continue;
             };
             segments += 1;
-            records(bytes, little, &name, &mut records_found);
-            kernels::embedded(bytes, &name, &mut image);
+            records(bytes, little, &name, &mut ev.records);
+            kernels::embedded(bytes, &name, &mut ev.image);
+            // Its strings, less the dynamic string table (the names it imports).
+            let start = usize::try_from(segment.file_range().0).unwrap_or(usize::MAX);
+            match dynamic.strtab.clone() {
+                Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
+                    let (before, rest) = bytes.split_at(r.start - start);
+                    areas.push((name.clone(), before));
+                    areas.push((format!("{name} past its dynamic string table"), rest.get(r.len()..).unwrap_or(&[])));
+                }
+                _ => areas.push((name, bytes)),
+            }
         }
         if segments == 0 {
-            read.unresolved.push(Unresolved {
+            ev.unreadable.push(Unresolved {
                 spelled: "the whole program".into(),
                 file: path.to_owned(),
                 line: 0,
@@ -220,322 +227,74 @@ pub(super) fn read(
                 reading: "record",
             });
         }
-        read.format.push_str(", no section headers: read from its loaded segments");
+        ev.format.push_str(", no section headers: read from its loaded segments");
     }
-    read.records = records_found.len();
-    let file_name = path.to_owned();
-    let mut uses: BTreeMap<String, Use> = BTreeMap::new();
-    let mut add = |u: Use| match uses.get(&u.marker) {
-        Some(old) if old.version >= u.version => {}
-        _ => {
-            uses.insert(u.marker.clone(), u);
-        }
-    };
-    for r in &records_found {
-        let mk = |marker: String, version: u32, spelled: String, read_as: &'static str| Use {
-            marker,
-            version,
-            spelled,
-            file: file_name.clone(),
-            line: 0,
-            read_as,
-            reading: "record",
-        };
-        match r.how {
-            ENTRY => {
-                let marker = reg
-                    .entry_of(&r.symbol, r.version, r.flags)
-                    .map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
-                let floor = reg.entry_of(&r.symbol, r.version, r.flags).map_or(r.floor, |e| reg.entries[e].floor);
-                add(mk(
-                    marker,
-                    floor.max(r.floor),
-                    format!("{} at {} ({}), {}", r.symbol, r.version, r.exported, r.at),
-                    "exact",
-                ));
-            }
-            NEWEST => add(mk(
-                format!("{}_v{}", r.symbol, r.version),
-                r.floor,
-                format!(
-                    "newest::<symbols::{}>, any of {} ABIs from {} to {}, {}",
-                    r.symbol, r.abis, r.version, r.high, r.at
-                ),
-                "oldest ABI",
-            )),
-            FIXED => {
-                // A version that introduced no ABI (12010) gets the ABI the driver answers with
-                // at it: the newest at or below it, whose measured floor may be above its own.
-                let entry = reg.entry_of(&r.symbol, r.version, r.flags).or_else(|| reg.newest_at(&r.symbol, r.version));
-                let known = entry.map(|e| reg.entries[e].floor);
-                let marker =
-                    entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
-                add(mk(
-                    marker,
-                    known.unwrap_or(r.floor).max(r.floor),
-                    format!("get_raw!(\"{}\", {}), {}", r.symbol, r.version, r.at),
-                    "exact",
-                ))
-            }
-            RUNTIME => read.unresolved.push(Unresolved {
-                spelled: format!("Driver::{}", r.exported),
-                file: file_name.clone(),
-                line: 0,
-                why: format!(
-                    "looks entries up by a name or version known only at run time ({}): the program may need more \
-                     than its records say; fix name and version at compile time (entries::X, get_raw!) where the \
-                     floor matters",
-                    r.at
-                ),
-                reading: "runtime",
-            }),
-            other => read.unresolved.push(Unresolved {
-                spelled: format!("a record of kind {other}"),
-                file: file_name.clone(),
-                line: 0,
-                why: format!("{}: a newer generated crate's record: a newer cuda-sys-gen reads it", r.at),
-                reading: "record",
-            }),
-        }
-    }
-    // Imports of libcuda's functions, by exported name: exactly those ABIs. Without section
-    // headers the dynamic symbol table cannot be found: every name of the dynamic string table
-    // (from the dynamic segment) counts, imported or not.
-    let dynamic = dynamic_of(&file);
-    let mut imports: Vec<String> = file
+    // Imports. Without section headers the dynamic symbol table cannot be found: every name
+    // of the dynamic string table (from the dynamic segment) counts, imported or not.
+    ev.imports = file
         .imports()
         .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
         .unwrap_or_default();
     if sectionless {
         if let Some(strtab) = dynamic.strtab.clone().and_then(|r| data.get(r)) {
-            imports.extend(
+            ev.imports.extend(
                 strtab.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()),
             );
         }
     }
-    let mut libs: Vec<String> = needed_libraries(&file);
-    for lib in &dynamic.needed {
-        if !libs.contains(lib) {
-            libs.push(lib.clone());
-        }
-    }
-    for name in &imports {
-        if let Some(e) = reg.by_exported(name) {
-            let entry = &reg.entries[e];
-            add(Use {
-                marker: entry.marker.clone(),
-                version: entry.floor,
-                spelled: format!("imports {name}"),
-                file: file_name.clone(),
-                line: 0,
-                read_as: "exact",
-                reading: "import",
-            });
-        }
-    }
-    // A program without records that looks libcuda's functions up by name (cuGetProcAddress,
-    // the runtime's cudaGetDriverEntryPoint, or dlopen of libcuda): the registry names its
-    // strings hold, at their highest meaning.
-    let by_name: Vec<&String> = imports
-        .iter()
-        .filter(|n| n.starts_with("cuGetProcAddress") || n.starts_with("cudaGetDriverEntryPoint"))
-        .collect();
-    let dlsym = imports.iter().any(|n| matches!(n.as_str(), "dlsym" | "dlvsym" | "GetProcAddress"));
-    let opens_libcuda = memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some();
-    // A program that imports no libcuda function and can look symbols up (cudarc, or any
-    // loader that builds the library's name at run time, "lib" + "cuda" + ".so") reaches the
-    // driver only by name: its strings are what it can ask for.
-    let imports_libcuda = imports.iter().any(|n| reg.by_exported(n).is_some());
-    read.not_read = dynamic.needed.iter().filter(|l| !system_library(l)).cloned().collect();
-    if file.format() == object::BinaryFormat::Pe {
-        read.not_read.extend(needed_libraries(&file).into_iter().filter(|l| !windows_system_library(l)));
-    }
-    let shared_cudart = libs.iter().find_map(|l| runtime_soname(l));
-    // A program that links the shared runtime holds its error names too where it prints them
-    // (PyTorch): only nvcc's tag says the runtime's code is in it as well.
-    let static_cudart = static_runtime(data, reg, shared_cudart.is_none());
-    let scan = records_found.is_empty()
-        && static_cudart.is_none()
-        && (!by_name.is_empty() || (dlsym && (opens_libcuda || !imports_libcuda)));
-    if !scan && !by_name.is_empty() {
-        // Its own lookups by name are not read: the generated crate's records (or a static
-        // runtime's strings, which name every function) would be taken for them.
-        let why = if records_found.is_empty() {
-            "it links a static CUDA runtime, whose strings name every driver function"
-        } else {
-            "it also holds records of the generated crate, whose strings name every driver function"
-        };
-        read.unresolved.push(Unresolved {
-            spelled: format!("imports {}", by_name.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")),
-            file: file_name.clone(),
-            line: 0,
-            why: format!(
-                "looks driver functions up by name, and the names it asks for are not read ({why}): the program may \
-                 need more than the rest of this report says"
-            ),
-            reading: "import",
-        });
-    }
-    if scan {
-        // What it asks for is what its strings name, as far as they can be read: a name it
-        // builds at run time (pasted together, read from a file) is not among them, so the
-        // floor of what is read is a lower bound, said as such.
-        read.unresolved.push(Unresolved {
-            spelled: "driver functions looked up by name".into(),
-            file: file_name.clone(),
-            line: 0,
-            why: "the names are read from the program's strings; one it builds at run time is not seen".into(),
-            reading: "string",
-        });
-        // The strings of its allocated sections, or of its loaded segments less the dynamic
-        // string table (the names it imports, counted above) where it has no section headers.
-        let mut areas: Vec<(String, &[u8])> = Vec::new();
-        for section in file.sections() {
-            let allocated = match section.flags() {
-                object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_ALLOC) != 0,
-                _ => true,
-            };
-            if !allocated || matches!(section.kind(), SectionKind::Text | SectionKind::UninitializedData) {
-                continue;
+    ev.imports.sort();
+    ev.imports.dedup();
+    ev.import_libraries = needed_libraries(&file);
+    ev.needed = dynamic.needed;
+    // What it defines: the driver's or the runtime's entry points make it that library.
+    if let Ok(exports) = file.exports() {
+        for e in exports {
+            let name = String::from_utf8_lossy(e.name());
+            if name.starts_with("cu") {
+                ev.exports.insert(name.into_owned());
             }
-            let Ok(bytes) = section.data() else { continue };
-            let sname = section.name().unwrap_or("");
-            if matches!(sname, ".dynstr" | ".strtab") || fatbin_section(sname) {
-                continue;
-            }
-            areas.push((sname.to_owned(), bytes));
         }
-        if sectionless {
-            for (i, segment) in file.segments().enumerate() {
-                let (Ok(bytes), (offset, _)) = (segment.data(), segment.file_range()) else { continue };
-                let name = format!("segment {i}");
-                let start = usize::try_from(offset).unwrap_or(usize::MAX);
-                match dynamic.strtab.clone() {
-                    Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
-                        let (before, rest) = bytes.split_at(r.start - start);
-                        let after = rest.get(r.len()..).unwrap_or(&[]);
-                        areas.push((name.clone(), before));
-                        areas.push((format!("{name} past its dynamic string table"), after));
+    }
+    if !sectionless {
+        for s in file.dynamic_symbols() {
+            if s.is_definition() {
+                if let Ok(n) = s.name() {
+                    if n.starts_with("cu") {
+                        ev.exports.insert(n.to_owned());
                     }
-                    _ => areas.push((name, bytes)),
                 }
             }
         }
-        for (sname, bytes) in areas {
-            for (word, at) in registry_names(bytes, reg) {
-                let Some(e) = reg.highest_meaning(word) else { continue };
-                let entry = &reg.entries[e];
-                add(Use {
-                    marker: entry.marker.clone(),
-                    version: entry.floor,
-                    spelled: format!("the string \"{word}\" ({sname}+{at:#x})"),
-                    file: file_name.clone(),
-                    line: 0,
-                    read_as: "highest",
-                    reading: "string",
-                });
+    }
+    // A symbol table (an unstripped program) proves what is not linked in.
+    if file.symbol_table().is_some() {
+        let mut defined = BTreeSet::new();
+        for s in file.symbols() {
+            if s.is_definition() {
+                if let Ok(n) = s.name() {
+                    if symbol_of_interest(n) {
+                        defined.insert(n.to_owned());
+                    }
+                }
             }
         }
+        ev.symtab = Some(defined);
     }
-    // The CUDA runtime it links: what that runtime needs.
-    let runtime = shared_cudart.map(|(major, minor, soname)| (major, minor, format!("links {soname}"))).or_else(|| {
-        static_cudart.map(|(major, minor)| {
-            (
-                major,
-                Some(minor),
-                format!("holds the CUDA runtime's code, {major}.{minor} or later by the driver functions it names"),
-            )
-        })
-    });
-    if let Some((major, minor, how)) = runtime {
-        let v = runtime_floor(major, minor);
-        let own = minor.map(|m| major * 1000 + m * 10);
-        let platform =
-            if file.format() == object::BinaryFormat::Pe { super::Platform::Windows } else { super::Platform::Linux };
-        let release_driver = own
-            .and_then(|o| releases.driver_for(o, platform).filter(|(_, at)| *at == o))
-            .map(|(d, _)| format!("; its toolkit's own release driver ({d}) for the features that need it"))
-            .unwrap_or_default();
-        let what = if major >= 11 {
-            format!(
-                "{how}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{release_driver}",
-                super::cuda_text(v)
-            )
-        } else {
-            format!(
-                "{how}: CUDA {major}.x had no minor version compatibility: it needs a driver of its own release, CUDA \
-                 {}",
-                super::cuda_text(v)
-            )
-        };
-        if major < 11 && minor.is_none() {
-            read.unresolved.push(Unresolved {
-                spelled: how.clone(),
-                file: file_name.clone(),
-                line: 0,
-                why: format!(
-                    "a CUDA {major}.x runtime whose minor version its name does not give: it needs a driver of its own \
-                     release, which may be above {major}.0"
-                ),
-                reading: "runtime",
-            });
+    for (sname, bytes) in &areas {
+        for m in MARKS {
+            if !ev.marks.contains(m) && memmem::find(bytes, m.as_bytes()).is_some() {
+                ev.marks.insert(m);
+            }
         }
-        read.kernels.push(Kernel {
-            needs: format!("the CUDA {major}.x runtime"),
-            version: v,
-            what,
-            file: file_name.clone(),
-            line: 0,
-            reading: "runtime",
-        });
-    }
-    if let Some(g) = gpu {
-        let (kept, unused) = kernels::for_gpu(image, g);
-        image = kept;
-        read.unused = unused;
-    }
-    let mut kernels_seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (need, what) in image.needs {
-        let Ok((needs, version)) = super::kernel_floor(&need, releases) else {
-            let why = super::kernel_floor(&need, releases).err().unwrap_or_default();
-            read.unresolved.push(Unresolved {
-                spelled: what,
-                file: file_name.clone(),
-                line: 0,
-                why,
-                reading: "kernel",
-            });
-            continue;
-        };
-        // A library of thousands of kernels: one line per need, with a count.
-        if let Some(&i) = kernels_seen.get(&needs) {
-            let k: &mut Kernel = &mut read.kernels[i];
-            k.what = bump(&k.what);
-            continue;
+        for (word, at) in registry_names(bytes, reg) {
+            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{sname}+{at:#x}"));
         }
-        kernels_seen.insert(needs.clone(), read.kernels.len());
-        read.kernels.push(Kernel { needs, version, what, file: file_name.clone(), line: 0, reading: "kernel" });
     }
-    let mut unreadable: BTreeMap<String, usize> = BTreeMap::new();
-    for why in image.unreadable {
-        let key = why.split_once(": ").map_or(why.as_str(), |(_, w)| w).to_owned();
-        *unreadable.entry(key).or_default() += 1;
-    }
-    for (why, n) in unreadable {
-        read.unresolved.push(Unresolved {
-            spelled: if n == 1 { "a kernel image".into() } else { format!("{n} kernel images") },
-            file: file_name.clone(),
-            line: 0,
-            why,
-            reading: "kernel",
-        });
-    }
-    read.uses = uses.into_values().collect();
-    Ok(read)
+    Ok(ev)
 }
 
 /// `"x (and 2 more)"` for `"x (and 1 more)"`, `"x (and 1 more)"` for `"x"`.
-fn bump(what: &str) -> String {
+pub(super) fn bump(what: &str) -> String {
     if let Some((head, rest)) = what.rsplit_once(" (and ") {
         if let Some(n) = rest.strip_suffix(" more)").and_then(|n| n.parse::<u64>().ok()) {
             return format!("{head} (and {} more)", n + 1);
@@ -571,7 +330,7 @@ fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
 /// Whether a library a program needs is the C or C++ runtime, the dynamic loader, or the CUDA
 /// driver or runtime (read as the runtime it links): none of them looks up what the program
 /// does.
-fn system_library(lib: &str) -> bool {
+pub(super) fn system_library(lib: &str) -> bool {
     let stem = lib.split(".so").next().unwrap_or(lib);
     matches!(
         stem,
@@ -582,7 +341,7 @@ fn system_library(lib: &str) -> bool {
 /// The same for a DLL a PE program imports from: Windows' own (`KERNEL32.dll`, the
 /// `api-ms-win-*` sets), the C and C++ runtimes, Python's, the driver (`nvcuda.dll`) and the
 /// CUDA runtime (read as the runtime it links).
-fn windows_system_library(lib: &str) -> bool {
+pub(super) fn windows_system_library(lib: &str) -> bool {
     let lower = lib.to_ascii_lowercase();
     let stem = lower.strip_suffix(".dll").unwrap_or(&lower);
     matches!(
@@ -671,7 +430,7 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>>(elf: &ElfFile<'data,
 /// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
 /// as (12, None). Windows' names before CUDA 12 join major and minor: `cudart64_101.dll` is
 /// 10.1, `cudart64_110.dll` 11.0, `cudart64_92.dll` 9.2.
-fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
+pub(super) fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     let lower = lib.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("libcudart.so.") {
         let mut parts = rest.split('.');
@@ -689,34 +448,6 @@ fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
         _ => return None,
     };
     Some((major, minor, lib.to_owned()))
-}
-
-/// The CUDA runtime's own code, linked statically or being the runtime library itself: nvcc
-/// 13.0's static runtime names its objects `libcudart_static_<hash>` (3143 such strings);
-/// every runtime read (12.9's `libcudart.so.12` for aarch64 and `cudart64_12.dll`, and the
-/// static runtimes inside 12.x's `libnvjpeg.so.12`, `nvjpeg64_12.dll` and CuPy's `cub` module)
-/// holds its error names (`cudaErrorCudartUnloading`), looks the driver's functions up with
-/// `cuGetProcAddress` and opens the driver by name (`libcuda.so.1`, `nvcuda.dll`). Its version
-/// is not a string; the newest versioned export name among its strings
-/// (`cuMemcpyBatchAsync_v2`, of 13.0) is what it asks the driver for, so its release is at least
-/// that one's: (major, minor). `untagged`: whether the second signature counts (not where the
-/// program links the shared runtime).
-fn static_runtime(data: &[u8], reg: &Registry, untagged: bool) -> Option<(u32, u32)> {
-    let tagged = memmem::find(data, b"libcudart_static_").is_some();
-    let runtime_code = || {
-        untagged
-            && memmem::find(data, b"cudaErrorCudartUnloading").is_some()
-            && memmem::find(data, b"cuGetProcAddress").is_some()
-            && (memmem::find(data, b"libcuda.so").is_some() || memmem::find(data, b"nvcuda.dll").is_some())
-    };
-    if !tagged && !runtime_code() {
-        return None;
-    }
-    let newest = identifiers(data)
-        .filter_map(|(w, _)| reg.by_exported(w).filter(|&e| reg.entries[e].symbol != w))
-        .map(|e| reg.entries[e].version)
-        .max()?;
-    Some((newest / 1000, newest % 1000 / 10))
 }
 
 /// Whether a section holds the fatbins nvcc embeds: `.nv_fatbin` (ELF), `__nv_fatbin`
@@ -755,39 +486,14 @@ fn registry_names<'a>(bytes: &'a [u8], reg: &'a Registry) -> impl Iterator<Item 
     })
 }
 
-/// The C identifiers in `bytes` that may be registry names (start with `cu`), with offsets.
-fn identifiers(bytes: &[u8]) -> impl Iterator<Item = (&str, usize)> {
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        while at < bytes.len() {
-            let start = at;
-            if !is_ident(bytes[at]) {
-                at += 1;
-                continue;
-            }
-            while at < bytes.len() && is_ident(bytes[at]) {
-                at += 1;
-            }
-            let before_ok = start == 0 || !is_ident(bytes[start - 1]);
-            let word = &bytes[start..at];
-            if before_ok && word.len() > 2 && word.len() < 80 && word.starts_with(b"cu") {
-                if let Ok(w) = std::str::from_utf8(word) {
-                    return Some((w, start));
-                }
-            }
-        }
-        None
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn windows_runtime_names_carry_their_minor_before_cuda_12() {
-        let v = |name: &str| runtime_soname(name).map(|(major, minor, _)| runtime_floor(major, minor));
+        let v =
+            |name: &str| runtime_soname(name).map(|(major, minor, _)| super::super::model::runtime_floor(major, minor));
         // CUDA 10.x had no minor version compatibility: 10.1's runtime needs a 10.1 driver.
         assert_eq!(v("cudart64_101.dll"), Some(10010));
         assert_eq!(v("cudart64_102.dll"), Some(10020));
@@ -799,13 +505,6 @@ mod tests {
         assert_eq!(v("libcudart.so.12"), Some(12000));
         assert_eq!(v("cudart64_.dll"), None);
         assert_eq!(v("cudart64_1234.dll"), None);
-    }
-
-    #[test]
-    fn identifiers_advance_and_split() {
-        let words: Vec<&str> = identifiers(b"\0cuInit\0xcuCtxCreate_v4 cuMemAlloc").map(|(w, _)| w).collect();
-        assert_eq!(words, ["cuInit", "cuMemAlloc"]);
-        assert_eq!(identifiers(b"").count(), 0);
     }
 
     #[test]
