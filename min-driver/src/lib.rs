@@ -1,6 +1,8 @@
-//! `cuda-sys-gen min-driver`: the oldest driver that runs a program, from the compiled program
-//! (`binary.rs`, exact for the code linked into the files given) or from its Rust sources
-//! (`scan.rs`, an estimate before a build). What it reads and how it answers, for users, is
+//! The oldest driver that runs a program (`cuda-sys-gen min-driver`, a thin caller of [`run`]),
+//! from the compiled program (`binary.rs` collects its evidence, `model.rs` decides what it can
+//! do at run time and what it needs: exact for the code linked into the files given) or from its
+//! Rust sources (`scan.rs`, an estimate before a build). A library of its own, so that other
+//! programs (a stand-in libcuda's run-time floor) use the same readers. What it reads and how it answers, for users, is
 //! docs/min-driver.md; this is how the code keeps its one promise.
 //!
 //! # A floor that cannot be too low
@@ -1454,14 +1456,10 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (3, "with `--driver` or `--max`: above it; the offending entries and kernels are listed"),
 ];
 
-/// `min-driver --help`'s closing text.
-pub fn exit_status_help() -> String {
-    crate::exit::exit_status_help(
-        EXIT_STATUSES,
-        "\nWhat counts (every token, code under every #[cfg(..)], kernels), what is \"at least\", the JSON \
-         schema and CI: docs/min-driver.md in cuda-sys-gen's repository.",
-    )
-}
+/// What `min-driver --help` says after its exit statuses.
+pub const HELP_CLOSING: &str =
+    "\nWhat counts (every token, code under every #[cfg(..)], kernels), what is \"at least\", the \
+     JSON schema and CI: docs/min-driver.md in cuda-sys-gen's repository.";
 
 /// `cuda-sys-gen min-driver`: prints the report (and the checks) and gives the exit status.
 pub fn run(args: &MinDriverArgs) -> Result<u8> {

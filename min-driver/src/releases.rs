@@ -7,7 +7,7 @@ use codegen::ToolkitVersion;
 use serde::Deserialize;
 
 /// The file, compiled in: min-driver runs in other repositories without this one.
-pub const TEXT: &str = include_str!("../../cuda-releases.toml");
+pub const TEXT: &str = include_str!("../cuda-releases.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
