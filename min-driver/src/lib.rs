@@ -81,8 +81,9 @@ pub struct Kernel {
     pub what: String,
     pub file: PathBuf,
     pub line: usize,
-    /// `source`, `kernel` (an image a compiled program embeds) or `runtime` (the CUDA
-    /// runtime it links).
+    /// `source`, `kernel` (an image a compiled program embeds), `jit` (PTX of a fatbin that
+    /// also holds cubins: the driver JIT-compiles it only for a GPU none of them runs on) or
+    /// `runtime` (the CUDA runtime it links).
     pub reading: &'static str,
 }
 
@@ -127,6 +128,9 @@ pub struct Floor {
     /// The majors of the CUDA runtimes the programs link or hold: each needs at least NVIDIA's
     /// minimum driver for its minor version compatibility.
     pub runtimes: Vec<u32>,
+    /// The GPUs every fatbin with cubins holds a cubin for (`sm_90`): on those, the `jit`
+    /// kernels are not loaded.
+    pub cubin_gpus: Vec<String>,
 }
 
 /// Where a floor comes from: an entry point or a kernel.
@@ -184,6 +188,17 @@ impl Floor {
             (None, Some(k)) => Some(Setter::Kernel(k)),
             (None, None) => None,
         }
+    }
+
+    /// The floor on every GPU the files hold a cubin for: everything but the PTX the driver
+    /// JIT-compiles only for other GPUs (`jit`). `None` where no need is `jit`.
+    pub fn version_with_cubins(&self) -> Option<u32> {
+        if !self.kernels.iter().any(|k| k.reading == "jit") {
+            return None;
+        }
+        let uses = self.uses.iter().map(|u| u.version);
+        let kernels = self.kernels.iter().filter(|k| k.reading != "jit").map(|k| k.version);
+        Some(uses.chain(kernels).max().unwrap_or(0))
     }
 
     /// What a driver of CUDA `cuda` lacks: entries and kernels above it.
@@ -251,6 +266,15 @@ impl Floor {
                      the floor a run observes is the stand-in tracer's, docs/min-driver.md)\n",
                 );
             }
+        }
+        if let Some(cubins) = self.version_with_cubins().filter(|&c| c < self.version()) {
+            s.push_str(&format!(
+                "  on a GPU every fatbin holds a cubin for ({}): {least}CUDA {} ({cubins}); JIT-compiling its PTX \
+                 for any other GPU: {least}CUDA {} (pass --arch for one GPU)\n",
+                self.cubin_gpus.join(", "),
+                cuda_text(cubins),
+                cuda_text(self.version())
+            ));
         }
         for u in &self.uses {
             let how = match u.read_as {
@@ -451,6 +475,7 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
     let mut floor = Floor::default();
+    let mut cubin_sets: Vec<Vec<String>> = Vec::new();
     for p in programs {
         let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
         let evidence = match kernel_file(p, &data[..data.len().min(64)]) {
@@ -477,6 +502,9 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
         let read = model::decide(evidence, &reg, &releases, gpu);
         floor.notes.extend(read.notes);
         floor.runtimes.extend(read.runtimes);
+        if !read.cubin_gpus.is_empty() {
+            cubin_sets.push(read.cubin_gpus);
+        }
         floor.programs.push(format!(
             "{} ({}, {} bytes): {} record(s) of the generated crate",
             p.display(),
@@ -500,6 +528,22 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
     floor.runtimes.sort();
     floor.runtimes.dedup();
+    // The GPUs every file's fatbins hold cubins for; where none is common, no PTX is left out
+    // of the floor of "a GPU with cubins".
+    floor.cubin_gpus = cubin_sets.first().cloned().unwrap_or_default();
+    for set in &cubin_sets[1.min(cubin_sets.len())..] {
+        floor.cubin_gpus.retain(|g| set.contains(g));
+    }
+    floor
+        .cubin_gpus
+        .sort_by_key(|a| a.trim_start_matches("sm_").trim_end_matches(char::is_alphabetic).parse::<u32>().unwrap_or(0));
+    if floor.cubin_gpus.is_empty() {
+        for k in &mut floor.kernels {
+            if k.reading == "jit" {
+                k.reading = "kernel";
+            }
+        }
+    }
     Ok(floor)
 }
 
@@ -1235,6 +1279,9 @@ pub struct Check {
     /// What is above it was read from strings only, at their highest meaning: an upper
     /// estimate of the need, so "not proven" rather than "above".
     pub upper_estimate: bool,
+    /// What is above it is PTX the driver JIT-compiles only for a GPU without a cubin of the
+    /// files: it runs on the GPUs they hold cubins for, so "not proven" without `--arch`.
+    pub jit_only: bool,
 }
 
 impl Check {
@@ -1261,6 +1308,11 @@ impl Check {
                 }
             }
         }
+        let (_, above) = floor.missing_on(cuda);
+        let jit_only = entries.is_empty()
+            && !above.is_empty()
+            && above.iter().all(|k| k.reading == "jit")
+            && kernels.len() == above.len();
         let upper_estimate = floor.upper_estimate_above(cuda) && kernels.is_empty();
         // An architecture a release removed from ptxas. The 13.0 driver was measured to
         // JIT-compile and run PTX of removed family targets (`.target sm_52`, `sm_30`: the
@@ -1275,11 +1327,12 @@ impl Check {
                     .and_then(releases::cuda_number)
                     .is_some_and(|r| r <= cuda)
         });
-        let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended && !upper_estimate {
+        let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended && !upper_estimate && !jit_only {
             "above"
         } else if floor.at_least()
             || removed
             || upper_estimate
+            || jit_only
             || open_ended && (!entries.is_empty() || !kernels.is_empty())
         {
             "not proven"
@@ -1293,6 +1346,7 @@ impl Check {
             missing_entries: entries.iter().map(|u| u.marker.clone()).collect(),
             missing_kernels: kernels,
             upper_estimate,
+            jit_only,
         }
     }
 
@@ -1309,6 +1363,12 @@ impl Check {
         let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
         let mut s = match self.verdict {
             "within" => format!("{}: runs (CUDA {} has everything listed)\n", self.against, cuda_text(self.cuda)),
+            "not proven" if self.jit_only => format!(
+                "{}: not proven: it runs on a GPU the files hold cubins for; on any other GPU the driver \
+                 JIT-compiles PTX that needs more than CUDA {} (pass --arch for the GPU it runs on):\n",
+                self.against,
+                cuda_text(self.cuda)
+            ),
             "not proven" if self.upper_estimate => format!(
                 "{}: not proven: {} entry point(s) newer than CUDA {} were read only from the program's strings, at \
                  their highest meaning (an upper estimate of the need, not a proof it fails); a run's observed floor \

@@ -369,6 +369,8 @@ pub(super) struct Read {
     /// The majors of the CUDA runtimes it links or holds (their minimum drivers are NVIDIA's
     /// minor version compatibility rows).
     pub runtimes: Vec<u32>,
+    /// The GPUs every fatbin container with cubins holds a cubin for.
+    pub cubin_gpus: Vec<String>,
 }
 
 /// The floor of one file, from its evidence alone (no file is read here).
@@ -549,8 +551,42 @@ fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, g
         image = kept;
         read.unused = unused;
     }
-    let mut kernels_seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (need, what) in image.needs {
+    // Without a GPU named: PTX of a fatbin container that also holds a cubin is JIT-compiled
+    // only for a GPU none of its cubins runs on ("jit"), counted apart from what every GPU with
+    // a cubin needs.
+    // The GPUs every container with cubins holds one for, by name (a conservative match: no
+    // family or later GPU): on those, no PTX of theirs is loaded.
+    let mut per_container: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+    for ((need, _), tag) in image.needs.iter().zip(&image.tags) {
+        if let (kernels::Need::Arch(a), Some(t)) = (need, tag) {
+            if !t.ptx {
+                per_container.entry(t.container).or_default().insert(a.as_str());
+            }
+        }
+    }
+    let mut everywhere: Option<BTreeSet<&str>> = None;
+    for archs in per_container.values() {
+        everywhere = Some(match everywhere {
+            None => archs.clone(),
+            Some(e) => e.intersection(archs).copied().collect(),
+        });
+    }
+    let everywhere = everywhere.unwrap_or_default();
+    if gpu.is_none() {
+        read.cubin_gpus = everywhere.iter().map(|a| a.to_string()).collect();
+    }
+    let jit: Vec<bool> = image
+        .tags
+        .iter()
+        .map(|t| {
+            gpu.is_none()
+                && !everywhere.is_empty()
+                && t.is_some_and(|t| t.ptx && per_container.contains_key(&t.container))
+        })
+        .collect();
+    let mut kernels_seen: BTreeMap<(String, bool), usize> = BTreeMap::new();
+    for (i, (need, what)) in image.needs.into_iter().enumerate() {
+        let jit = jit.get(i).copied().unwrap_or(false);
         let (needs, version) = match super::kernel_floor(&need, releases) {
             Ok(found) => found,
             Err(why) => {
@@ -565,13 +601,14 @@ fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, g
             }
         };
         // A library of thousands of kernels: one line per need, with a count.
-        if let Some(&i) = kernels_seen.get(&needs) {
+        if let Some(&i) = kernels_seen.get(&(needs.clone(), jit)) {
             let k: &mut Kernel = &mut read.kernels[i];
             k.what = binary::bump(&k.what);
             continue;
         }
-        kernels_seen.insert(needs.clone(), read.kernels.len());
-        read.kernels.push(Kernel { needs, version, what, file: file.to_owned(), line: 0, reading: "kernel" });
+        kernels_seen.insert((needs.clone(), jit), read.kernels.len());
+        let reading = if jit { "jit" } else { "kernel" };
+        read.kernels.push(Kernel { needs, version, what, file: file.to_owned(), line: 0, reading });
     }
     let mut unreadable: BTreeMap<String, usize> = BTreeMap::new();
     for why in image.unreadable {

@@ -244,6 +244,29 @@ fn a_kernel_file_alone_is_read_as_one() {
         let report = f.render(&k, None);
         assert!(f.version() >= at_least_version, "{name}: {report}");
         assert!(!report.contains("any driver will do"), "{name}: {report}");
-        assert!(f.kernels.iter().all(|k| k.reading == "kernel"), "{name}: {report}");
+        assert!(f.kernels.iter().all(|k| k.reading == "kernel" || k.reading == "jit"), "{name}: {report}");
     }
+}
+
+/// A fatbin of an sm_90 cubin (ptxas 13.5) and PTX ISA 9.5: on an sm_90 GPU the cubin loads
+/// (CUDA 13.0, a 13.x cubin), on any other the driver JIT-compiles the PTX (CUDA 13.5). Without
+/// `--arch` the headline says both, and a driver between them is "not proven", not "does not
+/// run".
+#[test]
+fn the_headline_says_the_floor_with_cubins_and_for_jit() {
+    let fatbin = repo_root().join("tests/kernels/sm90_ptx95.fatbin");
+    let f = floor_of(&fatbin);
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13050, "{report}");
+    assert_eq!(f.version_with_cubins(), Some(13000), "{report}");
+    assert_eq!(f.cubin_gpus, ["sm_90"], "{report}");
+    assert!(report.contains("on a GPU every fatbin holds a cubin for (sm_90): CUDA 13.0"), "{report}");
+    let fatbin = fatbin.to_str().unwrap();
+    let (code, out) = cli(&["min-driver", fatbin, "--driver", "580.65.06"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("runs on a GPU the files hold cubins for"), "{out}");
+    let (code, out) = cli(&["min-driver", fatbin, "--driver", "580.65.06", "--arch", "sm_90"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = cli(&["min-driver", fatbin, "--driver", "575.51.03"]);
+    assert_eq!(code, Some(3), "{out}");
 }
