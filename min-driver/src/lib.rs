@@ -525,7 +525,13 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     floor.not_read.dedup();
     floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
     floor.uses.dedup_by(|a, b| a.marker == b.marker);
-    floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
+    // At one version, what every GPU needs sets the floor before what only JIT-compiling does.
+    floor.kernels.sort_by(|a, b| {
+        b.version
+            .cmp(&a.version)
+            .then_with(|| (a.reading == "jit").cmp(&(b.reading == "jit")))
+            .then_with(|| a.needs.cmp(&b.needs))
+    });
     floor.runtimes.sort();
     floor.runtimes.dedup();
     // The GPUs every file's fatbins hold cubins for; where none is common, no PTX is left out

@@ -8,7 +8,7 @@ B=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-device-out}; mkdir -p "$out"
 MD="$B/cuda-sys-gen min-driver --registry $B/registry.json"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
-driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1); driver=${driver:-580.65.06}
 # The Python packages' folders (site-packages of the python3 on PATH).
 site=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)
 echo "site-packages: $site" > "$out/where.txt"
