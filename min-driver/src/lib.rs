@@ -339,9 +339,9 @@ fn driver_lines(floor: &Floor, r: &Releases, v: u32, at_least: bool) -> String {
     let mut s = String::new();
     for p in Platform::ALL {
         let found = floor.driver(r, p);
-        if let Some((driver, at)) =
-            found.as_ref().filter(|(d, at)| *at % 1000 == 0 && r.compat_for(at / 1000, p) == Some(d.as_str()))
-        {
+        if let Some((driver, at)) = found.as_ref().filter(|(d, at)| {
+            *at % 1000 == 0 && floor.runtimes.contains(&(at / 1000)) && r.compat_for(at / 1000, p) == Some(d.as_str())
+        }) {
             s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for minor version compatibility of a CUDA {}.x runtime)\n",
                 p.driver_name(),
