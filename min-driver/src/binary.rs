@@ -17,7 +17,7 @@ use std::path::Path;
 
 use memchr::memmem;
 use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
-use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind};
+use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef, SectionKind};
 
 use super::kernels;
 use super::model::Evidence;
@@ -142,7 +142,10 @@ fn symbol_of_interest(name: &str) -> bool {
 
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
 /// decided here ([`super::model::decide`] does).
-pub(super) fn collect(path: &Path, data: &[u8], reg: &Registry) -> anyhow::Result<Evidence> {
+///
+/// `data` is the file's bytes, or a [`object::ReadCache`] over it: only the headers and the
+/// sections (or segments) read are then held in memory, never the bytes between them.
+pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Registry) -> anyhow::Result<Evidence> {
     let file = object::File::parse(data).map_err(|e| {
         anyhow::anyhow!(
             "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
@@ -236,7 +239,9 @@ pub(super) fn collect(path: &Path, data: &[u8], reg: &Registry) -> anyhow::Resul
         .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
         .unwrap_or_default();
     if sectionless {
-        if let Some(strtab) = dynamic.strtab.clone().and_then(|r| data.get(r)) {
+        if let Some(strtab) =
+            dynamic.strtab.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok())
+        {
             ev.imports.extend(
                 strtab.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()),
             );
@@ -314,7 +319,7 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
 }
 
 /// The libraries a PE program imports (an ELF program's are in [`dynamic_of`]).
-fn needed_libraries(file: &object::File<'_>) -> Vec<String> {
+fn needed_libraries<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Ok(imports) = file.imports() {
         for i in imports {
@@ -379,7 +384,7 @@ struct Dynamic {
     strtab: Option<std::ops::Range<usize>>,
 }
 
-fn dynamic_of(file: &object::File<'_>) -> Dynamic {
+fn dynamic_of<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Dynamic {
     match file {
         object::File::Elf32(elf) => elf_dynamic(elf),
         object::File::Elf64(elf) => elf_dynamic(elf),
@@ -387,7 +392,9 @@ fn dynamic_of(file: &object::File<'_>) -> Dynamic {
     }
 }
 
-fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>>(elf: &ElfFile<'data, Elf>) -> Dynamic {
+fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
+    elf: &ElfFile<'data, Elf, R>,
+) -> Dynamic {
     let endian = elf.endian();
     let data = elf.data();
     let headers = elf.elf_program_headers();
@@ -415,10 +422,11 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>>(elf: &ElfFile<'data,
     }
     let range = strtab.zip(strsz).and_then(|(start, size)| {
         let start = usize::try_from(start).ok()?;
-        let end = start.checked_add(usize::try_from(size).ok()?)?.min(data.len());
+        let len = usize::try_from(data.len().ok()?).ok()?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?.min(len);
         (start < end).then_some(start..end)
     });
-    let table = range.clone().and_then(|r| data.get(r)).unwrap_or(&[]);
+    let table = range.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok()).unwrap_or(&[]);
     let needed = needed
         .into_iter()
         .filter_map(|at| table.get(usize::try_from(at).ok()?..))

@@ -477,9 +477,15 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     let mut floor = Floor::default();
     let mut cubin_sets: Vec<Vec<String>> = Vec::new();
     for p in programs {
-        let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-        let evidence = match kernel_file(p, &data[..data.len().min(64)]) {
+        let meta = std::fs::metadata(p).with_context(|| format!("reading {}", p.display()))?;
+        if !meta.is_file() {
+            bail!("{}: not a regular file (a FIFO, socket or device): pass a program or kernel file", p.display());
+        }
+        let size = meta.len();
+        let head = head_of(p).unwrap_or_default();
+        let evidence = match kernel_file(p, &head) {
             Some(kind) => {
+                let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
                 let mut ev = model::Evidence {
                     file: p.clone(),
                     format: format!("a {kind} file, read as a kernel"),
@@ -497,7 +503,13 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
                 }
                 ev
             }
-            None => binary::collect(p, &data, &reg)?,
+            None => {
+                // Only the headers and the sections read are held (a sparse file's holes, and
+                // what lies between sections, are never read).
+                let file = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
+                let cache = object::ReadCache::new(file);
+                binary::collect(p, &cache, &reg)?
+            }
         };
         let read = model::decide(evidence, &reg, &releases, gpu);
         floor.notes.extend(read.notes);
@@ -509,7 +521,7 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
             "{} ({}, {} bytes): {} record(s) of the generated crate",
             p.display(),
             read.format,
-            data.len(),
+            size,
             read.records
         ));
         floor.uses.extend(read.uses);

@@ -270,3 +270,42 @@ fn the_headline_says_the_floor_with_cubins_and_for_jit() {
     let (code, out) = cli(&["min-driver", fatbin, "--driver", "575.51.03"]);
     assert_eq!(code, Some(3), "{out}");
 }
+
+/// A 4 GiB sparse file (nvcc's program, its section header table moved 4 GiB on): only the
+/// headers and the sections read are held, so the same floor comes in a fraction of a second and
+/// in a few MB, never the file's size.
+#[test]
+fn a_sparse_file_is_not_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = repo_root().join("tests/kernels/nvcc/k_shared");
+    let mut b = std::fs::read(&original).unwrap();
+    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
+    let shoff = u64::from_le_bytes(b[40..48].try_into().unwrap()) as usize;
+    let table = b[shoff..shoff + u16_at(&b, 58) * u16_at(&b, 60)].to_vec();
+    let far: u64 = 4 << 30;
+    b[40..48].copy_from_slice(&far.to_le_bytes());
+    let sparse = dir.path().join("sparse.so");
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::File::create(&sparse).unwrap();
+        f.write_all(&b).unwrap();
+        f.seek(SeekFrom::Start(far)).unwrap();
+        f.write_all(&table).unwrap();
+    }
+    let (want, got) = (floor_of(&original), floor_of(&sparse));
+    assert_eq!(got.version(), want.version(), "{}", got.render(dir.path(), None));
+    assert_eq!(got.kernels.len(), want.kernels.len(), "{}", got.render(dir.path(), None));
+    // Its peak memory, where GNU time is there to say it.
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(cuda_sys_gen_binary())
+        .arg("min-driver")
+        .arg(&sparse)
+        .current_dir(repo_root())
+        .output();
+    if let Ok(o) = o.filter(|o| o.status.success()) {
+        let err = text(&o.stderr);
+        let kib: u64 = err.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(u64::MAX);
+        assert!(kib < 200 << 10, "peak {kib} KiB over a 4 GiB sparse file: {err}");
+    }
+}
