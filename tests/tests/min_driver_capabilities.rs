@@ -303,7 +303,7 @@ fn a_sparse_file_is_not_read_whole() {
         .arg(&sparse)
         .current_dir(repo_root())
         .output();
-    if let Ok(o) = o.filter(|o| o.status.success()) {
+    if let Some(o) = o.ok().filter(|o| o.status.success()) {
         let err = text(&o.stderr);
         let kib: u64 = err.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(u64::MAX);
         assert!(kib < 200 << 10, "peak {kib} KiB over a 4 GiB sparse file: {err}");
