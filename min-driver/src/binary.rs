@@ -113,6 +113,7 @@ pub(super) fn records(data: &[u8], little: bool, section: &str, out: &mut Vec<Re
 /// Whether `bytes` start like a compiled program or library the `object` crate reads.
 pub(super) fn is_binary(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
+        || head.starts_with(b"!<arch>\n")
         || head.starts_with(b"MZ")
         || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
         || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
@@ -245,6 +246,19 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
             ev.imports.extend(
                 strtab.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()),
             );
+        }
+    }
+    // An object file (`.o`, an archive's member) has no dynamic symbols: what it calls of other
+    // files is its undefined symbols, imports once it is linked.
+    if file.kind() == object::ObjectKind::Relocatable {
+        for s in file.symbols() {
+            if s.is_undefined() {
+                if let Ok(n) = s.name() {
+                    if !n.is_empty() {
+                        ev.imports.push(n.to_owned());
+                    }
+                }
+            }
         }
     }
     ev.imports.sort();

@@ -483,7 +483,8 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
         }
         let size = meta.len();
         let head = head_of(p).unwrap_or_default();
-        let evidence = match kernel_file(p, &head) {
+        let mut found: Vec<(String, u64, model::Evidence)> = Vec::new();
+        match kernel_file(p, &head) {
             Some(kind) => {
                 let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
                 let mut ev = model::Evidence {
@@ -501,34 +502,52 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
                          not read"
                     )),
                 }
-                ev
+                found.push((p.display().to_string(), size, ev));
             }
             None => {
                 // Only the headers and the sections read are held (a sparse file's holes, and
                 // what lies between sections, are never read).
                 let file = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
                 let cache = object::ReadCache::new(file);
-                binary::collect(p, &cache, &reg)?
+                if head.starts_with(b"!<arch>\n") {
+                    // An archive (`.a`, `.lib`): each member object read as one.
+                    let archive = object::read::archive::ArchiveFile::parse(&cache).map_err(|e| {
+                        anyhow::anyhow!("{}: an archive the object crate cannot read ({e})", p.display())
+                    })?;
+                    for member in archive.members() {
+                        let member = member.map_err(|e| anyhow::anyhow!("{}: an archive member ({e})", p.display()))?;
+                        let name = String::from_utf8_lossy(member.name()).into_owned();
+                        let shown = format!("{}({name})", p.display());
+                        let Ok(bytes) = member.data(&cache) else { continue };
+                        if !binary::is_binary(bytes) || bytes.starts_with(b"!<arch>\n") {
+                            continue;
+                        }
+                        let mut ev = binary::collect(Path::new(&shown), bytes, &reg)?;
+                        ev.format = format!("{}, a member of an archive", ev.format);
+                        found.push((shown, bytes.len() as u64, ev));
+                    }
+                } else {
+                    found.push((p.display().to_string(), size, binary::collect(p, &cache, &reg)?));
+                }
             }
-        };
-        let read = model::decide(evidence, &reg, &releases, gpu);
-        floor.notes.extend(read.notes);
-        floor.runtimes.extend(read.runtimes);
-        if !read.cubin_gpus.is_empty() {
-            cubin_sets.push(read.cubin_gpus);
         }
-        floor.programs.push(format!(
-            "{} ({}, {} bytes): {} record(s) of the generated crate",
-            p.display(),
-            read.format,
-            size,
-            read.records
-        ));
-        floor.uses.extend(read.uses);
-        floor.kernels.extend(read.kernels);
-        floor.unresolved.extend(read.unresolved);
-        floor.unused.extend(read.unused);
-        floor.not_read.extend(read.not_read);
+        for (shown, size, evidence) in found {
+            let read = model::decide(evidence, &reg, &releases, gpu);
+            floor.notes.extend(read.notes);
+            floor.runtimes.extend(read.runtimes);
+            if !read.cubin_gpus.is_empty() {
+                cubin_sets.push(read.cubin_gpus);
+            }
+            floor.programs.push(format!(
+                "{shown} ({}, {size} bytes): {} record(s) of the generated crate",
+                read.format, read.records
+            ));
+            floor.uses.extend(read.uses);
+            floor.kernels.extend(read.kernels);
+            floor.unresolved.extend(read.unresolved);
+            floor.unused.extend(read.unused);
+            floor.not_read.extend(read.not_read);
+        }
     }
     // A library given too was read.
     let given: BTreeSet<&std::ffi::OsStr> = programs.iter().filter_map(|p| p.file_name()).collect();

@@ -309,3 +309,29 @@ fn a_sparse_file_is_not_read_whole() {
         assert!(kib < 200 << 10, "peak {kib} KiB over a 4 GiB sparse file: {err}");
     }
 }
+
+/// An object file (`.o`) and an archive (`.a`) are named for what they are and read: the
+/// driver functions an object calls (its undefined symbols) count as imports, and its
+/// `cuModuleLoad` makes the floor "at least", in the archive too.
+#[test]
+fn objects_and_archives_are_read_as_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("part.c"),
+        "int cuCtxCreate_v4(void *, void *, unsigned, int); int cuModuleLoad(void *, const char *);\n\
+         int part(const char *f) { cuCtxCreate_v4(0, 0, 0, 0); return cuModuleLoad(0, f); }\n",
+    )
+    .unwrap();
+    cc(d, &["-c", "-o", "part.o", "part.c"]);
+    let o = Command::new("ar").args(["rcs", "libpart.a", "part.o"]).current_dir(d).output().unwrap();
+    assert!(o.status.success(), "ar: {}", text(&o.stderr));
+    let want = ctx_create_v4();
+    for (file, kind) in [("part.o", "object file (.o)"), ("libpart.a", "a member of an archive")] {
+        let f = floor_of(&d.join(file));
+        let report = f.render(d, None);
+        assert!(f.programs.iter().any(|p| p.contains(kind)), "{file}: {report}");
+        assert_eq!(f.version(), want, "{file}: {report}");
+        assert!(f.unresolved.iter().any(|u| u.spelled == "imports cuModuleLoad"), "{file}: {report}");
+    }
+}
