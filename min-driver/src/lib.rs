@@ -215,7 +215,7 @@ impl Floor {
         let least = if self.at_least() { "at least " } else { "" };
         let mut s = String::new();
         for p in &self.programs {
-            s.push_str(&format!("read from the compiled program {p}\n"));
+            s.push_str(&format!("read from {p}\n"));
         }
         let these = if self.programs.is_empty() { "these sources" } else { "these files" };
         for n in &self.notes {
