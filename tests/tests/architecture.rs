@@ -191,7 +191,7 @@ fn published_packages_carry_the_repository_licences() {
     let mut problems = Vec::new();
     for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
         let ours = std::fs::read(root.join(licence)).unwrap();
-        for package in ["codegen", "cuda-sys-gen", "generated", "generated/types"] {
+        for package in ["codegen", "cuda-sys-gen", "min-driver", "generated", "generated/types"] {
             let path = root.join(package).join(licence);
             match std::fs::read(&path) {
                 Ok(theirs) if theirs == ours => {}

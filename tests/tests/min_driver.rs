@@ -731,8 +731,8 @@ fn versions_that_never_existed_are_errors() {
     for (flag, value, says) in [
         ("--driver", "12.10", "minor versions run from 0 to 9"),
         ("--max", "99.99", "minor versions run from 0 to 9"),
-        ("--driver", "12.7", "never released CUDA 12.7"),
-        ("--max", "12.7", "never released CUDA 12.7"),
+        ("--driver", "10.3", "never released CUDA 10.3"),
+        ("--max", "10.3", "never released CUDA 10.3"),
     ] {
         let (code, out) = cli(&["min-driver", "--registry", reg, flag, value, main]);
         assert_eq!(code, Some(1), "{flag} {value}: {out}");
@@ -895,4 +895,27 @@ fn newest_through_a_type_of_the_program_s_own_is_at_least() {
         let _f: MyCreate = unsafe { std::mem::transmute(abi.as_ptr()) }; }\n";
     let (f, d) = floor_of(program);
     assert!(f.at_least(), "{}", f.render(d.path(), None));
+}
+
+/// r565's CUDA version, 12.7, was never a toolkit but is a driver branch's: `--max 12.7`,
+/// `--driver 12.7` and `--driver 565.57.01` agree, as the PTX table (ISA 8.6: CUDA 12.7, r565)
+/// does.
+#[test]
+fn a_driver_branch_s_cuda_version_is_a_row() {
+    let dir = program_dir("const K: &str = \".version 8.6\\n.target sm_90\\n.address_size 64\\n\";\nfn main() {}\n");
+    let main = dir.path().join("main.rs");
+    let main = main.to_str().unwrap();
+    let reg = registry();
+    let reg = reg.to_str().unwrap();
+    for (flag, value) in [("--max", "12.7"), ("--driver", "12.7"), ("--driver", "565.57.01")] {
+        let (code, out) = cli(&["min-driver", "--registry", reg, flag, value, main]);
+        assert_eq!(code, Some(0), "{flag} {value}: {out}");
+        assert!(out.contains("CUDA 12.7"), "{flag} {value}: {out}");
+    }
+    for (flag, value) in [("--max", "12.6"), ("--driver", "560.35.03")] {
+        let (code, out) = cli(&["min-driver", "--registry", reg, flag, value, main]);
+        assert_eq!(code, Some(3), "{flag} {value}: {out}");
+    }
+    let (_, out) = cli(&["min-driver", "--registry", reg, main]);
+    assert!(out.contains("Linux x86-64 driver: 565.57.01"), "{out}");
 }

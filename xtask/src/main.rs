@@ -36,7 +36,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// The race tests of tests/race under ThreadSanitizer (nightly, rust-src).
     Tsan,
-    /// Package the four published crates in order and build a crate outside the workspace
+    /// Package the five published crates in order and build a crate outside the workspace
     /// against the packaged files.
     Package,
     /// Where one generate's time goes, phase by phase, on one thread.
@@ -47,6 +47,14 @@ enum Command {
     BenchGenerate {
         #[arg(long)]
         out: PathBuf,
+    },
+    /// `cargo xtask bench`'s own run of min-driver over one program, in a process of its own
+    /// (for its peak memory).
+    #[command(hide = true)]
+    BenchMinDriver {
+        #[arg(long)]
+        registry: PathBuf,
+        program: PathBuf,
     },
 }
 
@@ -84,6 +92,14 @@ fn main() -> std::process::ExitCode {
         Command::Tsan => cuda_sys_gen::exit_code(tsan::tsan(&root)),
         Command::Package => cuda_sys_gen::exit_code(package::package(&root)),
         Command::BenchGenerate { out } => cuda_sys_gen::exit_code(bench::generate_into(&paths, &out)),
+        Command::BenchMinDriver { registry, program } => {
+            cuda_sys_gen::exit_code(cuda_sys_gen::min_driver::floor_of_programs(&registry, &[program]).map(|f| {
+                // Its own peak (VmHWM): this process's, from its exec on.
+                let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+                let hwm = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap_or("").trim().to_owned();
+                println!("{} {hwm}", f.version())
+            }))
+        }
         Command::BenchPhases => cuda_sys_gen::exit_code(bench::phases::phases(&root).map(|p| bench::phases::print(&p))),
     }
 }

@@ -1,9 +1,9 @@
 //! `cargo xtask package`: the packages a user would get from crates.io, packaged and used.
 //!
-//! `cargo package --no-verify` writes the `.crate` file of each of the four published packages
+//! `cargo package --no-verify` writes the `.crate` file of each of the five published packages
 //! (the types crate, the crate, the generator library, the command line), checking their
 //! manifests and file lists. Each file is then unpacked under `target/package-check/`, and a
-//! crate outside the workspace depends on all four as unpacked, each one's dependencies on the
+//! crate outside the workspace depends on all five as unpacked, each one's dependencies on the
 //! others patched to the unpacked copies as crates.io would resolve them. Building it compiles
 //! every package from its packaged files alone, so a file missing from a package, or a path
 //! that leads out of it, fails here and not on crates.io; running it uses the generated crate
@@ -20,10 +20,11 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// The published packages (cargo's package names), and the crate name each is used by.
-const PACKAGES: [(&str, &str); 4] = [
+const PACKAGES: [(&str, &str); 5] = [
     ("cuda-driver-pfn-types", "cuda_driver_pfn_types"),
     ("cuda-driver-pfn", "cuda_driver_pfn"),
     ("cuda-sys-gen-codegen", "codegen"),
+    ("cuda-sys-gen-min-driver", "min_driver"),
     ("cuda-sys-gen", "cuda_sys_gen"),
 ];
 

@@ -56,7 +56,135 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
         Some(program) => rows.push(over_binary(&registry, &program, runs)?),
         None => notes.push("no release binary of 50 MB or more found (rustc's librustc_driver): min-driver over a compiled program not measured".to_owned()),
     }
+    let synthetic = synthetic_program(&env.root.join("target/bench"))?;
+    rows.push(over_binary(&registry, &synthetic, runs.min(3))?);
+    notes.push(peak_memory(&registry, &synthetic)?);
     Ok((rows, notes))
+}
+
+/// How many fatbin containers the synthetic program holds, and the size of each cubin in them.
+const SYNTHETIC_ENTRIES: usize = 4000;
+const SYNTHETIC_CUBIN: usize = 100 << 10;
+
+/// A program of 400 MB or more made here, the same bytes every time: an ELF shared object whose
+/// `.nv_fatbin` holds 4000 fatbin containers, each one cubin for sm_90 by "ptxas 13.0" (its
+/// toolkit note first), compressed as nvcc's LZ4 scheme does (entry flag 0x2000), its bytes a
+/// xorshift stream so that they do not compress. Kept under target/bench/ once made.
+fn synthetic_program(dir: &std::path::Path) -> Result<PathBuf> {
+    let path = dir.join(format!("min-driver-synthetic-{SYNTHETIC_ENTRIES}x{SYNTHETIC_CUBIN}.so"));
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > 400_000_000) {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut fatbin = Vec::new();
+    for _ in 0..SYNTHETIC_ENTRIES {
+        let mut cubin = vec![0u8; SYNTHETIC_CUBIN];
+        cubin[..4].copy_from_slice(b"\x7fELF");
+        cubin[4] = 2;
+        cubin[5] = 1;
+        cubin[6] = 1;
+        cubin[8] = 8;
+        cubin[16] = 2;
+        cubin[18..20].copy_from_slice(&190u16.to_le_bytes());
+        cubin[48..52].copy_from_slice(&(90u32 << 8).to_le_bytes());
+        let note = b"Cuda compilation tools, release 13.0, V13.0.88\0";
+        cubin[64..64 + note.len()].copy_from_slice(note);
+        for chunk in cubin[128..].chunks_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let n = chunk.len();
+            chunk.copy_from_slice(&state.to_le_bytes()[..n]);
+        }
+        let block = lz4_flex::block::compress(&cubin);
+        let padded = (block.len() + 7) & !7;
+        let mut entry = vec![0u8; 64];
+        entry[..2].copy_from_slice(&2u16.to_le_bytes());
+        entry[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        entry[4..8].copy_from_slice(&64u32.to_le_bytes());
+        entry[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
+        entry[16..20].copy_from_slice(&(block.len() as u32).to_le_bytes());
+        entry[28..32].copy_from_slice(&90u32.to_le_bytes());
+        entry[40..48].copy_from_slice(&0x2011u64.to_le_bytes());
+        entry[56..64].copy_from_slice(&(SYNTHETIC_CUBIN as u64).to_le_bytes());
+        fatbin.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+        fatbin.extend_from_slice(&1u16.to_le_bytes());
+        fatbin.extend_from_slice(&16u16.to_le_bytes());
+        fatbin.extend_from_slice(&((64 + padded) as u64).to_le_bytes());
+        fatbin.extend_from_slice(&entry);
+        fatbin.extend_from_slice(&block);
+        fatbin.resize(fatbin.len() + padded - block.len(), 0);
+    }
+    // ELF64: header, .nv_fatbin at 0x1000, .shstrtab, the section header table last.
+    let names = b"\0.nv_fatbin\0.shstrtab\0";
+    let data_at = 0x1000u64;
+    let names_at = data_at + fatbin.len() as u64;
+    let shoff = (names_at + names.len() as u64 + 7) & !7;
+    let mut elf = vec![0u8; 64];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[6] = 1;
+    elf[16..18].copy_from_slice(&3u16.to_le_bytes());
+    elf[18..20].copy_from_slice(&62u16.to_le_bytes());
+    elf[20..24].copy_from_slice(&1u32.to_le_bytes());
+    elf[40..48].copy_from_slice(&shoff.to_le_bytes());
+    elf[52..54].copy_from_slice(&64u16.to_le_bytes());
+    elf[58..60].copy_from_slice(&64u16.to_le_bytes());
+    elf[60..62].copy_from_slice(&3u16.to_le_bytes());
+    elf[62..64].copy_from_slice(&2u16.to_le_bytes());
+    elf.resize(data_at as usize, 0);
+    elf.extend_from_slice(&fatbin);
+    elf.extend_from_slice(names);
+    elf.resize(shoff as usize, 0);
+    let section = |name: u32, kind: u32, flags: u64, offset: u64, size: u64| {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(&name.to_le_bytes());
+        h[4..8].copy_from_slice(&kind.to_le_bytes());
+        h[8..16].copy_from_slice(&flags.to_le_bytes());
+        h[16..24].copy_from_slice(&offset.to_le_bytes());
+        h[24..32].copy_from_slice(&offset.to_le_bytes());
+        h[32..40].copy_from_slice(&size.to_le_bytes());
+        h[48..56].copy_from_slice(&8u64.to_le_bytes());
+        h
+    };
+    elf.extend_from_slice(&[0u8; 64]);
+    elf.extend(section(1, 1, 2, data_at, fatbin.len() as u64));
+    elf.extend(section(12, 3, 0, names_at, names.len() as u64));
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, &elf).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, &path).with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(path)
+}
+
+/// min-driver's peak resident memory over `program`, in a process of its own, against the
+/// file's size and its largest section.
+fn peak_memory(registry: &std::path::Path, program: &std::path::Path) -> Result<String> {
+    let exe = std::env::current_exe().context("this executable's path")?;
+    let out = std::process::Command::new(exe)
+        .arg("bench-min-driver")
+        .arg("--registry")
+        .arg(registry)
+        .arg(program)
+        .output()
+        .context("running min-driver in a process of its own")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "min-driver over {}: {}",
+        program.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The child prints its floor and its own VmHWM ("414668 kB").
+    let text = String::from_utf8_lossy(&out.stdout);
+    let peak_kib: f64 = text.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0.0);
+    let size = std::fs::metadata(program)?.len();
+    Ok(format!(
+        "min-driver's peak memory over {} ({:.0} MB, one section of about that size): {:.0} MB (its process's VmHWM)",
+        program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        size as f64 / 1e6,
+        peak_kib / 1024.0
+    ))
 }
 
 /// A release binary of 50 MB or more that is on every machine that builds this: rustc's own

@@ -107,26 +107,49 @@ pub(super) fn for_gpu(image: Image, gpu: u32) -> (Image, Vec<String>) {
     (out, unused)
 }
 
-/// Whether `text` holds a PTX module: a line `.version X.Y` whose next directive (past blank
-/// lines and comments) is a `.target` line, as ptxas and every NVIDIA compiler write them. A
-/// string that only mentions `.version` and `.target` is not one.
-pub(super) fn is_ptx(text: &str) -> bool {
-    let mut after_version = false;
-    for raw in text.lines() {
-        let line = raw.split("//").next().unwrap_or("").trim();
-        if line.is_empty() {
+/// PTX's tokens, as ptxas reads them: whitespace of any kind (a line end is `\n`, `\r\n` or a
+/// lone `\r`, and a module may be one line) separates them, `//` and `/* */` comments are
+/// skipped, and a comma is a token of its own.
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || loop {
+        while at < b.len() && b[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at >= b.len() {
+            return None;
+        }
+        if b[at..].starts_with(b"//") {
+            while at < b.len() && b[at] != b'\n' && b[at] != b'\r' {
+                at += 1;
+            }
             continue;
         }
-        if after_version && line.starts_with(".target") && line[7..].starts_with(char::is_whitespace) {
-            return true;
+        if b[at..].starts_with(b"/*") {
+            at = memchr::memmem::find(&b[at + 2..], b"*/").map_or(b.len(), |p| at + 2 + p + 2);
+            continue;
         }
-        after_version = line
-            .strip_prefix(".version")
-            .filter(|r| r.starts_with(char::is_whitespace))
-            .map(|r| r.trim().trim_end_matches(';').trim())
-            .is_some_and(|v| super::releases::cuda_number(v).is_some());
-    }
-    false
+        let start = at;
+        if b[at] == b',' {
+            at += 1;
+        } else {
+            while at < b.len() && !b[at].is_ascii_whitespace() && b[at] != b',' && !b[at..].starts_with(b"//") {
+                at += 1;
+            }
+        }
+        // Every cut is at an ASCII byte: a char boundary.
+        return text.get(start..at);
+    })
+}
+
+/// Whether `text` holds a PTX module: its first tokens `.version X.Y` and then `.target`, as
+/// ptxas requires, on lines or not. A string that only mentions `.version` is not one.
+pub(super) fn is_ptx(text: &str) -> bool {
+    let mut t = tokens(text);
+    t.next() == Some(".version")
+        && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
+        && t.next() == Some(".target")
 }
 
 /// The kernel images embedded in one section of a compiled program: fatbins (by their magic
@@ -196,9 +219,9 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
         if at < done || covered.covers(at) {
             continue;
         }
-        // The string around it: from the NUL before (not before what was read already) to the
-        // NUL after.
-        let start = memchr::memrchr(0, &bytes[done..at]).map_or(done, |p| done + p + 1);
+        // From `.version` (what comes before it, comments or another string run together with
+        // it as rustc places `&str`s, says nothing of its needs) to the NUL after.
+        let start = at;
         let end = memchr::memchr(0, &bytes[at..]).map_or(bytes.len(), |p| at + p);
         done = end.max(at + 1);
         let text = String::from_utf8_lossy(&bytes[start..end]);
@@ -274,27 +297,27 @@ fn cubin_extent(h: &[u8]) -> usize {
 }
 
 /// `.version X.Y` and `.target sm_NN[a|f][, ...]` of every PTX module in `text` (a file or a
-/// string may hold several). `what` names the module in the report.
+/// string may hold several), by ptxas' tokens. `what` names the module in the report.
 pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
     let mut found_version = false;
-    for raw in text.lines() {
-        let line = raw.split("//").next().unwrap_or("").trim();
-        if let Some(rest) = line.strip_prefix(".version") {
-            let v = rest.trim().trim_end_matches(';').trim();
-            if !rest.starts_with(char::is_whitespace) || v.is_empty() {
-                continue;
-            }
+    let mut t = tokens(text).peekable();
+    while let Some(tok) = t.next() {
+        if tok == ".version" {
+            let Some(v) = t.peek().copied().filter(|v| super::releases::cuda_number(v).is_some()) else { continue };
+            t.next();
             found_version = true;
             image.push_need((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
-        } else if let Some(rest) = line.strip_prefix(".target") {
-            if !rest.starts_with(char::is_whitespace) {
-                continue;
-            }
-            for t in rest.split(',').map(|t| t.trim().trim_end_matches(';').trim()) {
-                if t.starts_with("sm_") || t.starts_with("compute_") {
-                    let arch = t.replacen("compute_", "sm_", 1);
-                    image.push_need((Need::Arch(arch), format!("{what}: .target {t}")));
+        } else if tok == ".target" {
+            // `.target sm_90a, texmode_independent`: a list of comma-separated names.
+            while let Some(name) = t.next() {
+                if name.starts_with("sm_") || name.starts_with("compute_") {
+                    let arch = name.replacen("compute_", "sm_", 1);
+                    image.push_need((Need::Arch(arch), format!("{what}: .target {name}")));
                 }
+                if t.peek() != Some(&",") {
+                    break;
+                }
+                t.next();
             }
         }
     }

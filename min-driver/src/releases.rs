@@ -7,7 +7,7 @@ use codegen::ToolkitVersion;
 use serde::Deserialize;
 
 /// The file, compiled in: min-driver runs in other repositories without this one.
-pub const TEXT: &str = include_str!("../../cuda-releases.toml");
+pub const TEXT: &str = include_str!("../cuda-releases.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,6 +18,20 @@ pub struct Releases {
     pub arch: Vec<Arch>,
     #[serde(default)]
     pub driver: Vec<Driver>,
+    #[serde(default)]
+    pub compat: Vec<Compat>,
+}
+
+/// NVIDIA's minimum driver for minor version compatibility: a runtime of major `major` (11.x,
+/// 12.x, 13.x) runs, with the features of that major's first release, on these drivers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compat {
+    pub major: u32,
+    #[serde(default)]
+    pub linux: Option<String>,
+    #[serde(default)]
+    pub windows: Option<String>,
 }
 
 /// PTX ISA `isa` is JIT-compiled by drivers of CUDA `cuda` and newer.
@@ -48,6 +62,16 @@ pub struct Driver {
     pub linux: Option<String>,
     #[serde(default)]
     pub windows: Option<String>,
+    /// The driver branch (`r565`).
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// `false` for a driver branch's CUDA version that was never a toolkit (12.7, r565).
+    #[serde(default = "yes")]
+    pub toolkit: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A platform of NVIDIA's driver table: the generator's own.
@@ -108,7 +132,22 @@ impl Releases {
                 bail!("[[driver]] cuda = {:?}: a CUDA version and driver versions such as 555.42.02", d.cuda);
             }
         }
+        for c in &r.compat {
+            if [&c.linux, &c.windows].into_iter().flatten().any(|v| driver_number(v).is_none()) {
+                bail!("[[compat]] major = {}: driver versions such as 525.60.13", c.major);
+            }
+        }
         Ok(r)
+    }
+
+    /// NVIDIA's minimum driver of `platform` for minor version compatibility of a runtime of
+    /// `major` (`None`: before CUDA 11, or not known).
+    pub fn compat_for(&self, major: u32, platform: Platform) -> Option<&str> {
+        let c = self.compat.iter().find(|c| c.major == major)?;
+        match platform {
+            Platform::Linux => c.linux.as_deref(),
+            Platform::Windows => c.windows.as_deref(),
+        }
     }
 
     /// The CUDA release that first JIT-compiles PTX ISA `isa` (`8.5`).

@@ -1,6 +1,8 @@
-//! `cuda-sys-gen min-driver`: the oldest driver that runs a program, from the compiled program
-//! (`binary.rs`, exact for the code linked into the files given) or from its Rust sources
-//! (`scan.rs`, an estimate before a build). What it reads and how it answers, for users, is
+//! The oldest driver that runs a program (`cuda-sys-gen min-driver`, a thin caller of [`run`]),
+//! from the compiled program (`binary.rs` collects its evidence, `model.rs` decides what it can
+//! do at run time and what it needs: exact for the code linked into the files given) or from its
+//! Rust sources (`scan.rs`, an estimate before a build). A library of its own, so that other
+//! programs (a stand-in libcuda's run-time floor) use the same readers. What it reads and how it answers, for users, is
 //! docs/min-driver.md; this is how the code keeps its one promise.
 //!
 //! # A floor that cannot be too low
@@ -31,6 +33,7 @@
 
 mod binary;
 mod kernels;
+mod model;
 mod registry;
 pub mod releases;
 mod scan;
@@ -78,8 +81,9 @@ pub struct Kernel {
     pub what: String,
     pub file: PathBuf,
     pub line: usize,
-    /// `source`, `kernel` (an image a compiled program embeds) or `runtime` (the CUDA
-    /// runtime it links).
+    /// `source`, `kernel` (an image a compiled program embeds), `jit` (PTX of a fatbin that
+    /// also holds cubins: the driver JIT-compiles it only for a GPU none of them runs on) or
+    /// `runtime` (the CUDA runtime it links).
     pub reading: &'static str,
 }
 
@@ -117,8 +121,16 @@ pub struct Floor {
     /// With `--arch`: the fatbin entries the driver does not load on that GPU.
     pub unused: Vec<String>,
     /// Shared libraries the programs need that were not read (not given too): what they ask
-    /// the driver for is not counted.
+    /// the driver for is not counted, so the floor is "at least".
     pub not_read: Vec<String>,
+    /// What a file is where it is no program (a CUDA driver library).
+    pub notes: Vec<String>,
+    /// The majors of the CUDA runtimes the programs link or hold: each needs at least NVIDIA's
+    /// minimum driver for its minor version compatibility.
+    pub runtimes: Vec<u32>,
+    /// The GPUs every fatbin with cubins holds a cubin for (`sm_90`): on those, the `jit`
+    /// kernels are not loaded.
+    pub cubin_gpus: Vec<String>,
 }
 
 /// Where a floor comes from: an entry point or a kernel.
@@ -139,7 +151,33 @@ impl Floor {
 
     /// Whether something could not be read, so that the floor is only a lower bound.
     pub fn at_least(&self) -> bool {
-        !self.unresolved.is_empty()
+        !self.unresolved.is_empty() || !self.not_read.is_empty()
+    }
+
+    /// Whether every need above CUDA `cuda` was read from strings only (a program that names
+    /// functions at run time, counted at their highest meaning): an upper estimate, which
+    /// proves nothing about a driver below it.
+    pub fn upper_estimate_above(&self, cuda: u32) -> bool {
+        let (entries, kernels) = self.missing_on(cuda);
+        !entries.is_empty() && kernels.is_empty() && entries.iter().all(|u| u.reading == "string")
+    }
+
+    /// The oldest driver of `platform` for everything read: NVIDIA's row for the floor, or a
+    /// runtime's minor version compatibility minimum where that is higher (11.x: 450.80.02,
+    /// above 11.0's own 450.51.05). The driver and the CUDA release of the row it comes from.
+    pub fn driver(&self, releases: &Releases, platform: Platform) -> Option<(String, u32)> {
+        let v = self.version();
+        let row = releases.driver_for(v, platform).map(|(d, at)| (d.to_owned(), at));
+        let compat = self
+            .runtimes
+            .iter()
+            .filter_map(|&m| releases.compat_for(m, platform).map(|d| (d.to_owned(), m * 1000)))
+            .max_by_key(|(d, _)| releases::driver_number(d));
+        match (row, compat) {
+            (Some(r), Some(c)) if releases::driver_number(&c.0) > releases::driver_number(&r.0) && c.1 >= v => Some(c),
+            (Some(r), _) => Some(r),
+            (None, c) => c,
+        }
     }
 
     /// What sets the floor: the highest entry, or a kernel above it.
@@ -150,6 +188,17 @@ impl Floor {
             (None, Some(k)) => Some(Setter::Kernel(k)),
             (None, None) => None,
         }
+    }
+
+    /// The floor on every GPU the files hold a cubin for: everything but the PTX the driver
+    /// JIT-compiles only for other GPUs (`jit`). `None` where no need is `jit`.
+    pub fn version_with_cubins(&self) -> Option<u32> {
+        if !self.kernels.iter().any(|k| k.reading == "jit") {
+            return None;
+        }
+        let uses = self.uses.iter().map(|u| u.version);
+        let kernels = self.kernels.iter().filter(|k| k.reading != "jit").map(|k| k.version);
+        Some(uses.chain(kernels).max().unwrap_or(0))
     }
 
     /// What a driver of CUDA `cuda` lacks: entries and kernels above it.
@@ -166,14 +215,19 @@ impl Floor {
         let least = if self.at_least() { "at least " } else { "" };
         let mut s = String::new();
         for p in &self.programs {
-            s.push_str(&format!("read from the compiled program {p}\n"));
+            s.push_str(&format!("read from {p}\n"));
+        }
+        let these = if self.programs.is_empty() { "these sources" } else { "these files" };
+        for n in &self.notes {
+            s.push_str(&format!("{n}\n"));
         }
         s.push_str(&match self.setter() {
-            None if self.unresolved.is_empty() => {
-                "no entry point of the generated crate and no kernel is named in these sources: any driver will do\n"
-                    .to_owned()
-            }
-            None => "nothing of the generated crate could be read in these sources\n".to_owned(),
+            None if !self.notes.is_empty() && !self.at_least() => String::new(),
+            None if !self.at_least() => format!(
+                "no entry point of the generated crate, no driver function and no kernel is named in {these}: any \
+                 driver will do\n"
+            ),
+            None => format!("nothing that sets a floor could be read in {these}, and what could not may set one\n"),
             Some(setter) => {
                 let (counted, version, name, spelled, file, line) = match setter {
                     Setter::Entry(u) => {
@@ -202,10 +256,25 @@ impl Floor {
                 s.push_str(")\n");
             }
             s.push_str(
-                "  (read from the program, for the code linked into the files given: every lookup through the \
-                 generated crate, every libcuda import and the runtime it links, also one taken only on some paths; \
-                 lookups of its own by name beside records or a static runtime are not read)\n",
+                "  (read from the files given: every lookup through the generated crate, every libcuda import, the \
+                 runtime it links or holds and the kernels it embeds, also one taken only on some paths; what it can \
+                 do at run time that is not read, it names below, and the floor is then \"at least\")\n",
             );
+            if self.uses.iter().any(|u| u.reading == "string") {
+                s.push_str(
+                    "  (names read from strings count at their highest meaning: an upper estimate of the need; \
+                     the floor a run observes is the stand-in tracer's, docs/min-driver.md)\n",
+                );
+            }
+        }
+        if let Some(cubins) = self.version_with_cubins().filter(|&c| c < self.version()) {
+            s.push_str(&format!(
+                "  on a GPU every fatbin holds a cubin for ({}): {least}CUDA {} ({cubins}); JIT-compiling its PTX \
+                 for any other GPU: {least}CUDA {} (pass --arch for one GPU)\n",
+                self.cubin_gpus.join(", "),
+                cuda_text(cubins),
+                cuda_text(self.version())
+            ));
         }
         for u in &self.uses {
             let how = match u.read_as {
@@ -246,7 +315,7 @@ impl Floor {
         }
         if let (Some(r), v) = (releases, self.version()) {
             if v > 0 {
-                s.push_str(&driver_lines(r, v, self.at_least()));
+                s.push_str(&driver_lines(self, r, v, self.at_least()));
             }
         }
         s
@@ -265,11 +334,22 @@ fn row(version: u32, needs: &str, spelled: &str, reading: &str, at: &str, how: &
 }
 
 /// "Install at least ..." for each platform of NVIDIA's table.
-fn driver_lines(r: &Releases, v: u32, at_least: bool) -> String {
+fn driver_lines(floor: &Floor, r: &Releases, v: u32, at_least: bool) -> String {
     let least = if at_least { "at least " } else { "" };
     let mut s = String::new();
     for p in Platform::ALL {
-        match r.driver_for(v, p) {
+        let found = floor.driver(r, p);
+        if let Some((driver, at)) = found.as_ref().filter(|(d, at)| {
+            *at % 1000 == 0 && floor.runtimes.contains(&(at / 1000)) && r.compat_for(at / 1000, p) == Some(d.as_str())
+        }) {
+            s.push_str(&format!(
+                "{} driver: {least}{driver} (NVIDIA's minimum for minor version compatibility of a CUDA {}.x runtime)\n",
+                p.driver_name(),
+                at / 1000
+            ));
+            continue;
+        }
+        match found.as_ref().map(|(d, at)| (d.as_str(), *at)) {
             Some((driver, at)) if at == v => s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {})\n",
                 p.driver_name(),
@@ -346,13 +426,40 @@ pub fn floor_on(registry: &Path, sources: &[PathBuf], gpu: Option<u32>) -> Resul
     Ok(evaluate(&program, &reg, &releases, gpu))
 }
 
-/// Whether `path` is a regular file that starts like a compiled program (ELF, PE, Mach-O).
+/// Whether `path` is a regular file that starts like a compiled program (ELF, PE, Mach-O) or is
+/// a kernel file ([`kernel_file`]).
 fn is_compiled(path: &Path) -> bool {
+    let head = head_of(path);
+    head.as_deref().is_some_and(|h| binary::is_binary(h) || kernel_file(path, h).is_some())
+}
+
+/// The first 64 bytes of a regular file (`None`: no regular file, or unreadable).
+fn head_of(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
-    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    let mut head = [0u8; 4];
-    is_file
-        && std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).is_ok_and(|n| binary::is_binary(&head[..n]))
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut head = vec![0u8; 64];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).ok()?;
+    head.truncate(n);
+    Some(head)
+}
+
+/// What kind of kernel file `path` is, by its first bytes or its name: a fatbin (its magic), a
+/// cubin (an ELF file for `EM_CUDA`), or PTX (`.ptx`). `None`: no kernel file.
+fn kernel_file(path: &Path, head: &[u8]) -> Option<&'static str> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    if head.starts_with(&[0x50, 0xed, 0x55, 0xba]) {
+        Some("fatbin")
+    } else if head.starts_with(b"\x7fELF") && head.len() >= 20 && u16::from_le_bytes([head[18], head[19]]) == 190 {
+        Some("cubin")
+    } else if ext == "ptx" {
+        Some("PTX")
+    } else if ext == "cubin" || ext == "fatbin" {
+        Some("unreadable kernel file")
+    } else {
+        None
+    }
 }
 
 /// The floor of compiled programs: the records of the generated crate they hold, the libcuda
@@ -368,21 +475,79 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
     let mut floor = Floor::default();
+    let mut cubin_sets: Vec<Vec<String>> = Vec::new();
     for p in programs {
-        let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-        let read = binary::read(p, &data, &reg, &releases, gpu)?;
-        floor.programs.push(format!(
-            "{} ({}, {} bytes): {} record(s) of the generated crate",
-            p.display(),
-            read.format,
-            data.len(),
-            read.records
-        ));
-        floor.uses.extend(read.uses);
-        floor.kernels.extend(read.kernels);
-        floor.unresolved.extend(read.unresolved);
-        floor.unused.extend(read.unused);
-        floor.not_read.extend(read.not_read);
+        let meta = std::fs::metadata(p).with_context(|| format!("reading {}", p.display()))?;
+        if !meta.is_file() {
+            bail!("{}: not a regular file (a FIFO, socket or device): pass a program or kernel file", p.display());
+        }
+        let size = meta.len();
+        let head = head_of(p).unwrap_or_default();
+        let mut found: Vec<(String, u64, model::Evidence)> = Vec::new();
+        match kernel_file(p, &head) {
+            Some(kind) => {
+                let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+                let mut ev = model::Evidence {
+                    file: p.clone(),
+                    format: format!("a {kind} file, read as a kernel"),
+                    kernel_file: true,
+                    ..model::Evidence::default()
+                };
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                match kind {
+                    "PTX" => kernels::ptx(&String::from_utf8_lossy(&data), &name, &mut ev.image),
+                    "fatbin" | "cubin" => kernels::binary(&data, &name, &mut ev.image),
+                    _ => ev.image.unreadable.push(format!(
+                        "{name}: named as a kernel file, but neither a fatbin nor a cubin for EM_CUDA: its needs are \
+                         not read"
+                    )),
+                }
+                found.push((p.display().to_string(), size, ev));
+            }
+            None => {
+                // Only the headers and the sections read are held (a sparse file's holes, and
+                // what lies between sections, are never read).
+                let file = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
+                let cache = object::ReadCache::new(file);
+                if head.starts_with(b"!<arch>\n") {
+                    // An archive (`.a`, `.lib`): each member object read as one.
+                    let archive = object::read::archive::ArchiveFile::parse(&cache).map_err(|e| {
+                        anyhow::anyhow!("{}: an archive the object crate cannot read ({e})", p.display())
+                    })?;
+                    for member in archive.members() {
+                        let member = member.map_err(|e| anyhow::anyhow!("{}: an archive member ({e})", p.display()))?;
+                        let name = String::from_utf8_lossy(member.name()).into_owned();
+                        let shown = format!("{}({name})", p.display());
+                        let Ok(bytes) = member.data(&cache) else { continue };
+                        if !binary::is_binary(bytes) || bytes.starts_with(b"!<arch>\n") {
+                            continue;
+                        }
+                        let mut ev = binary::collect(Path::new(&shown), bytes, &reg)?;
+                        ev.format = format!("{}, a member of an archive", ev.format);
+                        found.push((shown, bytes.len() as u64, ev));
+                    }
+                } else {
+                    found.push((p.display().to_string(), size, binary::collect(p, &cache, &reg)?));
+                }
+            }
+        }
+        for (shown, size, evidence) in found {
+            let read = model::decide(evidence, &reg, &releases, gpu);
+            floor.notes.extend(read.notes);
+            floor.runtimes.extend(read.runtimes);
+            if !read.cubin_gpus.is_empty() {
+                cubin_sets.push(read.cubin_gpus);
+            }
+            floor.programs.push(format!(
+                "{shown} ({}, {size} bytes): {} record(s) of the generated crate",
+                read.format, read.records
+            ));
+            floor.uses.extend(read.uses);
+            floor.kernels.extend(read.kernels);
+            floor.unresolved.extend(read.unresolved);
+            floor.unused.extend(read.unused);
+            floor.not_read.extend(read.not_read);
+        }
     }
     // A library given too was read.
     let given: BTreeSet<&std::ffi::OsStr> = programs.iter().filter_map(|p| p.file_name()).collect();
@@ -391,7 +556,31 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     floor.not_read.dedup();
     floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
     floor.uses.dedup_by(|a, b| a.marker == b.marker);
-    floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
+    // At one version, what every GPU needs sets the floor before what only JIT-compiling does.
+    floor.kernels.sort_by(|a, b| {
+        b.version
+            .cmp(&a.version)
+            .then_with(|| (a.reading == "jit").cmp(&(b.reading == "jit")))
+            .then_with(|| a.needs.cmp(&b.needs))
+    });
+    floor.runtimes.sort();
+    floor.runtimes.dedup();
+    // The GPUs every file's fatbins hold cubins for; where none is common, no PTX is left out
+    // of the floor of "a GPU with cubins".
+    floor.cubin_gpus = cubin_sets.first().cloned().unwrap_or_default();
+    for set in &cubin_sets[1.min(cubin_sets.len())..] {
+        floor.cubin_gpus.retain(|g| set.contains(g));
+    }
+    floor
+        .cubin_gpus
+        .sort_by_key(|a| a.trim_start_matches("sm_").trim_end_matches(char::is_alphabetic).parse::<u32>().unwrap_or(0));
+    if floor.cubin_gpus.is_empty() {
+        for k in &mut floor.kernels {
+            if k.reading == "jit" {
+                k.reading = "kernel";
+            }
+        }
+    }
     Ok(floor)
 }
 
@@ -905,7 +1094,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
     kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line))));
     kernels.dedup_by(|a, b| a.needs == b.needs && a.file == b.file && a.line == b.line);
     let build_only = program.build_only.iter().map(|&i| program.files[i].clone()).collect();
-    Floor { uses, kernels, unresolved, build_only, programs: Vec::new(), unused, not_read: Vec::new() }
+    Floor { uses, kernels, unresolved, build_only, unused, ..Floor::default() }
 }
 
 fn describe(t: &scan::IncludeTarget) -> String {
@@ -1124,11 +1313,44 @@ pub struct Check {
     /// The entries (markers) and kernel needs above it.
     pub missing_entries: Vec<String>,
     pub missing_kernels: Vec<String>,
+    /// What is above it was read from strings only, at their highest meaning: an upper
+    /// estimate of the need, so "not proven" rather than "above".
+    pub upper_estimate: bool,
+    /// What is above it is PTX the driver JIT-compiles only for a GPU without a cubin of the
+    /// files: it runs on the GPUs they hold cubins for, so "not proven" without `--arch`.
+    pub jit_only: bool,
 }
 
 impl Check {
-    fn new(floor: &Floor, against: String, cuda: u32, open_ended: bool, releases: &Releases) -> Self {
+    fn new(
+        floor: &Floor,
+        against: String,
+        cuda: u32,
+        open_ended: bool,
+        driver: Option<(&[u32], Platform)>,
+        releases: &Releases,
+    ) -> Self {
         let (entries, kernels) = floor.missing_on(cuda);
+        let mut kernels: Vec<String> = kernels.iter().map(|k| format!("{} ({})", k.needs, k.what)).collect();
+        // A runtime below its minor version compatibility minimum (450.80.02 for 11.x, above
+        // 11.0's own 450.51.05): a driver number says more than the CUDA version it stands for.
+        if let Some((number, platform)) = driver {
+            for &major in &floor.runtimes {
+                let Some(min) = releases.compat_for(major, platform) else { continue };
+                if releases::driver_number(min).is_some_and(|m| number < m.as_slice()) {
+                    kernels.push(format!(
+                        "the CUDA {major}.x runtime (NVIDIA's minimum driver for its minor version compatibility: \
+                         {min})"
+                    ));
+                }
+            }
+        }
+        let (_, above) = floor.missing_on(cuda);
+        let jit_only = entries.is_empty()
+            && !above.is_empty()
+            && above.iter().all(|k| k.reading == "jit")
+            && kernels.len() == above.len();
+        let upper_estimate = floor.upper_estimate_above(cuda) && kernels.is_empty();
         // An architecture a release removed from ptxas. The 13.0 driver was measured to
         // JIT-compile and run PTX of removed family targets (`.target sm_52`, `sm_30`: the
         // removals are ptxas'), so only an architecture-specific one (`sm_101a`, which 13.0
@@ -1142,9 +1364,14 @@ impl Check {
                     .and_then(releases::cuda_number)
                     .is_some_and(|r| r <= cuda)
         });
-        let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended {
+        let verdict = if (!entries.is_empty() || !kernels.is_empty()) && !open_ended && !upper_estimate && !jit_only {
             "above"
-        } else if floor.at_least() || removed || open_ended && (!entries.is_empty() || !kernels.is_empty()) {
+        } else if floor.at_least()
+            || removed
+            || upper_estimate
+            || jit_only
+            || open_ended && (!entries.is_empty() || !kernels.is_empty())
+        {
             "not proven"
         } else {
             "within"
@@ -1154,7 +1381,9 @@ impl Check {
             cuda,
             verdict,
             missing_entries: entries.iter().map(|u| u.marker.clone()).collect(),
-            missing_kernels: kernels.iter().map(|k| format!("{} ({})", k.needs, k.what)).collect(),
+            missing_kernels: kernels,
+            upper_estimate,
+            jit_only,
         }
     }
 
@@ -1171,6 +1400,20 @@ impl Check {
         let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
         let mut s = match self.verdict {
             "within" => format!("{}: runs (CUDA {} has everything listed)\n", self.against, cuda_text(self.cuda)),
+            "not proven" if self.jit_only => format!(
+                "{}: not proven: it runs on a GPU the files hold cubins for; on any other GPU the driver \
+                 JIT-compiles PTX that needs more than CUDA {} (pass --arch for the GPU it runs on):\n",
+                self.against,
+                cuda_text(self.cuda)
+            ),
+            "not proven" if self.upper_estimate => format!(
+                "{}: not proven: {} entry point(s) newer than CUDA {} were read only from the program's strings, at \
+                 their highest meaning (an upper estimate of the need, not a proof it fails); a run's observed floor \
+                 decides:\n",
+                self.against,
+                self.missing_entries.len(),
+                cuda_text(self.cuda)
+            ),
             "not proven" if !self.missing_entries.is_empty() || !self.missing_kernels.is_empty() => format!(
                 "{}: not proven: {} entry point(s) and {} kernel need(s) are newer than CUDA {}, the newest row of \
                  NVIDIA's table this driver meets; a driver newer than the table may have them:\n",
@@ -1207,6 +1450,14 @@ impl Check {
             ),
         };
         let (entries, kernels) = floor.missing_on(self.cuda);
+        let extra: Vec<&String> = self
+            .missing_kernels
+            .iter()
+            .filter(|k| k.starts_with("the CUDA ") && k.contains("minimum driver"))
+            .collect();
+        for k in extra {
+            s.push_str(&format!("  {k}\n"));
+        }
         let lacks = entries.into_iter().map(|u| (&u.file, u.line, &u.spelled, u.version, &u.marker));
         let lacks = lacks.chain(kernels.into_iter().map(|k| (&k.file, k.line, &k.needs, k.version, &k.what)));
         for (file, line, what, version, which) in lacks {
@@ -1237,6 +1488,10 @@ struct JsonReport<'a> {
     unused: &'a [String],
     /// Shared libraries the programs need that were not read.
     not_read: &'a [String],
+    /// What a file is where it is no program (a CUDA driver library).
+    notes: &'a [String],
+    /// The majors of the CUDA runtimes linked or held.
+    runtimes: &'a [u32],
     checks: &'a [Check],
 }
 
@@ -1298,14 +1553,10 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (3, "with `--driver` or `--max`: above it; the offending entries and kernels are listed"),
 ];
 
-/// `min-driver --help`'s closing text.
-pub fn exit_status_help() -> String {
-    crate::exit::exit_status_help(
-        EXIT_STATUSES,
-        "\nWhat counts (every token, code under every #[cfg(..)], kernels), what is \"at least\", the JSON \
-         schema and CI: docs/min-driver.md in cuda-sys-gen's repository.",
-    )
-}
+/// What `min-driver --help` says after its exit statuses.
+pub const HELP_CLOSING: &str =
+    "\nWhat counts (every token, code under every #[cfg(..)], kernels), what is \"at least\", the \
+     JSON schema and CI: docs/min-driver.md in cuda-sys-gen's repository.";
 
 /// `cuda-sys-gen min-driver`: prints the report (and the checks) and gives the exit status.
 pub fn run(args: &MinDriverArgs) -> Result<u8> {
@@ -1313,6 +1564,7 @@ pub fn run(args: &MinDriverArgs) -> Result<u8> {
     let releases = Releases::load()?;
     // Arguments first: a bad one is said before any file is read.
     let mut wanted = Vec::new();
+    let driver_number = args.driver.as_deref().and_then(releases::driver_number).filter(|n| n[0] >= 100);
     if let Some(text) = &args.driver {
         wanted.push(driver_check(text, platform, &releases)?);
     }
@@ -1326,14 +1578,19 @@ pub fn run(args: &MinDriverArgs) -> Result<u8> {
         None => None,
     };
     let floor = floor_on(&args.registry, &args.sources, gpu)?;
-    let checks: Vec<Check> =
-        wanted.into_iter().map(|(against, cuda, open)| Check::new(&floor, against, cuda, open, &releases)).collect();
+    let checks: Vec<Check> = wanted
+        .into_iter()
+        .map(|(against, cuda, open)| {
+            let driver = driver_number.as_deref().filter(|_| against.starts_with("driver ")).map(|n| (n, platform));
+            Check::new(&floor, against, cuda, open, driver, &releases)
+        })
+        .collect();
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
     if args.json {
         let v = floor.version();
         let drivers = Platform::ALL
             .into_iter()
-            .map(|p| (p.as_str(), (v > 0).then(|| releases.driver_for(v, p).map(|(d, _)| d.to_owned())).flatten()))
+            .map(|p| (p.as_str(), (v > 0).then(|| floor.driver(&releases, p).map(|(d, _)| d)).flatten()))
             .collect();
         let report = JsonReport {
             schema: 2,
@@ -1348,6 +1605,8 @@ pub fn run(args: &MinDriverArgs) -> Result<u8> {
             programs: &floor.programs,
             unused: &floor.unused,
             not_read: &floor.not_read,
+            notes: &floor.notes,
+            runtimes: &floor.runtimes,
             checks: &checks,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);

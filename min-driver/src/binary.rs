@@ -1,0 +1,552 @@
+//! `min-driver PATH` where PATH is a compiled program: the records the generated crate leaves
+//! in it, the libcuda functions it imports, the registry names its strings hold (where it has
+//! no records but looks functions up by name), the runtime it links, and the kernels it embeds.
+//! A program without section headers is read from its loaded segments and its dynamic segment.
+//! Only this file is read: the shared libraries it needs are named, not read. This reader only
+//! collects evidence ([`Evidence`]); what it means is decided in `model.rs`.
+//!
+//! A record is the generated crate's `EntryRecord`: 160 bytes found by their magic and checked
+//! by their FNV-1a. The linker keeps exactly the records of the lookups in the code it keeps, so
+//! for linked code the records are exact: what the program can ask the driver for.
+//!
+//! Every loop here advances by at least one byte or stops, and each byte of a section is
+//! searched a bounded number of times: linear in the file's size.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use memchr::memmem;
+use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
+use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef, SectionKind};
+
+use super::kernels;
+use super::model::Evidence;
+use super::registry::Registry;
+use super::releases::Platform;
+use super::Unresolved;
+
+/// The first bytes of every record (the generated crate's `EntryRecord::MAGIC`). Built at run
+/// time, so that this program's own image does not hold a record's magic.
+fn magic() -> [u8; 8] {
+    let mut m = *b"\x00cuRec\x1a\n";
+    m[0] = 0xc3;
+    m
+}
+
+/// `EntryRecord`'s size and the offsets of its fields.
+const RECORD_SIZE: usize = 160;
+
+/// The kinds of record (`EntryRecord::how`).
+pub(super) const ENTRY: u8 = 1;
+pub(super) const NEWEST: u8 = 2;
+pub(super) const RUNTIME: u8 = 3;
+pub(super) const FIXED: u8 = 4;
+
+/// One record, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Record {
+    pub how: u8,
+    pub flags: u8,
+    pub abis: u8,
+    pub version: u32,
+    pub floor: u32,
+    pub high: u32,
+    pub symbol: String,
+    pub exported: String,
+    /// Where it was found: the section's name and the offset in it.
+    pub at: String,
+}
+
+/// FNV-1a over the bytes the record's `check` covers.
+fn fnv(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// A NUL-padded name of a record: ASCII identifier bytes, then only NULs.
+fn name(field: &[u8]) -> Option<String> {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    let (text, rest) = field.split_at(end);
+    let ok = text.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'!'))
+        && rest.iter().all(|&b| b == 0);
+    ok.then(|| String::from_utf8_lossy(text).into_owned())
+}
+
+/// The records in `data` (one section's bytes); `little`: the file's byte order.
+pub(super) fn records(data: &[u8], little: bool, section: &str, out: &mut Vec<Record>) {
+    let magic = magic();
+    let u32_at = |b: &[u8], o: usize| {
+        let w = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+        if little {
+            u32::from_le_bytes(w)
+        } else {
+            u32::from_be_bytes(w)
+        }
+    };
+    for at in memmem::find_iter(data, &magic) {
+        let Some(r) = data.get(at..at + RECORD_SIZE) else { continue };
+        if r[8] != 1 {
+            continue;
+        }
+        // The check is over the integers little-endian, whatever the target's order.
+        let mut canonical = r[..152].to_vec();
+        for o in [12, 16, 20] {
+            canonical[o..o + 4].copy_from_slice(&u32_at(r, o).to_le_bytes());
+        }
+        if fnv(&canonical) != u32_at(r, 152) {
+            continue;
+        }
+        let (Some(symbol), Some(exported)) = (name(&r[24..88]), name(&r[88..152])) else { continue };
+        out.push(Record {
+            how: r[9],
+            flags: r[10],
+            abis: r[11],
+            version: u32_at(r, 12),
+            floor: u32_at(r, 16),
+            high: u32_at(r, 20),
+            symbol,
+            exported,
+            at: format!("{section}+{at:#x}"),
+        });
+    }
+}
+
+/// Whether `bytes` start like a compiled program or library the `object` crate reads.
+pub(super) fn is_binary(head: &[u8]) -> bool {
+    head.starts_with(b"\x7fELF")
+        || head.starts_with(b"!<arch>\n")
+        || head.starts_with(b"MZ")
+        || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+        || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
+}
+
+/// Strings whose presence anywhere in a program's data is evidence ([`Evidence::marks`]):
+/// the driver's and the runtime's library names, the static runtime's signatures, the
+/// run-time compilers' names.
+pub(super) const MARKS: &[&str] = &[
+    "libcuda.so",
+    "nvcuda.dll",
+    "libcudart_static_",
+    "cudaErrorCudartUnloading",
+    "cuGetProcAddress",
+    "cudaGetDriverEntryPoint",
+    "libnvrtc",
+    "nvrtc64_",
+    "libnvJitLink",
+    "nvJitLink_",
+];
+
+/// The names of a symbol table that are evidence: whether the static runtime's lookup by name
+/// and the loaders are linked in.
+fn symbol_of_interest(name: &str) -> bool {
+    name.starts_with("cudaGetDriverEntryPoint") || name.starts_with("cuGetProcAddress") || name == "cudaMalloc"
+}
+
+/// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
+/// decided here ([`super::model::decide`] does).
+///
+/// `data` is the file's bytes, or a [`object::ReadCache`] over it: only the headers and the
+/// sections (or segments) read are then held in memory, never the bytes between them.
+pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Registry) -> anyhow::Result<Evidence> {
+    let file = object::File::parse(data).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
+             programs and libraries, kernel files (.ptx, .cubin, .fatbin), or Rust sources",
+            path.display()
+        )
+    })?;
+    let little = file.is_little_endian();
+    let kind = match file.kind() {
+        object::ObjectKind::Dynamic => "shared object or PIE",
+        object::ObjectKind::Relocatable => "object file (.o)",
+        _ => "executable",
+    };
+    let mut ev = Evidence {
+        file: path.to_owned(),
+        format: format!("{:?} {:?} {kind}", file.format(), file.architecture()),
+        platform: if file.format() == object::BinaryFormat::Pe { Platform::Windows } else { Platform::Linux },
+        ..Evidence::default()
+    };
+    let mut sections_read = 0;
+    // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
+    // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
+    let mut areas: Vec<(String, &[u8])> = Vec::new();
+    for section in file.sections() {
+        let name = section.name().unwrap_or("").to_owned();
+        let allocated = match section.flags() {
+            object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_ALLOC) != 0,
+            _ => !matches!(section.kind(), SectionKind::Debug | SectionKind::Metadata | SectionKind::Linker),
+        };
+        if !allocated || matches!(section.kind(), SectionKind::UninitializedData | SectionKind::UninitializedTls) {
+            continue;
+        }
+        let Ok(bytes) = section.data() else {
+            ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
+            continue;
+        };
+        sections_read += 1;
+        if fatbin_section(&name) {
+            kernels::binary(bytes, &name, &mut ev.image);
+            continue;
+        }
+        records(bytes, little, &name, &mut ev.records);
+        kernels::embedded(bytes, &name, &mut ev.image);
+        if section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab") {
+            areas.push((name, bytes));
+        }
+    }
+    // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
+    // when it runs is in its loaded segments; read those bytes instead.
+    let sectionless = sections_read == 0;
+    let dynamic = dynamic_of(&file);
+    if sectionless {
+        let mut segments = 0;
+        for (i, segment) in file.segments().enumerate() {
+            let name = format!("segment {i} (address {:#x})", segment.address());
+            let Ok(bytes) = segment.data() else {
+                ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
+                continue;
+            };
+            segments += 1;
+            records(bytes, little, &name, &mut ev.records);
+            kernels::embedded(bytes, &name, &mut ev.image);
+            // Its strings, less the dynamic string table (the names it imports).
+            let start = usize::try_from(segment.file_range().0).unwrap_or(usize::MAX);
+            match dynamic.strtab.clone() {
+                Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
+                    let (before, rest) = bytes.split_at(r.start - start);
+                    areas.push((name.clone(), before));
+                    areas.push((format!("{name} past its dynamic string table"), rest.get(r.len()..).unwrap_or(&[])));
+                }
+                _ => areas.push((name, bytes)),
+            }
+        }
+        if segments == 0 {
+            ev.unreadable.push(Unresolved {
+                spelled: "the whole program".into(),
+                file: path.to_owned(),
+                line: 0,
+                why: "neither a section nor a loaded segment could be read: its records, imports and kernels are \
+                      unknown"
+                    .into(),
+                reading: "record",
+            });
+        }
+        ev.format.push_str(", no section headers: read from its loaded segments");
+    }
+    // Imports. Without section headers the dynamic symbol table cannot be found: every name
+    // of the dynamic string table (from the dynamic segment) counts, imported or not.
+    ev.imports = file
+        .imports()
+        .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
+        .unwrap_or_default();
+    if sectionless {
+        if let Some(strtab) =
+            dynamic.strtab.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok())
+        {
+            ev.imports.extend(
+                strtab.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()),
+            );
+        }
+    }
+    // An object file (`.o`, an archive's member) has no dynamic symbols: what it calls of other
+    // files is its undefined symbols, imports once it is linked.
+    if file.kind() == object::ObjectKind::Relocatable {
+        for s in file.symbols() {
+            if s.is_undefined() {
+                if let Ok(n) = s.name() {
+                    if !n.is_empty() {
+                        ev.imports.push(n.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    ev.imports.sort();
+    ev.imports.dedup();
+    ev.import_libraries = needed_libraries(&file);
+    ev.needed = dynamic.needed;
+    // What it defines: the driver's or the runtime's entry points make it that library.
+    if let Ok(exports) = file.exports() {
+        for e in exports {
+            let name = String::from_utf8_lossy(e.name());
+            if name.starts_with("cu") {
+                ev.exports.insert(name.into_owned());
+            }
+        }
+    }
+    if !sectionless {
+        for s in file.dynamic_symbols() {
+            if s.is_definition() {
+                if let Ok(n) = s.name() {
+                    if n.starts_with("cu") {
+                        ev.exports.insert(n.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    // A symbol table (an unstripped program) proves what is not linked in.
+    if file.symbol_table().is_some() {
+        let mut defined = BTreeSet::new();
+        for s in file.symbols() {
+            if s.is_definition() {
+                if let Ok(n) = s.name() {
+                    if symbol_of_interest(n) {
+                        defined.insert(n.to_owned());
+                    }
+                }
+            }
+        }
+        ev.symtab = Some(defined);
+    }
+    for (sname, bytes) in &areas {
+        for m in MARKS {
+            if !ev.marks.contains(m) && memmem::find(bytes, m.as_bytes()).is_some() {
+                ev.marks.insert(m);
+            }
+        }
+        for (word, at) in registry_names(bytes, reg) {
+            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{sname}+{at:#x}"));
+        }
+    }
+    Ok(ev)
+}
+
+/// `"x (and 2 more)"` for `"x (and 1 more)"`, `"x (and 1 more)"` for `"x"`.
+pub(super) fn bump(what: &str) -> String {
+    if let Some((head, rest)) = what.rsplit_once(" (and ") {
+        if let Some(n) = rest.strip_suffix(" more)").and_then(|n| n.parse::<u64>().ok()) {
+            return format!("{head} (and {} more)", n + 1);
+        }
+    }
+    format!("{what} (and 1 more)")
+}
+
+fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
+    Unresolved {
+        spelled: format!("section {section}"),
+        file: path.to_owned(),
+        line: 0,
+        why: why.to_owned(),
+        reading: "record",
+    }
+}
+
+/// The libraries a PE program imports (an ELF program's are in [`dynamic_of`]).
+fn needed_libraries<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    if let Ok(imports) = file.imports() {
+        for i in imports {
+            let lib = String::from_utf8_lossy(i.library()).into_owned();
+            if !lib.is_empty() && !out.contains(&lib) {
+                out.push(lib);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a library a program needs is the C or C++ runtime, the dynamic loader, or the CUDA
+/// driver or runtime (read as the runtime it links): none of them looks up what the program
+/// does.
+pub(super) fn system_library(lib: &str) -> bool {
+    let stem = lib.split(".so").next().unwrap_or(lib);
+    matches!(
+        stem,
+        "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda" | "libcudart"
+    ) || stem.starts_with("ld-linux")
+}
+
+/// The same for a DLL a PE program imports from: Windows' own (`KERNEL32.dll`, the
+/// `api-ms-win-*` sets), the C and C++ runtimes, Python's, the driver (`nvcuda.dll`) and the
+/// CUDA runtime (read as the runtime it links).
+pub(super) fn windows_system_library(lib: &str) -> bool {
+    let lower = lib.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".dll").unwrap_or(&lower);
+    matches!(
+        stem,
+        "kernel32"
+            | "kernelbase"
+            | "ntdll"
+            | "user32"
+            | "gdi32"
+            | "advapi32"
+            | "shell32"
+            | "shlwapi"
+            | "ole32"
+            | "oleaut32"
+            | "ws2_32"
+            | "bcrypt"
+            | "crypt32"
+            | "dbghelp"
+            | "version"
+            | "setupapi"
+            | "msvcrt"
+            | "ucrtbase"
+            | "nvcuda"
+    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python", "cudart64_"]
+        .iter()
+        .any(|p| stem.starts_with(p))
+}
+
+/// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
+/// in the file its dynamic string table lies. Read through the program headers, so that a
+/// program without section headers is read as well.
+#[derive(Debug, Default)]
+struct Dynamic {
+    needed: Vec<String>,
+    strtab: Option<std::ops::Range<usize>>,
+}
+
+fn dynamic_of<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Dynamic {
+    match file {
+        object::File::Elf32(elf) => elf_dynamic(elf),
+        object::File::Elf64(elf) => elf_dynamic(elf),
+        _ => Dynamic::default(),
+    }
+}
+
+fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
+    elf: &ElfFile<'data, Elf, R>,
+) -> Dynamic {
+    let endian = elf.endian();
+    let data = elf.data();
+    let headers = elf.elf_program_headers();
+    let Some(entries) = headers.iter().find_map(|h| h.dynamic(endian, data).ok().flatten()) else {
+        return Dynamic::default();
+    };
+    // An address of the running program as an offset in the file, by the segment loading it.
+    let offset_of = |address: u64| {
+        headers.iter().filter(|h| h.p_type(endian) == object::elf::PT_LOAD).find_map(|h| {
+            let (start, size, offset): (u64, u64, u64) =
+                (h.p_vaddr(endian).into(), h.p_filesz(endian).into(), h.p_offset(endian).into());
+            address.checked_sub(start).filter(|&d| d < size).and_then(|d| offset.checked_add(d))
+        })
+    };
+    let (mut strtab, mut strsz, mut needed) = (None, None, Vec::new());
+    for entry in entries {
+        let (tag, value): (u64, u64) = (entry.d_tag(endian).into(), entry.d_val(endian).into());
+        match u32::try_from(tag) {
+            Ok(object::elf::DT_NULL) => break,
+            Ok(object::elf::DT_STRTAB) => strtab = offset_of(value),
+            Ok(object::elf::DT_STRSZ) => strsz = Some(value),
+            Ok(object::elf::DT_NEEDED) => needed.push(value),
+            _ => {}
+        }
+    }
+    let range = strtab.zip(strsz).and_then(|(start, size)| {
+        let start = usize::try_from(start).ok()?;
+        let len = usize::try_from(data.len().ok()?).ok()?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?.min(len);
+        (start < end).then_some(start..end)
+    });
+    let table = range.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok()).unwrap_or(&[]);
+    let needed = needed
+        .into_iter()
+        .filter_map(|at| table.get(usize::try_from(at).ok()?..))
+        .map(|s| String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
+        .collect();
+    Dynamic { needed, strtab: range }
+}
+
+/// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
+/// as (12, None). Windows' names before CUDA 12 join major and minor: `cudart64_101.dll` is
+/// 10.1, `cudart64_110.dll` 11.0, `cudart64_92.dll` 9.2.
+pub(super) fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
+    let lower = lib.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("libcudart.so.") {
+        let mut parts = rest.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next().and_then(|m| m.parse().ok());
+        return Some((major, minor, lib.to_owned()));
+    }
+    let rest = lower.strip_prefix("cudart64_")?.strip_suffix(".dll")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let (major, minor) = match digits.len() {
+        3 => (digits[..2].parse().ok()?, Some(digits[2..].parse().ok()?)),
+        // CUDA 6.5 to 9.2: `cudart64_65.dll` to `cudart64_92.dll`; 12 and on: the major alone.
+        2 if digits.as_bytes()[0] >= b'6' => (digits[..1].parse().ok()?, Some(digits[1..].parse().ok()?)),
+        1 | 2 => (digits.parse().ok()?, None),
+        _ => return None,
+    };
+    Some((major, minor, lib.to_owned()))
+}
+
+/// Whether a section holds the fatbins nvcc embeds: `.nv_fatbin` (ELF), `__nv_fatbin`
+/// (Mach-O), `.nv_fatb` (PE, whose section names are cut to 8 bytes).
+fn fatbin_section(name: &str) -> bool {
+    matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
+}
+
+/// The longest registry name (the longest is 52 bytes) that starts `bytes`.
+const LONGEST_NAME: usize = 80;
+
+/// The registry names in `bytes`, with offsets: at each `cu` followed by a capital letter,
+/// the longest name that starts there, whatever comes before or after it. Rust's strings
+/// have no NUL: cudarc's `"cuCtxCreate_v2"` lies between other strings' bytes
+/// (`...cuCtxCreate_v2cuCtxDestroy_v2Missing symbol...`), where a search for whole words
+/// would find nothing. Each candidate is tried at most [`LONGEST_NAME`] times: linear.
+fn registry_names<'a>(bytes: &'a [u8], reg: &'a Registry) -> impl Iterator<Item = (&'a str, usize)> + 'a {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(p) = memmem::find(&bytes[from.min(bytes.len())..], b"cu") {
+            let at = from + p;
+            from = at + 1;
+            if !bytes.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
+                continue;
+            }
+            let run = bytes[at..].iter().take(LONGEST_NAME).take_while(|&&b| is_ident(b)).count();
+            let word = std::str::from_utf8(&bytes[at..at + run]).unwrap_or("");
+            let found = (3..=word.len()).rev().map(|n| &word[..n]).find(|w| reg.highest_meaning(w).is_some());
+            if let Some(w) = found {
+                from = at + w.len();
+                return Some((w, at));
+            }
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_runtime_names_carry_their_minor_before_cuda_12() {
+        let v =
+            |name: &str| runtime_soname(name).map(|(major, minor, _)| super::super::model::runtime_floor(major, minor));
+        // CUDA 10.x had no minor version compatibility: 10.1's runtime needs a 10.1 driver.
+        assert_eq!(v("cudart64_101.dll"), Some(10010));
+        assert_eq!(v("cudart64_102.dll"), Some(10020));
+        assert_eq!(v("cudart64_92.dll"), Some(9020));
+        assert_eq!(v("cudart64_110.dll"), Some(11000));
+        assert_eq!(v("cudart64_12.dll"), Some(12000));
+        assert_eq!(v("CUDART64_13.DLL"), Some(13000));
+        assert_eq!(v("libcudart.so.10.1"), Some(10010));
+        assert_eq!(v("libcudart.so.12"), Some(12000));
+        assert_eq!(v("cudart64_.dll"), None);
+        assert_eq!(v("cudart64_1234.dll"), None);
+    }
+
+    #[test]
+    fn a_damaged_record_is_not_read() {
+        let mut r = vec![0u8; RECORD_SIZE];
+        r[..8].copy_from_slice(&magic());
+        r[8] = 1;
+        r[9] = ENTRY;
+        r[24..30].copy_from_slice(b"cuInit");
+        let check = fnv(&r[..152]);
+        r[152..156].copy_from_slice(&check.to_le_bytes());
+        let mut out = Vec::new();
+        records(&r, true, "t", &mut out);
+        assert_eq!(out.len(), 1);
+        r[25] ^= 1;
+        out.clear();
+        records(&r, true, "t", &mut out);
+        assert!(out.is_empty());
+        // Cut short: no record, no panic.
+        records(&r[..100], true, "t", &mut out);
+        assert!(out.is_empty());
+    }
+}

@@ -1,0 +1,779 @@
+//! What a compiled program can do at run time, decided before any floor: the one pure function
+//! ([`decide`]) from what the readers collected ([`Evidence`]) to what the program needs.
+//!
+//! An exact floor is honest only where every way the program can reach the driver or load code
+//! was read. So the readers only collect evidence (records, imports, exports, a symbol table,
+//! the registry names and marker strings of its data, kernels), and this file decides, from it
+//! alone, which capabilities the program has ([`capabilities`]):
+//!
+//! - naming a driver function at run time: `dlsym`/`dlvsym`/`GetProcAddress` imported,
+//!   `cuGetProcAddress*` or `cudaGetDriverEntryPoint*` imported, or a static CUDA runtime
+//!   held whose `cudaGetDriverEntryPoint` no symbol table proves absent;
+//! - loading code it does not embed: `cuModuleLoad`, `cuLibraryLoadFromFile`, `cuLinkAddFile`,
+//!   NVRTC, nvJitLink, `dlopen`/`LoadLibrary`;
+//! - linking a library it names that was not read;
+//! - importing a driver function the registry does not know (a newer toolkit's).
+//!
+//! Each capability present and not proven harmless makes the floor "at least" and says which.
+//! Evidence only ever adds a floor or a capability: no string, alone, decides that a capability
+//! is absent (that a program holds the CUDA runtime's code adds the runtime's floor; it never
+//! hides a `dlsym`). Two proofs remove one: the generated crate's records (its loader is what
+//! imports `dlopen`/`dlsym`, and its lookups leave records), and a file that is the runtime or
+//! the driver itself (what it defines: its lookups are its callers').
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::binary::{self, Record, ENTRY, FIXED, NEWEST, RUNTIME};
+use super::kernels::{self, Image};
+use super::registry::Registry;
+use super::releases::{cuda_text, Platform, Releases};
+use super::{Kernel, Unresolved, Use};
+
+/// What the readers found in one file, and nothing of what it means.
+#[derive(Debug, Default)]
+pub(super) struct Evidence {
+    pub file: PathBuf,
+    /// The kind of file (`Elf X86_64 executable`).
+    pub format: String,
+    pub platform: Platform,
+    /// The generated crate's records.
+    pub records: Vec<Record>,
+    /// The functions it imports, by name.
+    pub imports: Vec<String>,
+    /// The DLLs a PE program imports from.
+    pub import_libraries: Vec<String>,
+    /// The shared libraries an ELF program needs (`DT_NEEDED`).
+    pub needed: Vec<String>,
+    /// The names starting `cu` it defines for others (the driver's or the runtime's entry points).
+    pub exports: BTreeSet<String>,
+    /// With a symbol table (not stripped): the names of interest it defines. `None`: no table,
+    /// so nothing is proven absent by it.
+    pub symtab: Option<BTreeSet<String>>,
+    /// The registry names among the strings of its data, each where it was first seen.
+    pub strings: BTreeMap<String, String>,
+    /// Which of [`binary::MARKS`] its data holds.
+    pub marks: BTreeSet<&'static str>,
+    /// The kernels it embeds.
+    pub image: Image,
+    /// Parts that could not be read.
+    pub unreadable: Vec<Unresolved>,
+    /// A kernel file (`.ptx`, `.cubin`, `.fatbin`) read as one: no host code.
+    pub kernel_file: bool,
+}
+
+/// A way a program can reach the driver, or code, that the file itself does not show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Capability {
+    /// Names a driver function at run time.
+    NamesFunctions,
+    /// Loads code it does not embed.
+    LoadsCode,
+    /// Links a library it names that was not read.
+    LinksUnread,
+    /// Imports a driver function the registry does not know.
+    UnknownName,
+}
+
+impl Capability {
+    pub(super) fn text(self) -> &'static str {
+        match self {
+            Capability::NamesFunctions => "names driver functions at run time",
+            Capability::LoadsCode => "loads code it does not embed",
+            Capability::LinksUnread => "links a library that was not read",
+            Capability::UnknownName => "imports a driver function the registry does not know",
+        }
+    }
+}
+
+/// One capability found: what shows it, and why it leaves the floor open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Found {
+    pub capability: Capability,
+    pub how: String,
+    pub why: String,
+}
+
+/// What the file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// A program or library that uses the driver (or not).
+    Program,
+    /// The CUDA runtime itself (it defines `cudaMalloc` and `cudaGetDriverEntryPoint`).
+    Runtime,
+    /// A CUDA driver library (it defines `cuInit`, `cuGetProcAddress` and the driver's entry points).
+    Driver,
+}
+
+/// The runtime a program links or holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Runtime {
+    pub major: u32,
+    /// The minor version where it is known (a CUDA 10.x soname; a static runtime's lower bound).
+    pub minor: Option<u32>,
+    pub how: String,
+    /// Its code is in the file (a static runtime, or the runtime library itself): its strings
+    /// are its table of every driver function, not what the program asks for.
+    pub held: bool,
+}
+
+/// How many registry names a static runtime's table holds at the least (12.x and 13.x hold
+/// several hundred): fewer, and the strings are the program's own.
+const RUNTIME_TABLE: usize = 200;
+
+/// What the file is, by what it defines.
+pub(super) fn role(ev: &Evidence, reg: &Registry) -> Role {
+    let defines = |p: &str| ev.exports.iter().any(|e| e.starts_with(p));
+    let driver_names = ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count();
+    if ev.exports.contains("cuInit") && defines("cuGetProcAddress") && driver_names >= 20 {
+        Role::Driver
+    } else if ev.exports.contains("cudaMalloc") && defines("cudaGetDriverEntryPoint") {
+        Role::Runtime
+    } else {
+        Role::Program
+    }
+}
+
+/// The minor version compatibility floors (a runtime of major 12 runs on any driver of CUDA
+/// 12.0 and later; its driver is the table's `[[compat]]` row): the CUDA version a runtime of
+/// `major` needs at the least. CUDA 11.0 and later; older runtimes need their own release.
+pub(super) fn runtime_floor(major: u32, minor: Option<u32>) -> u32 {
+    if major >= 11 {
+        major * 1000
+    } else {
+        major * 1000 + minor.unwrap_or(0) * 10
+    }
+}
+
+/// The CUDA runtime the file links (its soname) or holds (nvcc 13's tag `libcudart_static_`,
+/// or the runtime's own signature: its error names, `cuGetProcAddress` and the driver's library
+/// name, beside a table of hundreds of driver names). A held runtime's release is at least that
+/// of the newest versioned export name among its strings.
+pub(super) fn runtime(ev: &Evidence, reg: &Registry, role: Role) -> Option<Runtime> {
+    let shared = ev.needed.iter().chain(&ev.import_libraries).find_map(|l| binary::runtime_soname(l));
+    if let Some((major, minor, soname)) = shared {
+        return Some(Runtime { major, minor, how: format!("links {soname}"), held: false });
+    }
+    let tagged = ev.marks.contains("libcudart_static_");
+    let signature = ev.marks.contains("cudaErrorCudartUnloading")
+        && ev.marks.contains("cuGetProcAddress")
+        && (ev.marks.contains("libcuda.so") || ev.marks.contains("nvcuda.dll"));
+    let table = ev.strings.len() >= RUNTIME_TABLE
+        || role == Role::Runtime
+        || ev.symtab.as_ref().is_some_and(|s| s.contains("cudaMalloc"));
+    if !(tagged || signature) || !table {
+        return None;
+    }
+    let newest = ev
+        .strings
+        .keys()
+        .filter_map(|w| reg.by_exported(w).filter(|&e| reg.entries[e].symbol != *w))
+        .map(|e| reg.entries[e].version)
+        .max()?;
+    let (major, minor) = (newest / 1000, newest % 1000 / 10);
+    let how = if role == Role::Runtime {
+        format!("is the CUDA runtime, {major}.{minor} or later by the driver functions it names")
+    } else {
+        format!("holds the CUDA runtime's code, {major}.{minor} or later by the driver functions it names")
+    };
+    Some(Runtime { major, minor: Some(minor), how, held: true })
+}
+
+/// Whether a library name is NVRTC's or nvJitLink's (`libnvrtc.so.13`, `nvrtc64_120_0.dll`,
+/// `libnvJitLink.so.12`, `nvJitLink_120_0.dll`).
+fn run_time_compiler(lib: &str) -> bool {
+    let l = lib.to_ascii_lowercase();
+    ["libnvrtc", "nvrtc64_", "libnvjitlink", "nvjitlink_"].iter().any(|p| l.starts_with(p))
+}
+
+/// Whether a name looks like one of the driver's (`cu` and a capital letter).
+fn driver_like(name: &str) -> bool {
+    name.len() > 2 && name.starts_with("cu") && name[2..].starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// The driver functions that load a kernel image from a file named by a value.
+const FROM_FILE: &[&str] = &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile", "cuLinkAddFile_v2"];
+
+/// The capabilities the evidence shows, each with what shows it. Pure: the same evidence, the
+/// same list.
+pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
+    let role = role(ev, reg);
+    if role == Role::Driver || ev.kernel_file {
+        return Vec::new();
+    }
+    let runtime = runtime(ev, reg, role);
+    let held = runtime.as_ref().is_some_and(|r| r.held);
+    // Proofs: the generated crate's loader is what imports dlopen and dlsym where its records
+    // are; the runtime's own lookups are its callers'.
+    let crate_loader = !ev.records.is_empty();
+    let own_loader = crate_loader || role == Role::Runtime;
+    let mut out: Vec<Found> = Vec::new();
+    fn push(out: &mut Vec<Found>, capability: Capability, how: String, why: &str) {
+        let f = Found { capability, how, why: why.to_owned() };
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    macro_rules! add {
+        ($c:expr, $how:expr, $why:expr $(,)?) => {
+            push(&mut out, $c, $how, $why)
+        };
+    }
+    let names_why = if crate_loader {
+        "the names it asks for are not read: its strings hold the generated crate's records, which name every \
+         entry they look up"
+    } else if held {
+        "the names it asks for are not read: its strings are the CUDA runtime's table of every driver function"
+    } else {
+        "the names are read from its strings, at their highest meaning (an upper estimate of the need); a name it \
+         builds at run time is not seen"
+    };
+    for imp in &ev.imports {
+        let name = imp.as_str();
+        if matches!(name, "dlsym" | "dlvsym" | "GetProcAddress") && !own_loader {
+            add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
+        }
+        if name.starts_with("cuGetProcAddress") || name.starts_with("cudaGetDriverEntryPoint") {
+            add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
+        }
+        if matches!(name, "dlopen" | "dlmopen" | "LoadLibraryA" | "LoadLibraryW" | "LoadLibraryExA" | "LoadLibraryExW")
+            && !own_loader
+        {
+            add!(
+                Capability::LoadsCode,
+                format!("imports {name}"),
+                "it can load a library named at run time, whose kernels and lookups are not read",
+            );
+        }
+        if FROM_FILE.contains(&name) {
+            add!(
+                Capability::LoadsCode,
+                format!("imports {name}"),
+                "it loads a kernel file named at run time, whose PTX ISA and architectures are not read",
+            );
+        }
+        if name.starts_with("nvrtc") || name.starts_with("nvJitLink") {
+            add!(
+                Capability::LoadsCode,
+                format!("imports {name}"),
+                "it compiles kernels at run time (NVRTC, nvJitLink): the PTX it makes needs a driver of that \
+                 compiler's release",
+            );
+        }
+    }
+    if held && role == Role::Program {
+        match &ev.symtab {
+            None => add!(
+                Capability::NamesFunctions,
+                "holds a static CUDA runtime".into(),
+                "no symbol table proves its cudaGetDriverEntryPoint (a lookup by a name and version known at run \
+                 time) is not linked in; the names asked for are not read",
+            ),
+            Some(defined) => {
+                if let Some(d) = defined.iter().find(|d| d.starts_with("cudaGetDriverEntryPoint")) {
+                    add!(
+                        Capability::NamesFunctions,
+                        format!("defines {d} (a static CUDA runtime)"),
+                        "it looks driver functions up by a name and version known at run time; the names asked \
+                         for are not read",
+                    );
+                }
+            }
+        }
+    }
+    for lib in ev.needed.iter().chain(&ev.import_libraries) {
+        if run_time_compiler(lib) {
+            add!(
+                Capability::LoadsCode,
+                format!("links {lib}"),
+                "it compiles kernels at run time (NVRTC, nvJitLink): the PTX it makes needs a driver of that \
+                 compiler's release",
+            );
+        }
+    }
+    // What a program that reaches functions by name can name: loaders and compilers among
+    // its strings (not the runtime's or the crate's tables, which name every function).
+    let by_name = out.iter().any(|f| f.capability == Capability::NamesFunctions)
+        || ev.imports.iter().any(|i| matches!(i.as_str(), "dlopen" | "dlmopen" | "LoadLibraryA" | "LoadLibraryW"));
+    if by_name && !own_loader && !held {
+        for name in FROM_FILE {
+            if let Some(at) = ev.strings.get(*name) {
+                add!(
+                    Capability::LoadsCode,
+                    format!("the string \"{name}\" ({at})"),
+                    "it can look up a loader of kernel files named at run time, whose needs are not read",
+                );
+            }
+        }
+    }
+    if by_name && !own_loader {
+        for m in ["libnvrtc", "nvrtc64_", "libnvJitLink", "nvJitLink_"] {
+            if ev.marks.contains(m) {
+                add!(
+                    Capability::LoadsCode,
+                    format!("the string \"{m}\""),
+                    "it can open a run-time compiler (NVRTC, nvJitLink): the PTX it makes needs a driver of that \
+                     compiler's release",
+                );
+            }
+        }
+    }
+    for lib in not_read(ev) {
+        add!(
+            Capability::LinksUnread,
+            format!("links {lib}"),
+            "what it asks the driver for is not counted: pass it too"
+        );
+    }
+    let links_driver = ev.needed.iter().any(|l| l.starts_with("libcuda.so"))
+        || ev.import_libraries.iter().any(|l| l.eq_ignore_ascii_case("nvcuda.dll"));
+    if links_driver || ev.platform == Platform::Windows {
+        for imp in ev.imports.iter().filter(|i| driver_like(i) && reg.by_exported(i).is_none()) {
+            if reg.meanings(imp).is_none() {
+                add!(
+                    Capability::UnknownName,
+                    format!("imports {imp}"),
+                    "a driver function this registry does not know (a newer toolkit's?): regenerate the registry \
+                     with a newer toolkit, or the floor may be higher",
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The shared libraries the file needs that may use the driver, and so are not read here.
+pub(super) fn not_read(ev: &Evidence) -> Vec<String> {
+    let mut out: Vec<String> = ev.needed.iter().filter(|l| !binary::system_library(l)).cloned().collect();
+    if ev.platform == Platform::Windows {
+        out.extend(ev.import_libraries.iter().filter(|l| !binary::windows_system_library(l)).cloned());
+    }
+    out
+}
+
+/// What a compiled program needs.
+#[derive(Debug, Default)]
+pub(super) struct Read {
+    pub uses: Vec<Use>,
+    pub kernels: Vec<Kernel>,
+    pub unresolved: Vec<Unresolved>,
+    /// The kind of file (`ELF x86-64 executable`).
+    pub format: String,
+    pub records: usize,
+    /// With a GPU given: the fatbin entries not loaded on it.
+    pub unused: Vec<String>,
+    /// The shared libraries it needs that may use the driver: not read here.
+    pub not_read: Vec<String>,
+    /// What the file is, where that is not a program (a driver library).
+    pub notes: Vec<String>,
+    /// The majors of the CUDA runtimes it links or holds (their minimum drivers are NVIDIA's
+    /// minor version compatibility rows).
+    pub runtimes: Vec<u32>,
+    /// The GPUs every fatbin container with cubins holds a cubin for.
+    pub cubin_gpus: Vec<String>,
+}
+
+/// The floor of one file, from its evidence alone (no file is read here).
+pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Option<u32>) -> Read {
+    let role = role(&ev, reg);
+    let file = ev.file.clone();
+    let mut read = Read { format: ev.format.clone(), records: ev.records.len(), ..Read::default() };
+    if role == Role::Driver {
+        read.notes.push(format!(
+            "a CUDA driver library: it defines {} of the driver's entry points (cuInit, cuGetProcAddress, ...); a \
+             driver has no floor of its own, the programs that load it do",
+            ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count()
+        ));
+        return read;
+    }
+    let found = capabilities(&ev, reg);
+    let runtime = runtime(&ev, reg, role);
+    let mut uses: BTreeMap<String, Use> = BTreeMap::new();
+    let mut add = |u: Use| match uses.get(&u.marker) {
+        Some(old) if old.version >= u.version => {}
+        _ => {
+            uses.insert(u.marker.clone(), u);
+        }
+    };
+    let mk = |marker: String, version: u32, spelled: String, read_as: &'static str, reading: &'static str| Use {
+        marker,
+        version,
+        spelled,
+        file: file.clone(),
+        line: 0,
+        read_as,
+        reading,
+    };
+    for r in &ev.records {
+        match r.how {
+            ENTRY => {
+                let e = reg.entry_of(&r.symbol, r.version, r.flags);
+                let marker =
+                    e.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
+                let floor = e.map_or(r.floor, |e| reg.entries[e].floor);
+                let spelled = format!("{} at {} ({}), {}", r.symbol, r.version, r.exported, r.at);
+                add(mk(marker, floor.max(r.floor), spelled, "exact", "record"));
+            }
+            NEWEST => add(mk(
+                format!("{}_v{}", r.symbol, r.version),
+                r.floor,
+                format!(
+                    "newest::<symbols::{}>, any of {} ABIs from {} to {}, {}",
+                    r.symbol, r.abis, r.version, r.high, r.at
+                ),
+                "oldest ABI",
+                "record",
+            )),
+            FIXED => {
+                // A version that introduced no ABI (12010) gets the ABI the driver answers with
+                // at it: the newest at or below it, whose measured floor may be above its own.
+                let entry = reg.entry_of(&r.symbol, r.version, r.flags).or_else(|| reg.newest_at(&r.symbol, r.version));
+                let known = entry.map(|e| reg.entries[e].floor);
+                let marker =
+                    entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
+                let spelled = format!("get_raw!(\"{}\", {}), {}", r.symbol, r.version, r.at);
+                add(mk(marker, known.unwrap_or(r.floor).max(r.floor), spelled, "exact", "record"))
+            }
+            RUNTIME => read.unresolved.push(Unresolved {
+                spelled: format!("Driver::{}", r.exported),
+                file: file.clone(),
+                line: 0,
+                why: format!(
+                    "looks entries up by a name or version known only at run time ({}): the program may need more \
+                     than its records say; fix name and version at compile time (entries::X, get_raw!) where the \
+                     floor matters",
+                    r.at
+                ),
+                reading: "runtime",
+            }),
+            other => read.unresolved.push(Unresolved {
+                spelled: format!("a record of kind {other}"),
+                file: file.clone(),
+                line: 0,
+                why: format!("{}: a newer generated crate's record: a newer cuda-sys-gen reads it", r.at),
+                reading: "record",
+            }),
+        }
+    }
+    // Imports of libcuda's functions, by exported name: exactly those ABIs.
+    for name in &ev.imports {
+        if let Some(e) = reg.by_exported(name) {
+            let entry = &reg.entries[e];
+            add(mk(entry.marker.clone(), entry.floor, format!("imports {name}"), "exact", "import"));
+        }
+    }
+    // A program that names functions at run time, read from its strings: each registry name at
+    // its highest meaning (not where the strings are a runtime's or the crate's tables).
+    let counts_strings = role == Role::Program
+        && ev.records.is_empty()
+        && !runtime.as_ref().is_some_and(|r| r.held)
+        && found.iter().any(|f| f.capability == Capability::NamesFunctions);
+    if counts_strings {
+        for (word, at) in &ev.strings {
+            let Some(e) = reg.highest_meaning(word) else { continue };
+            let entry = &reg.entries[e];
+            add(mk(entry.marker.clone(), entry.floor, format!("the string \"{word}\" ({at})"), "highest", "string"));
+        }
+    }
+    for f in &found {
+        if f.capability == Capability::LinksUnread {
+            continue;
+        }
+        read.unresolved.push(Unresolved {
+            spelled: f.how.clone(),
+            file: file.clone(),
+            line: 0,
+            why: format!("{}: {}", f.capability.text(), f.why),
+            reading: "capability",
+        });
+    }
+    read.not_read = not_read(&ev);
+    if let Some(rt) = &runtime {
+        runtime_need(rt, &ev, releases, &mut read);
+    }
+    read.unresolved.extend(ev.unreadable);
+    kernel_needs(ev.image, &file, releases, gpu, &mut read);
+    read.uses = uses.into_values().collect();
+    read
+}
+
+/// What the runtime a program links or holds needs.
+fn runtime_need(rt: &Runtime, ev: &Evidence, releases: &Releases, read: &mut Read) {
+    let (major, minor) = (rt.major, rt.minor);
+    let v = runtime_floor(major, minor);
+    read.runtimes.push(major);
+    let what = if major >= 11 {
+        // From CUDA 11 the soname carries the major only (`libcudart.so.11.0` and
+        // `cudart64_110.dll` are every 11.x's): its toolkit's own release is not known.
+        let compat = releases
+            .compat_for(major, ev.platform)
+            .map(|d| format!(" ({} driver {d} or later)", ev.platform.driver_name()))
+            .unwrap_or_default();
+        format!(
+            "{}: NVIDIA's minor version compatibility runs it on drivers of CUDA {}{compat}; features of its own \
+             release need that release's driver",
+            rt.how,
+            cuda_text(v)
+        )
+    } else {
+        format!(
+            "{}: CUDA {major}.x had no minor version compatibility: it needs a driver of its own release, CUDA {}",
+            rt.how,
+            cuda_text(v)
+        )
+    };
+    if major < 11 && minor.is_none() {
+        read.unresolved.push(Unresolved {
+            spelled: rt.how.clone(),
+            file: ev.file.clone(),
+            line: 0,
+            why: format!(
+                "a CUDA {major}.x runtime whose minor version its name does not give: it needs a driver of its own \
+                 release, which may be above {major}.0"
+            ),
+            reading: "runtime",
+        });
+    }
+    read.kernels.push(Kernel {
+        needs: format!("the CUDA {major}.x runtime"),
+        version: v,
+        what,
+        file: ev.file.clone(),
+        line: 0,
+        reading: "runtime",
+    });
+}
+
+/// The kernels' needs, one line per need with a count.
+fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, gpu: Option<u32>, read: &mut Read) {
+    if let Some(g) = gpu {
+        let (kept, unused) = kernels::for_gpu(image, g);
+        image = kept;
+        read.unused = unused;
+    }
+    // Without a GPU named: PTX of a fatbin container that also holds a cubin is JIT-compiled
+    // only for a GPU none of its cubins runs on ("jit"), counted apart from what every GPU with
+    // a cubin needs.
+    // The GPUs every container with cubins holds one for, by name (a conservative match: no
+    // family or later GPU): on those, no PTX of theirs is loaded.
+    let mut per_container: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+    for ((need, _), tag) in image.needs.iter().zip(&image.tags) {
+        if let (kernels::Need::Arch(a), Some(t)) = (need, tag) {
+            if !t.ptx {
+                per_container.entry(t.container).or_default().insert(a.as_str());
+            }
+        }
+    }
+    let mut everywhere: Option<BTreeSet<&str>> = None;
+    for archs in per_container.values() {
+        everywhere = Some(match everywhere {
+            None => archs.clone(),
+            Some(e) => e.intersection(archs).copied().collect(),
+        });
+    }
+    let everywhere = everywhere.unwrap_or_default();
+    if gpu.is_none() {
+        read.cubin_gpus = everywhere.iter().map(|a| a.to_string()).collect();
+    }
+    let jit: Vec<bool> = image
+        .tags
+        .iter()
+        .map(|t| {
+            gpu.is_none()
+                && !everywhere.is_empty()
+                && t.is_some_and(|t| t.ptx && per_container.contains_key(&t.container))
+        })
+        .collect();
+    let mut kernels_seen: BTreeMap<(String, bool), usize> = BTreeMap::new();
+    for (i, (need, what)) in image.needs.into_iter().enumerate() {
+        let jit = jit.get(i).copied().unwrap_or(false);
+        let (needs, version) = match super::kernel_floor(&need, releases) {
+            Ok(found) => found,
+            Err(why) => {
+                read.unresolved.push(Unresolved {
+                    spelled: what,
+                    file: file.to_owned(),
+                    line: 0,
+                    why,
+                    reading: "kernel",
+                });
+                continue;
+            }
+        };
+        // A library of thousands of kernels: one line per need, with a count.
+        if let Some(&i) = kernels_seen.get(&(needs.clone(), jit)) {
+            let k: &mut Kernel = &mut read.kernels[i];
+            k.what = binary::bump(&k.what);
+            continue;
+        }
+        kernels_seen.insert((needs.clone(), jit), read.kernels.len());
+        let reading = if jit { "jit" } else { "kernel" };
+        read.kernels.push(Kernel { needs, version, what, file: file.to_owned(), line: 0, reading });
+    }
+    let mut unreadable: BTreeMap<String, usize> = BTreeMap::new();
+    for why in image.unreadable {
+        let key = why.split_once(": ").map_or(why.as_str(), |(_, w)| w).to_owned();
+        *unreadable.entry(key).or_default() += 1;
+    }
+    for (why, n) in unreadable {
+        read.unresolved.push(Unresolved {
+            spelled: if n == 1 { "a kernel image".into() } else { format!("{n} kernel images") },
+            file: file.to_owned(),
+            line: 0,
+            why,
+            reading: "kernel",
+        });
+    }
+}
+
+/// The model as a table: for each capability, a program with it reads "at least" and names
+/// it; the same program without it reads exact. Evidence in memory, the repository's registry.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        Registry::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap()
+    }
+
+    /// A C program that imports `cuInit` from libcuda, with a symbol table: exact.
+    fn base() -> Evidence {
+        Evidence {
+            file: "prog".into(),
+            format: "test".into(),
+            imports: vec!["cuInit".into(), "printf".into()],
+            needed: vec!["libcuda.so.1".into(), "libc.so.6".into()],
+            symtab: Some(BTreeSet::new()),
+            ..Evidence::default()
+        }
+    }
+
+    /// Strings and marks of a program that holds a static CUDA runtime: its table of names.
+    fn with_static_runtime(mut ev: Evidence, reg: &Registry) -> Evidence {
+        for m in ["libcudart_static_", "cudaErrorCudartUnloading", "cuGetProcAddress", "libcuda.so"] {
+            ev.marks.insert(m);
+        }
+        for e in &reg.entries {
+            ev.strings.insert(e.symbol.clone(), ".rodata".into());
+        }
+        ev.strings.insert("cuCtxCreate_v4".into(), ".rodata".into());
+        ev.imports.push("dlopen".into());
+        ev
+    }
+
+    fn at_least(ev: Evidence, reg: &Registry) -> (bool, String) {
+        let releases = Releases::load().unwrap();
+        let read = decide(ev, reg, &releases, None);
+        let why = format!("{:?} {:?}", read.unresolved, read.not_read);
+        (!read.unresolved.is_empty() || !read.not_read.is_empty(), why)
+    }
+
+    #[test]
+    fn each_capability_makes_the_floor_at_least_and_its_absence_exact() {
+        let reg = registry();
+        let (open, why) = at_least(base(), &reg);
+        assert!(!open, "the base program is exact: {why}");
+        type Change = fn(&mut Evidence);
+        let table: &[(&str, Capability, Change)] = &[
+            ("dlsym", Capability::NamesFunctions, |e| e.imports.push("dlsym".into())),
+            ("dlvsym", Capability::NamesFunctions, |e| e.imports.push("dlvsym".into())),
+            ("GetProcAddress", Capability::NamesFunctions, |e| {
+                e.platform = Platform::Windows;
+                e.needed.clear();
+                e.import_libraries = vec!["nvcuda.dll".into(), "KERNEL32.dll".into()];
+                e.imports.push("GetProcAddress".into());
+            }),
+            ("cuGetProcAddress_v2", Capability::NamesFunctions, |e| e.imports.push("cuGetProcAddress_v2".into())),
+            ("cudaGetDriverEntryPointByVersion", Capability::NamesFunctions, |e| {
+                e.imports.push("cudaGetDriverEntryPointByVersion".into());
+                e.needed.push("libcudart.so.12".into());
+            }),
+            ("a static runtime, stripped", Capability::NamesFunctions, |e| e.symtab = None),
+            ("a static runtime's cudaGetDriverEntryPoint linked", Capability::NamesFunctions, |e| {
+                e.symtab = Some(BTreeSet::from(["cudaGetDriverEntryPointByVersion".to_owned()]))
+            }),
+            ("cuModuleLoad", Capability::LoadsCode, |e| e.imports.push("cuModuleLoad".into())),
+            ("cuLibraryLoadFromFile", Capability::LoadsCode, |e| e.imports.push("cuLibraryLoadFromFile".into())),
+            ("cuLinkAddFile_v2", Capability::LoadsCode, |e| e.imports.push("cuLinkAddFile_v2".into())),
+            ("NVRTC linked", Capability::LoadsCode, |e| e.needed.push("libnvrtc.so.13".into())),
+            ("nvJitLink imported", Capability::LoadsCode, |e| e.imports.push("nvJitLinkCreate".into())),
+            ("dlopen", Capability::LoadsCode, |e| e.imports.push("dlopen".into())),
+            ("an unread library", Capability::LinksUnread, |e| e.needed.push("libfoo.so".into())),
+            ("an unknown driver function", Capability::UnknownName, |e| e.imports.push("cuFutureFunction_v2".into())),
+        ];
+        for (name, capability, change) in table {
+            // The static runtime's rows start from a program that holds one, with a symbol table
+            // proving its lookup by name absent: exact, but for its dlopen.
+            let static_rows = name.starts_with("a static runtime");
+            let start = || {
+                let mut ev = base();
+                if static_rows {
+                    ev = with_static_runtime(ev, &reg);
+                    // Its dlopen is another capability, tested on its own row.
+                    ev.imports.retain(|i| i != "dlopen");
+                }
+                ev
+            };
+            let (open, why) = at_least(start(), &reg);
+            assert!(!open, "{name}: without it, exact: {why}");
+            let mut ev = start();
+            change(&mut ev);
+            let found = capabilities(&ev, &reg);
+            assert!(found.iter().any(|f| f.capability == *capability), "{name}: {found:?}");
+            let (open, why) = at_least(ev, &reg);
+            assert!(open, "{name}: with it, at least: {why}");
+        }
+    }
+
+    /// No string alone hides a capability: the runtime's signature in a dlopen and dlsym program
+    /// (`cudaErrorCudartUnloading`, a `libcudart_static_` substring) leaves it "at least" and
+    /// its strings counted.
+    #[test]
+    fn a_runtime_s_strings_never_hide_a_lookup_by_name() {
+        let reg = registry();
+        let mut ev = base();
+        ev.imports = vec!["dlopen".into(), "dlsym".into()];
+        ev.needed = vec!["libc.so.6".into()];
+        for m in ["libcudart_static_", "cudaErrorCudartUnloading", "cuGetProcAddress", "libcuda.so"] {
+            ev.marks.insert(m);
+        }
+        ev.strings.insert("cuCtxCreate_v4".into(), ".rodata+0x10".into());
+        ev.strings.insert("cuGetProcAddress".into(), ".rodata+0x20".into());
+        let releases = Releases::load().unwrap();
+        let read = decide(ev, &reg, &releases, None);
+        assert!(read.unresolved.iter().any(|u| u.spelled == "imports dlsym"), "{:?}", read.unresolved);
+        assert!(read.kernels.iter().all(|k| k.reading != "runtime"), "{:?}", read.kernels);
+        let ctx = reg.entries[reg.by_exported("cuCtxCreate_v4").unwrap()].floor;
+        assert!(read.uses.iter().any(|u| u.reading == "string" && u.version >= ctx), "{:?}", read.uses);
+    }
+
+    /// The generated crate's records prove what its loader's dlopen and dlsym are for; a file
+    /// that is the driver has no floor of its own.
+    #[test]
+    fn the_crate_s_loader_and_the_driver_itself_are_proven() {
+        let reg = registry();
+        let mut ev = base();
+        ev.imports.extend(["dlopen".to_owned(), "dlsym".to_owned()]);
+        ev.records.push(Record {
+            how: ENTRY,
+            flags: 0,
+            abis: 1,
+            version: 2000,
+            floor: 2000,
+            high: 2000,
+            symbol: "cuInit".into(),
+            exported: "cuInit".into(),
+            at: ".rodata+0x0".into(),
+        });
+        assert!(capabilities(&ev, &reg).is_empty(), "{:?}", capabilities(&ev, &reg));
+        let mut driver = Evidence::default();
+        for e in reg.entries.iter().take(400) {
+            driver.exports.insert(e.symbol.clone());
+        }
+        driver.exports.extend(["cuInit".to_owned(), "cuGetProcAddress_v2".to_owned()]);
+        driver.imports.push("dlopen".into());
+        assert_eq!(role(&driver, &reg), Role::Driver);
+        let read = decide(driver, &reg, &Releases::load().unwrap(), None);
+        assert!(read.unresolved.is_empty() && read.uses.is_empty() && !read.notes.is_empty(), "{read:?}");
+    }
+}
