@@ -310,6 +310,10 @@ static inline const char *cuda_pfn_error_string(char *buf, size_t size, const cu
 #define CUDA_PFN_FLAGS(name) CUDA_PFN_FLAGS_OF_(cuda_pfn_abi_##name)
 #define CUDA_PFN_FLAGS_OF_(abi) CUDA_PFN_PASTE_(CUDA_PFN_FLAGS_, abi)
 #define CUDA_PFN_PASTE_(a, b) a##b
+/* The ABI's name as a string: CUDA_PFN_NAME(cuCtxCreate) is "cuCtxCreate_v12050" under 13.x's cuda.h. */
+#define CUDA_PFN_NAME(name) CUDA_PFN_NAME_OF_(cuda_pfn_abi_##name)
+#define CUDA_PFN_NAME_OF_(abi) CUDA_PFN_STRING_(abi)
+#define CUDA_PFN_STRING_(abi) #abi
 #define CUDA_PFN_ERROR_STRING(buf, size, d, name, result)                                                              \
     CUDA_PFN_ERROR_STRING_OF_(buf, size, d, cuda_pfn_abi_##name, result)
 #define CUDA_PFN_ERROR_STRING_OF_(buf, size, d, abi, result) CUDA_PFN_ERROR_STRING_ABI_(buf, size, d, abi, result)

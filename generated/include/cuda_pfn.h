@@ -340,6 +340,10 @@ static inline const char *cuda_pfn_error_string(char *buf, size_t size, const cu
 #define CUDA_PFN_FLAGS(name) CUDA_PFN_FLAGS_OF_(cuda_pfn_abi_##name)
 #define CUDA_PFN_FLAGS_OF_(abi) CUDA_PFN_PASTE_(CUDA_PFN_FLAGS_, abi)
 #define CUDA_PFN_PASTE_(a, b) a##b
+/* The ABI's name as a string: CUDA_PFN_NAME(cuCtxCreate) is "cuCtxCreate_v12050" under 13.x's cuda.h. */
+#define CUDA_PFN_NAME(name) CUDA_PFN_NAME_OF_(cuda_pfn_abi_##name)
+#define CUDA_PFN_NAME_OF_(abi) CUDA_PFN_STRING_(abi)
+#define CUDA_PFN_STRING_(abi) #abi
 #define CUDA_PFN_ERROR_STRING(buf, size, d, name, result)                                                              \
     CUDA_PFN_ERROR_STRING_OF_(buf, size, d, cuda_pfn_abi_##name, result)
 #define CUDA_PFN_ERROR_STRING_OF_(buf, size, d, abi, result) CUDA_PFN_ERROR_STRING_ABI_(buf, size, d, abi, result)
@@ -6535,16 +6539,19 @@ CUDA_PFN_GETTER_(cuWaitExternalSemaphoresAsync_v10000_ptsz, 2, 10000u, 10000u, "
 typedef cuda_pfn_PFN_cuArray3DCreate_v3020 cuda_pfn_PFN_cuArray3DCreate;
 #define cuda_pfn_get_cuArray3DCreate cuda_pfn_get_cuArray3DCreate_v3020
 #define cuda_pfn_abi_cuArray3DCreate cuArray3DCreate_v3020
+#define cuda_pfn_abi_cuArray3DCreate_v2 cuArray3DCreate_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuArray3DGetDescriptor_v3020 cuda_pfn_PFN_cuArray3DGetDescriptor;
 #define cuda_pfn_get_cuArray3DGetDescriptor cuda_pfn_get_cuArray3DGetDescriptor_v3020
 #define cuda_pfn_abi_cuArray3DGetDescriptor cuArray3DGetDescriptor_v3020
+#define cuda_pfn_abi_cuArray3DGetDescriptor_v2 cuArray3DGetDescriptor_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuArrayCreate_v3020 cuda_pfn_PFN_cuArrayCreate;
 #define cuda_pfn_get_cuArrayCreate cuda_pfn_get_cuArrayCreate_v3020
 #define cuda_pfn_abi_cuArrayCreate cuArrayCreate_v3020
+#define cuda_pfn_abi_cuArrayCreate_v2 cuArrayCreate_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuArrayDestroy_v2000 cuda_pfn_PFN_cuArrayDestroy;
@@ -6555,6 +6562,7 @@ typedef cuda_pfn_PFN_cuArrayDestroy_v2000 cuda_pfn_PFN_cuArrayDestroy;
 typedef cuda_pfn_PFN_cuArrayGetDescriptor_v3020 cuda_pfn_PFN_cuArrayGetDescriptor;
 #define cuda_pfn_get_cuArrayGetDescriptor cuda_pfn_get_cuArrayGetDescriptor_v3020
 #define cuda_pfn_abi_cuArrayGetDescriptor cuArrayGetDescriptor_v3020
+#define cuda_pfn_abi_cuArrayGetDescriptor_v2 cuArrayGetDescriptor_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuArrayGetMemoryRequirements_v11060 cuda_pfn_PFN_cuArrayGetMemoryRequirements;
@@ -6655,6 +6663,7 @@ typedef cuda_pfn_PFN_cuCtxAttach_v2000 cuda_pfn_PFN_cuCtxAttach;
 typedef cuda_pfn_PFN_cuCtxCreate_v3020 cuda_pfn_PFN_cuCtxCreate;
 #define cuda_pfn_get_cuCtxCreate cuda_pfn_get_cuCtxCreate_v3020
 #define cuda_pfn_abi_cuCtxCreate cuCtxCreate_v3020
+#define cuda_pfn_abi_cuCtxCreate_v2 cuCtxCreate_v3020
 #endif
 #if (CUDA_VERSION >= 13000)
 typedef cuda_pfn_PFN_cuCtxCreate_v12050 cuda_pfn_PFN_cuCtxCreate;
@@ -6675,6 +6684,7 @@ typedef cuda_pfn_PFN_cuCtxCreate_v12050 cuda_pfn_PFN_cuCtxCreate_v4;
 typedef cuda_pfn_PFN_cuCtxDestroy_v4000 cuda_pfn_PFN_cuCtxDestroy;
 #define cuda_pfn_get_cuCtxDestroy cuda_pfn_get_cuCtxDestroy_v4000
 #define cuda_pfn_abi_cuCtxDestroy cuCtxDestroy_v4000
+#define cuda_pfn_abi_cuCtxDestroy_v2 cuCtxDestroy_v4000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuCtxDetach_v2000 cuda_pfn_PFN_cuCtxDetach;
@@ -6760,11 +6770,13 @@ typedef cuda_pfn_PFN_cuCtxGetStreamPriorityRange_v5050 cuda_pfn_PFN_cuCtxGetStre
 typedef cuda_pfn_PFN_cuCtxPopCurrent_v4000 cuda_pfn_PFN_cuCtxPopCurrent;
 #define cuda_pfn_get_cuCtxPopCurrent cuda_pfn_get_cuCtxPopCurrent_v4000
 #define cuda_pfn_abi_cuCtxPopCurrent cuCtxPopCurrent_v4000
+#define cuda_pfn_abi_cuCtxPopCurrent_v2 cuCtxPopCurrent_v4000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuCtxPushCurrent_v4000 cuda_pfn_PFN_cuCtxPushCurrent;
 #define cuda_pfn_get_cuCtxPushCurrent cuda_pfn_get_cuCtxPushCurrent_v4000
 #define cuda_pfn_abi_cuCtxPushCurrent cuCtxPushCurrent_v4000
+#define cuda_pfn_abi_cuCtxPushCurrent_v2 cuCtxPushCurrent_v4000
 #endif
 #if (CUDA_VERSION >= 12050)
 typedef cuda_pfn_PFN_cuCtxRecordEvent_v12050 cuda_pfn_PFN_cuCtxRecordEvent;
@@ -6985,11 +6997,13 @@ typedef cuda_pfn_PFN_cuDevicePrimaryCtxGetState_v7000 cuda_pfn_PFN_cuDevicePrima
 typedef cuda_pfn_PFN_cuDevicePrimaryCtxRelease_v11000 cuda_pfn_PFN_cuDevicePrimaryCtxRelease;
 #define cuda_pfn_get_cuDevicePrimaryCtxRelease cuda_pfn_get_cuDevicePrimaryCtxRelease_v11000
 #define cuda_pfn_abi_cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v11000
+#define cuda_pfn_abi_cuDevicePrimaryCtxRelease_v2 cuDevicePrimaryCtxRelease_v11000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuDevicePrimaryCtxReset_v11000 cuda_pfn_PFN_cuDevicePrimaryCtxReset;
 #define cuda_pfn_get_cuDevicePrimaryCtxReset cuda_pfn_get_cuDevicePrimaryCtxReset_v11000
 #define cuda_pfn_abi_cuDevicePrimaryCtxReset cuDevicePrimaryCtxReset_v11000
+#define cuda_pfn_abi_cuDevicePrimaryCtxReset_v2 cuDevicePrimaryCtxReset_v11000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuDevicePrimaryCtxRetain_v7000 cuda_pfn_PFN_cuDevicePrimaryCtxRetain;
@@ -7000,6 +7014,7 @@ typedef cuda_pfn_PFN_cuDevicePrimaryCtxRetain_v7000 cuda_pfn_PFN_cuDevicePrimary
 typedef cuda_pfn_PFN_cuDevicePrimaryCtxSetFlags_v11000 cuda_pfn_PFN_cuDevicePrimaryCtxSetFlags;
 #define cuda_pfn_get_cuDevicePrimaryCtxSetFlags cuda_pfn_get_cuDevicePrimaryCtxSetFlags_v11000
 #define cuda_pfn_abi_cuDevicePrimaryCtxSetFlags cuDevicePrimaryCtxSetFlags_v11000
+#define cuda_pfn_abi_cuDevicePrimaryCtxSetFlags_v2 cuDevicePrimaryCtxSetFlags_v11000
 #endif
 #if (CUDA_VERSION >= 12040)
 typedef cuda_pfn_PFN_cuDeviceRegisterAsyncNotification_v12040 cuda_pfn_PFN_cuDeviceRegisterAsyncNotification;
@@ -7020,6 +7035,7 @@ typedef cuda_pfn_PFN_cuDeviceSetMemPool_v11020 cuda_pfn_PFN_cuDeviceSetMemPool;
 typedef cuda_pfn_PFN_cuDeviceTotalMem_v3020 cuda_pfn_PFN_cuDeviceTotalMem;
 #define cuda_pfn_get_cuDeviceTotalMem cuda_pfn_get_cuDeviceTotalMem_v3020
 #define cuda_pfn_abi_cuDeviceTotalMem cuDeviceTotalMem_v3020
+#define cuda_pfn_abi_cuDeviceTotalMem_v2 cuDeviceTotalMem_v3020
 #endif
 #if (CUDA_VERSION >= 12040)
 typedef cuda_pfn_PFN_cuDeviceUnregisterAsyncNotification_v12040 cuda_pfn_PFN_cuDeviceUnregisterAsyncNotification;
@@ -7040,6 +7056,7 @@ typedef cuda_pfn_PFN_cuEventCreate_v2000 cuda_pfn_PFN_cuEventCreate;
 typedef cuda_pfn_PFN_cuEventDestroy_v4000 cuda_pfn_PFN_cuEventDestroy;
 #define cuda_pfn_get_cuEventDestroy cuda_pfn_get_cuEventDestroy_v4000
 #define cuda_pfn_abi_cuEventDestroy cuEventDestroy_v4000
+#define cuda_pfn_abi_cuEventDestroy_v2 cuEventDestroy_v4000
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 13000))
 typedef cuda_pfn_PFN_cuEventElapsedTime_v2000 cuda_pfn_PFN_cuEventElapsedTime;
@@ -7070,6 +7087,7 @@ typedef cuda_pfn_PFN_cuEventRecord_v2000 cuda_pfn_PFN_cuEventRecord;
 typedef cuda_pfn_PFN_cuEventRecord_v7000_ptsz cuda_pfn_PFN_cuEventRecord;
 #define cuda_pfn_get_cuEventRecord cuda_pfn_get_cuEventRecord_v7000_ptsz
 #define cuda_pfn_abi_cuEventRecord cuEventRecord_v7000_ptsz
+#define cuda_pfn_abi_cuEventRecord_ptsz cuEventRecord_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuEventRecordWithFlags_v11010 cuda_pfn_PFN_cuEventRecordWithFlags;
@@ -7080,6 +7098,7 @@ typedef cuda_pfn_PFN_cuEventRecordWithFlags_v11010 cuda_pfn_PFN_cuEventRecordWit
 typedef cuda_pfn_PFN_cuEventRecordWithFlags_v11010_ptsz cuda_pfn_PFN_cuEventRecordWithFlags;
 #define cuda_pfn_get_cuEventRecordWithFlags cuda_pfn_get_cuEventRecordWithFlags_v11010_ptsz
 #define cuda_pfn_abi_cuEventRecordWithFlags cuEventRecordWithFlags_v11010_ptsz
+#define cuda_pfn_abi_cuEventRecordWithFlags_ptsz cuEventRecordWithFlags_v11010_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuEventSynchronize_v2000 cuda_pfn_PFN_cuEventSynchronize;
@@ -7105,6 +7124,7 @@ typedef cuda_pfn_PFN_cuFabricCpyBatchAsync_v13050 cuda_pfn_PFN_cuFabricCpyBatchA
 typedef cuda_pfn_PFN_cuFabricCpyBatchAsync_v13050_ptsz cuda_pfn_PFN_cuFabricCpyBatchAsync;
 #define cuda_pfn_get_cuFabricCpyBatchAsync cuda_pfn_get_cuFabricCpyBatchAsync_v13050_ptsz
 #define cuda_pfn_abi_cuFabricCpyBatchAsync cuFabricCpyBatchAsync_v13050_ptsz
+#define cuda_pfn_abi_cuFabricCpyBatchAsync_ptsz cuFabricCpyBatchAsync_v13050_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuFlushGPUDirectRDMAWrites_v11030 cuda_pfn_PFN_cuFlushGPUDirectRDMAWrites;
@@ -7265,6 +7285,7 @@ typedef cuda_pfn_PFN_cuGraphAddKernelNode_v10000 cuda_pfn_PFN_cuGraphAddKernelNo
 typedef cuda_pfn_PFN_cuGraphAddKernelNode_v12000 cuda_pfn_PFN_cuGraphAddKernelNode;
 #define cuda_pfn_get_cuGraphAddKernelNode cuda_pfn_get_cuGraphAddKernelNode_v12000
 #define cuda_pfn_abi_cuGraphAddKernelNode cuGraphAddKernelNode_v12000
+#define cuda_pfn_abi_cuGraphAddKernelNode_v2 cuGraphAddKernelNode_v12000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphAddMemAllocNode_v11040 cuda_pfn_PFN_cuGraphAddMemAllocNode;
@@ -7430,6 +7451,7 @@ typedef cuda_pfn_PFN_cuGraphExecKernelNodeSetParams_v10010 cuda_pfn_PFN_cuGraphE
 typedef cuda_pfn_PFN_cuGraphExecKernelNodeSetParams_v12000 cuda_pfn_PFN_cuGraphExecKernelNodeSetParams;
 #define cuda_pfn_get_cuGraphExecKernelNodeSetParams cuda_pfn_get_cuGraphExecKernelNodeSetParams_v12000
 #define cuda_pfn_abi_cuGraphExecKernelNodeSetParams cuGraphExecKernelNodeSetParams_v12000
+#define cuda_pfn_abi_cuGraphExecKernelNodeSetParams_v2 cuGraphExecKernelNodeSetParams_v12000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphExecMemcpyNodeSetParams_v10020 cuda_pfn_PFN_cuGraphExecMemcpyNodeSetParams;
@@ -7455,6 +7477,7 @@ typedef cuda_pfn_PFN_cuGraphExecUpdate_v10020 cuda_pfn_PFN_cuGraphExecUpdate;
 typedef cuda_pfn_PFN_cuGraphExecUpdate_v12000 cuda_pfn_PFN_cuGraphExecUpdate;
 #define cuda_pfn_get_cuGraphExecUpdate cuda_pfn_get_cuGraphExecUpdate_v12000
 #define cuda_pfn_abi_cuGraphExecUpdate cuGraphExecUpdate_v12000
+#define cuda_pfn_abi_cuGraphExecUpdate_v2 cuGraphExecUpdate_v12000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020 cuda_pfn_PFN_cuGraphExternalSemaphoresSignalNodeGetParams;
@@ -7520,6 +7543,7 @@ typedef cuda_pfn_PFN_cuGraphHostNodeSetParams_v10000 cuda_pfn_PFN_cuGraphHostNod
 typedef cuda_pfn_PFN_cuGraphInstantiate_v11000 cuda_pfn_PFN_cuGraphInstantiate;
 #define cuda_pfn_get_cuGraphInstantiate cuda_pfn_get_cuGraphInstantiate_v11000
 #define cuda_pfn_abi_cuGraphInstantiate cuGraphInstantiate_v11000
+#define cuda_pfn_abi_cuGraphInstantiate_v2 cuGraphInstantiate_v11000
 #endif
 #if (CUDA_VERSION >= 12000)
 typedef cuda_pfn_PFN_cuGraphInstantiateWithFlags_v11040 cuda_pfn_PFN_cuGraphInstantiate;
@@ -7540,6 +7564,7 @@ typedef cuda_pfn_PFN_cuGraphInstantiateWithParams_v12000 cuda_pfn_PFN_cuGraphIns
 typedef cuda_pfn_PFN_cuGraphInstantiateWithParams_v12000_ptsz cuda_pfn_PFN_cuGraphInstantiateWithParams;
 #define cuda_pfn_get_cuGraphInstantiateWithParams cuda_pfn_get_cuGraphInstantiateWithParams_v12000_ptsz
 #define cuda_pfn_abi_cuGraphInstantiateWithParams cuGraphInstantiateWithParams_v12000_ptsz
+#define cuda_pfn_abi_cuGraphInstantiateWithParams_ptsz cuGraphInstantiateWithParams_v12000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphKernelNodeCopyAttributes_v11000 cuda_pfn_PFN_cuGraphKernelNodeCopyAttributes;
@@ -7560,6 +7585,7 @@ typedef cuda_pfn_PFN_cuGraphKernelNodeGetParams_v10000 cuda_pfn_PFN_cuGraphKerne
 typedef cuda_pfn_PFN_cuGraphKernelNodeGetParams_v12000 cuda_pfn_PFN_cuGraphKernelNodeGetParams;
 #define cuda_pfn_get_cuGraphKernelNodeGetParams cuda_pfn_get_cuGraphKernelNodeGetParams_v12000
 #define cuda_pfn_abi_cuGraphKernelNodeGetParams cuGraphKernelNodeGetParams_v12000
+#define cuda_pfn_abi_cuGraphKernelNodeGetParams_v2 cuGraphKernelNodeGetParams_v12000
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphKernelNodeSetAttribute_v11000 cuda_pfn_PFN_cuGraphKernelNodeSetAttribute;
@@ -7575,6 +7601,7 @@ typedef cuda_pfn_PFN_cuGraphKernelNodeSetParams_v10000 cuda_pfn_PFN_cuGraphKerne
 typedef cuda_pfn_PFN_cuGraphKernelNodeSetParams_v12000 cuda_pfn_PFN_cuGraphKernelNodeSetParams;
 #define cuda_pfn_get_cuGraphKernelNodeSetParams cuda_pfn_get_cuGraphKernelNodeSetParams_v12000
 #define cuda_pfn_abi_cuGraphKernelNodeSetParams cuGraphKernelNodeSetParams_v12000
+#define cuda_pfn_abi_cuGraphKernelNodeSetParams_v2 cuGraphKernelNodeSetParams_v12000
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuGraphLaunch_v10000 cuda_pfn_PFN_cuGraphLaunch;
@@ -7585,6 +7612,7 @@ typedef cuda_pfn_PFN_cuGraphLaunch_v10000 cuda_pfn_PFN_cuGraphLaunch;
 typedef cuda_pfn_PFN_cuGraphLaunch_v10000_ptsz cuda_pfn_PFN_cuGraphLaunch;
 #define cuda_pfn_get_cuGraphLaunch cuda_pfn_get_cuGraphLaunch_v10000_ptsz
 #define cuda_pfn_abi_cuGraphLaunch cuGraphLaunch_v10000_ptsz
+#define cuda_pfn_abi_cuGraphLaunch_ptsz cuGraphLaunch_v10000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphMemAllocNodeGetParams_v11040 cuda_pfn_PFN_cuGraphMemAllocNodeGetParams;
@@ -7730,6 +7758,7 @@ typedef cuda_pfn_PFN_cuGraphUpload_v11010 cuda_pfn_PFN_cuGraphUpload;
 typedef cuda_pfn_PFN_cuGraphUpload_v11010_ptsz cuda_pfn_PFN_cuGraphUpload;
 #define cuda_pfn_get_cuGraphUpload cuda_pfn_get_cuGraphUpload_v11010_ptsz
 #define cuda_pfn_abi_cuGraphUpload cuGraphUpload_v11010_ptsz
+#define cuda_pfn_abi_cuGraphUpload_ptsz cuGraphUpload_v11010_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuGraphicsMapResources_v3000 cuda_pfn_PFN_cuGraphicsMapResources;
@@ -7740,6 +7769,7 @@ typedef cuda_pfn_PFN_cuGraphicsMapResources_v3000 cuda_pfn_PFN_cuGraphicsMapReso
 typedef cuda_pfn_PFN_cuGraphicsMapResources_v7000_ptsz cuda_pfn_PFN_cuGraphicsMapResources;
 #define cuda_pfn_get_cuGraphicsMapResources cuda_pfn_get_cuGraphicsMapResources_v7000_ptsz
 #define cuda_pfn_abi_cuGraphicsMapResources cuGraphicsMapResources_v7000_ptsz
+#define cuda_pfn_abi_cuGraphicsMapResources_ptsz cuGraphicsMapResources_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000 cuda_pfn_PFN_cuGraphicsResourceGetMappedMipmappedArray;
@@ -7750,11 +7780,13 @@ typedef cuda_pfn_PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000 cuda_pfn_PF
 typedef cuda_pfn_PFN_cuGraphicsResourceGetMappedPointer_v3020 cuda_pfn_PFN_cuGraphicsResourceGetMappedPointer;
 #define cuda_pfn_get_cuGraphicsResourceGetMappedPointer cuda_pfn_get_cuGraphicsResourceGetMappedPointer_v3020
 #define cuda_pfn_abi_cuGraphicsResourceGetMappedPointer cuGraphicsResourceGetMappedPointer_v3020
+#define cuda_pfn_abi_cuGraphicsResourceGetMappedPointer_v2 cuGraphicsResourceGetMappedPointer_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphicsResourceSetMapFlags_v6050 cuda_pfn_PFN_cuGraphicsResourceSetMapFlags;
 #define cuda_pfn_get_cuGraphicsResourceSetMapFlags cuda_pfn_get_cuGraphicsResourceSetMapFlags_v6050
 #define cuda_pfn_abi_cuGraphicsResourceSetMapFlags cuGraphicsResourceSetMapFlags_v6050
+#define cuda_pfn_abi_cuGraphicsResourceSetMapFlags_v2 cuGraphicsResourceSetMapFlags_v6050
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphicsSubResourceGetMappedArray_v3000 cuda_pfn_PFN_cuGraphicsSubResourceGetMappedArray;
@@ -7770,6 +7802,7 @@ typedef cuda_pfn_PFN_cuGraphicsUnmapResources_v3000 cuda_pfn_PFN_cuGraphicsUnmap
 typedef cuda_pfn_PFN_cuGraphicsUnmapResources_v7000_ptsz cuda_pfn_PFN_cuGraphicsUnmapResources;
 #define cuda_pfn_get_cuGraphicsUnmapResources cuda_pfn_get_cuGraphicsUnmapResources_v7000_ptsz
 #define cuda_pfn_abi_cuGraphicsUnmapResources cuGraphicsUnmapResources_v7000_ptsz
+#define cuda_pfn_abi_cuGraphicsUnmapResources_ptsz cuGraphicsUnmapResources_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuGraphicsUnregisterResource_v3000 cuda_pfn_PFN_cuGraphicsUnregisterResource;
@@ -7850,6 +7883,7 @@ typedef cuda_pfn_PFN_cuIpcOpenEventHandle_v4010 cuda_pfn_PFN_cuIpcOpenEventHandl
 typedef cuda_pfn_PFN_cuIpcOpenMemHandle_v11000 cuda_pfn_PFN_cuIpcOpenMemHandle;
 #define cuda_pfn_get_cuIpcOpenMemHandle cuda_pfn_get_cuIpcOpenMemHandle_v11000
 #define cuda_pfn_abi_cuIpcOpenMemHandle cuIpcOpenMemHandle_v11000
+#define cuda_pfn_abi_cuIpcOpenMemHandle_v2 cuIpcOpenMemHandle_v11000
 #endif
 #if (CUDA_VERSION >= 12000)
 typedef cuda_pfn_PFN_cuKernelGetAttribute_v12000 cuda_pfn_PFN_cuKernelGetAttribute;
@@ -7905,6 +7939,7 @@ typedef cuda_pfn_PFN_cuLaunchCooperativeKernel_v9000 cuda_pfn_PFN_cuLaunchCooper
 typedef cuda_pfn_PFN_cuLaunchCooperativeKernel_v9000_ptsz cuda_pfn_PFN_cuLaunchCooperativeKernel;
 #define cuda_pfn_get_cuLaunchCooperativeKernel cuda_pfn_get_cuLaunchCooperativeKernel_v9000_ptsz
 #define cuda_pfn_abi_cuLaunchCooperativeKernel cuLaunchCooperativeKernel_v9000_ptsz
+#define cuda_pfn_abi_cuLaunchCooperativeKernel_ptsz cuLaunchCooperativeKernel_v9000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuLaunchCooperativeKernelMultiDevice_v9000 cuda_pfn_PFN_cuLaunchCooperativeKernelMultiDevice;
@@ -7930,6 +7965,7 @@ typedef cuda_pfn_PFN_cuLaunchHostFunc_v10000 cuda_pfn_PFN_cuLaunchHostFunc;
 typedef cuda_pfn_PFN_cuLaunchHostFunc_v10000_ptsz cuda_pfn_PFN_cuLaunchHostFunc;
 #define cuda_pfn_get_cuLaunchHostFunc cuda_pfn_get_cuLaunchHostFunc_v10000_ptsz
 #define cuda_pfn_abi_cuLaunchHostFunc cuLaunchHostFunc_v10000_ptsz
+#define cuda_pfn_abi_cuLaunchHostFunc_ptsz cuLaunchHostFunc_v10000_ptsz
 #endif
 #if (CUDA_VERSION >= 13020) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuLaunchHostFunc_v13010 cuda_pfn_PFN_cuLaunchHostFunc_v2;
@@ -7940,6 +7976,7 @@ typedef cuda_pfn_PFN_cuLaunchHostFunc_v13010 cuda_pfn_PFN_cuLaunchHostFunc_v2;
 typedef cuda_pfn_PFN_cuLaunchHostFunc_v13010_ptsz cuda_pfn_PFN_cuLaunchHostFunc_v2;
 #define cuda_pfn_get_cuLaunchHostFunc_v2 cuda_pfn_get_cuLaunchHostFunc_v13010_ptsz
 #define cuda_pfn_abi_cuLaunchHostFunc_v2 cuLaunchHostFunc_v13010_ptsz
+#define cuda_pfn_abi_cuLaunchHostFunc_v2_ptsz cuLaunchHostFunc_v13010_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuLaunchKernel_v4000 cuda_pfn_PFN_cuLaunchKernel;
@@ -7950,6 +7987,7 @@ typedef cuda_pfn_PFN_cuLaunchKernel_v4000 cuda_pfn_PFN_cuLaunchKernel;
 typedef cuda_pfn_PFN_cuLaunchKernel_v7000_ptsz cuda_pfn_PFN_cuLaunchKernel;
 #define cuda_pfn_get_cuLaunchKernel cuda_pfn_get_cuLaunchKernel_v7000_ptsz
 #define cuda_pfn_abi_cuLaunchKernel cuLaunchKernel_v7000_ptsz
+#define cuda_pfn_abi_cuLaunchKernel_ptsz cuLaunchKernel_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11080) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuLaunchKernelEx_v11060 cuda_pfn_PFN_cuLaunchKernelEx;
@@ -7960,6 +7998,7 @@ typedef cuda_pfn_PFN_cuLaunchKernelEx_v11060 cuda_pfn_PFN_cuLaunchKernelEx;
 typedef cuda_pfn_PFN_cuLaunchKernelEx_v11060_ptsz cuda_pfn_PFN_cuLaunchKernelEx;
 #define cuda_pfn_get_cuLaunchKernelEx cuda_pfn_get_cuLaunchKernelEx_v11060_ptsz
 #define cuda_pfn_abi_cuLaunchKernelEx cuLaunchKernelEx_v11060_ptsz
+#define cuda_pfn_abi_cuLaunchKernelEx_ptsz cuLaunchKernelEx_v11060_ptsz
 #endif
 #if (CUDA_VERSION >= 12040)
 typedef cuda_pfn_PFN_cuLibraryEnumerateKernels_v12040 cuda_pfn_PFN_cuLibraryEnumerateKernels;
@@ -8015,11 +8054,13 @@ typedef cuda_pfn_PFN_cuLibraryUnload_v12000 cuda_pfn_PFN_cuLibraryUnload;
 typedef cuda_pfn_PFN_cuLinkAddData_v6050 cuda_pfn_PFN_cuLinkAddData;
 #define cuda_pfn_get_cuLinkAddData cuda_pfn_get_cuLinkAddData_v6050
 #define cuda_pfn_abi_cuLinkAddData cuLinkAddData_v6050
+#define cuda_pfn_abi_cuLinkAddData_v2 cuLinkAddData_v6050
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuLinkAddFile_v6050 cuda_pfn_PFN_cuLinkAddFile;
 #define cuda_pfn_get_cuLinkAddFile cuda_pfn_get_cuLinkAddFile_v6050
 #define cuda_pfn_abi_cuLinkAddFile cuLinkAddFile_v6050
+#define cuda_pfn_abi_cuLinkAddFile_v2 cuLinkAddFile_v6050
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuLinkComplete_v5050 cuda_pfn_PFN_cuLinkComplete;
@@ -8030,6 +8071,7 @@ typedef cuda_pfn_PFN_cuLinkComplete_v5050 cuda_pfn_PFN_cuLinkComplete;
 typedef cuda_pfn_PFN_cuLinkCreate_v6050 cuda_pfn_PFN_cuLinkCreate;
 #define cuda_pfn_get_cuLinkCreate cuda_pfn_get_cuLinkCreate_v6050
 #define cuda_pfn_abi_cuLinkCreate cuLinkCreate_v6050
+#define cuda_pfn_abi_cuLinkCreate_v2 cuLinkCreate_v6050
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuLinkDestroy_v5050 cuda_pfn_PFN_cuLinkDestroy;
@@ -8150,6 +8192,7 @@ typedef cuda_pfn_PFN_cuMemAdvise_v12020 cuda_pfn_PFN_cuMemAdvise_v2;
 typedef cuda_pfn_PFN_cuMemAlloc_v3020 cuda_pfn_PFN_cuMemAlloc;
 #define cuda_pfn_get_cuMemAlloc cuda_pfn_get_cuMemAlloc_v3020
 #define cuda_pfn_abi_cuMemAlloc cuMemAlloc_v3020
+#define cuda_pfn_abi_cuMemAlloc_v2 cuMemAlloc_v3020
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemAllocAsync_v11020 cuda_pfn_PFN_cuMemAllocAsync;
@@ -8160,6 +8203,7 @@ typedef cuda_pfn_PFN_cuMemAllocAsync_v11020 cuda_pfn_PFN_cuMemAllocAsync;
 typedef cuda_pfn_PFN_cuMemAllocAsync_v11020_ptsz cuda_pfn_PFN_cuMemAllocAsync;
 #define cuda_pfn_get_cuMemAllocAsync cuda_pfn_get_cuMemAllocAsync_v11020_ptsz
 #define cuda_pfn_abi_cuMemAllocAsync cuMemAllocAsync_v11020_ptsz
+#define cuda_pfn_abi_cuMemAllocAsync_ptsz cuMemAllocAsync_v11020_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemAllocFromPoolAsync_v11020 cuda_pfn_PFN_cuMemAllocFromPoolAsync;
@@ -8170,11 +8214,13 @@ typedef cuda_pfn_PFN_cuMemAllocFromPoolAsync_v11020 cuda_pfn_PFN_cuMemAllocFromP
 typedef cuda_pfn_PFN_cuMemAllocFromPoolAsync_v11020_ptsz cuda_pfn_PFN_cuMemAllocFromPoolAsync;
 #define cuda_pfn_get_cuMemAllocFromPoolAsync cuda_pfn_get_cuMemAllocFromPoolAsync_v11020_ptsz
 #define cuda_pfn_abi_cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_v11020_ptsz
+#define cuda_pfn_abi_cuMemAllocFromPoolAsync_ptsz cuMemAllocFromPoolAsync_v11020_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemAllocHost_v3020 cuda_pfn_PFN_cuMemAllocHost;
 #define cuda_pfn_get_cuMemAllocHost cuda_pfn_get_cuMemAllocHost_v3020
 #define cuda_pfn_abi_cuMemAllocHost cuMemAllocHost_v3020
+#define cuda_pfn_abi_cuMemAllocHost_v2 cuMemAllocHost_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemAllocManaged_v6000 cuda_pfn_PFN_cuMemAllocManaged;
@@ -8185,6 +8231,7 @@ typedef cuda_pfn_PFN_cuMemAllocManaged_v6000 cuda_pfn_PFN_cuMemAllocManaged;
 typedef cuda_pfn_PFN_cuMemAllocPitch_v3020 cuda_pfn_PFN_cuMemAllocPitch;
 #define cuda_pfn_get_cuMemAllocPitch cuda_pfn_get_cuMemAllocPitch_v3020
 #define cuda_pfn_abi_cuMemAllocPitch cuMemAllocPitch_v3020
+#define cuda_pfn_abi_cuMemAllocPitch_v2 cuMemAllocPitch_v3020
 #endif
 #if (CUDA_VERSION >= 12080) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemBatchDecompressAsync_v12060 cuda_pfn_PFN_cuMemBatchDecompressAsync;
@@ -8195,6 +8242,7 @@ typedef cuda_pfn_PFN_cuMemBatchDecompressAsync_v12060 cuda_pfn_PFN_cuMemBatchDec
 typedef cuda_pfn_PFN_cuMemBatchDecompressAsync_v12060_ptsz cuda_pfn_PFN_cuMemBatchDecompressAsync;
 #define cuda_pfn_get_cuMemBatchDecompressAsync cuda_pfn_get_cuMemBatchDecompressAsync_v12060_ptsz
 #define cuda_pfn_abi_cuMemBatchDecompressAsync cuMemBatchDecompressAsync_v12060_ptsz
+#define cuda_pfn_abi_cuMemBatchDecompressAsync_ptsz cuMemBatchDecompressAsync_v12060_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemCreate_v10020 cuda_pfn_PFN_cuMemCreate;
@@ -8210,6 +8258,7 @@ typedef cuda_pfn_PFN_cuMemDiscardAndPrefetchBatchAsync_v13000 cuda_pfn_PFN_cuMem
 typedef cuda_pfn_PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz cuda_pfn_PFN_cuMemDiscardAndPrefetchBatchAsync;
 #define cuda_pfn_get_cuMemDiscardAndPrefetchBatchAsync cuda_pfn_get_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz
 #define cuda_pfn_abi_cuMemDiscardAndPrefetchBatchAsync cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz
+#define cuda_pfn_abi_cuMemDiscardAndPrefetchBatchAsync_ptsz cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemDiscardBatchAsync_v13000 cuda_pfn_PFN_cuMemDiscardBatchAsync;
@@ -8220,6 +8269,7 @@ typedef cuda_pfn_PFN_cuMemDiscardBatchAsync_v13000 cuda_pfn_PFN_cuMemDiscardBatc
 typedef cuda_pfn_PFN_cuMemDiscardBatchAsync_v13000_ptsz cuda_pfn_PFN_cuMemDiscardBatchAsync;
 #define cuda_pfn_get_cuMemDiscardBatchAsync cuda_pfn_get_cuMemDiscardBatchAsync_v13000_ptsz
 #define cuda_pfn_abi_cuMemDiscardBatchAsync cuMemDiscardBatchAsync_v13000_ptsz
+#define cuda_pfn_abi_cuMemDiscardBatchAsync_ptsz cuMemDiscardBatchAsync_v13000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemExportToShareableHandle_v10020 cuda_pfn_PFN_cuMemExportToShareableHandle;
@@ -8230,6 +8280,7 @@ typedef cuda_pfn_PFN_cuMemExportToShareableHandle_v10020 cuda_pfn_PFN_cuMemExpor
 typedef cuda_pfn_PFN_cuMemFree_v3020 cuda_pfn_PFN_cuMemFree;
 #define cuda_pfn_get_cuMemFree cuda_pfn_get_cuMemFree_v3020
 #define cuda_pfn_abi_cuMemFree cuMemFree_v3020
+#define cuda_pfn_abi_cuMemFree_v2 cuMemFree_v3020
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemFreeAsync_v11020 cuda_pfn_PFN_cuMemFreeAsync;
@@ -8240,6 +8291,7 @@ typedef cuda_pfn_PFN_cuMemFreeAsync_v11020 cuda_pfn_PFN_cuMemFreeAsync;
 typedef cuda_pfn_PFN_cuMemFreeAsync_v11020_ptsz cuda_pfn_PFN_cuMemFreeAsync;
 #define cuda_pfn_get_cuMemFreeAsync cuda_pfn_get_cuMemFreeAsync_v11020_ptsz
 #define cuda_pfn_abi_cuMemFreeAsync cuMemFreeAsync_v11020_ptsz
+#define cuda_pfn_abi_cuMemFreeAsync_ptsz cuMemFreeAsync_v11020_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemFreeHost_v2000 cuda_pfn_PFN_cuMemFreeHost;
@@ -8255,6 +8307,7 @@ typedef cuda_pfn_PFN_cuMemGetAccess_v10020 cuda_pfn_PFN_cuMemGetAccess;
 typedef cuda_pfn_PFN_cuMemGetAddressRange_v3020 cuda_pfn_PFN_cuMemGetAddressRange;
 #define cuda_pfn_get_cuMemGetAddressRange cuda_pfn_get_cuMemGetAddressRange_v3020
 #define cuda_pfn_abi_cuMemGetAddressRange cuMemGetAddressRange_v3020
+#define cuda_pfn_abi_cuMemGetAddressRange_v2 cuMemGetAddressRange_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemGetAllocationGranularity_v10020 cuda_pfn_PFN_cuMemGetAllocationGranularity;
@@ -8280,6 +8333,7 @@ typedef cuda_pfn_PFN_cuMemGetHandleForAddressRange_v11070 cuda_pfn_PFN_cuMemGetH
 typedef cuda_pfn_PFN_cuMemGetInfo_v3020 cuda_pfn_PFN_cuMemGetInfo;
 #define cuda_pfn_get_cuMemGetInfo cuda_pfn_get_cuMemGetInfo_v3020
 #define cuda_pfn_abi_cuMemGetInfo cuMemGetInfo_v3020
+#define cuda_pfn_abi_cuMemGetInfo_v2 cuMemGetInfo_v3020
 #endif
 #if (CUDA_VERSION >= 13040)
 typedef cuda_pfn_PFN_cuMemGetLocationInfo_v13040 cuda_pfn_PFN_cuMemGetLocationInfo;
@@ -8300,6 +8354,7 @@ typedef cuda_pfn_PFN_cuMemHostAlloc_v2020 cuda_pfn_PFN_cuMemHostAlloc;
 typedef cuda_pfn_PFN_cuMemHostGetDevicePointer_v3020 cuda_pfn_PFN_cuMemHostGetDevicePointer;
 #define cuda_pfn_get_cuMemHostGetDevicePointer cuda_pfn_get_cuMemHostGetDevicePointer_v3020
 #define cuda_pfn_abi_cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v3020
+#define cuda_pfn_abi_cuMemHostGetDevicePointer_v2 cuMemHostGetDevicePointer_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemHostGetFlags_v2030 cuda_pfn_PFN_cuMemHostGetFlags;
@@ -8310,6 +8365,7 @@ typedef cuda_pfn_PFN_cuMemHostGetFlags_v2030 cuda_pfn_PFN_cuMemHostGetFlags;
 typedef cuda_pfn_PFN_cuMemHostRegister_v6050 cuda_pfn_PFN_cuMemHostRegister;
 #define cuda_pfn_get_cuMemHostRegister cuda_pfn_get_cuMemHostRegister_v6050
 #define cuda_pfn_abi_cuMemHostRegister cuMemHostRegister_v6050
+#define cuda_pfn_abi_cuMemHostRegister_v2 cuMemHostRegister_v6050
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemHostUnregister_v4000 cuda_pfn_PFN_cuMemHostUnregister;
@@ -8335,6 +8391,7 @@ typedef cuda_pfn_PFN_cuMemMapArrayAsync_v11010 cuda_pfn_PFN_cuMemMapArrayAsync;
 typedef cuda_pfn_PFN_cuMemMapArrayAsync_v11010_ptsz cuda_pfn_PFN_cuMemMapArrayAsync;
 #define cuda_pfn_get_cuMemMapArrayAsync cuda_pfn_get_cuMemMapArrayAsync_v11010_ptsz
 #define cuda_pfn_abi_cuMemMapArrayAsync cuMemMapArrayAsync_v11010_ptsz
+#define cuda_pfn_abi_cuMemMapArrayAsync_ptsz cuMemMapArrayAsync_v11010_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemPoolCreate_v11020 cuda_pfn_PFN_cuMemPoolCreate;
@@ -8400,6 +8457,7 @@ typedef cuda_pfn_PFN_cuMemPrefetchAsync_v8000 cuda_pfn_PFN_cuMemPrefetchAsync;
 typedef cuda_pfn_PFN_cuMemPrefetchAsync_v8000_ptsz cuda_pfn_PFN_cuMemPrefetchAsync;
 #define cuda_pfn_get_cuMemPrefetchAsync cuda_pfn_get_cuMemPrefetchAsync_v8000_ptsz
 #define cuda_pfn_abi_cuMemPrefetchAsync cuMemPrefetchAsync_v8000_ptsz
+#define cuda_pfn_abi_cuMemPrefetchAsync_ptsz cuMemPrefetchAsync_v8000_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemPrefetchAsync_v12020 cuda_pfn_PFN_cuMemPrefetchAsync;
@@ -8410,6 +8468,7 @@ typedef cuda_pfn_PFN_cuMemPrefetchAsync_v12020 cuda_pfn_PFN_cuMemPrefetchAsync;
 typedef cuda_pfn_PFN_cuMemPrefetchAsync_v12020_ptsz cuda_pfn_PFN_cuMemPrefetchAsync;
 #define cuda_pfn_get_cuMemPrefetchAsync cuda_pfn_get_cuMemPrefetchAsync_v12020_ptsz
 #define cuda_pfn_abi_cuMemPrefetchAsync cuMemPrefetchAsync_v12020_ptsz
+#define cuda_pfn_abi_cuMemPrefetchAsync_v2_ptsz cuMemPrefetchAsync_v12020_ptsz
 #endif
 #if (CUDA_VERSION >= 12020) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemPrefetchAsync_v12020 cuda_pfn_PFN_cuMemPrefetchAsync_v2;
@@ -8420,6 +8479,7 @@ typedef cuda_pfn_PFN_cuMemPrefetchAsync_v12020 cuda_pfn_PFN_cuMemPrefetchAsync_v
 typedef cuda_pfn_PFN_cuMemPrefetchAsync_v12020_ptsz cuda_pfn_PFN_cuMemPrefetchAsync_v2;
 #define cuda_pfn_get_cuMemPrefetchAsync_v2 cuda_pfn_get_cuMemPrefetchAsync_v12020_ptsz
 #define cuda_pfn_abi_cuMemPrefetchAsync_v2 cuMemPrefetchAsync_v12020_ptsz
+#define cuda_pfn_abi_cuMemPrefetchAsync_v2_ptsz cuMemPrefetchAsync_v12020_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemPrefetchBatchAsync_v13000 cuda_pfn_PFN_cuMemPrefetchBatchAsync;
@@ -8430,6 +8490,7 @@ typedef cuda_pfn_PFN_cuMemPrefetchBatchAsync_v13000 cuda_pfn_PFN_cuMemPrefetchBa
 typedef cuda_pfn_PFN_cuMemPrefetchBatchAsync_v13000_ptsz cuda_pfn_PFN_cuMemPrefetchBatchAsync;
 #define cuda_pfn_get_cuMemPrefetchBatchAsync cuda_pfn_get_cuMemPrefetchBatchAsync_v13000_ptsz
 #define cuda_pfn_abi_cuMemPrefetchBatchAsync cuMemPrefetchBatchAsync_v13000_ptsz
+#define cuda_pfn_abi_cuMemPrefetchBatchAsync_ptsz cuMemPrefetchBatchAsync_v13000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuMemRangeGetAttribute_v8000 cuda_pfn_PFN_cuMemRangeGetAttribute;
@@ -8475,6 +8536,7 @@ typedef cuda_pfn_PFN_cuMemcpy_v4000 cuda_pfn_PFN_cuMemcpy;
 typedef cuda_pfn_PFN_cuMemcpy_v7000_ptds cuda_pfn_PFN_cuMemcpy;
 #define cuda_pfn_get_cuMemcpy cuda_pfn_get_cuMemcpy_v7000_ptds
 #define cuda_pfn_abi_cuMemcpy cuMemcpy_v7000_ptds
+#define cuda_pfn_abi_cuMemcpy_ptds cuMemcpy_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy2D_v3020 cuda_pfn_PFN_cuMemcpy2D;
@@ -8485,6 +8547,7 @@ typedef cuda_pfn_PFN_cuMemcpy2D_v3020 cuda_pfn_PFN_cuMemcpy2D;
 typedef cuda_pfn_PFN_cuMemcpy2D_v7000_ptds cuda_pfn_PFN_cuMemcpy2D;
 #define cuda_pfn_get_cuMemcpy2D cuda_pfn_get_cuMemcpy2D_v7000_ptds
 #define cuda_pfn_abi_cuMemcpy2D cuMemcpy2D_v7000_ptds
+#define cuda_pfn_abi_cuMemcpy2D_v2_ptds cuMemcpy2D_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy2DAsync_v3020 cuda_pfn_PFN_cuMemcpy2DAsync;
@@ -8495,6 +8558,7 @@ typedef cuda_pfn_PFN_cuMemcpy2DAsync_v3020 cuda_pfn_PFN_cuMemcpy2DAsync;
 typedef cuda_pfn_PFN_cuMemcpy2DAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpy2DAsync;
 #define cuda_pfn_get_cuMemcpy2DAsync cuda_pfn_get_cuMemcpy2DAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpy2DAsync cuMemcpy2DAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpy2DAsync_v2_ptsz cuMemcpy2DAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy2DAsync_v3020 cuda_pfn_PFN_cuMemcpy2DAsync_v2;
@@ -8510,6 +8574,7 @@ typedef cuda_pfn_PFN_cuMemcpy2DUnaligned_v3020 cuda_pfn_PFN_cuMemcpy2DUnaligned;
 typedef cuda_pfn_PFN_cuMemcpy2DUnaligned_v7000_ptds cuda_pfn_PFN_cuMemcpy2DUnaligned;
 #define cuda_pfn_get_cuMemcpy2DUnaligned cuda_pfn_get_cuMemcpy2DUnaligned_v7000_ptds
 #define cuda_pfn_abi_cuMemcpy2DUnaligned cuMemcpy2DUnaligned_v7000_ptds
+#define cuda_pfn_abi_cuMemcpy2DUnaligned_v2_ptds cuMemcpy2DUnaligned_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy2DUnaligned_v3020 cuda_pfn_PFN_cuMemcpy2DUnaligned_v2;
@@ -8530,6 +8595,7 @@ typedef cuda_pfn_PFN_cuMemcpy3D_v3020 cuda_pfn_PFN_cuMemcpy3D;
 typedef cuda_pfn_PFN_cuMemcpy3D_v7000_ptds cuda_pfn_PFN_cuMemcpy3D;
 #define cuda_pfn_get_cuMemcpy3D cuda_pfn_get_cuMemcpy3D_v7000_ptds
 #define cuda_pfn_abi_cuMemcpy3D cuMemcpy3D_v7000_ptds
+#define cuda_pfn_abi_cuMemcpy3D_v2_ptds cuMemcpy3D_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3DAsync_v3020 cuda_pfn_PFN_cuMemcpy3DAsync;
@@ -8540,6 +8606,7 @@ typedef cuda_pfn_PFN_cuMemcpy3DAsync_v3020 cuda_pfn_PFN_cuMemcpy3DAsync;
 typedef cuda_pfn_PFN_cuMemcpy3DAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpy3DAsync;
 #define cuda_pfn_get_cuMemcpy3DAsync cuda_pfn_get_cuMemcpy3DAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpy3DAsync cuMemcpy3DAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpy3DAsync_v2_ptsz cuMemcpy3DAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3DAsync_v3020 cuda_pfn_PFN_cuMemcpy3DAsync_v2;
@@ -8555,6 +8622,7 @@ typedef cuda_pfn_PFN_cuMemcpy3DBatchAsync_v12080 cuda_pfn_PFN_cuMemcpy3DBatchAsy
 typedef cuda_pfn_PFN_cuMemcpy3DBatchAsync_v12080_ptsz cuda_pfn_PFN_cuMemcpy3DBatchAsync;
 #define cuda_pfn_get_cuMemcpy3DBatchAsync cuda_pfn_get_cuMemcpy3DBatchAsync_v12080_ptsz
 #define cuda_pfn_abi_cuMemcpy3DBatchAsync cuMemcpy3DBatchAsync_v12080_ptsz
+#define cuda_pfn_abi_cuMemcpy3DBatchAsync_ptsz cuMemcpy3DBatchAsync_v12080_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3DBatchAsync_v13000 cuda_pfn_PFN_cuMemcpy3DBatchAsync;
@@ -8565,6 +8633,7 @@ typedef cuda_pfn_PFN_cuMemcpy3DBatchAsync_v13000 cuda_pfn_PFN_cuMemcpy3DBatchAsy
 typedef cuda_pfn_PFN_cuMemcpy3DBatchAsync_v13000_ptsz cuda_pfn_PFN_cuMemcpy3DBatchAsync;
 #define cuda_pfn_get_cuMemcpy3DBatchAsync cuda_pfn_get_cuMemcpy3DBatchAsync_v13000_ptsz
 #define cuda_pfn_abi_cuMemcpy3DBatchAsync cuMemcpy3DBatchAsync_v13000_ptsz
+#define cuda_pfn_abi_cuMemcpy3DBatchAsync_v2_ptsz cuMemcpy3DBatchAsync_v13000_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3DBatchAsync_v13000 cuda_pfn_PFN_cuMemcpy3DBatchAsync_v2;
@@ -8580,6 +8649,7 @@ typedef cuda_pfn_PFN_cuMemcpy3DPeer_v4000 cuda_pfn_PFN_cuMemcpy3DPeer;
 typedef cuda_pfn_PFN_cuMemcpy3DPeer_v7000_ptds cuda_pfn_PFN_cuMemcpy3DPeer;
 #define cuda_pfn_get_cuMemcpy3DPeer cuda_pfn_get_cuMemcpy3DPeer_v7000_ptds
 #define cuda_pfn_abi_cuMemcpy3DPeer cuMemcpy3DPeer_v7000_ptds
+#define cuda_pfn_abi_cuMemcpy3DPeer_ptds cuMemcpy3DPeer_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3DPeerAsync_v4000 cuda_pfn_PFN_cuMemcpy3DPeerAsync;
@@ -8590,6 +8660,7 @@ typedef cuda_pfn_PFN_cuMemcpy3DPeerAsync_v4000 cuda_pfn_PFN_cuMemcpy3DPeerAsync;
 typedef cuda_pfn_PFN_cuMemcpy3DPeerAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpy3DPeerAsync;
 #define cuda_pfn_get_cuMemcpy3DPeerAsync cuda_pfn_get_cuMemcpy3DPeerAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpy3DPeerAsync cuMemcpy3DPeerAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpy3DPeerAsync_ptsz cuMemcpy3DPeerAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 13020) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3DWithAttributesAsync_v13020 cuda_pfn_PFN_cuMemcpy3DWithAttributesAsync;
@@ -8600,6 +8671,7 @@ typedef cuda_pfn_PFN_cuMemcpy3DWithAttributesAsync_v13020 cuda_pfn_PFN_cuMemcpy3
 typedef cuda_pfn_PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz cuda_pfn_PFN_cuMemcpy3DWithAttributesAsync;
 #define cuda_pfn_get_cuMemcpy3DWithAttributesAsync cuda_pfn_get_cuMemcpy3DWithAttributesAsync_v13020_ptsz
 #define cuda_pfn_abi_cuMemcpy3DWithAttributesAsync cuMemcpy3DWithAttributesAsync_v13020_ptsz
+#define cuda_pfn_abi_cuMemcpy3DWithAttributesAsync_ptsz cuMemcpy3DWithAttributesAsync_v13020_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpy3D_v3020 cuda_pfn_PFN_cuMemcpy3D_v2;
@@ -8615,6 +8687,7 @@ typedef cuda_pfn_PFN_cuMemcpyAsync_v4000 cuda_pfn_PFN_cuMemcpyAsync;
 typedef cuda_pfn_PFN_cuMemcpyAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyAsync;
 #define cuda_pfn_get_cuMemcpyAsync cuda_pfn_get_cuMemcpyAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyAsync cuMemcpyAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyAsync_ptsz cuMemcpyAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyAtoA_v3020 cuda_pfn_PFN_cuMemcpyAtoA;
@@ -8625,6 +8698,7 @@ typedef cuda_pfn_PFN_cuMemcpyAtoA_v3020 cuda_pfn_PFN_cuMemcpyAtoA;
 typedef cuda_pfn_PFN_cuMemcpyAtoA_v7000_ptds cuda_pfn_PFN_cuMemcpyAtoA;
 #define cuda_pfn_get_cuMemcpyAtoA cuda_pfn_get_cuMemcpyAtoA_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyAtoA cuMemcpyAtoA_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyAtoA_v2_ptds cuMemcpyAtoA_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyAtoA_v3020 cuda_pfn_PFN_cuMemcpyAtoA_v2;
@@ -8640,6 +8714,7 @@ typedef cuda_pfn_PFN_cuMemcpyAtoD_v3020 cuda_pfn_PFN_cuMemcpyAtoD;
 typedef cuda_pfn_PFN_cuMemcpyAtoD_v7000_ptds cuda_pfn_PFN_cuMemcpyAtoD;
 #define cuda_pfn_get_cuMemcpyAtoD cuda_pfn_get_cuMemcpyAtoD_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyAtoD cuMemcpyAtoD_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyAtoD_v2_ptds cuMemcpyAtoD_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyAtoD_v3020 cuda_pfn_PFN_cuMemcpyAtoD_v2;
@@ -8655,6 +8730,7 @@ typedef cuda_pfn_PFN_cuMemcpyAtoH_v3020 cuda_pfn_PFN_cuMemcpyAtoH;
 typedef cuda_pfn_PFN_cuMemcpyAtoH_v7000_ptds cuda_pfn_PFN_cuMemcpyAtoH;
 #define cuda_pfn_get_cuMemcpyAtoH cuda_pfn_get_cuMemcpyAtoH_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyAtoH cuMemcpyAtoH_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyAtoH_v2_ptds cuMemcpyAtoH_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyAtoHAsync_v3020 cuda_pfn_PFN_cuMemcpyAtoHAsync;
@@ -8665,6 +8741,7 @@ typedef cuda_pfn_PFN_cuMemcpyAtoHAsync_v3020 cuda_pfn_PFN_cuMemcpyAtoHAsync;
 typedef cuda_pfn_PFN_cuMemcpyAtoHAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyAtoHAsync;
 #define cuda_pfn_get_cuMemcpyAtoHAsync cuda_pfn_get_cuMemcpyAtoHAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyAtoHAsync cuMemcpyAtoHAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyAtoHAsync_v2_ptsz cuMemcpyAtoHAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyAtoHAsync_v3020 cuda_pfn_PFN_cuMemcpyAtoHAsync_v2;
@@ -8685,6 +8762,7 @@ typedef cuda_pfn_PFN_cuMemcpyBatchAsync_v12080 cuda_pfn_PFN_cuMemcpyBatchAsync;
 typedef cuda_pfn_PFN_cuMemcpyBatchAsync_v12080_ptsz cuda_pfn_PFN_cuMemcpyBatchAsync;
 #define cuda_pfn_get_cuMemcpyBatchAsync cuda_pfn_get_cuMemcpyBatchAsync_v12080_ptsz
 #define cuda_pfn_abi_cuMemcpyBatchAsync cuMemcpyBatchAsync_v12080_ptsz
+#define cuda_pfn_abi_cuMemcpyBatchAsync_ptsz cuMemcpyBatchAsync_v12080_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyBatchAsync_v13000 cuda_pfn_PFN_cuMemcpyBatchAsync;
@@ -8695,6 +8773,7 @@ typedef cuda_pfn_PFN_cuMemcpyBatchAsync_v13000 cuda_pfn_PFN_cuMemcpyBatchAsync;
 typedef cuda_pfn_PFN_cuMemcpyBatchAsync_v13000_ptsz cuda_pfn_PFN_cuMemcpyBatchAsync;
 #define cuda_pfn_get_cuMemcpyBatchAsync cuda_pfn_get_cuMemcpyBatchAsync_v13000_ptsz
 #define cuda_pfn_abi_cuMemcpyBatchAsync cuMemcpyBatchAsync_v13000_ptsz
+#define cuda_pfn_abi_cuMemcpyBatchAsync_v2_ptsz cuMemcpyBatchAsync_v13000_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyBatchAsync_v13000 cuda_pfn_PFN_cuMemcpyBatchAsync_v2;
@@ -8710,6 +8789,7 @@ typedef cuda_pfn_PFN_cuMemcpyDtoA_v3020 cuda_pfn_PFN_cuMemcpyDtoA;
 typedef cuda_pfn_PFN_cuMemcpyDtoA_v7000_ptds cuda_pfn_PFN_cuMemcpyDtoA;
 #define cuda_pfn_get_cuMemcpyDtoA cuda_pfn_get_cuMemcpyDtoA_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyDtoA cuMemcpyDtoA_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyDtoA_v2_ptds cuMemcpyDtoA_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyDtoA_v3020 cuda_pfn_PFN_cuMemcpyDtoA_v2;
@@ -8725,6 +8805,7 @@ typedef cuda_pfn_PFN_cuMemcpyDtoD_v3020 cuda_pfn_PFN_cuMemcpyDtoD;
 typedef cuda_pfn_PFN_cuMemcpyDtoD_v7000_ptds cuda_pfn_PFN_cuMemcpyDtoD;
 #define cuda_pfn_get_cuMemcpyDtoD cuda_pfn_get_cuMemcpyDtoD_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyDtoD cuMemcpyDtoD_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyDtoD_v2_ptds cuMemcpyDtoD_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyDtoDAsync_v3020 cuda_pfn_PFN_cuMemcpyDtoDAsync;
@@ -8735,6 +8816,7 @@ typedef cuda_pfn_PFN_cuMemcpyDtoDAsync_v3020 cuda_pfn_PFN_cuMemcpyDtoDAsync;
 typedef cuda_pfn_PFN_cuMemcpyDtoDAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyDtoDAsync;
 #define cuda_pfn_get_cuMemcpyDtoDAsync cuda_pfn_get_cuMemcpyDtoDAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyDtoDAsync cuMemcpyDtoDAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyDtoDAsync_v2_ptsz cuMemcpyDtoDAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyDtoDAsync_v3020 cuda_pfn_PFN_cuMemcpyDtoDAsync_v2;
@@ -8755,6 +8837,7 @@ typedef cuda_pfn_PFN_cuMemcpyDtoH_v3020 cuda_pfn_PFN_cuMemcpyDtoH;
 typedef cuda_pfn_PFN_cuMemcpyDtoH_v7000_ptds cuda_pfn_PFN_cuMemcpyDtoH;
 #define cuda_pfn_get_cuMemcpyDtoH cuda_pfn_get_cuMemcpyDtoH_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyDtoH cuMemcpyDtoH_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyDtoH_v2_ptds cuMemcpyDtoH_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyDtoHAsync_v3020 cuda_pfn_PFN_cuMemcpyDtoHAsync;
@@ -8765,6 +8848,7 @@ typedef cuda_pfn_PFN_cuMemcpyDtoHAsync_v3020 cuda_pfn_PFN_cuMemcpyDtoHAsync;
 typedef cuda_pfn_PFN_cuMemcpyDtoHAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyDtoHAsync;
 #define cuda_pfn_get_cuMemcpyDtoHAsync cuda_pfn_get_cuMemcpyDtoHAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyDtoHAsync cuMemcpyDtoHAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyDtoHAsync_v2_ptsz cuMemcpyDtoHAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyDtoHAsync_v3020 cuda_pfn_PFN_cuMemcpyDtoHAsync_v2;
@@ -8785,6 +8869,7 @@ typedef cuda_pfn_PFN_cuMemcpyHtoA_v3020 cuda_pfn_PFN_cuMemcpyHtoA;
 typedef cuda_pfn_PFN_cuMemcpyHtoA_v7000_ptds cuda_pfn_PFN_cuMemcpyHtoA;
 #define cuda_pfn_get_cuMemcpyHtoA cuda_pfn_get_cuMemcpyHtoA_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyHtoA cuMemcpyHtoA_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyHtoA_v2_ptds cuMemcpyHtoA_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyHtoAAsync_v3020 cuda_pfn_PFN_cuMemcpyHtoAAsync;
@@ -8795,6 +8880,7 @@ typedef cuda_pfn_PFN_cuMemcpyHtoAAsync_v3020 cuda_pfn_PFN_cuMemcpyHtoAAsync;
 typedef cuda_pfn_PFN_cuMemcpyHtoAAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyHtoAAsync;
 #define cuda_pfn_get_cuMemcpyHtoAAsync cuda_pfn_get_cuMemcpyHtoAAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyHtoAAsync cuMemcpyHtoAAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyHtoAAsync_v2_ptsz cuMemcpyHtoAAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyHtoAAsync_v3020 cuda_pfn_PFN_cuMemcpyHtoAAsync_v2;
@@ -8815,6 +8901,7 @@ typedef cuda_pfn_PFN_cuMemcpyHtoD_v3020 cuda_pfn_PFN_cuMemcpyHtoD;
 typedef cuda_pfn_PFN_cuMemcpyHtoD_v7000_ptds cuda_pfn_PFN_cuMemcpyHtoD;
 #define cuda_pfn_get_cuMemcpyHtoD cuda_pfn_get_cuMemcpyHtoD_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyHtoD cuMemcpyHtoD_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyHtoD_v2_ptds cuMemcpyHtoD_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyHtoDAsync_v3020 cuda_pfn_PFN_cuMemcpyHtoDAsync;
@@ -8825,6 +8912,7 @@ typedef cuda_pfn_PFN_cuMemcpyHtoDAsync_v3020 cuda_pfn_PFN_cuMemcpyHtoDAsync;
 typedef cuda_pfn_PFN_cuMemcpyHtoDAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyHtoDAsync;
 #define cuda_pfn_get_cuMemcpyHtoDAsync cuda_pfn_get_cuMemcpyHtoDAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyHtoDAsync cuMemcpyHtoDAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyHtoDAsync_v2_ptsz cuMemcpyHtoDAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyHtoDAsync_v3020 cuda_pfn_PFN_cuMemcpyHtoDAsync_v2;
@@ -8845,6 +8933,7 @@ typedef cuda_pfn_PFN_cuMemcpyPeer_v4000 cuda_pfn_PFN_cuMemcpyPeer;
 typedef cuda_pfn_PFN_cuMemcpyPeer_v7000_ptds cuda_pfn_PFN_cuMemcpyPeer;
 #define cuda_pfn_get_cuMemcpyPeer cuda_pfn_get_cuMemcpyPeer_v7000_ptds
 #define cuda_pfn_abi_cuMemcpyPeer cuMemcpyPeer_v7000_ptds
+#define cuda_pfn_abi_cuMemcpyPeer_ptds cuMemcpyPeer_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyPeerAsync_v4000 cuda_pfn_PFN_cuMemcpyPeerAsync;
@@ -8855,6 +8944,7 @@ typedef cuda_pfn_PFN_cuMemcpyPeerAsync_v4000 cuda_pfn_PFN_cuMemcpyPeerAsync;
 typedef cuda_pfn_PFN_cuMemcpyPeerAsync_v7000_ptsz cuda_pfn_PFN_cuMemcpyPeerAsync;
 #define cuda_pfn_get_cuMemcpyPeerAsync cuda_pfn_get_cuMemcpyPeerAsync_v7000_ptsz
 #define cuda_pfn_abi_cuMemcpyPeerAsync cuMemcpyPeerAsync_v7000_ptsz
+#define cuda_pfn_abi_cuMemcpyPeerAsync_ptsz cuMemcpyPeerAsync_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 13020) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemcpyWithAttributesAsync_v13020 cuda_pfn_PFN_cuMemcpyWithAttributesAsync;
@@ -8865,6 +8955,7 @@ typedef cuda_pfn_PFN_cuMemcpyWithAttributesAsync_v13020 cuda_pfn_PFN_cuMemcpyWit
 typedef cuda_pfn_PFN_cuMemcpyWithAttributesAsync_v13020_ptsz cuda_pfn_PFN_cuMemcpyWithAttributesAsync;
 #define cuda_pfn_get_cuMemcpyWithAttributesAsync cuda_pfn_get_cuMemcpyWithAttributesAsync_v13020_ptsz
 #define cuda_pfn_abi_cuMemcpyWithAttributesAsync cuMemcpyWithAttributesAsync_v13020_ptsz
+#define cuda_pfn_abi_cuMemcpyWithAttributesAsync_ptsz cuMemcpyWithAttributesAsync_v13020_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD16_v3020 cuda_pfn_PFN_cuMemsetD16;
@@ -8875,6 +8966,7 @@ typedef cuda_pfn_PFN_cuMemsetD16_v3020 cuda_pfn_PFN_cuMemsetD16;
 typedef cuda_pfn_PFN_cuMemsetD16_v7000_ptds cuda_pfn_PFN_cuMemsetD16;
 #define cuda_pfn_get_cuMemsetD16 cuda_pfn_get_cuMemsetD16_v7000_ptds
 #define cuda_pfn_abi_cuMemsetD16 cuMemsetD16_v7000_ptds
+#define cuda_pfn_abi_cuMemsetD16_v2_ptds cuMemsetD16_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD16Async_v3020 cuda_pfn_PFN_cuMemsetD16Async;
@@ -8885,6 +8977,7 @@ typedef cuda_pfn_PFN_cuMemsetD16Async_v3020 cuda_pfn_PFN_cuMemsetD16Async;
 typedef cuda_pfn_PFN_cuMemsetD16Async_v7000_ptsz cuda_pfn_PFN_cuMemsetD16Async;
 #define cuda_pfn_get_cuMemsetD16Async cuda_pfn_get_cuMemsetD16Async_v7000_ptsz
 #define cuda_pfn_abi_cuMemsetD16Async cuMemsetD16Async_v7000_ptsz
+#define cuda_pfn_abi_cuMemsetD16Async_ptsz cuMemsetD16Async_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD16_v3020 cuda_pfn_PFN_cuMemsetD16_v2;
@@ -8900,6 +8993,7 @@ typedef cuda_pfn_PFN_cuMemsetD2D16_v3020 cuda_pfn_PFN_cuMemsetD2D16;
 typedef cuda_pfn_PFN_cuMemsetD2D16_v7000_ptds cuda_pfn_PFN_cuMemsetD2D16;
 #define cuda_pfn_get_cuMemsetD2D16 cuda_pfn_get_cuMemsetD2D16_v7000_ptds
 #define cuda_pfn_abi_cuMemsetD2D16 cuMemsetD2D16_v7000_ptds
+#define cuda_pfn_abi_cuMemsetD2D16_v2_ptds cuMemsetD2D16_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD2D16Async_v3020 cuda_pfn_PFN_cuMemsetD2D16Async;
@@ -8910,6 +9004,7 @@ typedef cuda_pfn_PFN_cuMemsetD2D16Async_v3020 cuda_pfn_PFN_cuMemsetD2D16Async;
 typedef cuda_pfn_PFN_cuMemsetD2D16Async_v7000_ptsz cuda_pfn_PFN_cuMemsetD2D16Async;
 #define cuda_pfn_get_cuMemsetD2D16Async cuda_pfn_get_cuMemsetD2D16Async_v7000_ptsz
 #define cuda_pfn_abi_cuMemsetD2D16Async cuMemsetD2D16Async_v7000_ptsz
+#define cuda_pfn_abi_cuMemsetD2D16Async_ptsz cuMemsetD2D16Async_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD2D16_v3020 cuda_pfn_PFN_cuMemsetD2D16_v2;
@@ -8925,6 +9020,7 @@ typedef cuda_pfn_PFN_cuMemsetD2D32_v3020 cuda_pfn_PFN_cuMemsetD2D32;
 typedef cuda_pfn_PFN_cuMemsetD2D32_v7000_ptds cuda_pfn_PFN_cuMemsetD2D32;
 #define cuda_pfn_get_cuMemsetD2D32 cuda_pfn_get_cuMemsetD2D32_v7000_ptds
 #define cuda_pfn_abi_cuMemsetD2D32 cuMemsetD2D32_v7000_ptds
+#define cuda_pfn_abi_cuMemsetD2D32_v2_ptds cuMemsetD2D32_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD2D32Async_v3020 cuda_pfn_PFN_cuMemsetD2D32Async;
@@ -8935,6 +9031,7 @@ typedef cuda_pfn_PFN_cuMemsetD2D32Async_v3020 cuda_pfn_PFN_cuMemsetD2D32Async;
 typedef cuda_pfn_PFN_cuMemsetD2D32Async_v7000_ptsz cuda_pfn_PFN_cuMemsetD2D32Async;
 #define cuda_pfn_get_cuMemsetD2D32Async cuda_pfn_get_cuMemsetD2D32Async_v7000_ptsz
 #define cuda_pfn_abi_cuMemsetD2D32Async cuMemsetD2D32Async_v7000_ptsz
+#define cuda_pfn_abi_cuMemsetD2D32Async_ptsz cuMemsetD2D32Async_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD2D32_v3020 cuda_pfn_PFN_cuMemsetD2D32_v2;
@@ -8950,6 +9047,7 @@ typedef cuda_pfn_PFN_cuMemsetD2D8_v3020 cuda_pfn_PFN_cuMemsetD2D8;
 typedef cuda_pfn_PFN_cuMemsetD2D8_v7000_ptds cuda_pfn_PFN_cuMemsetD2D8;
 #define cuda_pfn_get_cuMemsetD2D8 cuda_pfn_get_cuMemsetD2D8_v7000_ptds
 #define cuda_pfn_abi_cuMemsetD2D8 cuMemsetD2D8_v7000_ptds
+#define cuda_pfn_abi_cuMemsetD2D8_v2_ptds cuMemsetD2D8_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD2D8Async_v3020 cuda_pfn_PFN_cuMemsetD2D8Async;
@@ -8960,6 +9058,7 @@ typedef cuda_pfn_PFN_cuMemsetD2D8Async_v3020 cuda_pfn_PFN_cuMemsetD2D8Async;
 typedef cuda_pfn_PFN_cuMemsetD2D8Async_v7000_ptsz cuda_pfn_PFN_cuMemsetD2D8Async;
 #define cuda_pfn_get_cuMemsetD2D8Async cuda_pfn_get_cuMemsetD2D8Async_v7000_ptsz
 #define cuda_pfn_abi_cuMemsetD2D8Async cuMemsetD2D8Async_v7000_ptsz
+#define cuda_pfn_abi_cuMemsetD2D8Async_ptsz cuMemsetD2D8Async_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD2D8_v3020 cuda_pfn_PFN_cuMemsetD2D8_v2;
@@ -8975,6 +9074,7 @@ typedef cuda_pfn_PFN_cuMemsetD32_v3020 cuda_pfn_PFN_cuMemsetD32;
 typedef cuda_pfn_PFN_cuMemsetD32_v7000_ptds cuda_pfn_PFN_cuMemsetD32;
 #define cuda_pfn_get_cuMemsetD32 cuda_pfn_get_cuMemsetD32_v7000_ptds
 #define cuda_pfn_abi_cuMemsetD32 cuMemsetD32_v7000_ptds
+#define cuda_pfn_abi_cuMemsetD32_v2_ptds cuMemsetD32_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD32Async_v3020 cuda_pfn_PFN_cuMemsetD32Async;
@@ -8985,6 +9085,7 @@ typedef cuda_pfn_PFN_cuMemsetD32Async_v3020 cuda_pfn_PFN_cuMemsetD32Async;
 typedef cuda_pfn_PFN_cuMemsetD32Async_v7000_ptsz cuda_pfn_PFN_cuMemsetD32Async;
 #define cuda_pfn_get_cuMemsetD32Async cuda_pfn_get_cuMemsetD32Async_v7000_ptsz
 #define cuda_pfn_abi_cuMemsetD32Async cuMemsetD32Async_v7000_ptsz
+#define cuda_pfn_abi_cuMemsetD32Async_ptsz cuMemsetD32Async_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD32_v3020 cuda_pfn_PFN_cuMemsetD32_v2;
@@ -9000,6 +9101,7 @@ typedef cuda_pfn_PFN_cuMemsetD8_v3020 cuda_pfn_PFN_cuMemsetD8;
 typedef cuda_pfn_PFN_cuMemsetD8_v7000_ptds cuda_pfn_PFN_cuMemsetD8;
 #define cuda_pfn_get_cuMemsetD8 cuda_pfn_get_cuMemsetD8_v7000_ptds
 #define cuda_pfn_abi_cuMemsetD8 cuMemsetD8_v7000_ptds
+#define cuda_pfn_abi_cuMemsetD8_v2_ptds cuMemsetD8_v7000_ptds
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD8Async_v3020 cuda_pfn_PFN_cuMemsetD8Async;
@@ -9010,6 +9112,7 @@ typedef cuda_pfn_PFN_cuMemsetD8Async_v3020 cuda_pfn_PFN_cuMemsetD8Async;
 typedef cuda_pfn_PFN_cuMemsetD8Async_v7000_ptsz cuda_pfn_PFN_cuMemsetD8Async;
 #define cuda_pfn_get_cuMemsetD8Async cuda_pfn_get_cuMemsetD8Async_v7000_ptsz
 #define cuda_pfn_abi_cuMemsetD8Async cuMemsetD8Async_v7000_ptsz
+#define cuda_pfn_abi_cuMemsetD8Async_ptsz cuMemsetD8Async_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuMemsetD8_v3020 cuda_pfn_PFN_cuMemsetD8_v2;
@@ -9060,6 +9163,7 @@ typedef cuda_pfn_PFN_cuModuleGetFunctionCount_v12040 cuda_pfn_PFN_cuModuleGetFun
 typedef cuda_pfn_PFN_cuModuleGetGlobal_v3020 cuda_pfn_PFN_cuModuleGetGlobal;
 #define cuda_pfn_get_cuModuleGetGlobal cuda_pfn_get_cuModuleGetGlobal_v3020
 #define cuda_pfn_abi_cuModuleGetGlobal cuModuleGetGlobal_v3020
+#define cuda_pfn_abi_cuModuleGetGlobal_v2 cuModuleGetGlobal_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuModuleGetLoadingMode_v11070 cuda_pfn_PFN_cuModuleGetLoadingMode;
@@ -9225,6 +9329,7 @@ typedef cuda_pfn_PFN_cuSignalExternalSemaphoresAsync_v10000 cuda_pfn_PFN_cuSigna
 typedef cuda_pfn_PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz cuda_pfn_PFN_cuSignalExternalSemaphoresAsync;
 #define cuda_pfn_get_cuSignalExternalSemaphoresAsync cuda_pfn_get_cuSignalExternalSemaphoresAsync_v10000_ptsz
 #define cuda_pfn_abi_cuSignalExternalSemaphoresAsync cuSignalExternalSemaphoresAsync_v10000_ptsz
+#define cuda_pfn_abi_cuSignalExternalSemaphoresAsync_ptsz cuSignalExternalSemaphoresAsync_v10000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamAddCallback_v5000 cuda_pfn_PFN_cuStreamAddCallback;
@@ -9235,6 +9340,7 @@ typedef cuda_pfn_PFN_cuStreamAddCallback_v5000 cuda_pfn_PFN_cuStreamAddCallback;
 typedef cuda_pfn_PFN_cuStreamAddCallback_v7000_ptsz cuda_pfn_PFN_cuStreamAddCallback;
 #define cuda_pfn_get_cuStreamAddCallback cuda_pfn_get_cuStreamAddCallback_v7000_ptsz
 #define cuda_pfn_abi_cuStreamAddCallback cuStreamAddCallback_v7000_ptsz
+#define cuda_pfn_abi_cuStreamAddCallback_ptsz cuStreamAddCallback_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamAttachMemAsync_v6000 cuda_pfn_PFN_cuStreamAttachMemAsync;
@@ -9245,6 +9351,7 @@ typedef cuda_pfn_PFN_cuStreamAttachMemAsync_v6000 cuda_pfn_PFN_cuStreamAttachMem
 typedef cuda_pfn_PFN_cuStreamAttachMemAsync_v7000_ptsz cuda_pfn_PFN_cuStreamAttachMemAsync;
 #define cuda_pfn_get_cuStreamAttachMemAsync cuda_pfn_get_cuStreamAttachMemAsync_v7000_ptsz
 #define cuda_pfn_abi_cuStreamAttachMemAsync cuStreamAttachMemAsync_v7000_ptsz
+#define cuda_pfn_abi_cuStreamAttachMemAsync_ptsz cuStreamAttachMemAsync_v7000_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 12000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBatchMemOp_v8000 cuda_pfn_PFN_cuStreamBatchMemOp;
@@ -9255,6 +9362,7 @@ typedef cuda_pfn_PFN_cuStreamBatchMemOp_v8000 cuda_pfn_PFN_cuStreamBatchMemOp;
 typedef cuda_pfn_PFN_cuStreamBatchMemOp_v8000_ptsz cuda_pfn_PFN_cuStreamBatchMemOp;
 #define cuda_pfn_get_cuStreamBatchMemOp cuda_pfn_get_cuStreamBatchMemOp_v8000_ptsz
 #define cuda_pfn_abi_cuStreamBatchMemOp cuStreamBatchMemOp_v8000_ptsz
+#define cuda_pfn_abi_cuStreamBatchMemOp_ptsz cuStreamBatchMemOp_v8000_ptsz
 #endif
 #if (CUDA_VERSION >= 12000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBatchMemOp_v11070 cuda_pfn_PFN_cuStreamBatchMemOp;
@@ -9265,6 +9373,7 @@ typedef cuda_pfn_PFN_cuStreamBatchMemOp_v11070 cuda_pfn_PFN_cuStreamBatchMemOp;
 typedef cuda_pfn_PFN_cuStreamBatchMemOp_v11070_ptsz cuda_pfn_PFN_cuStreamBatchMemOp;
 #define cuda_pfn_get_cuStreamBatchMemOp cuda_pfn_get_cuStreamBatchMemOp_v11070_ptsz
 #define cuda_pfn_abi_cuStreamBatchMemOp cuStreamBatchMemOp_v11070_ptsz
+#define cuda_pfn_abi_cuStreamBatchMemOp_v2_ptsz cuStreamBatchMemOp_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBatchMemOp_v11070 cuda_pfn_PFN_cuStreamBatchMemOp_v2;
@@ -9275,6 +9384,7 @@ typedef cuda_pfn_PFN_cuStreamBatchMemOp_v11070 cuda_pfn_PFN_cuStreamBatchMemOp_v
 typedef cuda_pfn_PFN_cuStreamBatchMemOp_v11070_ptsz cuda_pfn_PFN_cuStreamBatchMemOp_v2;
 #define cuda_pfn_get_cuStreamBatchMemOp_v2 cuda_pfn_get_cuStreamBatchMemOp_v11070_ptsz
 #define cuda_pfn_abi_cuStreamBatchMemOp_v2 cuStreamBatchMemOp_v11070_ptsz
+#define cuda_pfn_abi_cuStreamBatchMemOp_v2_ptsz cuStreamBatchMemOp_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBeginCapture_v10010 cuda_pfn_PFN_cuStreamBeginCapture;
@@ -9285,6 +9395,7 @@ typedef cuda_pfn_PFN_cuStreamBeginCapture_v10010 cuda_pfn_PFN_cuStreamBeginCaptu
 typedef cuda_pfn_PFN_cuStreamBeginCapture_v10010_ptsz cuda_pfn_PFN_cuStreamBeginCapture;
 #define cuda_pfn_get_cuStreamBeginCapture cuda_pfn_get_cuStreamBeginCapture_v10010_ptsz
 #define cuda_pfn_abi_cuStreamBeginCapture cuStreamBeginCapture_v10010_ptsz
+#define cuda_pfn_abi_cuStreamBeginCapture_v2_ptsz cuStreamBeginCapture_v10010_ptsz
 #endif
 #if (CUDA_VERSION >= 13020) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBeginCaptureToCig_v13010 cuda_pfn_PFN_cuStreamBeginCaptureToCig;
@@ -9295,6 +9406,7 @@ typedef cuda_pfn_PFN_cuStreamBeginCaptureToCig_v13010 cuda_pfn_PFN_cuStreamBegin
 typedef cuda_pfn_PFN_cuStreamBeginCaptureToCig_v13010_ptsz cuda_pfn_PFN_cuStreamBeginCaptureToCig;
 #define cuda_pfn_get_cuStreamBeginCaptureToCig cuda_pfn_get_cuStreamBeginCaptureToCig_v13010_ptsz
 #define cuda_pfn_abi_cuStreamBeginCaptureToCig cuStreamBeginCaptureToCig_v13010_ptsz
+#define cuda_pfn_abi_cuStreamBeginCaptureToCig_ptsz cuStreamBeginCaptureToCig_v13010_ptsz
 #endif
 #if (CUDA_VERSION >= 12030) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBeginCaptureToGraph_v12030 cuda_pfn_PFN_cuStreamBeginCaptureToGraph;
@@ -9305,6 +9417,7 @@ typedef cuda_pfn_PFN_cuStreamBeginCaptureToGraph_v12030 cuda_pfn_PFN_cuStreamBeg
 typedef cuda_pfn_PFN_cuStreamBeginCaptureToGraph_v12030_ptsz cuda_pfn_PFN_cuStreamBeginCaptureToGraph;
 #define cuda_pfn_get_cuStreamBeginCaptureToGraph cuda_pfn_get_cuStreamBeginCaptureToGraph_v12030_ptsz
 #define cuda_pfn_abi_cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_v12030_ptsz
+#define cuda_pfn_abi_cuStreamBeginCaptureToGraph_ptsz cuStreamBeginCaptureToGraph_v12030_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamBeginCapture_v10010 cuda_pfn_PFN_cuStreamBeginCapture_v2;
@@ -9320,6 +9433,7 @@ typedef cuda_pfn_PFN_cuStreamBeginRecaptureToGraph_v13030 cuda_pfn_PFN_cuStreamB
 typedef cuda_pfn_PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz cuda_pfn_PFN_cuStreamBeginRecaptureToGraph;
 #define cuda_pfn_get_cuStreamBeginRecaptureToGraph cuda_pfn_get_cuStreamBeginRecaptureToGraph_v13030_ptsz
 #define cuda_pfn_abi_cuStreamBeginRecaptureToGraph cuStreamBeginRecaptureToGraph_v13030_ptsz
+#define cuda_pfn_abi_cuStreamBeginRecaptureToGraph_ptsz cuStreamBeginRecaptureToGraph_v13030_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamCopyAttributes_v11000 cuda_pfn_PFN_cuStreamCopyAttributes;
@@ -9330,6 +9444,7 @@ typedef cuda_pfn_PFN_cuStreamCopyAttributes_v11000 cuda_pfn_PFN_cuStreamCopyAttr
 typedef cuda_pfn_PFN_cuStreamCopyAttributes_v11000_ptsz cuda_pfn_PFN_cuStreamCopyAttributes;
 #define cuda_pfn_get_cuStreamCopyAttributes cuda_pfn_get_cuStreamCopyAttributes_v11000_ptsz
 #define cuda_pfn_abi_cuStreamCopyAttributes cuStreamCopyAttributes_v11000_ptsz
+#define cuda_pfn_abi_cuStreamCopyAttributes_ptsz cuStreamCopyAttributes_v11000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuStreamCreate_v2000 cuda_pfn_PFN_cuStreamCreate;
@@ -9345,6 +9460,7 @@ typedef cuda_pfn_PFN_cuStreamCreateWithPriority_v5050 cuda_pfn_PFN_cuStreamCreat
 typedef cuda_pfn_PFN_cuStreamDestroy_v4000 cuda_pfn_PFN_cuStreamDestroy;
 #define cuda_pfn_get_cuStreamDestroy cuda_pfn_get_cuStreamDestroy_v4000
 #define cuda_pfn_abi_cuStreamDestroy cuStreamDestroy_v4000
+#define cuda_pfn_abi_cuStreamDestroy_v2 cuStreamDestroy_v4000
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamEndCapture_v10000 cuda_pfn_PFN_cuStreamEndCapture;
@@ -9355,6 +9471,7 @@ typedef cuda_pfn_PFN_cuStreamEndCapture_v10000 cuda_pfn_PFN_cuStreamEndCapture;
 typedef cuda_pfn_PFN_cuStreamEndCapture_v10000_ptsz cuda_pfn_PFN_cuStreamEndCapture;
 #define cuda_pfn_get_cuStreamEndCapture cuda_pfn_get_cuStreamEndCapture_v10000_ptsz
 #define cuda_pfn_abi_cuStreamEndCapture cuStreamEndCapture_v10000_ptsz
+#define cuda_pfn_abi_cuStreamEndCapture_ptsz cuStreamEndCapture_v10000_ptsz
 #endif
 #if (CUDA_VERSION >= 13020) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamEndCaptureToCig_v13010 cuda_pfn_PFN_cuStreamEndCaptureToCig;
@@ -9365,6 +9482,7 @@ typedef cuda_pfn_PFN_cuStreamEndCaptureToCig_v13010 cuda_pfn_PFN_cuStreamEndCapt
 typedef cuda_pfn_PFN_cuStreamEndCaptureToCig_v13010_ptsz cuda_pfn_PFN_cuStreamEndCaptureToCig;
 #define cuda_pfn_get_cuStreamEndCaptureToCig cuda_pfn_get_cuStreamEndCaptureToCig_v13010_ptsz
 #define cuda_pfn_abi_cuStreamEndCaptureToCig cuStreamEndCaptureToCig_v13010_ptsz
+#define cuda_pfn_abi_cuStreamEndCaptureToCig_ptsz cuStreamEndCaptureToCig_v13010_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetAttribute_v11000 cuda_pfn_PFN_cuStreamGetAttribute;
@@ -9375,6 +9493,7 @@ typedef cuda_pfn_PFN_cuStreamGetAttribute_v11000 cuda_pfn_PFN_cuStreamGetAttribu
 typedef cuda_pfn_PFN_cuStreamGetAttribute_v11000_ptsz cuda_pfn_PFN_cuStreamGetAttribute;
 #define cuda_pfn_get_cuStreamGetAttribute cuda_pfn_get_cuStreamGetAttribute_v11000_ptsz
 #define cuda_pfn_abi_cuStreamGetAttribute cuStreamGetAttribute_v11000_ptsz
+#define cuda_pfn_abi_cuStreamGetAttribute_ptsz cuStreamGetAttribute_v11000_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 12000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v10010 cuda_pfn_PFN_cuStreamGetCaptureInfo;
@@ -9385,6 +9504,7 @@ typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v10010 cuda_pfn_PFN_cuStreamGetCaptu
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v10010_ptsz cuda_pfn_PFN_cuStreamGetCaptureInfo;
 #define cuda_pfn_get_cuStreamGetCaptureInfo cuda_pfn_get_cuStreamGetCaptureInfo_v10010_ptsz
 #define cuda_pfn_abi_cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v10010_ptsz
+#define cuda_pfn_abi_cuStreamGetCaptureInfo_ptsz cuStreamGetCaptureInfo_v10010_ptsz
 #endif
 #if ((CUDA_VERSION >= 12000 && CUDA_VERSION < 13000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v11030 cuda_pfn_PFN_cuStreamGetCaptureInfo;
@@ -9395,6 +9515,7 @@ typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v11030 cuda_pfn_PFN_cuStreamGetCaptu
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v11030_ptsz cuda_pfn_PFN_cuStreamGetCaptureInfo;
 #define cuda_pfn_get_cuStreamGetCaptureInfo cuda_pfn_get_cuStreamGetCaptureInfo_v11030_ptsz
 #define cuda_pfn_abi_cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v11030_ptsz
+#define cuda_pfn_abi_cuStreamGetCaptureInfo_v2_ptsz cuStreamGetCaptureInfo_v11030_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v12030 cuda_pfn_PFN_cuStreamGetCaptureInfo;
@@ -9405,6 +9526,7 @@ typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v12030 cuda_pfn_PFN_cuStreamGetCaptu
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v12030_ptsz cuda_pfn_PFN_cuStreamGetCaptureInfo;
 #define cuda_pfn_get_cuStreamGetCaptureInfo cuda_pfn_get_cuStreamGetCaptureInfo_v12030_ptsz
 #define cuda_pfn_abi_cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v12030_ptsz
+#define cuda_pfn_abi_cuStreamGetCaptureInfo_v3_ptsz cuStreamGetCaptureInfo_v12030_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 13000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v11030 cuda_pfn_PFN_cuStreamGetCaptureInfo_v2;
@@ -9415,6 +9537,7 @@ typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v11030 cuda_pfn_PFN_cuStreamGetCaptu
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v11030_ptsz cuda_pfn_PFN_cuStreamGetCaptureInfo_v2;
 #define cuda_pfn_get_cuStreamGetCaptureInfo_v2 cuda_pfn_get_cuStreamGetCaptureInfo_v11030_ptsz
 #define cuda_pfn_abi_cuStreamGetCaptureInfo_v2 cuStreamGetCaptureInfo_v11030_ptsz
+#define cuda_pfn_abi_cuStreamGetCaptureInfo_v2_ptsz cuStreamGetCaptureInfo_v11030_ptsz
 #endif
 #if (CUDA_VERSION >= 12030) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v12030 cuda_pfn_PFN_cuStreamGetCaptureInfo_v3;
@@ -9425,6 +9548,7 @@ typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v12030 cuda_pfn_PFN_cuStreamGetCaptu
 typedef cuda_pfn_PFN_cuStreamGetCaptureInfo_v12030_ptsz cuda_pfn_PFN_cuStreamGetCaptureInfo_v3;
 #define cuda_pfn_get_cuStreamGetCaptureInfo_v3 cuda_pfn_get_cuStreamGetCaptureInfo_v12030_ptsz
 #define cuda_pfn_abi_cuStreamGetCaptureInfo_v3 cuStreamGetCaptureInfo_v12030_ptsz
+#define cuda_pfn_abi_cuStreamGetCaptureInfo_v3_ptsz cuStreamGetCaptureInfo_v12030_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCtx_v9020 cuda_pfn_PFN_cuStreamGetCtx;
@@ -9435,6 +9559,7 @@ typedef cuda_pfn_PFN_cuStreamGetCtx_v9020 cuda_pfn_PFN_cuStreamGetCtx;
 typedef cuda_pfn_PFN_cuStreamGetCtx_v9020_ptsz cuda_pfn_PFN_cuStreamGetCtx;
 #define cuda_pfn_get_cuStreamGetCtx cuda_pfn_get_cuStreamGetCtx_v9020_ptsz
 #define cuda_pfn_abi_cuStreamGetCtx cuStreamGetCtx_v9020_ptsz
+#define cuda_pfn_abi_cuStreamGetCtx_ptsz cuStreamGetCtx_v9020_ptsz
 #endif
 #if (CUDA_VERSION >= 12050) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetCtx_v12050 cuda_pfn_PFN_cuStreamGetCtx_v2;
@@ -9445,6 +9570,7 @@ typedef cuda_pfn_PFN_cuStreamGetCtx_v12050 cuda_pfn_PFN_cuStreamGetCtx_v2;
 typedef cuda_pfn_PFN_cuStreamGetCtx_v12050_ptsz cuda_pfn_PFN_cuStreamGetCtx_v2;
 #define cuda_pfn_get_cuStreamGetCtx_v2 cuda_pfn_get_cuStreamGetCtx_v12050_ptsz
 #define cuda_pfn_abi_cuStreamGetCtx_v2 cuStreamGetCtx_v12050_ptsz
+#define cuda_pfn_abi_cuStreamGetCtx_v2_ptsz cuStreamGetCtx_v12050_ptsz
 #endif
 #if (CUDA_VERSION >= 13010) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetDevResource_v13010 cuda_pfn_PFN_cuStreamGetDevResource;
@@ -9455,6 +9581,7 @@ typedef cuda_pfn_PFN_cuStreamGetDevResource_v13010 cuda_pfn_PFN_cuStreamGetDevRe
 typedef cuda_pfn_PFN_cuStreamGetDevResource_v13010_ptsz cuda_pfn_PFN_cuStreamGetDevResource;
 #define cuda_pfn_get_cuStreamGetDevResource cuda_pfn_get_cuStreamGetDevResource_v13010_ptsz
 #define cuda_pfn_abi_cuStreamGetDevResource cuStreamGetDevResource_v13010_ptsz
+#define cuda_pfn_abi_cuStreamGetDevResource_ptsz cuStreamGetDevResource_v13010_ptsz
 #endif
 #if (CUDA_VERSION >= 12080) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetDevice_v12080 cuda_pfn_PFN_cuStreamGetDevice;
@@ -9465,6 +9592,7 @@ typedef cuda_pfn_PFN_cuStreamGetDevice_v12080 cuda_pfn_PFN_cuStreamGetDevice;
 typedef cuda_pfn_PFN_cuStreamGetDevice_v12080_ptsz cuda_pfn_PFN_cuStreamGetDevice;
 #define cuda_pfn_get_cuStreamGetDevice cuda_pfn_get_cuStreamGetDevice_v12080_ptsz
 #define cuda_pfn_abi_cuStreamGetDevice cuStreamGetDevice_v12080_ptsz
+#define cuda_pfn_abi_cuStreamGetDevice_ptsz cuStreamGetDevice_v12080_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetFlags_v5050 cuda_pfn_PFN_cuStreamGetFlags;
@@ -9475,6 +9603,7 @@ typedef cuda_pfn_PFN_cuStreamGetFlags_v5050 cuda_pfn_PFN_cuStreamGetFlags;
 typedef cuda_pfn_PFN_cuStreamGetFlags_v7000_ptsz cuda_pfn_PFN_cuStreamGetFlags;
 #define cuda_pfn_get_cuStreamGetFlags cuda_pfn_get_cuStreamGetFlags_v7000_ptsz
 #define cuda_pfn_abi_cuStreamGetFlags cuStreamGetFlags_v7000_ptsz
+#define cuda_pfn_abi_cuStreamGetFlags_ptsz cuStreamGetFlags_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 12040)
 typedef cuda_pfn_PFN_cuStreamGetGreenCtx_v12040 cuda_pfn_PFN_cuStreamGetGreenCtx;
@@ -9490,6 +9619,7 @@ typedef cuda_pfn_PFN_cuStreamGetId_v12000 cuda_pfn_PFN_cuStreamGetId;
 typedef cuda_pfn_PFN_cuStreamGetId_v12000_ptsz cuda_pfn_PFN_cuStreamGetId;
 #define cuda_pfn_get_cuStreamGetId cuda_pfn_get_cuStreamGetId_v12000_ptsz
 #define cuda_pfn_abi_cuStreamGetId cuStreamGetId_v12000_ptsz
+#define cuda_pfn_abi_cuStreamGetId_ptsz cuStreamGetId_v12000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamGetPriority_v5050 cuda_pfn_PFN_cuStreamGetPriority;
@@ -9500,6 +9630,7 @@ typedef cuda_pfn_PFN_cuStreamGetPriority_v5050 cuda_pfn_PFN_cuStreamGetPriority;
 typedef cuda_pfn_PFN_cuStreamGetPriority_v7000_ptsz cuda_pfn_PFN_cuStreamGetPriority;
 #define cuda_pfn_get_cuStreamGetPriority cuda_pfn_get_cuStreamGetPriority_v7000_ptsz
 #define cuda_pfn_abi_cuStreamGetPriority cuStreamGetPriority_v7000_ptsz
+#define cuda_pfn_abi_cuStreamGetPriority_ptsz cuStreamGetPriority_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamIsCapturing_v10000 cuda_pfn_PFN_cuStreamIsCapturing;
@@ -9510,6 +9641,7 @@ typedef cuda_pfn_PFN_cuStreamIsCapturing_v10000 cuda_pfn_PFN_cuStreamIsCapturing
 typedef cuda_pfn_PFN_cuStreamIsCapturing_v10000_ptsz cuda_pfn_PFN_cuStreamIsCapturing;
 #define cuda_pfn_get_cuStreamIsCapturing cuda_pfn_get_cuStreamIsCapturing_v10000_ptsz
 #define cuda_pfn_abi_cuStreamIsCapturing cuStreamIsCapturing_v10000_ptsz
+#define cuda_pfn_abi_cuStreamIsCapturing_ptsz cuStreamIsCapturing_v10000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamQuery_v2000 cuda_pfn_PFN_cuStreamQuery;
@@ -9520,6 +9652,7 @@ typedef cuda_pfn_PFN_cuStreamQuery_v2000 cuda_pfn_PFN_cuStreamQuery;
 typedef cuda_pfn_PFN_cuStreamQuery_v7000_ptsz cuda_pfn_PFN_cuStreamQuery;
 #define cuda_pfn_get_cuStreamQuery cuda_pfn_get_cuStreamQuery_v7000_ptsz
 #define cuda_pfn_abi_cuStreamQuery cuStreamQuery_v7000_ptsz
+#define cuda_pfn_abi_cuStreamQuery_ptsz cuStreamQuery_v7000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamSetAttribute_v11000 cuda_pfn_PFN_cuStreamSetAttribute;
@@ -9530,6 +9663,7 @@ typedef cuda_pfn_PFN_cuStreamSetAttribute_v11000 cuda_pfn_PFN_cuStreamSetAttribu
 typedef cuda_pfn_PFN_cuStreamSetAttribute_v11000_ptsz cuda_pfn_PFN_cuStreamSetAttribute;
 #define cuda_pfn_get_cuStreamSetAttribute cuda_pfn_get_cuStreamSetAttribute_v11000_ptsz
 #define cuda_pfn_abi_cuStreamSetAttribute cuStreamSetAttribute_v11000_ptsz
+#define cuda_pfn_abi_cuStreamSetAttribute_ptsz cuStreamSetAttribute_v11000_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamSynchronize_v2000 cuda_pfn_PFN_cuStreamSynchronize;
@@ -9540,6 +9674,7 @@ typedef cuda_pfn_PFN_cuStreamSynchronize_v2000 cuda_pfn_PFN_cuStreamSynchronize;
 typedef cuda_pfn_PFN_cuStreamSynchronize_v7000_ptsz cuda_pfn_PFN_cuStreamSynchronize;
 #define cuda_pfn_get_cuStreamSynchronize cuda_pfn_get_cuStreamSynchronize_v7000_ptsz
 #define cuda_pfn_abi_cuStreamSynchronize cuStreamSynchronize_v7000_ptsz
+#define cuda_pfn_abi_cuStreamSynchronize_ptsz cuStreamSynchronize_v7000_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 13000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v11030 cuda_pfn_PFN_cuStreamUpdateCaptureDependencies;
@@ -9550,6 +9685,7 @@ typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v11030 cuda_pfn_PFN_cuStr
 typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz cuda_pfn_PFN_cuStreamUpdateCaptureDependencies;
 #define cuda_pfn_get_cuStreamUpdateCaptureDependencies cuda_pfn_get_cuStreamUpdateCaptureDependencies_v11030_ptsz
 #define cuda_pfn_abi_cuStreamUpdateCaptureDependencies cuStreamUpdateCaptureDependencies_v11030_ptsz
+#define cuda_pfn_abi_cuStreamUpdateCaptureDependencies_ptsz cuStreamUpdateCaptureDependencies_v11030_ptsz
 #endif
 #if (CUDA_VERSION >= 13000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v12030 cuda_pfn_PFN_cuStreamUpdateCaptureDependencies;
@@ -9560,6 +9696,7 @@ typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v12030 cuda_pfn_PFN_cuStr
 typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz cuda_pfn_PFN_cuStreamUpdateCaptureDependencies;
 #define cuda_pfn_get_cuStreamUpdateCaptureDependencies cuda_pfn_get_cuStreamUpdateCaptureDependencies_v12030_ptsz
 #define cuda_pfn_abi_cuStreamUpdateCaptureDependencies cuStreamUpdateCaptureDependencies_v12030_ptsz
+#define cuda_pfn_abi_cuStreamUpdateCaptureDependencies_v2_ptsz cuStreamUpdateCaptureDependencies_v12030_ptsz
 #endif
 #if (CUDA_VERSION >= 12030) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v12030 cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v2;
@@ -9570,6 +9707,7 @@ typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v12030 cuda_pfn_PFN_cuStr
 typedef cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz cuda_pfn_PFN_cuStreamUpdateCaptureDependencies_v2;
 #define cuda_pfn_get_cuStreamUpdateCaptureDependencies_v2 cuda_pfn_get_cuStreamUpdateCaptureDependencies_v12030_ptsz
 #define cuda_pfn_abi_cuStreamUpdateCaptureDependencies_v2 cuStreamUpdateCaptureDependencies_v12030_ptsz
+#define cuda_pfn_abi_cuStreamUpdateCaptureDependencies_v2_ptsz cuStreamUpdateCaptureDependencies_v12030_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitEvent_v3020 cuda_pfn_PFN_cuStreamWaitEvent;
@@ -9580,6 +9718,7 @@ typedef cuda_pfn_PFN_cuStreamWaitEvent_v3020 cuda_pfn_PFN_cuStreamWaitEvent;
 typedef cuda_pfn_PFN_cuStreamWaitEvent_v7000_ptsz cuda_pfn_PFN_cuStreamWaitEvent;
 #define cuda_pfn_get_cuStreamWaitEvent cuda_pfn_get_cuStreamWaitEvent_v7000_ptsz
 #define cuda_pfn_abi_cuStreamWaitEvent cuStreamWaitEvent_v7000_ptsz
+#define cuda_pfn_abi_cuStreamWaitEvent_ptsz cuStreamWaitEvent_v7000_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 12000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitValue32_v8000 cuda_pfn_PFN_cuStreamWaitValue32;
@@ -9590,6 +9729,7 @@ typedef cuda_pfn_PFN_cuStreamWaitValue32_v8000 cuda_pfn_PFN_cuStreamWaitValue32;
 typedef cuda_pfn_PFN_cuStreamWaitValue32_v8000_ptsz cuda_pfn_PFN_cuStreamWaitValue32;
 #define cuda_pfn_get_cuStreamWaitValue32 cuda_pfn_get_cuStreamWaitValue32_v8000_ptsz
 #define cuda_pfn_abi_cuStreamWaitValue32 cuStreamWaitValue32_v8000_ptsz
+#define cuda_pfn_abi_cuStreamWaitValue32_ptsz cuStreamWaitValue32_v8000_ptsz
 #endif
 #if (CUDA_VERSION >= 12000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitValue32_v11070 cuda_pfn_PFN_cuStreamWaitValue32;
@@ -9600,6 +9740,7 @@ typedef cuda_pfn_PFN_cuStreamWaitValue32_v11070 cuda_pfn_PFN_cuStreamWaitValue32
 typedef cuda_pfn_PFN_cuStreamWaitValue32_v11070_ptsz cuda_pfn_PFN_cuStreamWaitValue32;
 #define cuda_pfn_get_cuStreamWaitValue32 cuda_pfn_get_cuStreamWaitValue32_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWaitValue32 cuStreamWaitValue32_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWaitValue32_v2_ptsz cuStreamWaitValue32_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitValue32_v11070 cuda_pfn_PFN_cuStreamWaitValue32_v2;
@@ -9610,6 +9751,7 @@ typedef cuda_pfn_PFN_cuStreamWaitValue32_v11070 cuda_pfn_PFN_cuStreamWaitValue32
 typedef cuda_pfn_PFN_cuStreamWaitValue32_v11070_ptsz cuda_pfn_PFN_cuStreamWaitValue32_v2;
 #define cuda_pfn_get_cuStreamWaitValue32_v2 cuda_pfn_get_cuStreamWaitValue32_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWaitValue32_v2 cuStreamWaitValue32_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWaitValue32_v2_ptsz cuStreamWaitValue32_v11070_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 12000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitValue64_v9000 cuda_pfn_PFN_cuStreamWaitValue64;
@@ -9620,6 +9762,7 @@ typedef cuda_pfn_PFN_cuStreamWaitValue64_v9000 cuda_pfn_PFN_cuStreamWaitValue64;
 typedef cuda_pfn_PFN_cuStreamWaitValue64_v9000_ptsz cuda_pfn_PFN_cuStreamWaitValue64;
 #define cuda_pfn_get_cuStreamWaitValue64 cuda_pfn_get_cuStreamWaitValue64_v9000_ptsz
 #define cuda_pfn_abi_cuStreamWaitValue64 cuStreamWaitValue64_v9000_ptsz
+#define cuda_pfn_abi_cuStreamWaitValue64_ptsz cuStreamWaitValue64_v9000_ptsz
 #endif
 #if (CUDA_VERSION >= 12000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitValue64_v11070 cuda_pfn_PFN_cuStreamWaitValue64;
@@ -9630,6 +9773,7 @@ typedef cuda_pfn_PFN_cuStreamWaitValue64_v11070 cuda_pfn_PFN_cuStreamWaitValue64
 typedef cuda_pfn_PFN_cuStreamWaitValue64_v11070_ptsz cuda_pfn_PFN_cuStreamWaitValue64;
 #define cuda_pfn_get_cuStreamWaitValue64 cuda_pfn_get_cuStreamWaitValue64_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWaitValue64 cuStreamWaitValue64_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWaitValue64_v2_ptsz cuStreamWaitValue64_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWaitValue64_v11070 cuda_pfn_PFN_cuStreamWaitValue64_v2;
@@ -9640,6 +9784,7 @@ typedef cuda_pfn_PFN_cuStreamWaitValue64_v11070 cuda_pfn_PFN_cuStreamWaitValue64
 typedef cuda_pfn_PFN_cuStreamWaitValue64_v11070_ptsz cuda_pfn_PFN_cuStreamWaitValue64_v2;
 #define cuda_pfn_get_cuStreamWaitValue64_v2 cuda_pfn_get_cuStreamWaitValue64_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWaitValue64_v2 cuStreamWaitValue64_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWaitValue64_v2_ptsz cuStreamWaitValue64_v11070_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 12000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWriteValue32_v8000 cuda_pfn_PFN_cuStreamWriteValue32;
@@ -9650,6 +9795,7 @@ typedef cuda_pfn_PFN_cuStreamWriteValue32_v8000 cuda_pfn_PFN_cuStreamWriteValue3
 typedef cuda_pfn_PFN_cuStreamWriteValue32_v8000_ptsz cuda_pfn_PFN_cuStreamWriteValue32;
 #define cuda_pfn_get_cuStreamWriteValue32 cuda_pfn_get_cuStreamWriteValue32_v8000_ptsz
 #define cuda_pfn_abi_cuStreamWriteValue32 cuStreamWriteValue32_v8000_ptsz
+#define cuda_pfn_abi_cuStreamWriteValue32_ptsz cuStreamWriteValue32_v8000_ptsz
 #endif
 #if (CUDA_VERSION >= 12000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWriteValue32_v11070 cuda_pfn_PFN_cuStreamWriteValue32;
@@ -9660,6 +9806,7 @@ typedef cuda_pfn_PFN_cuStreamWriteValue32_v11070 cuda_pfn_PFN_cuStreamWriteValue
 typedef cuda_pfn_PFN_cuStreamWriteValue32_v11070_ptsz cuda_pfn_PFN_cuStreamWriteValue32;
 #define cuda_pfn_get_cuStreamWriteValue32 cuda_pfn_get_cuStreamWriteValue32_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWriteValue32 cuStreamWriteValue32_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWriteValue32_v2_ptsz cuStreamWriteValue32_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWriteValue32_v11070 cuda_pfn_PFN_cuStreamWriteValue32_v2;
@@ -9670,6 +9817,7 @@ typedef cuda_pfn_PFN_cuStreamWriteValue32_v11070 cuda_pfn_PFN_cuStreamWriteValue
 typedef cuda_pfn_PFN_cuStreamWriteValue32_v11070_ptsz cuda_pfn_PFN_cuStreamWriteValue32_v2;
 #define cuda_pfn_get_cuStreamWriteValue32_v2 cuda_pfn_get_cuStreamWriteValue32_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWriteValue32_v2 cuStreamWriteValue32_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWriteValue32_v2_ptsz cuStreamWriteValue32_v11070_ptsz
 #endif
 #if ((CUDA_VERSION >= 11070 && CUDA_VERSION < 12000)) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWriteValue64_v9000 cuda_pfn_PFN_cuStreamWriteValue64;
@@ -9680,6 +9828,7 @@ typedef cuda_pfn_PFN_cuStreamWriteValue64_v9000 cuda_pfn_PFN_cuStreamWriteValue6
 typedef cuda_pfn_PFN_cuStreamWriteValue64_v9000_ptsz cuda_pfn_PFN_cuStreamWriteValue64;
 #define cuda_pfn_get_cuStreamWriteValue64 cuda_pfn_get_cuStreamWriteValue64_v9000_ptsz
 #define cuda_pfn_abi_cuStreamWriteValue64 cuStreamWriteValue64_v9000_ptsz
+#define cuda_pfn_abi_cuStreamWriteValue64_ptsz cuStreamWriteValue64_v9000_ptsz
 #endif
 #if (CUDA_VERSION >= 12000) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWriteValue64_v11070 cuda_pfn_PFN_cuStreamWriteValue64;
@@ -9690,6 +9839,7 @@ typedef cuda_pfn_PFN_cuStreamWriteValue64_v11070 cuda_pfn_PFN_cuStreamWriteValue
 typedef cuda_pfn_PFN_cuStreamWriteValue64_v11070_ptsz cuda_pfn_PFN_cuStreamWriteValue64;
 #define cuda_pfn_get_cuStreamWriteValue64 cuda_pfn_get_cuStreamWriteValue64_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWriteValue64 cuStreamWriteValue64_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWriteValue64_v2_ptsz cuStreamWriteValue64_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070) && !defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 typedef cuda_pfn_PFN_cuStreamWriteValue64_v11070 cuda_pfn_PFN_cuStreamWriteValue64_v2;
@@ -9700,6 +9850,7 @@ typedef cuda_pfn_PFN_cuStreamWriteValue64_v11070 cuda_pfn_PFN_cuStreamWriteValue
 typedef cuda_pfn_PFN_cuStreamWriteValue64_v11070_ptsz cuda_pfn_PFN_cuStreamWriteValue64_v2;
 #define cuda_pfn_get_cuStreamWriteValue64_v2 cuda_pfn_get_cuStreamWriteValue64_v11070_ptsz
 #define cuda_pfn_abi_cuStreamWriteValue64_v2 cuStreamWriteValue64_v11070_ptsz
+#define cuda_pfn_abi_cuStreamWriteValue64_v2_ptsz cuStreamWriteValue64_v11070_ptsz
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuSurfObjectCreate_v5000 cuda_pfn_PFN_cuSurfObjectCreate;
@@ -9790,6 +9941,7 @@ typedef cuda_pfn_PFN_cuTexRefDestroy_v2000 cuda_pfn_PFN_cuTexRefDestroy;
 typedef cuda_pfn_PFN_cuTexRefGetAddress_v3020 cuda_pfn_PFN_cuTexRefGetAddress;
 #define cuda_pfn_get_cuTexRefGetAddress cuda_pfn_get_cuTexRefGetAddress_v3020
 #define cuda_pfn_abi_cuTexRefGetAddress cuTexRefGetAddress_v3020
+#define cuda_pfn_abi_cuTexRefGetAddress_v2 cuTexRefGetAddress_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuTexRefGetAddressMode_v2000 cuda_pfn_PFN_cuTexRefGetAddressMode;
@@ -9850,11 +10002,13 @@ typedef cuda_pfn_PFN_cuTexRefGetMipmappedArray_v5000 cuda_pfn_PFN_cuTexRefGetMip
 typedef cuda_pfn_PFN_cuTexRefSetAddress_v3020 cuda_pfn_PFN_cuTexRefSetAddress;
 #define cuda_pfn_get_cuTexRefSetAddress cuda_pfn_get_cuTexRefSetAddress_v3020
 #define cuda_pfn_abi_cuTexRefSetAddress cuTexRefSetAddress_v3020
+#define cuda_pfn_abi_cuTexRefSetAddress_v2 cuTexRefSetAddress_v3020
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuTexRefSetAddress2D_v4010 cuda_pfn_PFN_cuTexRefSetAddress2D;
 #define cuda_pfn_get_cuTexRefSetAddress2D cuda_pfn_get_cuTexRefSetAddress2D_v4010
 #define cuda_pfn_abi_cuTexRefSetAddress2D cuTexRefSetAddress2D_v4010
+#define cuda_pfn_abi_cuTexRefSetAddress2D_v3 cuTexRefSetAddress2D_v4010
 #endif
 #if (CUDA_VERSION >= 11070)
 typedef cuda_pfn_PFN_cuTexRefSetAddressMode_v2000 cuda_pfn_PFN_cuTexRefSetAddressMode;
@@ -9940,6 +10094,7 @@ typedef cuda_pfn_PFN_cuWaitExternalSemaphoresAsync_v10000 cuda_pfn_PFN_cuWaitExt
 typedef cuda_pfn_PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz cuda_pfn_PFN_cuWaitExternalSemaphoresAsync;
 #define cuda_pfn_get_cuWaitExternalSemaphoresAsync cuda_pfn_get_cuWaitExternalSemaphoresAsync_v10000_ptsz
 #define cuda_pfn_abi_cuWaitExternalSemaphoresAsync cuWaitExternalSemaphoresAsync_v10000_ptsz
+#define cuda_pfn_abi_cuWaitExternalSemaphoresAsync_ptsz cuWaitExternalSemaphoresAsync_v10000_ptsz
 #endif
 #endif
 

@@ -457,3 +457,111 @@ fn rust_record(e: &Entry) -> Vec<u8> {
     // SAFETY: `EntryRecord` is `repr(C)`, 160 bytes of integers and byte arrays, no padding.
     unsafe { std::slice::from_raw_parts((&r as *const EntryRecord).cast::<u8>(), 160) }.to_vec()
 }
+
+/// NVIDIA's vectorAddDrv on the header (examples/c-header/), as C and C++ with every compiler:
+/// on a real driver without a GPU it gets every function it calls by cuda.h's name, and stops at
+/// cuInit with the driver's own error (the GPU machine runs it to `Result = PASS`).
+#[test]
+fn the_vector_add_sample_builds_and_gets_its_functions() {
+    let Some(compilers) = compilers() else { return };
+    if !headers_cached() {
+        return;
+    }
+    let reg = registry();
+    let newest = reg.toolkits.last().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo_root().join("examples/c-header/vector_add_drv.c");
+    let cpp = dir.path().join("vector_add_drv.cpp");
+    std::fs::copy(&src, &cpp).unwrap();
+    let mut built = Vec::new();
+    for (n, compiler) in compilers.iter().enumerate() {
+        for (cxx, file, std) in [(false, &src, "-std=c99"), (true, &cpp, "-std=c++17")] {
+            for mode in [None, Some("-DCUDA_API_PER_THREAD_DEFAULT_STREAM")] {
+                let out = dir.path().join(format!("vadd-{n}-{cxx}-{}", mode.is_some()));
+                let (ok, log) = run(compiler
+                    .command(cxx)
+                    .args(["-O2", "-Wall", "-Wextra", "-Werror", std, "-I"])
+                    .arg(cached_include(&newest, false))
+                    .arg("-I")
+                    .arg(header_dir())
+                    .args(mode)
+                    .arg(file)
+                    .arg("-o")
+                    .arg(&out)
+                    .arg("-ldl"));
+                assert!(ok, "{} {std} {mode:?}: {}", compiler.name, head(&log));
+                built.push(out);
+            }
+        }
+    }
+    let drivers = match cuda_sys_gen_tests::drivers::fetch() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED (the run): no real drivers here: {e}");
+            return;
+        }
+    };
+    let driver = drivers.last().unwrap();
+    for program in &built {
+        let (ok, out) = run(Command::new(program).env("LD_LIBRARY_PATH", driver.library_path()));
+        assert!(!ok, "{out}");
+        assert!(out.contains("cuMemAlloc is cuMemAlloc_v3020 (version 3020)"), "{out}");
+        assert!(out.contains("f.cuInit(0) failed: CUDA_ERROR_NO_DEVICE"), "{out}");
+    }
+}
+
+/// `cuda-sys-gen generate --c-header FILE`: refuses a file it did not write (before any work,
+/// leaving it as it was), writes the header alone, and `--check` passes on it; the file is the
+/// crate's header but for the command its first line quotes.
+#[test]
+fn generate_c_header_writes_the_one_file() {
+    if !headers_cached() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cuda_pfn.h");
+    let generate = |extra: &[&str]| {
+        let o = Command::new(cuda_sys_gen_binary())
+            .args(["generate", "--pinned-only", "--offline", "--manifest"])
+            .arg(repo_root().join("headers-manifest.toml"))
+            .arg("--cache")
+            .arg(cache_dir())
+            .arg("--out")
+            .arg(dir.path().join("never-written"))
+            .arg("--c-header")
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        (o.status.code(), format!("{}{}", text(&o.stdout), text(&o.stderr)))
+    };
+    // A file of the user's: refused, untouched.
+    std::fs::write(&file, "/* mine */\n").unwrap();
+    let (code, out) = generate(&[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("did not write"), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "/* mine */\n");
+    // A link: refused too.
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("elsewhere.h"), &file).unwrap();
+    let (code, out) = generate(&[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(!dir.path().join("elsewhere.h").exists());
+    std::fs::remove_file(&file).unwrap();
+    // Written, then checked.
+    let (code, out) = generate(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = generate(&["--check"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!dir.path().join("never-written").exists(), "--out was written");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let crate_header = std::fs::read_to_string(header_dir().join("cuda_pfn.h")).unwrap();
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&written), body(&crate_header), "the header differs from the crate's");
+    assert!(written.lines().next().unwrap().contains("--c-header"), "{}", written.lines().next().unwrap());
+    // Stale: --check fails and names the file.
+    std::fs::write(&file, written.replace("cuda_pfn_get_", "cuda_pfn_got_")).unwrap();
+    let (code, out) = generate(&["--check"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("cuda_pfn.h"), "{out}");
+}

@@ -285,6 +285,7 @@ fn c_names(ctx: &Ctx<'_>, entries: &BTreeMap<&str, HeaderEntry<'_>>) -> String {
             names.entry(c.as_str()).or_default().insert(*t, (target.default.as_deref(), target.per_thread.as_deref()));
         }
     }
+    let every_c_name: std::collections::BTreeSet<&str> = names.keys().copied().collect();
     const PER_THREAD: &str = "defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)";
     let mut s = String::from(
         "\n// ---- cuda.h's own names: the ABI this cuda.h means, in its stream mode ----\n\
@@ -324,10 +325,18 @@ fn c_names(ctx: &Ctx<'_>, entries: &BTreeMap<&str, HeaderEntry<'_>>) -> String {
                 (false, false) => continue,
             }
             cond.extend(h.cond.iter().cloned());
+            // A macro's argument `cuX` is expanded by cuda.h before it reaches the header's
+            // macros (`cuMemAlloc_v2`): that name stands for the ABI too, where it is no C name.
+            let expanded = &h.entry.exported;
+            let also = if expanded != c && !every_c_name.contains(expanded.as_str()) {
+                format!("\n#define cuda_pfn_abi_{expanded} {abi}")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
                 "#if {}\ntypedef cuda_pfn_PFN_{abi} cuda_pfn_PFN_{c};\n\
-                 #define cuda_pfn_get_{c} cuda_pfn_get_{abi}\n#define cuda_pfn_abi_{c} {abi}\n#endif",
+                 #define cuda_pfn_get_{c} cuda_pfn_get_{abi}\n#define cuda_pfn_abi_{c} {abi}{also}\n#endif",
                 cond.join(" && ")
             );
         }

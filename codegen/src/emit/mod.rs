@@ -40,6 +40,7 @@ use crate::Error;
 
 use ctx::{rust_file, Ctx};
 pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
+pub use c_header::C_HEADER;
 pub use krate::LICENSES;
 pub use types::CAST_CONSTANTS;
 
