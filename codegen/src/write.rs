@@ -1343,7 +1343,9 @@ fn place_new(temp: &Path, path: &Path) -> Result<(), Error> {
             reason: "a file appeared there while it was written; run again".into(),
         }),
         // No hard links (some file systems): a rename, after one more look.
-        Err(_) if !path.exists() => fs::rename(temp, path).map_err(|source| Error::Io { path: path.to_owned(), source }),
+        Err(_) if !path.exists() => {
+            fs::rename(temp, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+        }
         Err(source) => Err(Error::Io { path: path.to_owned(), source }),
     }
 }
@@ -1354,8 +1356,8 @@ fn swap_in(temp: &Path, path: &Path) -> Result<(), Error> {
     match exchange(temp, path) {
         Ok(()) => {
             // `temp` now holds what was at `path`.
-            let out_ok = fs::symlink_metadata(temp).is_ok_and(|m| m.is_file())
-                && fs::read(temp).is_ok_and(|b| has_marker(&b));
+            let out_ok =
+                fs::symlink_metadata(temp).is_ok_and(|m| m.is_file()) && fs::read(temp).is_ok_and(|b| has_marker(&b));
             if out_ok {
                 let _ = fs::remove_file(temp);
                 Ok(())

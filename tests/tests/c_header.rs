@@ -13,7 +13,7 @@ use std::process::Command;
 
 use codegen::registry_json::{Entry, Registry};
 use codegen::ToolkitVersion;
-use cuda_sys_gen_tests::{cached_include, cache_dir, cuda_sys_gen_binary, repo_root, text};
+use cuda_sys_gen_tests::{cache_dir, cached_include, cuda_sys_gen_binary, repo_root, text};
 
 fn header_dir() -> PathBuf {
     repo_root().join("generated/include")
@@ -27,7 +27,12 @@ fn registry() -> Registry {
 fn header_entries(reg: &Registry) -> Vec<&Entry> {
     reg.entries
         .iter()
-        .filter(|e| e.module == "cuda" && !e.legacy && e.arch.is_none() && e.platforms.contains(&codegen::platform::Platform::Linux))
+        .filter(|e| {
+            e.module == "cuda"
+                && !e.legacy
+                && e.arch.is_none()
+                && e.platforms.contains(&codegen::platform::Platform::Linux)
+        })
         .collect()
 }
 
@@ -161,9 +166,12 @@ fn compiles_against_every_pinned_cuda_h_with_cuda_typedefs_types() {
         let cpp = dir.path().join(format!("check-{toolkit}.cpp"));
         std::fs::copy(&c, &cpp).unwrap();
         for compiler in &compilers {
-            for (cxx, std, file) in
-                [(false, "-std=c99", &c), (true, "-std=c++11", &cpp), (true, "-std=c++17", &cpp), (true, "-std=c++20", &cpp)]
-            {
+            for (cxx, std, file) in [
+                (false, "-std=c99", &c),
+                (true, "-std=c++11", &cpp),
+                (true, "-std=c++17", &cpp),
+                (true, "-std=c++20", &cpp),
+            ] {
                 for mode in [None, Some("-DCUDA_API_PER_THREAD_DEFAULT_STREAM")] {
                     let mut cmd = compiler.command(cxx);
                     cmd.args(["-c", "-o"])
@@ -341,18 +349,29 @@ fn every_getter_on_every_real_driver() {
                 let code: i32 = code.parse().unwrap();
                 if code == 0 {
                     found += 1;
-                    assert_eq!(same, "1", "driver {}: {abi} is not the export {} ({name})", driver.pin.name, e.exported);
+                    assert_eq!(
+                        same, "1",
+                        "driver {}: {abi} is not the export {} ({name})",
+                        driver.pin.name, e.exported
+                    );
                     assert!(rust_has, "driver {}: {abi} found by C, refused by the Rust crate", driver.pin.name);
                 } else {
                     refused += 1;
-                    assert!(!rust_has, "driver {}: {abi} refused by C ({why}), found by the Rust crate", driver.pin.name);
+                    assert!(
+                        !rust_has,
+                        "driver {}: {abi} refused by C ({why}), found by the Rust crate",
+                        driver.pin.name
+                    );
                     let expected = if e.version > version { 36 } else { 500 };
                     assert_eq!(code, expected, "driver {}: {abi}: {why}", driver.pin.name);
                     assert!(why.contains(abi) && why.contains(&e.version.to_string()), "{why}");
                     assert!(why.contains(&format!("{}.{}", version / 1000, version % 1000 / 10)), "{why}");
                 }
             }
-            assert_eq!(found + refused, by_marker.values().filter(|e| e.toolkits.contains(reg.toolkits.last().unwrap())).count());
+            assert_eq!(
+                found + refused,
+                by_marker.values().filter(|e| e.toolkits.contains(reg.toolkits.last().unwrap())).count()
+            );
             if !by_path {
                 summary.push(format!("{} (CUDA {version}): {found} found, {refused} refused", driver.pin.name));
             }

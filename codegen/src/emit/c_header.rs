@@ -275,11 +275,18 @@ pub fn c_header(ctx: &Ctx<'_>) -> String {
     s
 }
 
+/// What a C name means in one toolkit: the typedef of its entry without and with
+/// `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
+type Meanings<'a> = (Option<&'a str>, Option<&'a str>);
+
+/// An ABI (its typedef) and the toolkits whose cuda.h mean it by one C name.
+type AbiRun<'a> = (&'a str, Vec<ToolkitVersion>);
+
 /// cuda.h's own names: per range of `CUDA_VERSION` where a name means one ABI (in a stream
 /// mode, or in both), the type, the getter and the ABI's name under the C name.
 fn c_names(ctx: &Ctx<'_>, entries: &BTreeMap<&str, HeaderEntry<'_>>) -> String {
     let all = &ctx.all_toolkits;
-    let mut names: BTreeMap<&str, BTreeMap<ToolkitVersion, (Option<&str>, Option<&str>)>> = BTreeMap::new();
+    let mut names: BTreeMap<&str, BTreeMap<ToolkitVersion, Meanings<'_>>> = BTreeMap::new();
     for (t, map) in &ctx.model.c_names {
         for (c, target) in map {
             names.entry(c.as_str()).or_default().insert(*t, (target.default.as_deref(), target.per_thread.as_deref()));
@@ -312,7 +319,7 @@ fn c_names(ctx: &Ctx<'_>, entries: &BTreeMap<&str, HeaderEntry<'_>>) -> String {
             }
         }
         // In the order of their first toolkit: the header reads as cuda.h's history.
-        let mut rows: Vec<((&str, Vec<ToolkitVersion>), (bool, bool))> = rows.into_iter().collect();
+        let mut rows: Vec<(AbiRun<'_>, (bool, bool))> = rows.into_iter().collect();
         rows.sort_by_key(|((pfn, ts), _)| (ts.first().copied(), *pfn));
         for ((pfn, ts), modes) in rows {
             let Some(h) = entries.get(pfn) else { continue };
@@ -372,10 +379,7 @@ mod tests {
         let v = |s: &str| s.parse::<ToolkitVersion>().unwrap();
         let all = [v("11.7"), v("12.0"), v("12.4"), v("13.0")];
         assert_eq!(version_condition(&all, &all), "CUDA_VERSION >= 11070");
-        assert_eq!(
-            version_condition(&all, &[v("12.0"), v("12.4")]),
-            "(CUDA_VERSION >= 12000 && CUDA_VERSION < 13000)"
-        );
+        assert_eq!(version_condition(&all, &[v("12.0"), v("12.4")]), "(CUDA_VERSION >= 12000 && CUDA_VERSION < 13000)");
         assert_eq!(
             version_condition(&all, &[v("11.7"), v("13.0")]),
             "(CUDA_VERSION >= 11070 && CUDA_VERSION < 12000) || CUDA_VERSION >= 13000"

@@ -38,9 +38,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{CrateTypes, Model};
 use crate::Error;
 
+pub use c_header::C_HEADER;
 use ctx::{rust_file, Ctx};
 pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
-pub use c_header::C_HEADER;
 pub use krate::LICENSES;
 pub use types::CAST_CONSTANTS;
 
