@@ -584,3 +584,72 @@ fn generate_c_header_writes_the_one_file() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("cuda_pfn.h"), "{out}");
 }
+
+/// The other two ways to a driver, on a real one: the libcuda the program links
+/// (`cuda_pfn_driver_from_linked`) and a `cuGetProcAddress_v2` pointer it has
+/// (`cuda_pfn_driver_from_get_proc_address_v2`): the same version, the same export, and an ABI
+/// newer than the driver refused before it is asked, with the reason.
+#[test]
+fn a_linked_driver_and_a_get_proc_address_pointer() {
+    let Some(compilers) = compilers() else { return };
+    if !headers_cached() {
+        return;
+    }
+    let drivers = match cuda_sys_gen_tests::drivers::fetch() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED: no real drivers here: {e}");
+            return;
+        }
+    };
+    // The newest driver of the matrix that has cuGetProcAddress_v2 (CUDA 12.0 and later).
+    let Some(driver) = drivers.iter().rev().find(|d| d.pin.cuda_version().is_some_and(|v| v >= 12000)) else {
+        panic!("no driver of CUDA 12.0 or later in the matrix")
+    };
+    let version = driver.pin.cuda_version().unwrap();
+    let reg = registry();
+    let newest = reg.toolkits.last().unwrap();
+    let newer = header_entries(&reg)
+        .into_iter()
+        .find(|e| e.version > version && e.toolkits.contains(newest))
+        .expect("an ABI newer than the driver");
+    let m = marker(newer);
+    let src = format!(
+        "#include <dlfcn.h>\n#include \"cuda_pfn.h\"\n\
+         static void show(const char *how, const cuda_pfn_driver *d) {{\n\
+         \x20   cuda_pfn_PFN_cuMemAlloc_v3020 alloc = NULL; cuda_pfn_PFN_{m} newer = NULL; char why[512];\n\
+         \x20   CUresult a = cuda_pfn_get_cuMemAlloc_v3020(d, &alloc), n = cuda_pfn_get_{m}(d, &newer);\n\
+         \x20   void *p; memcpy(&p, &alloc, sizeof p);\n\
+         \x20   printf(\"%s %d %d %d %d %d\\n\", how, d->version, (int)a, p == dlsym(RTLD_DEFAULT, \"cuMemAlloc_v2\"), (int)n, newer == NULL);\n\
+         \x20   printf(\"%s\\n\", CUDA_PFN_ERROR_STRING(why, sizeof why, d, {m}, n));\n}}\n\
+         int main(void) {{\n    cuda_pfn_driver d, e;\n\
+         \x20   if (cuda_pfn_driver_from_linked(&d) != CUDA_SUCCESS) return 2;\n    show(\"linked\", &d);\n\
+         \x20   if (cuda_pfn_driver_from_get_proc_address_v2(&e, (void (*)(void))cuGetProcAddress_v2) != CUDA_SUCCESS) return 3;\n\
+         \x20   show(\"pointer\", &e);\n    return 0;\n}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("linked.c");
+    std::fs::write(&file, src).unwrap();
+    for (n, compiler) in compilers.iter().enumerate() {
+        let out = dir.path().join(format!("linked-{n}"));
+        let (ok, log) = run(compiler
+            .command(false)
+            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-std=c99", "-D_GNU_SOURCE", "-I"])
+            .arg(cached_include(&newest.to_string(), false))
+            .arg("-I")
+            .arg(header_dir())
+            .arg(&file)
+            .arg("-o")
+            .arg(&out)
+            .arg(&driver.libcuda)
+            .args(["-ldl", "-Wl,--allow-shlib-undefined"]));
+        assert!(ok, "{}: {}", compiler.name, head(&log));
+        let (ok, log) = run(Command::new(&out).env("LD_LIBRARY_PATH", driver.library_path()));
+        assert!(ok, "{}: {log}", compiler.name);
+        for how in ["linked", "pointer"] {
+            // cuMemAlloc_v3020 found, and the export cuMemAlloc_v2; the newer ABI refused (36), NULL.
+            assert!(log.contains(&format!("{how} {version} 0 1 36 1")), "{}: {log}", compiler.name);
+        }
+        assert!(log.contains(&format!("{m} (version {}", newer.version)) && log.contains("was not asked for"), "{log}");
+    }
+}
