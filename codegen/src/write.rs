@@ -1248,3 +1248,139 @@ mod tests {
         assert!(!root.join("b.rs").exists() && !root.join("c.rs").exists());
     }
 }
+
+/// What [`write_file`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOutcome {
+    Written,
+    Unchanged,
+}
+
+/// How many bytes of a file's start the marker is looked for in (every generated file has it
+/// on its first line).
+const MARKER_HEAD: usize = 4096;
+
+/// Whether `head` (a file's first bytes) carries the generator's marker.
+fn has_marker(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(MARKER_HEAD)];
+    head.windows(MARKER.len()).any(|w| w == MARKER.as_bytes())
+}
+
+/// One generated file, outside any output folder (`generate --c-header FILE`): written only
+/// where nothing is, or where a regular file with the marker is (the same rule as a folder's
+/// files, [`MARKER`]). The new file is written beside it and swapped in whole; on Linux by
+/// `renameat2(RENAME_EXCHANGE)`, and whatever came out of the swap is looked at again: if it is
+/// not the generator's (replaced between the check and the swap), it is swapped back and the
+/// write refused, so a file of the user's is never replaced, whatever the timing. With
+/// [`Mode::Check`], nothing is written: a missing or different file is [`Error::Stale`].
+pub fn write_file(path: &Path, bytes: &[u8], mode: Mode, command: &str) -> Result<FileOutcome, Error> {
+    let refuse = |reason: String| Error::NotOurFile { path: path.to_owned(), reason };
+    let existing = check_file(path)?;
+    if let Some(old) = &existing {
+        if old == bytes {
+            return Ok(FileOutcome::Unchanged);
+        }
+    }
+    if mode == Mode::Check {
+        return Err(Error::Stale { files: vec![path.display().to_string()], command: command.to_owned() });
+    }
+    let name = path.file_name().ok_or_else(|| refuse("it names no file".into()))?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let temp = parent.join(format!(".{}.cuda-sys-gen-{}.tmp", name.to_string_lossy(), std::process::id()));
+    let io = |source| Error::Io { path: temp.clone(), source };
+    {
+        use std::io::Write;
+        let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&temp).map_err(io)?;
+        let written = f.write_all(bytes).and_then(|()| f.sync_all());
+        if let Err(source) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(Error::Io { path: temp.clone(), source });
+        }
+    }
+    let done = if existing.is_some() { swap_in(&temp, path) } else { place_new(&temp, path) };
+    // A failed swap may have left the user's file at `temp`: removed only if it is ours.
+    if done.is_err() && fs::read(&temp).is_ok_and(|b| b == bytes) {
+        let _ = fs::remove_file(&temp);
+    }
+    done.map(|()| FileOutcome::Written)
+}
+
+/// What is at `path` now, if [`write_file`] may replace it: nothing (`None`), or a regular file
+/// with the marker (its bytes). Anything else is [`Error::NotOurFile`]: checked before any work
+/// (`generate --c-header`), and again by the write.
+pub fn check_file(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    let refuse = |reason: &str| Error::NotOurFile { path: path.to_owned(), reason: reason.to_owned() };
+    let old = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => return Err(refuse("it is a symbolic link")),
+        Ok(m) if !m.is_file() => return Err(refuse("it is not a regular file")),
+        Ok(_) => read_head_and_all(path)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(Error::Io { path: path.to_owned(), source }),
+    };
+    if !has_marker(&old) {
+        return Err(refuse("it holds what cuda-sys-gen did not write (no marker on its first lines)"));
+    }
+    Ok(Some(old))
+}
+
+/// A regular file's bytes (the generated file is at most a few megabytes: read whole).
+fn read_head_and_all(path: &Path) -> Result<Vec<u8>, Error> {
+    fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })
+}
+
+/// `temp` put at `path`, where nothing was: a hard link never replaces what appeared meanwhile.
+fn place_new(temp: &Path, path: &Path) -> Result<(), Error> {
+    match fs::hard_link(temp, path) {
+        Ok(()) => {
+            let _ = fs::remove_file(temp);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::NotOurFile {
+            path: path.to_owned(),
+            reason: "a file appeared there while it was written; run again".into(),
+        }),
+        // No hard links (some file systems): a rename, after one more look.
+        Err(_) if !path.exists() => {
+            fs::rename(temp, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+        }
+        Err(source) => Err(Error::Io { path: path.to_owned(), source }),
+    }
+}
+
+/// `temp` swapped with the generator's file at `path`; what came out is removed only if it is
+/// still the generator's.
+fn swap_in(temp: &Path, path: &Path) -> Result<(), Error> {
+    match exchange(temp, path) {
+        Ok(()) => {
+            // `temp` now holds what was at `path`.
+            let out_ok =
+                fs::symlink_metadata(temp).is_ok_and(|m| m.is_file()) && fs::read(temp).is_ok_and(|b| has_marker(&b));
+            if out_ok {
+                let _ = fs::remove_file(temp);
+                Ok(())
+            } else {
+                let back = exchange(temp, path);
+                Err(Error::NotOurFile {
+                    path: path.to_owned(),
+                    reason: match back {
+                        Ok(()) => "it was replaced by a file cuda-sys-gen did not write while it was written; it was \
+                                   put back"
+                            .into(),
+                        Err(e) => format!(
+                            "it was replaced while it was written, and could not be put back ({e}): the file that was \
+                             there is {}",
+                            temp.display()
+                        ),
+                    },
+                })
+            }
+        }
+        Err(e) if exchange_unsupported(&e) => {
+            fs::rename(temp, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+        }
+        Err(source) => Err(Error::Io { path: path.to_owned(), source }),
+    }
+}

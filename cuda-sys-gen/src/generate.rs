@@ -38,6 +38,10 @@ pub struct GenerateArgs {
     /// regenerate, and print the diff against the previous newest toolkit.
     #[arg(long, value_name = "VERSION|PATH", conflicts_with = "check")]
     pub add_toolkit: Option<ToolkitSpec>,
+    /// Write only the crate's C header (include/cuda_pfn.h: every ABI at its exact version, for C
+    /// and C++ programs) to FILE, and not the crate. FILE is replaced only if cuda-sys-gen wrote it.
+    #[arg(long, value_name = "FILE", conflicts_with = "add_toolkit")]
+    pub c_header: Option<PathBuf>,
 }
 
 /// `cuda-sys-gen generate`'s own options: where things are, which `cargo xtask generate`
@@ -134,6 +138,9 @@ fn shell_quote(word: &str) -> String {
 /// Runs the pipeline and prints its summary; with `--add-toolkit`, pins the toolkit first and
 /// prints its diff against the previous newest one after.
 pub fn run(args: GenerateArgs, paths: Paths) -> Result<()> {
+    if let Some(file) = args.c_header.clone() {
+        return c_header(&args, &paths, &file);
+    }
     let cfg = config(&args, &paths);
     // Before any work, --add-toolkit's change to the manifest included.
     let mut checked = pipeline::check_before_work(&cfg)?;
@@ -187,6 +194,27 @@ fn run_generate(args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Check
         s
     })?;
     print!("{}", report.summary(cfg.mode, &paths.out, start.elapsed(), args.verbose));
+    Ok(())
+}
+
+/// `generate --c-header FILE`: the crate rendered in memory, its C header written alone (the
+/// output folder untouched), quoting this very command as the one that regenerates it.
+fn c_header(args: &GenerateArgs, paths: &Paths, file: &std::path::Path) -> Result<()> {
+    // Before any work: a file that is not the generator's stops the run here.
+    codegen::write::check_file(file)?;
+    let mut cfg = config(args, paths);
+    codegen::input::check_header_text("the command line", &paths.rerun)?;
+    cfg.emit.command = paths.rerun.clone();
+    let manifest = codegen::manifest::Manifest::load(&paths.manifest)?;
+    let unchanged = || format!("the C header was not written; {} is unchanged", file.display());
+    let (files, _) = pipeline::render(&cfg, &manifest).with_context(unchanged)?;
+    let bytes = files.get(codegen::emit::C_HEADER).context("the crate has no C header")?;
+    let done = codegen::write::write_file(file, bytes, cfg.mode, &paths.rerun).with_context(unchanged)?;
+    match (cfg.mode, done) {
+        (Mode::Check, _) => println!("{}: up to date", file.display()),
+        (_, codegen::write::FileOutcome::Unchanged) => println!("{}: unchanged", file.display()),
+        (_, codegen::write::FileOutcome::Written) => println!("{}: written", file.display()),
+    }
     Ok(())
 }
 

@@ -19,6 +19,7 @@ macro_rules! paths_of {
 }
 
 mod api;
+mod c_header;
 mod ctx;
 mod docs;
 pub mod doxygen;
@@ -26,6 +27,7 @@ mod examples;
 mod krate;
 mod newest;
 mod pfn;
+pub mod record;
 mod registry;
 mod shim;
 mod standin;
@@ -36,6 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{CrateTypes, Model};
 use crate::Error;
 
+pub use c_header::C_HEADER;
 use ctx::{rust_file, Ctx};
 pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
 pub use krate::LICENSES;
@@ -100,6 +103,7 @@ const OUTPUTS: &[Output] = &[
     Output::same(Paths::One(examples::DOCTOR_RS), |p, _, _| text(examples::doctor_rs(p.ctx))),
     Output::same(Paths::Each(&examples::SAMPLE_PATHS), |p, i, _| Ok(examples::sample_rs(p.ctx, i))),
     Output::same(Paths::One(examples::ROUNDTRIP_RS), |p, _, _| Ok(examples::roundtrip_rs(p.ctx))),
+    Output::rendered(Paths::One(c_header::C_HEADER), |p, _, _| text(c_header::c_header(p.ctx))),
 ];
 
 /// How an output's file is rendered: from the parts, its index among the output's paths and its
