@@ -76,9 +76,15 @@ fn compilers() -> Option<Vec<Compiler>> {
     if found(&["clang"]) && found(&["clang++"]) {
         out.push(Compiler { name: "clang", c: owned(&["clang"]), cxx: owned(&["clang++"]) });
     } else {
-        let zig = std::env::var("CUDA_SYS_GEN_ZIG")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| repo_root().join("target/ziglang/ziglang/zig"));
+        let zig = match std::env::var("CUDA_SYS_GEN_ZIG") {
+            Ok(path) => PathBuf::from(path),
+            Err(_) => zig().unwrap_or_else(|why| {
+                // clang is half of what this test promises: CI must have it.
+                assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and no clang: {why}");
+                eprintln!("note: {why}");
+                PathBuf::from("zig")
+            }),
+        };
         let zig = zig.to_string_lossy().into_owned();
         if found(&[&zig, "cc"]) {
             let target = ["-target", "x86_64-linux-gnu"];
@@ -97,6 +103,66 @@ fn compilers() -> Option<Vec<Compiler>> {
         return None;
     }
     Some(out)
+}
+
+/// The `ziglang` wheel of PyPI: zig, whose `zig cc` is clang 19 with its own C library
+/// headers, so a machine with no clang installed still compiles the header with clang.
+const ZIG_WHEEL: &str = "ziglang-0.14.1-py3-none-manylinux_2_12_x86_64.manylinux2010_x86_64.musllinux_1_1_x86_64.whl";
+const ZIG_SHA256: &str = "6eb9d4d759b292c83810dbee2e9e8e3fbfbf01d864e6e9811bae711fd74e1c2f";
+
+/// [`fetch_zig`] once per test process: the tests run on threads of one process.
+fn zig() -> Result<PathBuf, String> {
+    static ZIG: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    ZIG.get_or_init(fetch_zig).clone()
+}
+
+/// zig from the pinned wheel, unpacked under target/ziglang (fetched with pip once, its
+/// SHA256 checked, unpacked into a scratch folder renamed into place); `Err` says why not.
+fn fetch_zig() -> Result<PathBuf, String> {
+    use sha2::{Digest, Sha256};
+    let root = repo_root().join("target");
+    let zig = root.join("ziglang/ziglang/zig");
+    if zig.is_file() {
+        return Ok(zig);
+    }
+    if std::env::consts::ARCH != "x86_64" || std::env::consts::OS != "linux" {
+        return Err(format!("no clang on the PATH, and the pinned zig wheel is for x86-64 Linux, not {}", std::env::consts::ARCH));
+    }
+    let wheels = root.join("ziglang-wheel");
+    std::fs::create_dir_all(&wheels).map_err(|e| format!("{}: {e}", wheels.display()))?;
+    let wheel = wheels.join(ZIG_WHEEL);
+    let digest = |p: &Path| std::fs::read(p).ok().map(|b| hex::encode(Sha256::digest(b)));
+    if digest(&wheel).as_deref() != Some(ZIG_SHA256) {
+        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let o = Command::new(&python)
+            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
+            .args(["--platform", "manylinux_2_12_x86_64", "--python-version", "3.11", "--dest"])
+            .arg(&wheels)
+            .arg("ziglang==0.14.1")
+            .output()
+            .map_err(|e| format!("no clang on the PATH, and `{python} -m pip` could not run to fetch zig's: {e}"))?;
+        if !o.status.success() {
+            return Err(format!("no clang on the PATH, and pip could not fetch zig's: {}", text(&o.stderr)));
+        }
+        let got = digest(&wheel).ok_or_else(|| format!("pip did not write {ZIG_WHEEL}"))?;
+        assert_eq!(got, ZIG_SHA256, "{ZIG_WHEEL}: not the wheel pinned here (its SHA256 differs)");
+    }
+    let scratch = tempfile::tempdir_in(&root).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(&wheel).map_err(|e| format!("{}: {e}", wheel.display()))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| format!("{}: {e}", wheel.display()))?;
+    zip.extract(scratch.path()).map_err(|e| format!("{}: {e}", wheel.display()))?;
+    let unpacked = scratch.path().join("ziglang/zig");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&unpacked, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    }
+    // Another test process may have put it in place meanwhile: theirs is the same wheel.
+    let _ = std::fs::rename(scratch.path(), root.join("ziglang"));
+    if zig.is_file() {
+        Ok(zig)
+    } else {
+        Err(format!("{} was not unpacked", zig.display()))
+    }
 }
 
 fn headers_cached() -> bool {
