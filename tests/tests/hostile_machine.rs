@@ -341,3 +341,31 @@ fn the_manifest_keeps_its_mode_owner_and_links() {
     assert_eq!(std::fs::metadata(&a).unwrap().ino(), std::fs::metadata(&b).unwrap().ino(), "{said}");
     assert!(said.contains("hard links"), "{said}");
 }
+
+/// A disk that fills while the new crate is staged (a 256 KiB tmpfs): the run fails naming
+/// the error, and leaves no half-written generated file behind, kept aside or not (a file
+/// cut short, 0 bytes on the first page, is this run's own and removed).
+#[test]
+fn a_full_disk_while_staging_leaves_no_half_file() {
+    let case = Case::new();
+    let mnt = case.dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=256k"]).arg("tmpfs").arg(&mnt).output();
+    if !mounted.is_ok_and(|o| o.status.success()) {
+        skip("a small tmpfs: mount -t tmpfs is not allowed here");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let o = case.command_to(&mnt.join("crate"), &["cuda-11.4", "cuda-11.5"], &[]).output().unwrap();
+    let said = all(&o);
+    assert_eq!(o.status.code(), Some(1), "the crate fit in 256 KiB: make the file system smaller: {said}");
+    assert!(said.contains("No space left on device"), "{said}");
+    let left = walk(&mnt);
+    assert!(left.iter().all(|p| p.is_dir()), "files were left: {left:?}\n{said}");
+}
