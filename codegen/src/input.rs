@@ -121,6 +121,24 @@ pub fn kind_of(meta: &fs::Metadata) -> &'static str {
     "not a regular file"
 }
 
+/// How a command-line binary loads libclang in a child process of its own (set once, at
+/// start, by `cuda-sys-gen` and `cargo xtask`; a library user of the generator has none, and
+/// gets the checks of the file alone).
+static LIBCLANG_PROBE: std::sync::OnceLock<fn() -> Result<(), String>> = std::sync::OnceLock::new();
+
+/// Sets [`probe_libclang`]'s way of loading libclang apart: a function that runs the very load
+/// this process is about to make (same environment) in a child, and says what killed it.
+pub fn set_libclang_probe(probe: fn() -> Result<(), String>) {
+    let _ = LIBCLANG_PROBE.set(probe);
+}
+
+/// Loads libclang in a child process first, where a probe was set: a library whose loading
+/// kills the process (a signal in the loader or its initialisers, no reading of the file
+/// foresees) is then an error with the signal, never this process's death.
+pub fn probe_libclang() -> Result<(), String> {
+    LIBCLANG_PROBE.get().map_or(Ok(()), |probe| probe())
+}
+
 /// `LIBCLANG_PATH`, when set, checked before clang-sys loads what it names: a file (or a
 /// `libclang*.so*` of the folder) that would block the loader or kill the process there is
 /// refused with the reason, in the first second of a run.

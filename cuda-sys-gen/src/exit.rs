@@ -39,6 +39,11 @@ static STDERR_LOST: AtomicBool = AtomicBool::new(false);
 /// before `main`, so that no file the command opens takes its number: its lines are lost as
 /// into `/dev/null`, and the status is the command's own.)
 pub fn prepare_process() {
+    // The child of [`probe_libclang`]: the load, then its verdict as the status, nothing else.
+    if std::env::var_os(LIBCLANG_PROBE).is_some() {
+        std::process::exit(i32::from(codegen::read::clang::load_libclang_here().is_err()));
+    }
+    codegen::input::set_libclang_probe(probe_libclang);
     #[cfg(unix)]
     // SAFETY: setting a signal's disposition to "ignore", before any thread is started.
     unsafe {
@@ -57,6 +62,70 @@ pub fn prepare_process() {
         }
         default(info);
     }));
+}
+
+/// The environment variable that makes this program a libclang probe's child.
+const LIBCLANG_PROBE: &str = "CUDA_SYS_GEN_LIBCLANG_PROBE";
+
+/// Loads libclang as this process is about to (same environment) in a child: this program run
+/// again as [`LIBCLANG_PROBE`]'s child, killed after 20 s. A signal or a hang there is an error
+/// that says so; a load that fails there fails here too, with clang-sys's own message.
+fn probe_libclang() -> Result<(), String> {
+    use std::io::Read;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to load libclang apart: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .env(LIBCLANG_PROBE, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start a process to load libclang apart: {e}"))?;
+    let mut pipe = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(p) = pipe.as_mut() {
+            let _ = p.take(4096).read_to_end(&mut text);
+            let _ = std::io::copy(p, &mut std::io::sink());
+        }
+        String::from_utf8_lossy(&text).trim().to_owned()
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed().as_secs() < 20 => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("loading libclang in a separate process did not end within 20 s: it hangs the system \
+                            loader; point LIBCLANG_PATH at another libclang.so"
+                    .into());
+            }
+            Err(e) => return Err(format!("cannot wait for the process that loads libclang apart: {e}")),
+        }
+    };
+    let said = reader.join().unwrap_or_default();
+    let said = if said.is_empty() { String::new() } else { format!(" (it said: {said})") };
+    match status.code() {
+        Some(0 | 1) => Ok(()),
+        Some(code) => Err(format!(
+            "loading libclang in a separate process ended with exit status {code}{said}: it stops the system \
+             loader; point LIBCLANG_PATH at another libclang.so"
+        )),
+        None => {
+            #[cfg(unix)]
+            let how = {
+                use std::os::unix::process::ExitStatusExt;
+                format!("signal {}", status.signal().unwrap_or(0))
+            };
+            #[cfg(not(unix))]
+            let how = status.to_string();
+            Err(format!(
+                "this libclang crashes the system loader: loading it in a separate process ended with {how}{said}; \
+                 point LIBCLANG_PATH at another libclang.so, or unset it to use the pinned wheel"
+            ))
+        }
+    }
 }
 
 /// Prints to stdout, unless it was lost; a failed write marks it lost (see the module doc).

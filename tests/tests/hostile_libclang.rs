@@ -105,3 +105,30 @@ fn a_cached_libclang_cut_short_is_refused_with_its_folder() {
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert_eq!(std::fs::metadata(&shared).unwrap().len(), whole.len() as u64, "the shared cache was touched");
 }
+
+/// A libclang whose initialiser (`DT_INIT`) is moved onto its dynamic section: whole, an ELF
+/// file like any other, and loading it jumps into memory that is not executable. The
+/// generator loads it in a child process first, and says it crashes the loader, with the
+/// signal; it never dies of it itself.
+#[test]
+fn a_libclang_that_crashes_the_loader_is_reported_from_a_child() {
+    let mut bytes = std::fs::read(cached_libclang()).unwrap();
+    let u = |b: &[u8], at: usize, n: usize| b[at..at + n].iter().rev().fold(0u64, |v, x| (v << 8) | u64::from(*x));
+    let (phoff, size, count) = (u(&bytes, 32, 8) as usize, u(&bytes, 54, 2) as usize, u(&bytes, 56, 2) as usize);
+    let h = (0..count).map(|i| phoff + i * size).find(|&h| u(&bytes, h, 4) == 2).expect("a PT_DYNAMIC");
+    let (offset, vaddr) = (u(&bytes, h + 8, 8) as usize, u(&bytes, h + 16, 8));
+    let mut at = offset;
+    let mut patched = false;
+    while u(&bytes, at, 8) != 0 {
+        if u(&bytes, at, 8) == 12 {
+            bytes[at + 8..at + 16].copy_from_slice(&vaddr.to_le_bytes());
+            patched = true;
+        }
+        at += 16;
+    }
+    assert!(patched, "the wheel's libclang has no DT_INIT: the test no longer crafts a crash");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("libclang.so"), &bytes).unwrap();
+    let (o, _) = generate(&cache_dir(), dir.path());
+    refused(&o, &["crashes the system loader", "signal 11"]);
+}
