@@ -1,6 +1,8 @@
 //! Outside input checked before it is used: text files read whole ([`read_text`],
-//! [`read_bytes`]), and the text the command line puts into every generated file's header
-//! ([`check_header_text`]).
+//! [`read_bytes`]), the text the command line puts into every generated file's header
+//! ([`check_header_text`]), and a libclang named by `LIBCLANG_PATH` or cached, read before the
+//! loader maps it ([`unloadable_library`]: a FIFO, a device or a file cut short would block the
+//! loader or fault in it with SIGBUS).
 //!
 //! Every file read whole from outside (the manifest, a header, a record, a journal) is read
 //! through [`read_bytes`]: what is not a regular file (a FIFO, a device such as `/dev/zero`, a
@@ -117,6 +119,122 @@ pub fn kind_of(meta: &fs::Metadata) -> &'static str {
         }
     }
     "not a regular file"
+}
+
+/// How a command-line binary loads libclang in a child process of its own (set once, at
+/// start, by `cuda-sys-gen` and `cargo xtask`; a library user of the generator has none, and
+/// gets the checks of the file alone).
+static LIBCLANG_PROBE: std::sync::OnceLock<fn() -> Result<(), String>> = std::sync::OnceLock::new();
+
+/// Sets [`probe_libclang`]'s way of loading libclang apart: a function that runs the very load
+/// this process is about to make (same environment) in a child, and says what killed it.
+pub fn set_libclang_probe(probe: fn() -> Result<(), String>) {
+    let _ = LIBCLANG_PROBE.set(probe);
+}
+
+/// Loads libclang in a child process first, where a probe was set: a library whose loading
+/// kills the process (a signal in the loader or its initialisers, no reading of the file
+/// foresees) is then an error with the signal, never this process's death.
+pub fn probe_libclang() -> Result<(), String> {
+    LIBCLANG_PROBE.get().map_or(Ok(()), |probe| probe())
+}
+
+/// `LIBCLANG_PATH`, when set, checked before clang-sys loads what it names: a file (or a
+/// `libclang*.so*` of the folder) that would block the loader or kill the process there is
+/// refused with the reason, in the first second of a run.
+pub fn check_libclang_path() -> Result<(), String> {
+    let Some(named) = std::env::var_os("LIBCLANG_PATH") else { return Ok(()) };
+    for file in libclang_files(Path::new(&named)) {
+        if let Some(why) = unloadable_library(&file) {
+            return Err(format!(
+                "LIBCLANG_PATH names {}, which {why}; point LIBCLANG_PATH at a working libclang.so, or unset it to \
+                 use the system's or the pinned wheel",
+                file.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The files clang-sys may load for `LIBCLANG_PATH=path`: the file itself, or each
+/// `libclang*.so*` of the folder.
+pub fn libclang_files(path: &Path) -> Vec<std::path::PathBuf> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let mut found: Vec<std::path::PathBuf> = fs::read_dir(path)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("libclang") && n.contains(".so"))
+                })
+                .collect();
+            found.sort();
+            found
+        }
+        Ok(_) => vec![path.to_owned()],
+        // Nothing there: clang-sys says so itself.
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Why the loader cannot map `path` without blocking or faulting, read as it will read it:
+/// not a regular file (a FIFO blocks the loader forever, a device never ends), not an ELF file,
+/// or cut short (a segment past the file's end: the loader maps it, and the first touch is
+/// SIGBUS). `None`: nothing of that kind (what else is wrong, the loader says).
+pub fn unloadable_library(path: &Path) -> Option<String> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("cannot be read ({e})")),
+    };
+    if !meta.is_file() {
+        return Some(format!("is {}, not a shared library", kind_of(&meta)));
+    }
+    let bytes = match read_head(path, 64 * 1024) {
+        Ok(b) => b,
+        Err(e) => return Some(format!("cannot be read ({e})")),
+    };
+    let len = meta.len();
+    let u = |at: usize, n: usize| -> Option<u64> {
+        Some(bytes.get(at..at + n)?.iter().rev().fold(0u64, |v, b| (v << 8) | u64::from(*b)))
+    };
+    if bytes.get(..4) != Some(b"\x7fELF".as_slice()) || bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
+        return Some(format!("is no 64-bit little-endian ELF file ({len} bytes)"));
+    }
+    let (Some(phoff), Some(size), Some(count)) = (u(32, 8), u(54, 2), u(56, 2)) else {
+        return Some(format!("is cut short: {len} bytes, less than an ELF header"));
+    };
+    let end = phoff.saturating_add(size.saturating_mul(count));
+    if size < 56 || end > len || end > bytes.len() as u64 {
+        return Some(format!("is cut short: its program headers end at byte {end}, the file has {len}"));
+    }
+    for i in 0..count {
+        let h = (phoff + i * size) as usize;
+        let (Some(kind), Some(offset), Some(filesz)) = (u(h, 4), u(h + 8, 8), u(h + 32, 8)) else { continue };
+        let need = offset.saturating_add(filesz);
+        if kind == 1 && need > len {
+            return Some(format!("is cut short: a loadable segment needs {need} bytes, the file has {len}"));
+        }
+    }
+    None
+}
+
+/// Up to `max` bytes from the start of a regular file, opened without blocking.
+fn read_head(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let mut out = Vec::new();
+    file.take(max).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// Refuses text the command line puts into every generated file's header (`what`: the option

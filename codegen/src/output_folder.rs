@@ -36,8 +36,17 @@ pub fn check_output_folder(out: &Path, manifest: &Manifest, cache: &Path) -> Res
         Err(Error::NotOurs { out: shown, reason, .. }) => {
             Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, &rules) })
         }
-        // A folder that may be replaced must also be one the swap can rename.
-        Ok(()) => check_swappable(out),
+        // A folder that may be replaced must also be one the swap can rename; a folder it offers
+        // instead must pass this same check, or none is offered (no refusal sends the user in
+        // a circle).
+        Ok(()) => match check_swappable(out) {
+            Err(Error::NotOurs { out: shown, reason, instead }) => {
+                let passes = |c: &String| rules.refusal(Path::new(c)).is_ok() && check_swappable(Path::new(c)).is_ok();
+                let instead = instead.filter(passes).or_else(|| instead_of(out, &rules).filter(passes));
+                Err(Error::NotOurs { out: shown, reason, instead })
+            }
+            other => other,
+        },
         other => other,
     }
 }
@@ -71,6 +80,8 @@ impl<'a> Rules<'a> {
 /// itself), and a mount point, bind mounts included (the new crate is written beside it and
 /// renamed into its place; the kernel refuses to rename a mount point, with EBUSY).
 fn check_swappable(out: &Path) -> Result<(), Error> {
+    /// The longest file name Linux's, macOS's and Windows's file systems take, in bytes.
+    const NAME_MAX: usize = 255;
     let refuse = |reason: String, instead: Option<String>| Err(Error::NotOurs { out: out.to_owned(), reason, instead });
     let raw = out.as_os_str().as_encoded_bytes();
     let trimmed = raw.strip_suffix(b"/").unwrap_or(raw);
@@ -83,6 +94,22 @@ fn check_swappable(out: &Path) -> Result<(), Error> {
             ),
             None,
         );
+    }
+    // The writer makes folders beside the output folder named after it, at most
+    // `NAME_SLACK` bytes longer (`.<name>.new-<pid>-<n>`, `<name>.kept-<n>`): a name with no room
+    // for them is refused now, not after the work.
+    if let Some(name) = out.file_name() {
+        let len = write::scratch_name(name).len();
+        if len + write::NAME_SLACK > NAME_MAX {
+            return refuse(
+                format!(
+                    "its name is {len} bytes long, and the folders the crate is written through beside it add up to \
+                     {} bytes to it: more than the {NAME_MAX} bytes a file name may have; give --out a shorter name",
+                    write::NAME_SLACK
+                ),
+                None,
+            );
+        }
     }
     let Ok(canonical) = write::canonical_lenient(out) else { return Ok(()) };
     if !canonical.is_dir() {

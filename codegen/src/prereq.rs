@@ -24,6 +24,9 @@ pub struct Plan {
 pub fn check(manifest: &Manifest, fetcher: &Fetcher, pins: &[&ToolkitPin]) -> Result<Plan, Error> {
     let mut missing = Vec::new();
     let mut downloads: Vec<PackagePin> = Vec::new();
+    // What LIBCLANG_PATH names is read before the loader maps it.
+    crate::input::check_libclang_path().map_err(|detail| Error::NoLibclang { detail })?;
+    crate::input::probe_libclang().map_err(|detail| Error::NoLibclang { detail })?;
     let system_libclang = clang_sys::load().is_ok();
     if !system_libclang {
         match &manifest.libclang {

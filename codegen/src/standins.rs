@@ -46,13 +46,68 @@ const STANDINS_KIND: &str = "standins";
 /// process, removed when dropped and, after a killed run (Ctrl-C), by the next run.
 ///
 /// A cache that cannot be written (restored read-only in CI, say) still serves a run that only
-/// reads it: the stand-ins then go to the system's temporary folder instead. Their place is
-/// no part of any output or cache key (the unit cache leaves them out).
+/// reads it: the stand-ins then go to a folder of this user's own in the system's temporary
+/// folder (`cuda-sys-gen-standins-<uid>`, mode 0700: another user's run never shares it, and
+/// one of that name that is not this user's is refused by name). Where neither can be written,
+/// the error names both and why. Their place is no part of any output or cache key (the unit
+/// cache leaves them out).
 pub fn standins_in(cache: &Path) -> Result<crate::scratch::Scratch, Error> {
     match standins_under(&cache.join("standins")) {
         Ok(dir) => Ok(dir),
-        Err(in_cache) => standins_under(&std::env::temp_dir().join("cuda-sys-gen-standins")).map_err(|_| in_cache),
+        Err(in_cache) => {
+            let temp = std::env::temp_dir().join(user_folder_name());
+            match own_folder(&temp).and_then(|()| standins_under(&temp)) {
+                Ok(dir) => Ok(dir),
+                Err(in_temp) => Err(Error::Io {
+                    path: cache.join("standins"),
+                    source: std::io::Error::other(format!(
+                        "the stand-in headers could not be written under the cache ({in_cache}) nor in the temporary \
+                         folder ({in_temp}); make one of them writable, or set TMPDIR to a folder of yours"
+                    )),
+                }),
+            }
+        }
     }
+}
+
+/// This user's folder name in the temporary folder.
+fn user_folder_name() -> String {
+    #[cfg(unix)]
+    {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        format!("cuda-sys-gen-standins-{}", unsafe { libc::getuid() })
+    }
+    #[cfg(not(unix))]
+    {
+        "cuda-sys-gen-standins".to_owned()
+    }
+}
+
+/// Makes `dir` this user's own folder (0700), or says whose it is when it is not.
+fn own_folder(dir: &Path) -> Result<(), Error> {
+    let io = |source| Error::Io { path: dir.to_owned(), source };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io(e)),
+        }
+        let meta = std::fs::symlink_metadata(dir).map_err(io)?;
+        // SAFETY: as above.
+        let me = unsafe { libc::getuid() };
+        if !meta.is_dir() || meta.uid() != me {
+            return Err(io(std::io::Error::other(format!(
+                "it is {} of user {}, not a folder of this user ({me}): remove it, or set TMPDIR to a folder of yours",
+                if meta.is_dir() { "a folder" } else { "not a folder but a file" },
+                meta.uid()
+            ))));
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir).map_err(io)
 }
 
 fn standins_under(parent: &Path) -> Result<crate::scratch::Scratch, Error> {

@@ -151,6 +151,27 @@ pub struct WriteReport {
     /// Files replaced that had been edited by hand: their bytes were not what the record says
     /// the generator wrote there.
     pub hand_edits: Vec<String>,
+    /// Files the generator wrote that could not be removed (a file made immutable, one written
+    /// by another user): the folder they are in now, their path in it, and why (the error).
+    pub stuck: Vec<Stuck>,
+    /// What went wrong after the new tree was in place, or while clearing a killed run's
+    /// leftovers: the output folder is the new crate (or untouched), and the leftovers named
+    /// here are to be looked through and removed by hand. Never a failure of the run.
+    pub leftovers: Vec<String>,
+    /// How files beside the crate were written, where the user should know (`--add-toolkit`'s
+    /// manifest written through a symbolic link, say).
+    pub said: Vec<String>,
+}
+
+/// A file of the generator's that could not be removed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stuck {
+    /// The folder it is in now (a `<out>.kept-N`, or the leftover that could not be moved).
+    pub folder: PathBuf,
+    /// Its path in that folder.
+    pub rel: String,
+    /// The error, as the system gave it.
+    pub why: String,
 }
 
 impl WriteReport {
@@ -178,18 +199,51 @@ impl WriteReport {
             ));
         }
         for kept in &self.kept_aside {
+            let stuck: Vec<&Stuck> = self.stuck.iter().filter(|f| f.folder == *kept).collect();
+            let others = list_tree(kept).map_or(0, |all| all.len().saturating_sub(stuck.len()));
+            if stuck.is_empty() {
+                s.push_str(&format!(
+                    "moved to {}: what the replaced crate or an interrupted run's leftovers held that cuda-sys-gen \
+                     did not write (a file saved into the crate folder while it was replaced, say): look through it, \
+                     then remove it\n",
+                    kept.display()
+                ));
+                continue;
+            }
+            let also = if others > 0 {
+                format!(", and {others} file(s) cuda-sys-gen did not write (saved there while it was replaced, say)")
+            } else {
+                String::new()
+            };
             s.push_str(&format!(
-                "moved to {}: what the replaced crate or an interrupted run's leftovers held that cuda-sys-gen did \
-                 not write (a file saved into the crate folder while it was replaced, say): look through it, then \
-                 remove it\n",
-                kept.display()
+                "moved to {}: {} file(s) cuda-sys-gen wrote but could not remove{also}; remove them by hand once \
+                 the cause is gone:\n",
+                kept.display(),
+                stuck.len()
             ));
+            for f in stuck {
+                s.push_str(&format!("    {} ({})\n", f.rel, f.why));
+            }
+        }
+        for f in self.stuck.iter().filter(|f| !self.kept_aside.contains(&f.folder)) {
+            s.push_str(&format!(
+                "warning: {} is a file cuda-sys-gen wrote and could not remove ({})\n",
+                f.folder.join(&f.rel).display(),
+                f.why
+            ));
+        }
+        for l in &self.leftovers {
+            s.push_str(&format!("warning: {l}\n"));
+        }
+        for l in &self.said {
+            s.push_str(&format!("{l}\n"));
         }
         s
     }
 }
 
-/// Every file under `root`, relative, `/`-separated, sorted. A missing root is empty.
+/// Every file under `root`, relative, `/`-separated, sorted. A missing root is empty. Folders
+/// are walked by their names' bytes, whatever their encoding.
 pub fn list_tree(root: &Path) -> Result<Vec<String>, Error> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
@@ -202,8 +256,9 @@ pub fn list_tree(root: &Path) -> Result<Vec<String>, Error> {
         };
         for entry in rd {
             let entry = entry.map_err(|source| Error::Io { path: dir.clone(), source })?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let child = rel.join(&name);
+            // The folder walked by its own bytes; a name that is not UTF-8 is listed lossily
+            // (no name the generator writes is one, so it is never taken for the generator's).
+            let child = rel.join(entry.file_name());
             let ft = entry.file_type().map_err(|source| Error::Io { path: root.join(&child), source })?;
             if ft.is_dir() {
                 stack.push(child);
@@ -517,6 +572,7 @@ pub fn sync_tree(
         owned: &owned,
         carried: report.kept_folders.clone(),
         ours,
+        files,
     };
     for folder in &report.kept_folders {
         let dir = new.path().join(folder);
@@ -548,9 +604,18 @@ pub fn sync_tree(
     // `new`'s path now holds the old tree (or nothing, if there was none), or `old`'s does.
     let old_tree = old.unwrap_or_else(|| new.path().to_owned());
     new.armed = false;
+    // From here on the output folder is the new crate: whatever goes wrong clearing the old
+    // one is a warning about the leftovers, never the run's failure.
     if old_tree.exists() {
-        let (_, kept) = clear_tree(&old_tree, &parent, &name, &owned, &report.kept_folders, ours)?;
-        report.kept_aside.extend(kept);
+        match clear_tree(&old_tree, &parent, &name, &owned, &report.kept_folders, ours) {
+            Ok(cleared) => report.take(cleared),
+            Err(e) => report.leftovers.push(format!(
+                "{} is the new crate, but the replaced one could not be cleared: {e}; it is left at {}: look \
+                 through it, then remove it",
+                root.display(),
+                old_tree.display()
+            )),
+        }
     }
     sync_dir(&parent);
     report.written = changed;
@@ -569,6 +634,9 @@ struct Staged<'a> {
     owned: &'a BTreeSet<String>,
     carried: Vec<String>,
     ours: &'a dyn Fn(&str, &[u8]) -> bool,
+    /// What this run writes: a file of the staged tree that holds the start of its bytes (a
+    /// write cut short by a full disk, a 0-byte file) is this run's own, marker or not.
+    files: &'a BTreeMap<String, Vec<u8>>,
 }
 
 impl Staged<'_> {
@@ -582,7 +650,10 @@ impl Drop for Staged<'_> {
         let Some(parent) = self.path.parent() else { return };
         if self.armed {
             // What is left goes to `<out>.kept-N` beside the output folder, named for it.
-            let _ = clear_tree(&self.path, parent, self.name, self.owned, &self.carried, self.ours);
+            let (ours, files) = (self.ours, self.files);
+            let written =
+                |rel: &str, head: &[u8]| ours(rel, head) || files.get(rel).is_some_and(|b| b.starts_with(head));
+            let _ = clear_tree(&self.path, parent, self.name, self.owned, &self.carried, &written);
         }
     }
 }
@@ -640,7 +711,8 @@ fn list_folders(root: &Path) -> Result<Vec<String>, Error> {
 /// the generator's names pass through, bottom up, where it is empty (`rmdir` removes only an
 /// empty folder, so a file saved into it meanwhile keeps it), and each of `carried` (the user's
 /// empty folders, made again in the new tree); then `tree` itself where it is empty. What is left is renamed to a visible `<name>.kept-N` beside the output folder and
-/// returned: nothing there is removed. Returns the files removed, too.
+/// returned: nothing there is removed. Returns the files removed, and the generator's files
+/// that could not be, with the reason.
 pub fn clear_tree(
     tree: &Path,
     parent: &Path,
@@ -648,7 +720,7 @@ pub fn clear_tree(
     owned: &BTreeSet<String>,
     carried: &[String],
     ours: &dyn Fn(&str, &[u8]) -> bool,
-) -> Result<(Vec<String>, Option<PathBuf>), Error> {
+) -> Result<Cleared, Error> {
     let mut names = owned.clone();
     // A leftover's own record lists what that run was writing; of the names only it gives, a
     // file edited since it was written is not the generator's any more (moved aside below).
@@ -661,9 +733,15 @@ pub fn clear_tree(
     );
     names.insert(RECORD.to_owned());
     let mut removed = Vec::new();
+    let mut stuck = Vec::new();
     for rel in list_tree(tree)? {
-        if names.contains(&rel) && unlink_if_ours(&tree.join(&rel), &rel, ours) {
-            removed.push(rel);
+        if !names.contains(&rel) {
+            continue;
+        }
+        match unlink_if_ours(&tree.join(&rel), &rel, ours) {
+            Unlink::Removed => removed.push(rel),
+            Unlink::NotOurs => {}
+            Unlink::Stuck(why) => stuck.push((rel, why)),
         }
     }
     let mut folders: Vec<String> = list_folders(tree)?
@@ -675,21 +753,52 @@ pub fn clear_tree(
         let _ = fs::remove_dir(tree.join(d));
     }
     if fs::remove_dir(tree).is_ok() {
-        return Ok((removed, None));
+        return Ok(Cleared { removed, kept: None, stuck: Vec::new() });
     }
-    // Something is left that is not provably the generator's: moved where the user sees it.
+    // Something is left that is not provably the generator's, or is but could not be removed:
+    // moved where the user sees it.
     for n in 1..10_000u32 {
         let kept = parent.join(format!("{name}.kept-{n}"));
         if fs::symlink_metadata(&kept).is_ok() {
             continue;
         }
         fs::rename(tree, &kept).map_err(|source| Error::Io { path: tree.to_owned(), source })?;
-        return Ok((removed, Some(kept)));
+        let stuck = stuck.into_iter().map(|(rel, why)| Stuck { folder: kept.clone(), rel, why }).collect();
+        return Ok(Cleared { removed, kept: Some(kept), stuck });
     }
     Err(Error::Io {
         path: tree.to_owned(),
         source: std::io::Error::other(format!("no free name {name}.kept-N in {} to move it to", parent.display())),
     })
+}
+
+/// What [`clear_tree`] did.
+#[derive(Debug)]
+pub struct Cleared {
+    /// The generator's files removed, relative.
+    pub removed: Vec<String>,
+    /// Where what was left went (`<out>.kept-N`), if anything was.
+    pub kept: Option<PathBuf>,
+    /// The generator's files that could not be removed, in `kept`, and why.
+    pub stuck: Vec<Stuck>,
+}
+
+impl WriteReport {
+    /// A cleared tree's leftovers in this report (its removed files are counted by the caller).
+    fn take(&mut self, cleared: Cleared) {
+        self.kept_aside.extend(cleared.kept);
+        self.stuck.extend(cleared.stuck);
+    }
+}
+
+/// What [`unlink_if_ours`] did with a file of one of the generator's names.
+enum Unlink {
+    Removed,
+    /// Not the generator's (no marker, or another file under the name by now): left.
+    NotOurs,
+    /// The generator's, or a file of its name that could not be read to tell: not removed,
+    /// for this reason (the system's error).
+    Stuck(String),
 }
 
 /// Unlinks `path` if it is a regular file the generator wrote (`ours` of its first KiB, read
@@ -700,26 +809,44 @@ pub fn clear_tree(
 /// unlinked: a file put under `path` after it was read is never the one unlinked. One that
 /// was is renamed back where the name is free again, or left under the private name, where
 /// [`clear_tree`] moves it aside with the rest of what is not the generator's.
-fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) -> bool {
+fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) -> Unlink {
     use std::io::Read;
-    let Ok(file) = crate::input::open_regular(path, "a file of the output folder") else { return false };
+    let file = match crate::input::open_regular(path, "a file of the output folder") {
+        Ok(f) => f,
+        Err(Error::Io { source, .. }) if source.kind() != std::io::ErrorKind::NotFound => {
+            return Unlink::Stuck(format!("it could not be opened to read its marker: {source}"))
+        }
+        Err(_) => return Unlink::NotOurs,
+    };
     let mut head = Vec::with_capacity(1024);
-    if (&file).take(1024).read_to_end(&mut head).is_err() || !ours(rel, &head) {
-        return false;
+    if let Err(e) = (&file).take(1024).read_to_end(&mut head) {
+        return Unlink::Stuck(format!("it could not be read to find its marker: {e}"));
+    }
+    if !ours(rel, &head) {
+        return Unlink::NotOurs;
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let Ok(opened) = file.metadata() else { return false };
+        let Ok(opened) = file.metadata() else { return Unlink::NotOurs };
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let private = path.with_file_name(format!(".cuda-sys-gen.unlink-{}-{n}", std::process::id()));
-        if fs::symlink_metadata(&private).is_ok() || fs::rename(path, &private).is_err() {
-            return false;
+        if fs::symlink_metadata(&private).is_ok() {
+            return Unlink::NotOurs;
+        }
+        if let Err(e) = fs::rename(path, &private) {
+            return Unlink::Stuck(format!("cuda-sys-gen wrote it; removing it failed: {e}"));
         }
         match fs::symlink_metadata(&private) {
-            Ok(m) if (m.dev(), m.ino()) == (opened.dev(), opened.ino()) => fs::remove_file(&private).is_ok(),
+            Ok(m) if (m.dev(), m.ino()) == (opened.dev(), opened.ino()) => match fs::remove_file(&private) {
+                Ok(()) => Unlink::Removed,
+                Err(e) => {
+                    let _ = fs::hard_link(&private, path).map(|()| fs::remove_file(&private));
+                    Unlink::Stuck(format!("cuda-sys-gen wrote it; removing it failed: {e}"))
+                }
+            },
             _ => {
                 // Put back only where nothing took the name meanwhile: a link never replaces
                 // (a rename would, over a file saved there since); else it stays under the
@@ -727,12 +854,15 @@ fn unlink_if_ours(path: &Path, rel: &str, ours: &dyn Fn(&str, &[u8]) -> bool) ->
                 if fs::hard_link(&private, path).is_ok() {
                     let _ = fs::remove_file(&private);
                 }
-                false
+                Unlink::NotOurs
             }
         }
     }
     #[cfg(not(unix))]
-    fs::remove_file(path).is_ok()
+    match fs::remove_file(path) {
+        Ok(()) => Unlink::Removed,
+        Err(e) => Unlink::Stuck(format!("cuda-sys-gen wrote it; removing it failed: {e}")),
+    }
 }
 
 /// The scratch kind of a new tree for the output folder `name`: `.generated.new-<pid>-<n>`.
@@ -817,9 +947,17 @@ fn recover(
         if !fs::symlink_metadata(&leftover).is_ok_and(|m| m.is_dir()) {
             continue; // Not a folder this writer makes: not touched.
         }
-        let (removed, kept) = clear_tree(&leftover, parent, name, owned, &[], ours)?;
-        report.leftover_files_removed += removed.len();
-        report.kept_aside.extend(kept);
+        // A leftover that cannot be cleared never blocks this run: it is named, and left.
+        match clear_tree(&leftover, parent, name, owned, &[], ours) {
+            Ok(cleared) => {
+                report.leftover_files_removed += cleared.removed.len();
+                report.take(Cleared { removed: Vec::new(), ..cleared });
+            }
+            Err(e) => report.leftovers.push(format!(
+                "an interrupted run's leftover {} could not be cleared: {e}; look through it, then remove it",
+                leftover.display()
+            )),
+        }
     }
     Ok(())
 }
@@ -875,8 +1013,39 @@ fn follow_link(root: &Path) -> Result<PathBuf, Error> {
 }
 
 /// The folder that holds `root`, and `root`'s own name.
+/// The most bytes the names of folders made beside the output folder add to its name
+/// ([`scratch_name`]): `.` `.new-` or `.old-`, a pid (10 digits), `-`, a number (10 digits);
+/// `.kept-9999` is shorter.
+pub const NAME_SLACK: usize = 1 + 5 + 10 + 1 + 10;
+
+/// The output folder's name as the names of the folders beside it carry it: as it is where it
+/// is UTF-8 without `%`, else each byte that is not (and `%`) as `%XX`, so that two names that
+/// differ in any byte (`out\xfd`, `out\xff`) never share a scratch or kept folder.
+pub fn scratch_name(name: &std::ffi::OsStr) -> String {
+    let bytes = name.as_encoded_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(s) if !s.contains('%') => s.to_owned(),
+        _ => {
+            let mut out = String::new();
+            for chunk in bytes.utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    if c == '%' {
+                        out.push_str("%25");
+                    } else {
+                        out.push(c);
+                    }
+                }
+                for b in chunk.invalid() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+            out
+        }
+    }
+}
+
 fn split_root(root: &Path) -> Result<(PathBuf, String), Error> {
-    let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = root.file_name().map(scratch_name);
     let Some(name) = name.filter(|n| !n.is_empty()) else {
         return Err(Error::Io {
             path: root.to_owned(),
@@ -1078,7 +1247,7 @@ mod tests {
         fs::create_dir_all(tree.join("empty/deeper")).unwrap();
         let owned: BTreeSet<String> = ["a.rs", "src/b.rs", "c.rs"].iter().map(|s| s.to_string()).collect();
         let marked = |_: &str, head: &[u8]| head.starts_with(b"// @gen");
-        let (removed, kept) = clear_tree(&tree, dir.path(), "out", &owned, &[], &marked).unwrap();
+        let Cleared { removed, kept, .. } = clear_tree(&tree, dir.path(), "out", &owned, &[], &marked).unwrap();
         assert_eq!(removed, ["a.rs", "src/b.rs"]);
         let kept = kept.expect("something was left");
         assert_eq!(kept, dir.path().join("out.kept-1"));
@@ -1089,7 +1258,7 @@ mod tests {
         let tree = dir.path().join(".out.new-1-2");
         fs::create_dir_all(tree.join("src")).unwrap();
         fs::write(tree.join("src/b.rs"), "// @gen").unwrap();
-        let (removed, kept) = clear_tree(&tree, dir.path(), "out", &owned, &[], &marked).unwrap();
+        let Cleared { removed, kept, .. } = clear_tree(&tree, dir.path(), "out", &owned, &[], &marked).unwrap();
         assert_eq!((removed.len(), kept), (1, None));
         assert!(!tree.exists());
     }

@@ -67,26 +67,39 @@ pub fn run(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
     let run =
         toolkits::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
     for w in merge_toolkit_warnings(&run.built.warnings) {
-        eprintln!("warning: {w}");
+        crate::say!("warning: {w}");
     }
     let d = &run.diff;
     if d.from.version > d.to.version {
-        eprintln!(
+        crate::say!(
             "note: --from {} is newer than --to {}: the report reads as a downgrade, what moving back to {} changes \
              (removals are then the newer toolkit's additions); swap them for what {} brings",
-            d.from.version, d.to.version, d.to.version, d.from.version
+            d.from.version,
+            d.to.version,
+            d.to.version,
+            d.from.version
         );
     }
     if args.json {
-        print!("{}", diff::json(d).context("could not write the report as JSON")?);
+        crate::exit::out(format_args!("{}", diff::json(d).context("could not write the report as JSON")?));
     } else {
-        print!("{}", diff::markdown::render(d));
+        crate::exit::out(format_args!("{}", diff::markdown::render(d)));
     }
     let status = match (args.fail_on, d.verdict) {
         (Some(FailOn::Breaking), Verdict::Additive) => 0,
         (_, v) => v.exit_status(),
     };
-    eprintln!("CUDA {} -> {}: {} (exit status {status})", d.from.version, d.to.version, d.verdict.as_str());
+    if crate::exit::stdout_lost() {
+        crate::say!(
+            "CUDA {} -> {}: {}; stdout was closed before the report was printed in full (exit status {})",
+            d.from.version,
+            d.to.version,
+            d.verdict.as_str(),
+            crate::exit::CLOSED_OUTPUT
+        );
+    } else {
+        crate::say!("CUDA {} -> {}: {} (exit status {status})", d.from.version, d.to.version, d.verdict.as_str());
+    }
     Ok(status)
 }
 

@@ -145,7 +145,7 @@ pub fn run(args: GenerateArgs, paths: Paths) -> Result<()> {
     // Before any work, --add-toolkit's change to the manifest included.
     let mut checked = pipeline::check_before_work(&cfg)?;
     for note in checked.notes.drain(..) {
-        eprintln!("note: {note}");
+        crate::say!("note: {note}");
     }
     match args.add_toolkit.clone() {
         Some(spec) => add_toolkit(&spec, &args, &paths, &cfg, checked),
@@ -160,7 +160,7 @@ fn config(args: &GenerateArgs, paths: &Paths) -> Config {
         toolkits.extend(codegen::locate::discover_local_toolkit());
     }
     for p in &toolkits {
-        eprintln!("using the local toolkit at {}", p.display());
+        crate::say!("using the local toolkit at {}", p.display());
     }
     Config {
         manifest: paths.manifest.clone(),
@@ -193,7 +193,7 @@ fn run_generate(args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Check
         }
         s
     })?;
-    print!("{}", report.summary(cfg.mode, &paths.out, start.elapsed(), args.verbose));
+    crate::exit::out(format_args!("{}", report.summary(cfg.mode, &paths.out, start.elapsed(), args.verbose)));
     Ok(())
 }
 
@@ -222,7 +222,7 @@ fn c_header(args: &GenerateArgs, paths: &Paths, file: &std::path::Path) -> Resul
 /// runs, the steps that take a while on a fresh machine (a warm run has none).
 pub fn stderr_progress() -> codegen::fetch::Progress {
     let start = std::time::Instant::now();
-    codegen::fetch::Progress::new(move |line| eprintln!("[{:>5.1} s] {line}", start.elapsed().as_secs_f64()))
+    codegen::fetch::Progress::new(move |line| crate::say!("[{:>5.1} s] {line}", start.elapsed().as_secs_f64()))
 }
 
 /// `generate --add-toolkit`: pin, regenerate, report. The crate of the new manifest is rendered
@@ -243,15 +243,15 @@ fn add_toolkit(spec: &ToolkitSpec, args: &GenerateArgs, paths: &Paths, cfg: &Con
     report.write = codegen::pin::commit(&new.change(manifest), &paths.out, &files, &paths.command)
         .with_context(|| format!("could not add CUDA {spec}"))?;
     for p in &new.pin.packages {
-        eprintln!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
+        crate::say!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
     }
-    print!("{}", report.summary(Mode::Write, &paths.out, start.elapsed(), args.verbose));
+    crate::exit::out(format_args!("{}", report.summary(Mode::Write, &paths.out, start.elapsed(), args.verbose)));
     for n in &new.notes {
-        eprintln!("note: {n}");
+        crate::say!("note: {n}");
     }
     if let Some(previous) = new.previous {
         let d = diff::diff(&report.model, previous, new.pin.version).context("could not compare the new toolkit")?;
-        println!("\n{}", diff::markdown::render(&d));
+        crate::outln!("\n{}", diff::markdown::render(&d));
     }
     Ok(())
 }

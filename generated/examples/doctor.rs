@@ -12,13 +12,26 @@
 //! type, counted as WRONG ABI. A driver that answers a lookup with `CUDA_SUCCESS` and a NULL
 //! pointer is broken (a driver that lacks an entry says so with its status), counted as BROKEN.
 //!
+//! The library is first loaded, and every entry looked up, in a child process of the doctor's
+//! own (this program run again with `--load-probe`), and only then in this one. A library can
+//! crash the system loader in ways no reading of the file can foresee (its initialisers run,
+//! its relocations write what they say), or crash when its functions are called: a child that
+//! dies of a signal, stops inside the loader, or does not finish within 15 seconds is
+//! reported here ("this library crashes the system loader", or "... when its functions are
+//! called", with the signal), and the library is not loaded in this process.
+//!
 //! Exit status:
 //! - 0: the driver loaded, no entry is WRONG and none BROKEN, whatever else the entries say;
-//! - 1: it did not load (or the output could not be written);
+//! - 1: it did not load, or it crashes, stops or hangs the system loader (the child's signal or
+//!   status is named), or the output could not be written;
 //! - 2: a bad command line;
 //! - 3: an entry is WRONG (the pointer is another function than its export);
 //! - 4: the driver is broken: it answered success with a NULL pointer, for every entry or for
 //!   some (and none is WRONG, which is 3).
+//!
+//! A closed stdout or stderr is no failure of the driver: the doctor stops writing to it and
+//! ends with the status the driver calls for (a closed stdout cut the report short: 0 unless
+//! WRONG or BROKEN was already seen).
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -123,20 +136,149 @@ impl Doctor<'_> {
     }
 }
 
+/// The child's argument: the whole run, the library loaded and every entry looked up and
+/// compared as the parent will, the report thrown away; its exit status is one of the table.
+const PROBE: &str = "--load-probe";
+
+/// What the child says on stderr once the library is loaded: a crash after it is in the
+/// library's own functions, not in the loader.
+const LOADED: &str = "doctor child: loaded";
+
+/// How long the child may take to load the library (a real driver takes well under a second).
+const PROBE_SECONDS: u64 = 15;
+
+/// A line on stderr; a closed stderr is not an error of the doctor's (nothing else could say
+/// it), so a failed write is dropped rather than a panic.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// Loads the library (the one named, or the driver by name) in a child process first: `Ok` when
+/// the child ended normally (loaded, or refused with the error this process will give too),
+/// else what the loader did to it.
+fn probe(path: Option<&std::ffi::OsStr>) -> Result<(), String> {
+    use std::process::{Command, Stdio};
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this program to load the library apart: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(PROBE).args(path).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start a process to load the library apart: {e}"))?;
+    // The loader's own last words (`Inconsistency detected by ld.so: ...`), read on a thread so
+    // that a full pipe never stops the child; kept to the first 4 KiB.
+    let mut pipe = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(p) = pipe.as_mut() {
+            use std::io::Read;
+            let _ = p.take(4096).read_to_end(&mut text);
+            let _ = std::io::copy(p, &mut std::io::sink());
+        }
+        String::from_utf8_lossy(&text).trim().to_owned()
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed().as_secs() < PROBE_SECONDS => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "this library hangs: loading it and asking it for its entry points in a separate process did \
+                     not end within {PROBE_SECONDS} s; it was not loaded here"
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for the process that loads the library apart: {e}")),
+        }
+    };
+    let said = reader.join().unwrap_or_default();
+    let loaded = said.lines().any(|l| l == LOADED);
+    let said: Vec<&str> = said.lines().filter(|l| *l != LOADED).collect();
+    let said = if said.is_empty() { String::new() } else { format!("; it said: {}", said.join(" ")) };
+    // Where it stopped: in the loader, or in the library's own functions once loaded.
+    let (crashes, stops, doing) = if loaded {
+        (
+            "this library crashes when its functions are called",
+            "this library stops the process when its functions are called",
+            "asking it for its entry points",
+        )
+    } else {
+        ("this library crashes the system loader", "this library stops the system loader", "loading it")
+    };
+    match status.code() {
+        // The statuses of the table: the child loaded it, or refused it with an error.
+        Some(0 | 1 | 3 | 4) => Ok(()),
+        Some(code) => Err(format!(
+            "{stops}: {doing} in a separate process ended with exit status {code}{said}; it was not loaded here"
+        )),
+        None => Err(format!(
+            "{crashes}: {doing} in a separate process ended with {}{said}; it was not loaded here. The file is damaged \
+             or no CUDA driver: reinstall the NVIDIA driver",
+            signal_name(&status)
+        )),
+    }
+}
+
+#[cfg(unix)]
+fn signal_name(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let n = status.signal().unwrap_or(0);
+    let name = match n {
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        31 => "SIGSYS",
+        _ => "a signal",
+    };
+    format!("{name} (signal {n})")
+}
+
+#[cfg(not(unix))]
+fn signal_name(status: &std::process::ExitStatus) -> String {
+    format!("{status}")
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let loaded = match args.as_slice() {
-        [] => Driver::load(),
-        [path] if !path.starts_with('-') => Driver::from_path(path),
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // The child: the same run, its report thrown away (its stdout is null), the parent's own
+    // check skipped, and a line on stderr once the library is loaded.
+    let child = args.first().is_some_and(|a| a == PROBE);
+    let args = if child { &args[1..] } else { &args[..] };
+    let path = match args {
+        [] => None,
+        [path] if !path.as_encoded_bytes().starts_with(b"-") => Some(path.as_os_str()),
         _ => {
-            eprintln!("usage: doctor [PATH-TO-LIBCUDA]");
+            say!("usage: doctor [PATH-TO-LIBCUDA]");
             return ExitCode::from(2);
         }
     };
+    if !child {
+        if let Err(why) = probe(path) {
+            say!("doctor: {}: {why}", path.map_or("the driver (libcuda.so.1)".into(), |p| p.to_string_lossy()));
+            return ExitCode::FAILURE;
+        }
+    }
+    let loaded = match path {
+        None => Driver::load(),
+        Some(path) => Driver::from_path(path),
+    };
+    if child && loaded.is_ok() {
+        say!("{LOADED}");
+    }
     let driver = match loaded {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("doctor: {e}");
+            say!("doctor: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -200,9 +342,11 @@ fn main() -> ExitCode {
     }
     match doctor.write_error {
         // A reader that stopped early (`doctor | head`) is no failure of the driver.
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe && wrong > 0 => ExitCode::from(3),
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe && null > 0 => ExitCode::from(4),
         Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Some(e) => {
-            eprintln!("doctor: cannot write the report: {e}");
+            say!("doctor: cannot write the report: {e}");
             ExitCode::FAILURE
         }
         None if wrong > 0 => ExitCode::from(3),

@@ -318,7 +318,10 @@
 //! entry, whether it resolves and why not. It exits with 0 when the driver serves what it has
 //! correctly, 1 when it does not load, 2 on a bad command line, 3 when an entry resolves to
 //! another function than its export (a wrong ABI), and 4 when the driver is broken: it answered a
-//! lookup with `CUDA_SUCCESS` and a NULL pointer. `cargo run --example roundtrip --features newest` creates a context,
+//! lookup with `CUDA_SUCCESS` and a NULL pointer. It first loads the library, and asks it for every
+//! entry, in a child process of its own: a library that crashes the system loader (or its own
+//! functions), stops it or hangs it is reported with the signal or status, and exit status 1,
+//! before this process loads it. `cargo run --example roundtrip --features newest` creates a context,
 //! allocates device memory and copies bytes there and back (it needs a GPU).
 //!
 //! # `registry.json`

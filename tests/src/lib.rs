@@ -150,6 +150,14 @@ pub fn doctor_binary() -> &'static Path {
     })
 }
 
+/// A test that cannot have what it needs here (a tool, a target, a download) says SKIPPED with
+/// the reason and passes, on a newcomer's machine; under `CI=true` (set by `.ci/run`) it fails
+/// with the reason instead, so that a CI machine that lost a tool cannot pass by skipping.
+pub fn skip(why: &str) {
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and this test cannot run: {why}");
+    eprintln!("SKIPPED: {why}");
+}
+
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -4,7 +4,7 @@
 //! which they must not exceed. Prints the counts (`--nocapture`).
 
 use cuda_driver_pfn::TOOLKITS;
-use cuda_sys_gen_tests::{cache_dir, cached_include, repo_root};
+use cuda_sys_gen_tests::{cache_dir, cached_include, repo_root, skip};
 
 /// Lines of code of a Rust or C file: not blank, not a comment (`//`, or a line of a `/* */`
 /// block that starts with `/*` or `*`), the PTX string as one line (Rust's `const PTX: &str =
@@ -72,7 +72,7 @@ fn the_ports_are_no_longer_than_their_c_originals() {
 fn the_c_originals_compile() {
     let Some(newest) = TOOLKITS.last() else { panic!("the crate pins no toolkit") };
     if !cache_dir().join("include").is_dir() {
-        eprintln!("SKIPPED: no header cache under {}", cache_dir().display());
+        skip(&format!("no header cache under {}", cache_dir().display()));
         return;
     }
     let include = cached_include(newest, false);
@@ -85,7 +85,7 @@ fn the_c_originals_compile() {
         match run {
             Ok(out) => assert!(out.status.success(), "{c} does not compile:\n{}", String::from_utf8_lossy(&out.stderr)),
             Err(e) => {
-                eprintln!("SKIPPED: no C compiler (`cc`: {e})");
+                skip(&format!("no C compiler (`cc`: {e})"));
                 return;
             }
         }

@@ -2,7 +2,8 @@
 //! manifest first, then the crate, then the manifest, then the journal removed ([`commit`]);
 //! after a kill at any point, the next run makes the two agree from the journal ([`recover`]).
 //! Also the manifest's only writer ([`write_manifest`]: a flushed temporary file renamed into
-//! place).
+//! place, with the manifest's mode and owner; through a symbolic link to its target; in place
+//! where the manifest has other hard links, which a rename would break).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,12 +25,65 @@ pub struct ManifestChange<'a> {
 }
 
 /// Writes the manifest's new text atomically (a temporary file beside it, flushed, then a
-/// rename).
-pub fn write_manifest(path: &Path, text: &str) -> Result<(), Error> {
-    let tmp = synced_temp(path, text)?;
-    tmp.persist(path).map_err(|e| Error::Io { path: path.to_owned(), source: e.error })?;
-    sync_parent(path);
-    Ok(())
+/// rename), keeping what the manifest is to others: its mode, and its owner and group where
+/// this user may set them; a symbolic link stays one (its target is written, in the target's
+/// folder); a manifest with other hard links is written in place (a rename would leave them
+/// the old text; the journal covers a write cut short). Returns what the user should know of
+/// how it was written (a link followed, an owner that could not be kept).
+pub fn write_manifest(path: &Path, text: &str) -> Result<Vec<String>, Error> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| Error::Io { path, source }
+    };
+    let mut said = Vec::new();
+    let target = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let target = fs::canonicalize(path).map_err(io(path))?;
+        said.push(format!(
+            "{} is a symbolic link: the new pin was written to its target, {}",
+            path.display(),
+            target.display()
+        ));
+        target
+    } else {
+        path.to_owned()
+    };
+    let old = fs::metadata(&target).ok();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(links) = old.as_ref().map(MetadataExt::nlink).filter(|n| *n > 1) {
+            let mut file = fs::OpenOptions::new().write(true).truncate(true).open(&target).map_err(io(&target))?;
+            std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io(&target))?;
+            file.sync_all().map_err(io(&target))?;
+            said.push(format!(
+                "{} has {links} hard links: written in place, so that every one of them has the new pin",
+                target.display()
+            ));
+            return Ok(said);
+        }
+    }
+    let tmp = synced_temp(&target, text)?;
+    if let Some(meta) = &old {
+        fs::set_permissions(tmp.path(), meta.permissions()).map_err(io(&target))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if std::os::unix::fs::chown(tmp.path(), Some(meta.uid()), Some(meta.gid())).is_err() {
+                // Only root gives a file away; a group of one's own is kept where it can be.
+                let kept_group = std::os::unix::fs::chown(tmp.path(), None, Some(meta.gid())).is_ok();
+                said.push(format!(
+                    "{} was owned by user {} and group {}: the new file is this user's{}",
+                    target.display(),
+                    meta.uid(),
+                    meta.gid(),
+                    if kept_group { ", in the same group" } else { "" }
+                ));
+            }
+        }
+    }
+    tmp.persist(&target).map_err(|e| Error::Io { path: target.clone(), source: e.error })?;
+    sync_parent(&target);
+    Ok(said)
 }
 
 /// `text` in a temporary file beside `path`, flushed to disk.
@@ -136,7 +190,8 @@ pub fn commit(change: &ManifestChange, out: &Path, files: &Files, command: &str)
         }
     };
     crate::fault::point("pin:crate-written");
-    write_manifest(manifest, change.new).map_err(|e| Error::Interrupted {
+    let mut report = report;
+    report.said = write_manifest(manifest, change.new).map_err(|e| Error::Interrupted {
         journal: journal_at.clone(),
         detail: format!(
             "the crate at {} holds CUDA {}, but {} could not be written ({e}): the next `generate` pins it there \
@@ -191,6 +246,7 @@ pub fn recover(manifest: &Path) -> Result<Option<String>, Error> {
         (&journal.old_manifest, &journal.new_manifest)
     };
     let now = crate::input::read_text(manifest, "the headers manifest")?;
+    let mut said = Vec::new();
     if now != *want {
         if now != *other {
             return Err(unreadable(format!(
@@ -200,13 +256,14 @@ pub fn recover(manifest: &Path) -> Result<Option<String>, Error> {
                 journal.version
             )));
         }
-        write_manifest(manifest, want)?;
+        said = write_manifest(manifest, want)?;
     }
     fs::remove_file(&at).map_err(|source| Error::Io { path: at.clone(), source })?;
     sync_parent(&at);
+    let how: String = said.iter().map(|l| format!("; {l}")).collect();
     Ok(Some(if crate_is_new {
         format!(
-            "an interrupted `--add-toolkit {}` (process {}) had written the crate at {}: {} pins CUDA {} with it",
+            "an interrupted `--add-toolkit {}` (process {}) had written the crate at {}: {} pins CUDA {} with it{how}",
             journal.version,
             journal.pid,
             journal.out.display(),
@@ -215,7 +272,8 @@ pub fn recover(manifest: &Path) -> Result<Option<String>, Error> {
         )
     } else {
         format!(
-            "an interrupted `--add-toolkit {}` (process {}) had not written the crate at {}: {} is as it was before it",
+            "an interrupted `--add-toolkit {}` (process {}) had not written the crate at {}: {} is as it was before \
+             it{how}",
             journal.version,
             journal.pid,
             journal.out.display(),

@@ -52,6 +52,10 @@ pub fn ensure_libclang(manifest: &Manifest, fetcher: &Fetcher) -> Result<String,
     if let Some(desc) = found.as_ref() {
         return Ok(desc.clone());
     }
+    // A libclang named by LIBCLANG_PATH that would block or kill the process in the loader is
+    // refused with the reason first.
+    crate::input::check_libclang_path().map_err(|detail| Error::NoLibclang { detail })?;
+    crate::input::probe_libclang().map_err(|detail| Error::NoLibclang { detail })?;
     let first = clang_sys::load();
     let desc = match first {
         Ok(()) if std::env::var_os("LIBCLANG_PATH").is_some() => describe_loaded("found through LIBCLANG_PATH"),
@@ -67,8 +71,26 @@ pub fn ensure_libclang(manifest: &Manifest, fetcher: &Fetcher) -> Result<String,
                     pin.name, pin.version
                 ),
             })?;
+            // A cached library cut short (its stamp intact) would fault in the loader.
+            for file in crate::input::libclang_files(&dir) {
+                if let Some(why) = crate::input::unloadable_library(&file) {
+                    return Err(Error::NoLibclang {
+                        detail: format!(
+                            "{system_err}; the cached {} {} wheel's {}, which {why}: remove {} and run again (it is \
+                             fetched anew)",
+                            pin.name,
+                            pin.version,
+                            file.display(),
+                            dir.display()
+                        ),
+                    });
+                }
+            }
             // clang-sys reads LIBCLANG_PATH when it loads; nothing else in this process reads it.
             std::env::set_var("LIBCLANG_PATH", &dir);
+            crate::input::probe_libclang().map_err(|detail| Error::NoLibclang {
+                detail: format!("{system_err}; the {} wheel's library: {detail}", pin.name),
+            })?;
             clang_sys::load().map_err(|e| Error::NoLibclang {
                 detail: format!("{system_err}; the {} wheel's library would not load either: {e}; {hint}", pin.name),
             })?;
@@ -77,6 +99,12 @@ pub fn ensure_libclang(manifest: &Manifest, fetcher: &Fetcher) -> Result<String,
     };
     *found = Some(desc.clone());
     Ok(desc)
+}
+
+/// The load a libclang probe makes in its child ([`crate::input::set_libclang_probe`]): the
+/// same `clang_sys::load` this process makes, with the same environment.
+pub fn load_libclang_here() -> Result<(), String> {
+    clang_sys::load()
 }
 
 fn describe_loaded(origin: &str) -> String {
