@@ -227,8 +227,8 @@ macro_rules! export_libcuda {
         $crate::standin::Export::of(cuGetErrorName as * const ()),
         $crate::standin::Export::of(cuGetErrorString as * const ()),
         $crate::standin::Export::of(cuGetExportTable as * const ()),
-        $crate::standin::Export::of(cuGetProcAddress as * const ()),
-        $crate::standin::Export::of(cuGetProcAddress_v2 as * const ()),
+        $crate::standin::Export::of(standin_cuGetProcAddress as * const ()),
+        $crate::standin::Export::of(standin_cuGetProcAddress_v2 as * const ()),
         $crate::standin::Export::of(cuGraphAddBatchMemOpNode as * const ()),
         $crate::standin::Export::of(cuGraphAddChildGraphNode as * const ()),
         $crate::standin::Export::of(cuGraphAddDependencies as * const ()),
@@ -790,7 +790,18 @@ macro_rules! export_libcuda {
         $crate::standin::Export::NONE,
         $crate::standin::Export::of(cuWaitExternalSemaphoresAsync as * const ()),
         $crate::standin::Export::of(cuWaitExternalSemaphoresAsync_ptsz as * const ()),],
-        observer : $observer, }; static ENUM_CUGLDeviceList_enum : & [(i128, & str)] = &
+        observer : $observer, }; #[cfg(target_os = "linux")] #[used] #[unsafe
+        (link_section = ".init_array")] static STANDIN_SET_UP : extern "C" fn () = {
+        extern "C" fn set_up() { $crate::standin::set_up(& EXPORTS); } set_up };
+        #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
+        target_arch = "aarch64")))] #[unsafe (no_mangle)] extern "C" fn
+        cuGetProcAddress() -> * const ::core::ffi::c_void {
+        $crate::standin::lookup_export(false, standin_cuGetProcAddress as * const
+        ::core::ffi::c_void) } #[cfg(all(target_os = "linux", target_env = "gnu",
+        any(target_arch = "x86_64", target_arch = "aarch64")))] #[unsafe (no_mangle)]
+        extern "C" fn cuGetProcAddress_v2() -> * const ::core::ffi::c_void {
+        $crate::standin::lookup_export(true, standin_cuGetProcAddress_v2 as * const
+        ::core::ffi::c_void) } static ENUM_CUGLDeviceList_enum : & [(i128, & str)] = &
         [(1i128, "CU_GL_DEVICE_LIST_ALL"), (2i128, "CU_GL_DEVICE_LIST_CURRENT_FRAME"),
         (3i128, "CU_GL_DEVICE_LIST_NEXT_FRAME"),]; static ENUM_CUaddress_mode_enum : &
         [(i128, & str)] = & [(0i128, "CU_TR_ADDRESS_MODE_WRAP"), (1i128,
@@ -3438,17 +3449,19 @@ macro_rules! export_libcuda {
         as * const * const c_void) }; $crate::standin::ArgValue::Pointer(v as usize) })
         }, $crate::standin::Arg { name : "pExportTableId", ty : "*const CUuuid", value :
         $crate::standin::ArgValue::Pointer(a1 as usize), output :
-        ::core::option::Option::None },], & mut forward), None => forward(), } } #[unsafe
-        (no_mangle)] pub unsafe extern "system" fn cuGetProcAddress(a0 : * const c_char,
-        a1 : * mut * mut c_void, a2 : c_int, a3 : cuuint64_t) -> CUresult { type F =
-        unsafe extern "system" fn (* const c_char, * mut * mut c_void, c_int, cuuint64_t)
-        -> CUresult; let mut forward = || match $crate::standin::target(& EXPORTS,
-        220usize) { Some(p) => unsafe { ::core::mem::transmute:: < * mut
-        ::core::ffi::c_void, F > (p.as_ptr()) (a0, a1, a2, a3) }, None =>
-        $crate::standin::MISSING, }; match EXPORTS.observer { Some(o) => o.call(220usize,
-        & [$crate::standin::Arg { name : "symbol", ty : "*const c_char", value :
-        $crate::standin::ArgValue::Pointer(a0 as usize), output :
-        ::core::option::Option::None }, $crate::standin::Arg { name : "pfn", ty :
+        ::core::option::Option::None },], & mut forward), None => forward(), } }
+        #[allow(non_snake_case)] #[cfg_attr(not(all(target_os = "linux", target_env =
+        "gnu", any(target_arch = "x86_64", target_arch = "aarch64"))), unsafe
+        (export_name = "cuGetProcAddress"))] pub unsafe extern "system" fn
+        standin_cuGetProcAddress(a0 : * const c_char, a1 : * mut * mut c_void, a2 :
+        c_int, a3 : cuuint64_t) -> CUresult { type F = unsafe extern "system" fn (* const
+        c_char, * mut * mut c_void, c_int, cuuint64_t) -> CUresult; let mut forward = ||
+        match $crate::standin::target(& EXPORTS, 220usize) { Some(p) => unsafe {
+        ::core::mem::transmute:: < * mut ::core::ffi::c_void, F > (p.as_ptr()) (a0, a1,
+        a2, a3) }, None => $crate::standin::MISSING, }; match EXPORTS.observer { Some(o)
+        => o.call(220usize, & [$crate::standin::Arg { name : "symbol", ty :
+        "*const c_char", value : $crate::standin::ArgValue::Pointer(a0 as usize), output
+        : ::core::option::Option::None }, $crate::standin::Arg { name : "pfn", ty :
         "*mut *mut c_void", value : $crate::standin::ArgValue::Pointer(a1 as usize),
         output : ::core::option::Option::Some(| p : usize | { let v = unsafe {
         ::core::ptr::read(p as * const * mut c_void) };
@@ -3457,12 +3470,14 @@ macro_rules! export_libcuda {
         i128), output : ::core::option::Option::None }, $crate::standin::Arg { name :
         "flags", ty : "cuuint64_t", value : $crate::standin::ArgValue::Int(a3 as i128),
         output : ::core::option::Option::None },], & mut forward), None => forward(), } }
-        #[unsafe (no_mangle)] pub unsafe extern "system" fn cuGetProcAddress_v2(a0 : *
-        const c_char, a1 : * mut * mut c_void, a2 : c_int, a3 : cuuint64_t, a4 : * mut
-        CUdriverProcAddressQueryResult) -> CUresult { type F = unsafe extern "system" fn
-        (* const c_char, * mut * mut c_void, c_int, cuuint64_t, * mut
-        CUdriverProcAddressQueryResult) -> CUresult; let mut forward = || match
-        $crate::standin::target(& EXPORTS, 221usize) { Some(p) => unsafe {
+        #[allow(non_snake_case)] #[cfg_attr(not(all(target_os = "linux", target_env =
+        "gnu", any(target_arch = "x86_64", target_arch = "aarch64"))), unsafe
+        (export_name = "cuGetProcAddress_v2"))] pub unsafe extern "system" fn
+        standin_cuGetProcAddress_v2(a0 : * const c_char, a1 : * mut * mut c_void, a2 :
+        c_int, a3 : cuuint64_t, a4 : * mut CUdriverProcAddressQueryResult) -> CUresult {
+        type F = unsafe extern "system" fn (* const c_char, * mut * mut c_void, c_int,
+        cuuint64_t, * mut CUdriverProcAddressQueryResult) -> CUresult; let mut forward =
+        || match $crate::standin::target(& EXPORTS, 221usize) { Some(p) => unsafe {
         ::core::mem::transmute:: < * mut ::core::ffi::c_void, F > (p.as_ptr()) (a0, a1,
         a2, a3, a4) }, None => $crate::standin::MISSING, }; match EXPORTS.observer {
         Some(o) => o.call(221usize, & [$crate::standin::Arg { name : "symbol", ty :
@@ -11991,5 +12006,11 @@ macro_rules! export_libcuda {
         ::core::option::Option::None }, $crate::standin::Arg { name : "stream", ty :
         "CUstream", value : $crate::standin::ArgValue::Pointer(a3 as usize), output :
         ::core::option::Option::None },], & mut forward), None => forward(), } } };
+        #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
+        target_arch = "aarch64")))]
+        ::core::arch::global_asm!(".type cuGetProcAddress, %gnu_indirect_function");
+        #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
+        target_arch = "aarch64")))]
+        ::core::arch::global_asm!(".type cuGetProcAddress_v2, %gnu_indirect_function");
     };
 }

@@ -207,11 +207,59 @@ fn output_reader(
     })))
 }
 
+/// The lookup functions: a runtime must see exactly those the real driver has.
+const LOOKUPS: &[&str] = &["cuGetProcAddress", "cuGetProcAddress_v2"];
+
+/// Where the stand-in exports the lookup functions as GNU indirect functions (glibc on the
+/// architectures of NVIDIA's Linux drivers); elsewhere as plain functions.
+const IFUNC: Cfg = Cfg;
+
+struct Cfg;
+
+impl ToTokens for Cfg {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(quote!(all(
+            target_os = "linux",
+            target_env = "gnu",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )));
+    }
+}
+
+/// `exported` as an indirect function: its resolver, run by the loader or `dlsym`, answers
+/// the stand-in's `inner` where the real driver exports `exported` too, and NULL where it
+/// does not (`standin::lookup_export`), so that `dlsym` finds it exactly where it finds the
+/// real driver's. The resolver is a plain function of the name, marked an indirect function
+/// by its type in the same object file.
+fn lookup_resolver(exported: &str, inner: &Ident) -> TokenStream {
+    let name = Ident::new(exported, Span::call_site());
+    let v2 = exported.ends_with("_v2");
+    quote! {
+        #[cfg(#IFUNC)]
+        #[unsafe(no_mangle)]
+        extern "C" fn #name() -> *const ::core::ffi::c_void {
+            $crate::standin::lookup_export(#v2, #inner as *const ::core::ffi::c_void)
+        }
+    }
+}
+
+/// The assembler's directive that makes `exported` an indirect function: at the module's top
+/// level (`global_asm!` is an item of a module), in the object file of its resolver.
+fn lookup_type(exported: &str) -> TokenStream {
+    let directive = format!(".type {exported}, %gnu_indirect_function");
+    quote! {
+        #[cfg(#IFUNC)]
+        ::core::arch::global_asm!(#directive);
+    }
+}
+
 pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
     let declared = declared(types);
     let names = enumerators(types);
     let mut enums_used = std::collections::BTreeSet::new();
     let mut functions = Vec::new();
+    let mut lookups = Vec::new();
+    let mut lookup_types = Vec::new();
     let mut table = Vec::new();
     for (index, e) in ctx.model.entries.values().enumerate() {
         let linux = e.platforms.contains(&crate::platform::Platform::Linux);
@@ -251,9 +299,21 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                 quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value, output: #output },)
             })
             .collect();
+        // The lookup functions are exported as indirect functions (`lookup_resolver`): the
+        // function itself under a name of the stand-in's own.
+        let lookup = LOOKUPS.contains(&e.exported.as_str());
+        let exported = e.exported.as_str();
+        let (name, export) = if lookup {
+            let inner = Ident::new(&format!("standin_{exported}"), Span::call_site());
+            lookups.push(lookup_resolver(exported, &inner));
+            lookup_types.push(lookup_type(exported));
+            (inner, quote!(#[allow(non_snake_case)] #[cfg_attr(not(#IFUNC), unsafe(export_name = #exported))]))
+        } else {
+            (name, quote!(#[unsafe(no_mangle)]))
+        };
         functions.push(quote! {
             #arch
-            #[unsafe(no_mangle)]
+            #export
             pub unsafe extern "system" fn #name(#(#args: #tys),*) -> #ret {
                 type F = unsafe extern "system" fn(#(#tys),*) -> #ret;
                 let mut forward = || match $crate::standin::target(&EXPORTS, #index) {
@@ -333,10 +393,26 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                         observer: $observer,
                     };
 
+                    // The set-up, in the library's constructor: done before any call can run,
+                    // so that no call takes a lock or allocates for it.
+                    #[cfg(target_os = "linux")]
+                    #[used]
+                    #[unsafe(link_section = ".init_array")]
+                    static STANDIN_SET_UP: extern "C" fn() = {
+                        extern "C" fn set_up() {
+                            $crate::standin::set_up(&EXPORTS);
+                        }
+                        set_up
+                    };
+
+                    #(#lookups)*
+
                     #(#tables)*
 
                     #(#functions)*
                 };
+
+                #(#lookup_types)*
             };
         }
     }

@@ -15,12 +15,26 @@
 //!   is none of them (names newer than this crate) is handed out as it is, not intercepted. The
 //!   registry's rule ([`crate::answer::driver_answer`]) is checked against every answer
 //!   ([`Observer::request`], [`rule_differences`]); it never decides one.
+//! - Everything a call needs is set up once, before any call can run: in the library's ELF
+//!   constructor ([`set_up`], which `export_libcuda!` places in `.init_array`), the real driver
+//!   is found and opened, every ABI's default resolved, the lookup table built and the
+//!   observer started ([`Observer::start`]). A call then only loads atomics: it takes no lock
+//!   and allocates nothing, so a signal handler or a `fork` child that calls in can never find
+//!   the set-up half done.
 //! - The real driver is opened by absolute path: `$CUDA_SYS_GEN_REAL_LIBCUDA`, else the first
-//!   `libcuda.so.1` in `LD_LIBRARY_PATH`'s folders, `/etc/ld.so.conf`'s and the system's
-//!   library folders that is not this library's own file (by device and inode):
-//!   `dlopen("libcuda.so.1")` from inside the stand-in would find the stand-in.
-//!   It is opened on the first call that needs it, once, from whichever thread comes first
-//!   (`OnceLock`); nothing runs in a constructor.
+//!   `libcuda.so.1` the loader's rules (`ld.so(8)`) find that is neither this library's own
+//!   file (by device and inode) nor another stand-in (the mark `export_libcuda!` puts in the
+//!   dynamic string table, read from the headers): `LD_LIBRARY_PATH` as the process started
+//!   with it (`/proc/self/environ`; ignored in secure-execution mode), split at `:` and `;`, an
+//!   empty element being the current folder; `/etc/ld.so.conf`'s folders; the system's. A file
+//!   of another ELF class or machine is passed over, as the loader passes over it.
+//! - The stand-in stays loaded once loaded (`RTLD_NODELETE`): `dlclose` then
+//!   `dlopen("libcuda.so.1")` finds it again, never the real driver it opened (which the
+//!   loader also knows by that name).
+//! - A runtime sees exactly the lookup functions the real driver has: `cuGetProcAddress` and
+//!   `cuGetProcAddress_v2` are exported as GNU indirect functions, whose resolvers answer NULL
+//!   where the real driver lacks the function, so `dlsym` says it is absent (glibc; elsewhere
+//!   both are always there).
 //! - An ABI the real driver does not export returns `CUDA_ERROR_NOT_FOUND` ("named symbol not
 //!   found"), and so does every call while no real driver can be opened ([`real_driver`] says
 //!   why).
@@ -31,8 +45,8 @@
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ptr::{null_mut, NonNull};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
 
 use crate::answer::driver_answer;
 use crate::registry::{Entry, EntryInfo, ENTRIES, ENTRY_COUNT};
@@ -151,6 +165,12 @@ impl core::fmt::Display for Arg {
 /// Watches every call of the stand-in's exported functions: give one to
 /// [`export_libcuda!`](crate::export_libcuda) (`export_libcuda!(observer = MY_OBSERVER)`).
 pub trait Observer: Sync {
+    /// Called once, from the library's constructor, after the real driver was opened and
+    /// before any call can run: set up here what [`Observer::call`] needs (open a file). Calls
+    /// may come from signal handlers and from `fork` children: what they do should take no
+    /// lock and allocate nothing that another thread may hold half done.
+    fn start(&self) {}
+
     /// A call of entry `index` (of [`ENTRIES`]) with `args`, made by calling `forward` (the
     /// hook, else the real driver), whose result the observer returns. Call `forward` exactly
     /// once. After it returned `CUDA_SUCCESS`, [`Arg::output`] reads what each output
@@ -238,32 +258,83 @@ fn resolve_forward(index: usize) -> *mut c_void {
 }
 
 /// What the stand-in's function of entry `index` calls: its hook, else [`forward_pointer`].
-/// Registers `exports`, the stand-in's own functions, on first use.
+/// After [`set_up`] (the library's constructor) this only loads atomics.
 #[doc(hidden)]
 #[inline]
 pub fn target(exports: &'static Exports, index: usize) -> Option<NonNull<c_void>> {
     if let Some(h) = HOOKS.get(index) {
         if let Some(p) = NonNull::new(h.load(Ordering::Acquire)) {
-            // A hook may call `forward`, whose lookup functions hand out `exports`.
-            if EXPORTS.load(Ordering::Relaxed).is_null() {
-                register(exports);
-            }
             return Some(p);
         }
     }
     if let Some(p) = FORWARD.get(index).map(|s| s.load(Ordering::Acquire)) {
-        if !p.is_null() && p != GONE {
-            return NonNull::new(p);
+        if !p.is_null() {
+            return NonNull::new(p).filter(|p| p.as_ptr() != GONE);
         }
     }
-    register(exports);
+    // Only a call that comes before the constructor ran (one from another library's
+    // constructor that the loader ordered first) gets here.
+    set_up(exports);
     forward_pointer(index)
 }
 
-#[cold]
-fn register(exports: &'static Exports) {
-    if EXPORTS.load(Ordering::Acquire).is_null() {
-        EXPORTS.store(exports as *const Exports as *mut Exports, Ordering::Release);
+/// The lookup functions the real driver exports, once [`set_up`] knows: [`LOOKUP_KNOWN`] and
+/// the bits below.
+static LOOKUPS: AtomicU8 = AtomicU8::new(0);
+const LOOKUP_KNOWN: u8 = 1;
+const LOOKUP_V1: u8 = 2;
+const LOOKUP_V2: u8 = 4;
+const LOOKUP_NO_DRIVER: u8 = 8;
+
+/// The set-up of the stand-in, once per process: called by the library's ELF constructor,
+/// which `export_libcuda!` places in `.init_array`, so it has run before any call (a call
+/// that comes earlier runs it itself). Opens the real driver, resolves every ABI's default,
+/// builds the table by which answers are identified, keeps this library loaded, and starts
+/// the observer.
+#[doc(hidden)]
+pub fn set_up(exports: &'static Exports) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if EXPORTS.load(Ordering::Acquire).is_null() {
+            EXPORTS.store(exports as *const Exports as *mut Exports, Ordering::Release);
+        }
+        let real = real_driver();
+        for (index, slot) in FORWARD.iter().enumerate() {
+            if slot.load(Ordering::Acquire).is_null() {
+                slot.store(resolve_forward(index), Ordering::Release);
+            }
+        }
+        let lookups = match real {
+            Ok(r) => {
+                let _ = r.table();
+                let has = |name: &str, bit: u8| if r.export(name).is_some() { bit } else { 0 };
+                has("cuGetProcAddress", LOOKUP_V1) | has("cuGetProcAddress_v2", LOOKUP_V2)
+            }
+            Err(_) => LOOKUP_NO_DRIVER,
+        };
+        LOOKUPS.store(LOOKUP_KNOWN | lookups, Ordering::Release);
+        #[cfg(unix)]
+        search::keep_loaded();
+        if let Some(o) = exports.observer {
+            o.start();
+        }
+    });
+}
+
+/// What `dlsym` and the loader get for the stand-in's export of a lookup function
+/// (`cuGetProcAddress`, or `cuGetProcAddress_v2` where `v2`): `implementation` where the
+/// real driver exports it too (or none was found: every call then answers
+/// `CUDA_ERROR_NOT_FOUND`), NULL where it lacks it, so that a runtime falls back as it does
+/// in front of that driver (the CUDA 12.4 runtime calls `cuGetProcAddress_v2` wherever
+/// `dlsym` finds it, and gives up on a refusal). Before [`set_up`] ran, `implementation`.
+#[doc(hidden)]
+pub fn lookup_export(v2: bool, implementation: *const c_void) -> *const c_void {
+    let l = LOOKUPS.load(Ordering::Acquire);
+    let bit = if v2 { LOOKUP_V2 } else { LOOKUP_V1 };
+    if l & LOOKUP_KNOWN == 0 || l & (bit | LOOKUP_NO_DRIVER) != 0 {
+        implementation
+    } else {
+        core::ptr::null()
     }
 }
 
@@ -306,9 +377,9 @@ impl RealDriver {
         NonNull::new(*p)
     }
 
-    /// The registry entries whose exported name the library exports at `p`.
-    pub fn entries_at(&self, p: NonNull<c_void>) -> impl Iterator<Item = usize> + '_ {
-        let table = self.by_address.get_or_init(|| {
+    /// The library's exports of the registry's names, by address: built by [`set_up`].
+    fn table(&self) -> &[(usize, usize)] {
+        self.by_address.get_or_init(|| {
             let mut t: Vec<(usize, usize)> = ENTRIES
                 .iter()
                 .enumerate()
@@ -317,14 +388,19 @@ impl RealDriver {
                 .collect();
             t.sort_unstable();
             t
-        });
+        })
+    }
+
+    /// The registry entries whose exported name the library exports at `p`.
+    pub fn entries_at(&self, p: NonNull<c_void>) -> impl Iterator<Item = usize> + '_ {
+        let table = self.table();
         let a = p.as_ptr() as usize;
         let start = table.partition_point(|&(x, _)| x < a);
         table[start..].iter().take_while(move |&&(x, _)| x == a).map(|&(_, i)| i)
     }
 }
 
-/// The real driver, opened on first use; the reason where none could be.
+/// The real driver, opened by [`set_up`]; the reason where none could be.
 pub fn real_driver() -> Result<&'static RealDriver, &'static str> {
     static REAL: OnceLock<Result<RealDriver, String>> = OnceLock::new();
     REAL.get_or_init(open_real).as_ref().map_err(String::as_str)
@@ -339,6 +415,13 @@ fn open_real() -> Result<RealDriver, String> {
             }
             if is_own_file(&path) {
                 return Err(format!("${REAL_DRIVER_ENV} is {}, this stand-in's own file", path.display()));
+            }
+            #[cfg(unix)]
+            if search::is_standin(&path) {
+                return Err(format!(
+                    "${REAL_DRIVER_ENV} is {}, itself a stand-in (it carries export_libcuda!'s mark): name NVIDIA's libcuda.so.1",
+                    path.display()
+                ));
             }
             path
         }
@@ -407,12 +490,61 @@ mod search {
         Some((m.dev(), m.ino()))
     }
 
-    /// The folders the loader searches, in its order: `LD_LIBRARY_PATH`, `/etc/ld.so.conf`
-    /// (and the files it includes), the system's folders.
+    extern "C" {
+        fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+        fn getauxval(kind: core::ffi::c_ulong) -> core::ffi::c_ulong;
+    }
+
+    /// glibc's and musl's values on Linux.
+    const RTLD_NOW: c_int = 2;
+    const RTLD_NOLOAD: c_int = 4;
+    const RTLD_NODELETE: c_int = 0x1000;
+    const AT_SECURE: core::ffi::c_ulong = 23;
+
+    /// Keeps this library loaded for the life of the process: a `dlclose` that would unload it
+    /// would leave the real driver it opened loaded, known to the loader by the name
+    /// `libcuda.so.1`, and the program's next `dlopen("libcuda.so.1")` would get the real
+    /// driver, past the stand-in.
+    pub(super) fn keep_loaded() {
+        let mut info = DlInfo { fname: core::ptr::null(), fbase: core::ptr::null_mut(), sname: core::ptr::null(), saddr: core::ptr::null_mut() };
+        // SAFETY: dladdr only reads the loader's tables and fills `info`.
+        let found = unsafe { dladdr(keep_loaded as fn() as *const c_void, &mut info) };
+        if found != 0 && !info.fname.is_null() {
+            // SAFETY: the loader's own path of this library, already loaded: nothing is
+            // loaded or run, the library is only marked never to be unloaded.
+            unsafe { dlopen(info.fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) };
+        }
+    }
+
+    /// `LD_LIBRARY_PATH` as the process started with it, which is what the loader searches
+    /// (a program's later `setenv` changes nothing for the loader): the environment the
+    /// kernel handed the process, from `/proc/self/environ`, else the current one. `None` in
+    /// secure-execution mode (set-user-ID programs), where the loader ignores it.
+    fn library_path_at_start() -> Option<Vec<u8>> {
+        // SAFETY: getauxval reads the auxiliary vector; 0 where the entry is absent.
+        if unsafe { getauxval(AT_SECURE) } != 0 {
+            return None;
+        }
+        const NAME: &[u8] = b"LD_LIBRARY_PATH=";
+        match std::fs::read("/proc/self/environ") {
+            Ok(env) => env.split(|b| *b == 0).find_map(|v| v.strip_prefix(NAME)).map(<[u8]>::to_vec),
+            Err(_) => std::env::var_os("LD_LIBRARY_PATH").map(|v| v.as_bytes().to_vec()),
+        }
+    }
+
+    /// The folders the loader searches, in its order: `LD_LIBRARY_PATH` (its elements split
+    /// at `:` and `;`, an empty one the current folder), `/etc/ld.so.conf` (and the files it
+    /// includes), the system's folders.
     fn folders() -> Vec<PathBuf> {
         let mut out = Vec::new();
-        if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
-            out.extend(std::env::split_paths(&p).filter(|p| !p.as_os_str().is_empty()));
+        if let Some(p) = library_path_at_start() {
+            for element in p.split(|b| *b == b':' || *b == b';') {
+                out.push(if element.is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    PathBuf::from(std::ffi::OsStr::from_bytes(element))
+                });
+            }
         }
         read_conf(Path::new("/etc/ld.so.conf"), &mut out, 0);
         let system: &[&str] = if cfg!(target_arch = "x86_64") {
@@ -468,36 +600,103 @@ mod search {
     }
 
     /// Whether the file at `path` is a stand-in built on this crate (another copy, a tracer
-    /// beside a test stand-in, say): its symbol table names `export_libcuda!`'s mark. Read in
-    /// blocks that overlap by the mark's length, so a file of any size costs one pass.
-    fn is_standin(path: &std::path::Path) -> bool {
-        use std::io::Read;
-        const MARK: &[u8] = b"cuda_sys_gen_standin";
-        let Ok(mut file) = std::fs::File::open(path) else { return false };
-        let mut buf = vec![0u8; 1 << 20];
-        let mut kept = 0;
-        loop {
-            let n = match file.read(&mut buf[kept..]) {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => n,
-            };
-            let filled = kept + n;
-            if buf[..filled].windows(MARK.len()).any(|w| w == MARK) {
-                return true;
-            }
-            kept = (MARK.len() - 1).min(filled);
-            buf.copy_within(filled - kept..filled, 0);
-        }
+    /// beside a test stand-in, say): its dynamic string table, found through its program
+    /// headers, names `export_libcuda!`'s mark. Only the headers and that table are read (a
+    /// few hundred kilobytes of NVIDIA's library, of tens of megabytes), each read bounded by
+    /// the file's size.
+    pub(super) fn is_standin(path: &Path) -> bool {
+        dynamic_strings(path).is_some_and(|t| t.split(|b| *b == 0).any(|s| s == b"cuda_sys_gen_standin"))
     }
 
-    /// The first `libcuda.so.1` of the loader's folders that is neither this library's own
-    /// file nor another stand-in.
+    /// The most bytes read of one table.
+    const MAX_READ: u64 = 64 << 20;
+
+    /// The dynamic string table (`DT_STRTAB`, `DT_STRSZ`) of the ELF file at `path`.
+    fn dynamic_strings(path: &Path) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        let read = |at: u64, n: u64| -> Option<Vec<u8>> {
+            if n > MAX_READ || at.checked_add(n)? > len {
+                return None;
+            }
+            let mut buf = vec![0u8; usize::try_from(n).ok()?];
+            file.read_exact_at(&mut buf, at).ok()?;
+            Some(buf)
+        };
+        let head = read(0, 64.min(len))?;
+        if !head.starts_with(b"\x7fELF") || head.len() < 52 {
+            return None;
+        }
+        let wide = head[4] == 2;
+        let little = head[5] == 1;
+        let uint = |b: &[u8]| -> u64 {
+            let mut v = 0u64;
+            for (i, byte) in b.iter().enumerate() {
+                let shift = if little { 8 * i } else { 8 * (b.len() - 1 - i) };
+                v |= u64::from(*byte) << shift;
+            }
+            v
+        };
+        let field = |b: &[u8], at: usize, n: usize| b.get(at..at + n).map(uint);
+        let (phoff, phentsize, phnum) = if wide {
+            (field(&head, 32, 8)?, field(&head, 54, 2)?, field(&head, 56, 2)?)
+        } else {
+            (field(&head, 28, 4)?, field(&head, 42, 2)?, field(&head, 44, 2)?)
+        };
+        if phentsize < if wide { 56 } else { 32 } {
+            return None;
+        }
+        let headers = read(phoff, phentsize.checked_mul(phnum)?)?;
+        // (vaddr, offset, filesz) of each loadable segment; the dynamic segment's (offset, size).
+        let mut loads = Vec::new();
+        let mut dynamic = None;
+        for h in headers.chunks_exact(usize::try_from(phentsize).ok()?) {
+            let (kind, offset, vaddr, filesz) = if wide {
+                (field(h, 0, 4)?, field(h, 8, 8)?, field(h, 16, 8)?, field(h, 32, 8)?)
+            } else {
+                (field(h, 0, 4)?, field(h, 4, 4)?, field(h, 8, 4)?, field(h, 16, 4)?)
+            };
+            match kind {
+                1 => loads.push((vaddr, offset, filesz)),
+                2 => dynamic = Some((offset, filesz)),
+                _ => {}
+            }
+        }
+        let (at, size) = dynamic?;
+        let table = read(at, size)?;
+        let (mut strtab, mut strsz) = (None, None);
+        let step = if wide { 16 } else { 8 };
+        for d in table.chunks_exact(step) {
+            let (tag, value) = if wide { (field(d, 0, 8)?, field(d, 8, 8)?) } else { (field(d, 0, 4)?, field(d, 4, 4)?) };
+            match tag {
+                0 => break,
+                5 => strtab = Some(value),
+                10 => strsz = Some(value),
+                _ => {}
+            }
+        }
+        let (vaddr, size) = (strtab?, strsz?);
+        let &(base, offset, _) = loads.iter().find(|&&(v, _, n)| vaddr >= v && vaddr - v < n)?;
+        read(offset.checked_add(vaddr - base)?, size)
+    }
+
+    /// The first `libcuda.so.1` of the loader's folders that the loader could load here (the
+    /// ELF class, byte order and machine of this process, by its header) and that is neither
+    /// this library's own file nor another stand-in.
     pub(super) fn find() -> Option<PathBuf> {
         let own = own_file();
         for folder in folders() {
             let candidate = folder.join("libcuda.so.1");
             let Ok(m) = std::fs::metadata(&candidate) else { continue };
-            if !m.is_file() || own == Some((m.dev(), m.ino())) || is_standin(&candidate) {
+            if !m.is_file() || own == Some((m.dev(), m.ino())) {
+                continue;
+            }
+            #[cfg(not(target_vendor = "apple"))]
+            if crate::library::elf::check(&candidate).is_err() {
+                continue;
+            }
+            if is_standin(&candidate) {
                 continue;
             }
             // An absolute path, so that the loader opens this file and no other.
