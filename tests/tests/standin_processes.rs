@@ -125,8 +125,10 @@ fn fork_children_call_through_the_standin_and_the_tracer() {
     for library in [standin(&dir.path().join("s")), tracer(&dir.path().join("t"))] {
         let trace = dir.path().join("fork.log");
         let _ = std::fs::remove_file(&trace);
-        let (code, out, err, late) =
-            run(through(&exe, &library, real, &["fork", "200"]).env("CUDA_SYS_GEN_TRACE", &trace), Duration::from_secs(120));
+        let (code, out, err, late) = run(
+            through(&exe, &library, real, &["fork", "200"]).env("CUDA_SYS_GEN_TRACE", &trace),
+            Duration::from_secs(120),
+        );
         let result = line(&out, "fork:");
         println!("{}: {result}", library.display());
         assert!(!late && code == Some(0), "{}: {result}\n{err}", library.display());
@@ -135,11 +137,14 @@ fn fork_children_call_through_the_standin_and_the_tracer() {
             let log = std::fs::read_to_string(&trace).unwrap();
             let children: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("child ")).collect();
             assert_eq!(children.len(), 200);
-            let untraced: Vec<&&str> = children
-                .iter()
-                .filter(|pid| !log.contains(&format!("call {pid} cuDriverGetVersion_v2020 ")))
-                .collect();
-            assert!(untraced.is_empty(), "{} children's calls not traced under their own id, e.g. {:?}", untraced.len(), untraced.first());
+            let untraced: Vec<&&str> =
+                children.iter().filter(|pid| !log.contains(&format!("call {pid} cuDriverGetVersion_v2020 "))).collect();
+            assert!(
+                untraced.is_empty(),
+                "{} children's calls not traced under their own id, e.g. {:?}",
+                untraced.len(),
+                untraced.first()
+            );
         }
     }
 }
@@ -160,22 +165,29 @@ fn signal_handlers_call_through_the_standin_and_the_tracer() {
         let who = library.display().to_string();
         let go = |args: &[&str]| {
             let _ = std::fs::remove_file(&trace);
-            let (code, out, err, late) = run(
-                through(&exe, &library, real, args).env("CUDA_SYS_GEN_TRACE", &trace),
-                Duration::from_secs(150),
-            );
+            let (code, out, err, late) =
+                run(through(&exe, &library, real, args).env("CUDA_SYS_GEN_TRACE", &trace), Duration::from_secs(150));
             assert!(!late && code == Some(0), "{who} {args:?}: exit {code:?}, timed out {late}\n{out}\n{err}");
             out
         };
         let out = go(&["signals"]);
         let result = line(&out, "signals:");
         println!("{who}: {result}");
-        let calls: usize = result.split("handler calls ").nth(1).and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+        let calls: usize = result
+            .split("handler calls ")
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
         assert!(calls >= 200 && result.contains("handler failures 0,"), "{who}: {result}\n{out}");
         let out = go(&["first-call", "200"]);
         assert_eq!(line(&out, "first-call:"), "first-call: 200 processes, 0 hung, 0 failed", "{who}");
         let out = go(&["first-call-in-malloc", "300"]);
-        assert_eq!(line(&out, "first-call-in-malloc:"), "first-call-in-malloc: 300 processes, 0 hung, 0 failed", "{who}");
+        assert_eq!(
+            line(&out, "first-call-in-malloc:"),
+            "first-call-in-malloc: 300 processes, 0 hung, 0 failed",
+            "{who}"
+        );
     }
 }
 
@@ -192,7 +204,12 @@ fn dlclose_then_dlopen_finds_the_standin_again() {
         let v = real.pin.cuda_version().unwrap();
         let (code, out, err, _) = run(&mut through(&exe, &library, real, &["reload"]), Duration::from_secs(60));
         assert_eq!(code, Some(0), "{err}");
-        assert_eq!(line(&out, "reload:"), format!("reload: first stand-in {v}, second stand-in {v}"), "driver {}", real.pin.name);
+        assert_eq!(
+            line(&out, "reload:"),
+            format!("reload: first stand-in {v}, second stand-in {v}"),
+            "driver {}",
+            real.pin.name
+        );
     }
 }
 
@@ -226,16 +243,30 @@ fn the_standin_searches_for_the_real_driver_as_the_loader_does() {
     let bad = thirty_two_bit(&real.libcuda, &dir.path().join("i386"));
     let version = |path: String, cwd: &Path, set: Option<&str>| {
         let mut c = Command::new(&exe);
-        c.arg("version").args(set).current_dir(cwd).env("LD_LIBRARY_PATH", &path).env_remove("CUDA_SYS_GEN_REAL_LIBCUDA");
+        c.arg("version")
+            .args(set)
+            .current_dir(cwd)
+            .env("LD_LIBRARY_PATH", &path)
+            .env_remove("CUDA_SYS_GEN_REAL_LIBCUDA");
         let (code, out, err, _) = run(&mut c, Duration::from_secs(60));
         assert_eq!(code, Some(0), "{path}: {out}{err}");
         line(&out, "version:").to_owned()
     };
     let cases = [
-        ("a 32-bit libcuda.so.1 first", format!("{}:{}:{real_dirs}", front.display(), bad.parent().unwrap().display()), dir.path().to_owned(), None),
+        (
+            "a 32-bit libcuda.so.1 first",
+            format!("{}:{}:{real_dirs}", front.display(), bad.parent().unwrap().display()),
+            dir.path().to_owned(),
+            None,
+        ),
         ("an empty element", format!("{}:", front.display()), real.lib_dirs[0].clone(), None),
         ("a ';' separator", format!("{};{}", front.display(), folders.join(";")), dir.path().to_owned(), None),
-        ("the variable changed by the program", format!("{}:{real_dirs}", front.display()), dir.path().to_owned(), Some(front.display().to_string())),
+        (
+            "the variable changed by the program",
+            format!("{}:{real_dirs}", front.display()),
+            dir.path().to_owned(),
+            Some(front.display().to_string()),
+        ),
     ];
     for (what, path, cwd, set) in cases {
         let got = version(path.clone(), &cwd, set.as_deref());
@@ -247,7 +278,9 @@ fn the_standin_searches_for_the_real_driver_as_the_loader_does() {
     let tracer = tracer(&dir.path().join("t"));
     let trace = dir.path().join("named.log");
     let (code, out, err, _) = run(
-        through(&exe, &tracer, real, &["version"]).env("CUDA_SYS_GEN_REAL_LIBCUDA", &library).env("CUDA_SYS_GEN_TRACE", &trace),
+        through(&exe, &tracer, real, &["version"])
+            .env("CUDA_SYS_GEN_REAL_LIBCUDA", &library)
+            .env("CUDA_SYS_GEN_TRACE", &trace),
         Duration::from_secs(60),
     );
     assert_eq!(code, Some(0), "{out}{err}");
@@ -264,7 +297,8 @@ fn the_standin_searches_for_the_real_driver_as_the_loader_does() {
 #[test]
 fn an_older_runtime_sees_the_lookup_functions_the_driver_has() {
     let Some(drivers) = fetched() else { return };
-    let wheel = repo_root().join("target/cuda-headers/wheels/nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl");
+    let wheel = repo_root()
+        .join("target/cuda-headers/wheels/nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl");
     let Ok(file) = std::fs::File::open(&wheel) else {
         eprintln!("SKIPPED: no {} (cargo xtask generate fetches it)", wheel.display());
         return;
@@ -378,7 +412,9 @@ fn negative_versions_are_read_as_the_drivers_read_them() {
     for real in drivers.iter().filter(|d| d.pin.cuda_version().is_some_and(|v| v >= 11030)) {
         let trace = dir.path().join(format!("negative-{}.log", real.pin.name));
         let (code, out, err, _) = run(
-            through(&exe, &tracer, real, &["negative"]).env("CUDA_SYS_GEN_TRACE", &trace).env("CUDA_SYS_GEN_TRACE_CALLS", "0"),
+            through(&exe, &tracer, real, &["negative"])
+                .env("CUDA_SYS_GEN_TRACE", &trace)
+                .env("CUDA_SYS_GEN_TRACE_CALLS", "0"),
             Duration::from_secs(60),
         );
         assert_eq!(code, Some(0), "{out}{err}");
@@ -386,7 +422,13 @@ fn negative_versions_are_read_as_the_drivers_read_them() {
         let ok = log.lines().filter(|l| l.starts_with("request ") && l.ends_with(" rule ok")).count();
         let different: Vec<&str> = log.lines().filter(|l| l.contains("rule DIFFERENT")).collect();
         println!("driver {}: {} ({ok} rule ok)", real.pin.name, line(&out, "negative:"));
-        assert!(ok >= 60 && different.is_empty(), "driver {}: {ok} ok, {} different, e.g. {:?}", real.pin.name, different.len(), different.first());
+        assert!(
+            ok >= 60 && different.is_empty(),
+            "driver {}: {ok} ok, {} different, e.g. {:?}",
+            real.pin.name,
+            different.len(),
+            different.first()
+        );
         checked += 1;
     }
     assert!(checked >= 5, "{checked} drivers");

@@ -183,8 +183,8 @@ fn open_sink(path: &std::ffi::OsStr) -> Option<i32> {
     }
     // SAFETY: fstat of the descriptor just opened.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    let pipe = unsafe { libc::fstat(fd, &mut st) } == 0
-        && matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFSOCK);
+    let pipe =
+        unsafe { libc::fstat(fd, &mut st) } == 0 && matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFSOCK);
     SINK_PIPE.store(pipe, Ordering::Relaxed);
     Some(fd)
 }
@@ -198,7 +198,13 @@ impl Observer for Tracer {
         let mut line = Line::new();
         match standin::real_driver() {
             Ok(r) => {
-                let _ = write!(line, "start {} real driver {} (version {})", std::process::id(), r.path().display(), r.version());
+                let _ = write!(
+                    line,
+                    "start {} real driver {} (version {})",
+                    std::process::id(),
+                    r.path().display(),
+                    r.version()
+                );
             }
             Err(why) => {
                 let _ = write!(line, "start {} real driver none: {why}", std::process::id());
