@@ -387,7 +387,16 @@ impl RealDriver {
                 .iter()
                 .enumerate()
                 .filter(|(_, e)| e.platforms.here())
-                .filter_map(|(i, e)| Some((self.export(e.exported)?.as_ptr() as usize, i)))
+                .filter_map(|(i, e)| {
+                    // Each entry's default, where `set_up` resolved it: the same `dlsym`, once.
+                    let known = FORWARD.get(i).map(|s| s.load(Ordering::Acquire)).filter(|p| !p.is_null());
+                    let p = match known {
+                        Some(p) if p == GONE => return None,
+                        Some(p) if e.symbol != "cuGetProcAddress" => NonNull::new(p)?,
+                        _ => self.export(e.exported)?,
+                    };
+                    Some((p.as_ptr() as usize, i))
+                })
                 .collect();
             t.sort_unstable();
             t
