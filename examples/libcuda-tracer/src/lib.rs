@@ -162,7 +162,7 @@ unsafe fn write_retrying(fd: i32, mut line: &[u8]) -> Result<(), i32> {
 /// be the parent's in a `fork` child.
 fn thread_id() -> i64 {
     // SAFETY: gettid takes no arguments and cannot fail.
-    i64::from(unsafe { libc::syscall(libc::SYS_gettid) })
+    i64::from(unsafe { libc::gettid() })
 }
 
 fn abi(info: &EntryInfo) -> &str {
