@@ -428,6 +428,10 @@ fn open_real() -> Result<RealDriver, String> {
             if is_own_file(&path) {
                 return Err(format!("${REAL_DRIVER_ENV} is {}, this stand-in's own file", path.display()));
             }
+            // Judged as the loader would judge it first: a FIFO is never opened (that would wait
+            // for a writer), another machine's library never read further.
+            #[cfg(all(unix, not(target_vendor = "apple")))]
+            crate::library::elf::check(&path).map_err(|why| format!("${REAL_DRIVER_ENV} is {}: {why}", path.display()))?;
             #[cfg(unix)]
             if search::is_standin(&path) {
                 return Err(format!(
@@ -626,8 +630,17 @@ mod search {
     /// The dynamic string table (`DT_STRTAB`, `DT_STRSZ`) of the ELF file at `path`.
     fn dynamic_strings(path: &Path) -> Option<Vec<u8>> {
         use std::os::unix::fs::FileExt;
+        // Only a regular file is opened (a FIFO would wait for a writer), and judged again
+        // once open.
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
         let file = std::fs::File::open(path).ok()?;
-        let len = file.metadata().ok()?.len();
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let len = meta.len();
         let read = |at: u64, n: u64| -> Option<Vec<u8>> {
             if n > MAX_READ || at.checked_add(n)? > len {
                 return None;

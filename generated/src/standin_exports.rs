@@ -15,6 +15,13 @@
 /// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
 /// result; without, each function is two atomic loads and the call.
 ///
+/// On Linux it also places the stand-in's set-up ([`standin`](crate::standin): the real
+/// driver found and opened, every default resolved) in the library's constructor, so
+/// that no call takes a lock or allocates, and exports `cuGetProcAddress` and
+/// `cuGetProcAddress_v2` as indirect functions that `dlsym` finds only where the real
+/// driver has them. Give the `cdylib` the `DT_SONAME` `libcuda.so.1` too (a `build.rs`
+/// printing `cargo:rustc-cdylib-link-arg=-Wl,-soname,libcuda.so.1`).
+///
 /// Linux only: the names are those of `libcuda.so.1` (Windows' `nvcuda.dll` exports
 /// others).
 #[macro_export]
