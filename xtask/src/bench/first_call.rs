@@ -30,7 +30,7 @@ int main(void) {
 }
 "#;
 
-/// Debian's 555 driver as the real-driver tests unpack it (`cargo xtask drivers`).
+/// Debian's 555 driver as the real-driver tests unpack it (`tests/src/drivers.rs`).
 fn driver_555(root: &Path) -> Result<PathBuf> {
     let cache = root.join("target").join("real-drivers");
     let found = std::fs::read_dir(&cache)
@@ -41,7 +41,7 @@ fn driver_555(root: &Path) -> Result<PathBuf> {
         .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libcuda1_555.")))
         .map(|p| p.join("usr/lib/x86_64-linux-gnu/nvidia/current"))
         .find(|d| d.join("libcuda.so.1").is_file());
-    found.with_context(|| format!("no driver 555 under {}: run `cargo xtask drivers` first", cache.display()))
+    found.with_context(|| format!("no driver 555 under {}: run `cargo test -p cuda-sys-gen-tests --test real_drivers` once: it fetches the drivers", cache.display()))
 }
 
 pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
