@@ -621,6 +621,30 @@ mod search {
         dynamic_strings(path).is_some_and(|t| t.split(|b| *b == 0).any(|s| s == b"cuda_sys_gen_standin"))
     }
 
+    /// Whether the loader would take the file at `path` in this process, by its ELF header
+    /// (what the loader checks before it goes on searching): a shared object of this
+    /// process's class, byte order and machine. A file that passes is checked whole when it
+    /// is opened (`library::open_path`).
+    fn loadable_here(path: &Path) -> bool {
+        use std::os::unix::fs::FileExt;
+        const MACHINE: Option<u16> = if cfg!(target_arch = "x86_64") {
+            Some(62)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(183)
+        } else {
+            None
+        };
+        let Ok(file) = std::fs::File::open(path) else { return false };
+        let mut h = [0u8; 20];
+        if file.read_exact_at(&mut h, 0).is_err() || !h.starts_with(b"\x7fELF") {
+            return false;
+        }
+        let class = if cfg!(target_pointer_width = "64") { 2 } else { 1 };
+        let data = if cfg!(target_endian = "little") { 1 } else { 2 };
+        let half = |at: usize| if data == 1 { u16::from_le_bytes([h[at], h[at + 1]]) } else { u16::from_be_bytes([h[at], h[at + 1]]) };
+        h[4] == class && h[5] == data && half(16) == 3 && MACHINE.is_none_or(|m| half(18) == m)
+    }
+
     /// The most bytes read of one table.
     const MAX_READ: u64 = 64 << 20;
 
@@ -705,7 +729,7 @@ mod search {
 
     /// The first `libcuda.so.1` of the loader's folders that the loader could load here (the
     /// ELF class, byte order and machine of this process, by its header) and that is neither
-    /// this library's own file nor another stand-in.
+    /// this library's own file nor another stand-in. Only regular files are opened.
     pub(super) fn find() -> Option<PathBuf> {
         let own = own_file();
         for folder in folders() {
@@ -714,11 +738,7 @@ mod search {
             if !m.is_file() || own == Some((m.dev(), m.ino())) {
                 continue;
             }
-            #[cfg(not(target_vendor = "apple"))]
-            if crate::library::elf::check(&candidate).is_err() {
-                continue;
-            }
-            if is_standin(&candidate) {
+            if !loadable_here(&candidate) || is_standin(&candidate) {
                 continue;
             }
             // An absolute path, so that the loader opens this file and no other.
