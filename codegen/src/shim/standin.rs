@@ -264,6 +264,11 @@ fn resolve_forward(index: usize) -> *mut c_void {
 pub fn target(exports: &'static Exports, index: usize) -> Option<NonNull<c_void>> {
     if let Some(h) = HOOKS.get(index) {
         if let Some(p) = NonNull::new(h.load(Ordering::Acquire)) {
+            // A hook may call `forward`, whose lookup functions hand out `exports`: set up
+            // where no constructor did (outside Linux).
+            if EXPORTS.load(Ordering::Relaxed).is_null() {
+                set_up(exports);
+            }
             return Some(p);
         }
     }
