@@ -227,6 +227,22 @@ static int mode_negative(void) {
     return 0;
 }
 
+/* One request through cuGetProcAddress_v2: `ask SYMBOL VERSION FLAGS`. */
+static int mode_ask(const char *symbol, int v, uint64_t flags) {
+    void *h = load();
+    lookup_v2_fn v2 = (lookup_v2_fn)dlsym(h, "cuGetProcAddress_v2");
+    if (!v2) {
+        printf("ask: no cuGetProcAddress_v2\n");
+        return 0;
+    }
+    void *p = NULL;
+    int st = -1;
+    int r = v2(symbol, &p, v, flags, &st);
+    printf("ask: %s %d flags %llu -> result %d status %d %s\n", symbol, v, (unsigned long long)flags, r, st,
+           p ? "function" : "NULL");
+    return 0;
+}
+
 /* Many calls, for a trace written to a pipe whose reader leaves. */
 static int mode_calls(int n) {
     load();
@@ -248,6 +264,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "version")) return mode_version(argc > 2 ? argv[2] : NULL);
     if (!strcmp(mode, "negative")) return mode_negative();
     if (!strcmp(mode, "calls")) return mode_calls(n);
-    fprintf(stderr, "usage: processes fork|signals|first-call|first-call-in-malloc|reload|version [PATH]|negative|calls [N]\n");
+    if (!strcmp(mode, "ask") && argc > 4) return mode_ask(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 10));
+    fprintf(stderr, "usage: processes fork|signals|first-call|first-call-in-malloc|reload|version [PATH]|negative|calls [N]|ask SYMBOL VERSION FLAGS\n");
     return 2;
 }

@@ -433,3 +433,45 @@ fn negative_versions_are_read_as_the_drivers_read_them() {
     }
     assert!(checked >= 5, "{checked} drivers");
 }
+
+/// The project's hazard, flagged: `cuCtxCreate` asked for at 12050 of driver 535 (CUDA 12.2),
+/// which answers `CUDA_SUCCESS` with `cuCtxCreate_v3`, the 11040 ABI, where a caller of 12050
+/// casts to the 12050 typedef. Driver 555 (CUDA 12.5), which has the 12050 ABI, is not
+/// flagged, nor a request at 535's own version, nor one at a negative version.
+#[test]
+fn a_request_answered_with_an_older_abi_than_it_names_is_flagged() {
+    let Some(drivers) = fetched() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = program(dir.path()) else { return };
+    let tracer = tracer(&dir.path().join("t"));
+    let ask = |name: &str, args: &[&str]| {
+        let trace = dir.path().join(format!("ask-{name}-{}.log", args.join("-")));
+        let mut all = vec!["ask"];
+        all.extend_from_slice(args);
+        let (code, out, err, _) = run(
+            through(&exe, &tracer, driver(&drivers, name), &all)
+                .env("CUDA_SYS_GEN_TRACE", &trace)
+                .env("CUDA_SYS_GEN_TRACE_CALLS", "0"),
+            Duration::from_secs(60),
+        );
+        assert_eq!(code, Some(0), "{out}{err}");
+        assert!(line(&out, "ask:").ends_with("result 0 status 0 function"), "driver {name}: {out}");
+        let log = std::fs::read_to_string(&trace).unwrap();
+        log.lines().find(|l| l.starts_with("request ")).unwrap_or_default().to_owned()
+    };
+    let old = ask("535", &["cuCtxCreate", "12050", "0"]);
+    assert!(
+        old.contains(
+            "-> cuCtxCreate_v11040 (cuCtxCreate_v3) HAZARD: asked 12050, got cuCtxCreate_v11040 (11040), \
+             older than cuCtxCreate_v12050, the ABI of 12050; rule ok"
+        ),
+        "{old}"
+    );
+    println!("{old}");
+    let new = ask("555", &["cuCtxCreate", "12050", "0"]);
+    assert!(new.ends_with("-> cuCtxCreate_v12050 (cuCtxCreate_v4) rule ok"), "{new}");
+    for (driver, args) in [("535", ["cuCtxCreate", "12020", "0"]), ("535", ["cuCtxCreate", "-1", "0"])] {
+        let l = ask(driver, &args);
+        assert!(l.contains("-> cuCtxCreate_v11040") && !l.contains("HAZARD"), "{l}");
+    }
+}

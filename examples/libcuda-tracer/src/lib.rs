@@ -21,7 +21,9 @@
 //!
 //! Every `cuGetProcAddress` request the real driver answers with a function gets a line too:
 //! the symbol, version and flags, the entry the function was identified as, and whether that
-//! is the entry the registry's rule names (`rule ok`, else `rule DIFFERENT`). Without
+//! is the entry the registry's rule names (`rule ok`, else `rule DIFFERENT`); an answer older
+//! than the ABI the version asked names (a driver before 13.0 asked above its own version) is
+//! flagged `HAZARD: asked 12050, got cuCtxCreate_v11040 (11040), older than ...`. Without
 //! `$CUDA_SYS_GEN_TRACE` nothing is written, and every call only forwards. With
 //! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards.
 //!
@@ -36,7 +38,7 @@ use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use cuda_driver_pfn::standin::{self, Arg, Observer};
 use cuda_driver_pfn::types::CUresult;
-use cuda_driver_pfn::{EntryInfo, ENTRIES};
+use cuda_driver_pfn::{answer, EntryInfo, ENTRIES};
 
 /// The environment variable that names the trace file (appended to).
 pub const TRACE_ENV: &str = "CUDA_SYS_GEN_TRACE";
@@ -189,6 +191,26 @@ fn open_sink(path: &std::ffi::OsStr) -> Option<i32> {
     Some(fd)
 }
 
+/// The ABI a caller asking for `version` expects, where the driver answered an older one: the
+/// entry a driver that has every ABI the registry knows answers (`driver_answer` of driver
+/// version 0), where that is newer than `answered`. A driver before CUDA 13.0 asked for a
+/// version above its own answers with the newest ABI it has (`cuCtxCreate` at 12050 from a
+/// 12.2 driver is the 11040 ABI): a caller that casts the pointer to its version's typedef
+/// then calls a function of another signature. A negative version (read as unsigned, the
+/// newest the driver has) names no ABI, so it is never flagged. Pure: no lock, no allocation.
+fn hazard(
+    symbol: &core::ffi::CStr,
+    version: core::ffi::c_int,
+    flags: u64,
+    answered: &'static EntryInfo,
+) -> Option<&'static EntryInfo> {
+    if version < 0 {
+        return None;
+    }
+    let named = answer::driver_answer(symbol.to_bytes(), version, flags, 0).entry()?;
+    (named.symbol == answered.symbol && named.version > answered.version).then_some(named)
+}
+
 impl Observer for Tracer {
     fn start(&self) {
         CALLS.store(std::env::var_os(CALLS_ENV).is_none_or(|v| v != "0"), Ordering::Relaxed);
@@ -276,6 +298,15 @@ impl Observer for Tracer {
             None => {
                 let _ = line.write_str("a function the registry does not know (not traced)");
             }
+        }
+        if let Some((got, named)) = answered.and_then(|a| Some((a, hazard(symbol, version, flags, a)?))) {
+            let _ = write!(
+                line,
+                " HAZARD: asked {version}, got {} ({}), older than {}, the ABI of {version};",
+                abi(got),
+                got.version,
+                abi(named)
+            );
         }
         let _ = line.write_str(if rule_agrees { " rule ok" } else { " rule DIFFERENT" });
         line.send();
