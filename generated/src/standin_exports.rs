@@ -15,6 +15,14 @@
 /// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
 /// result; without, each function is two atomic loads and the call.
 ///
+/// `export_libcuda!(init = PATH)` (alone or with `observer`, in either order) runs the
+/// `fn()` at `PATH` once, first thing in the stand-in's set-up: before any call is
+/// answered and before the real driver is looked for. The place for
+/// [`set_hook`](crate::standin::set_hook) and
+/// [`answer_as_driver`](crate::standin::answer_as_driver). It must not call the
+/// stand-in's own exported functions (the set-up is not done yet; they would wait for
+/// it); [`forward`](crate::standin::forward) it may call.
+///
 /// On Linux it also places the stand-in's set-up ([`standin`](crate::standin): the real
 /// driver found and opened, every default resolved) in the library's constructor, so
 /// that no call takes a lock or allocates, and exports `cuGetProcAddress` and
@@ -27,12 +35,26 @@
 #[macro_export]
 macro_rules! export_libcuda {
     () => {
-        $crate::export_libcuda!(@ with::core::option::Option::None);
+        $crate::export_libcuda!(@ with::core::option::Option::None,
+        ::core::option::Option::None);
     };
     (observer = $observer:path) => {
-        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer));
+        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer),
+        ::core::option::Option::None);
     };
-    (@ with $observer:expr) => {
+    (init = $init:path) => {
+        $crate::export_libcuda!(@ with::core::option::Option::None,
+        ::core::option::Option::Some($init as fn ()));
+    };
+    (observer = $observer:path, init = $init:path) => {
+        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer),
+        ::core::option::Option::Some($init as fn ()));
+    };
+    (init = $init:path, observer = $observer:path) => {
+        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer),
+        ::core::option::Option::Some($init as fn ()));
+    };
+    (@ with $observer:expr, $init:expr) => {
         const _ : () = { #[allow(unused_imports)] use $crate::types:: *;
         #[allow(unused_imports)] use ::core::ffi:: { c_char, c_double, c_float, c_int,
         c_long, c_longlong, c_short, c_uchar, c_uint, c_ulong, c_ulonglong, c_ushort,
@@ -797,9 +819,9 @@ macro_rules! export_libcuda {
         $crate::standin::Export::NONE,
         $crate::standin::Export::of(cuWaitExternalSemaphoresAsync as * const ()),
         $crate::standin::Export::of(cuWaitExternalSemaphoresAsync_ptsz as * const ()),],
-        observer : $observer, }; #[cfg(target_os = "linux")] #[used] #[unsafe
-        (link_section = ".init_array")] static STANDIN_SET_UP : extern "C" fn () = {
-        extern "C" fn set_up() { $crate::standin::set_up(& EXPORTS); } set_up };
+        observer : $observer, init : $init, }; #[cfg(target_os = "linux")] #[used]
+        #[unsafe (link_section = ".init_array")] static STANDIN_SET_UP : extern "C" fn ()
+        = { extern "C" fn set_up() { $crate::standin::set_up(& EXPORTS); } set_up };
         #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
         target_arch = "aarch64")))] #[unsafe (no_mangle)] extern "C" fn
         cuGetProcAddress() -> * const ::core::ffi::c_void {

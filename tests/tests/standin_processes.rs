@@ -475,3 +475,46 @@ fn a_request_answered_with_an_older_abi_than_it_names_is_flagged() {
         assert!(l.contains("-> cuCtxCreate_v11040") && !l.contains("HAZARD"), "{l}");
     }
 }
+
+/// The stand-in with no real driver (`$CUDA_SYS_GEN_REAL_LIBCUDA` names a file that is not
+/// there) and nothing answered by the layer: one line on stderr says why every call returns
+/// `CUDA_ERROR_NOT_FOUND`. With `standin::answer_as_driver(12020)` from the library's `init`
+/// function (`export_libcuda!(init = ...)`, run before any call): no line, `cuDriverGetVersion`
+/// says 12020 and `cuGetProcAddress_v2` answers by the rule for a 12.2 driver with the
+/// stand-in's own functions (`cuCtxCreate` at 12050: `CUDA_SUCCESS`, the 11040 ABI; an unknown
+/// name: not found; above its own version, a 13.0 driver: `CUDA_ERROR_INVALID_VALUE`).
+#[test]
+fn without_a_real_driver_the_standin_says_why_or_answers_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = program(dir.path()) else { return };
+    let standin = standin(&dir.path().join("s"));
+    let absent = dir.path().join("no-such-libcuda.so.1");
+    let run_with = |answer_as: Option<&str>, args: &[&str]| {
+        let mut c = Command::new(&exe);
+        c.args(args)
+            .env("LD_LIBRARY_PATH", standin.parent().unwrap())
+            .env("CUDA_SYS_GEN_REAL_LIBCUDA", &absent)
+            .env_remove("CUDA_SYS_GEN_TEST_ANSWER_AS");
+        if let Some(v) = answer_as {
+            c.env("CUDA_SYS_GEN_TEST_ANSWER_AS", v);
+        }
+        let (code, out, err, _) = run(&mut c, Duration::from_secs(60));
+        assert_eq!(code, Some(0), "{out}{err}");
+        (out, err)
+    };
+    let (out, err) = run_with(None, &["version"]);
+    assert_eq!(line(&out, "version:"), "version: -501", "{out}");
+    let said: Vec<&str> = err.lines().filter(|l| l.starts_with("libcuda.so.1 (a cuda-sys-gen stand-in): ")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains(&absent.display().to_string()) && said[0].contains("CUDA_ERROR_NOT_FOUND (500)"), "{err}");
+
+    let (out, err) = run_with(Some("12020"), &["version"]);
+    assert_eq!(line(&out, "version:"), "version: 12020", "{out}{err}");
+    assert!(!err.contains("cuda-sys-gen stand-in"), "{err}");
+    let (out, _) = run_with(Some("12020"), &["ask", "cuCtxCreate", "12050", "0"]);
+    assert_eq!(line(&out, "ask:"), "ask: cuCtxCreate 12050 flags 0 -> result 0 status 0 function", "{out}");
+    let (out, _) = run_with(Some("12020"), &["ask", "cuNoSuchThing", "12020", "0"]);
+    assert_eq!(line(&out, "ask:"), "ask: cuNoSuchThing 12020 flags 0 -> result 0 status 1 NULL", "{out}");
+    let (out, _) = run_with(Some("13000"), &["ask", "cuCtxCreate", "13010", "0"]);
+    assert_eq!(line(&out, "ask:"), "ask: cuCtxCreate 13010 flags 0 -> result 1 status -1 NULL", "{out}");
+}

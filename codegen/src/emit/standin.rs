@@ -365,6 +365,14 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
         /// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
         /// result; without, each function is two atomic loads and the call.
         ///
+        /// `export_libcuda!(init = PATH)` (alone or with `observer`, in either order) runs the
+        /// `fn()` at `PATH` once, first thing in the stand-in's set-up: before any call is
+        /// answered and before the real driver is looked for. The place for
+        /// [`set_hook`](crate::standin::set_hook) and
+        /// [`answer_as_driver`](crate::standin::answer_as_driver). It must not call the
+        /// stand-in's own exported functions (the set-up is not done yet; they would wait for
+        /// it); [`forward`](crate::standin::forward) it may call.
+        ///
         /// On Linux it also places the stand-in's set-up ([`standin`](crate::standin): the real
         /// driver found and opened, every default resolved) in the library's constructor, so
         /// that no call takes a lock or allocates, and exports `cuGetProcAddress` and
@@ -377,12 +385,21 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
         #[macro_export]
         macro_rules! export_libcuda {
             () => {
-                $crate::export_libcuda!(@with ::core::option::Option::None);
+                $crate::export_libcuda!(@with ::core::option::Option::None, ::core::option::Option::None);
             };
             (observer = $observer:path) => {
-                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer));
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::None);
             };
-            (@with $observer:expr) => {
+            (init = $init:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::None, ::core::option::Option::Some($init as fn()));
+            };
+            (observer = $observer:path, init = $init:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::Some($init as fn()));
+            };
+            (init = $init:path, observer = $observer:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::Some($init as fn()));
+            };
+            (@with $observer:expr, $init:expr) => {
                 const _: () = {
                     #[allow(unused_imports)]
                     use $crate::types::*;
@@ -398,6 +415,7 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                     static EXPORTS: $crate::standin::Exports = $crate::standin::Exports {
                         fns: [#(#table)*],
                         observer: $observer,
+                        init: $init,
                     };
 
                     // The set-up, in the library's constructor: done before any call can run,

@@ -45,7 +45,7 @@
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ptr::{null_mut, NonNull};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 
 use crate::answer::driver_answer;
@@ -82,6 +82,8 @@ impl Export {
 pub struct Exports {
     pub fns: [Export; ENTRY_COUNT],
     pub observer: Option<&'static dyn Observer>,
+    /// `export_libcuda!(init = PATH)`: run once by [`set_up`], before anything else of it.
+    pub init: Option<fn()>,
 }
 
 /// One argument of a call, as an [`Observer`] sees it.
@@ -192,8 +194,24 @@ static FORWARD: [AtomicPtr<c_void>; ENTRY_COUNT] = [const { AtomicPtr::new(null_
 /// In [`FORWARD`]: the real driver has no such export.
 const GONE: *mut c_void = NonNull::<c_void>::dangling().as_ptr();
 static EXPORTS: AtomicPtr<Exports> = AtomicPtr::new(null_mut());
+/// [`answer_as_driver`]'s version; 0: not set.
+static ANSWER_AS: AtomicU32 = AtomicU32::new(0);
 static RULE_DIFFERENCES: AtomicUsize = AtomicUsize::new(0);
 static UNKNOWN_ANSWERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Where no real driver could be opened, the stand-in answers for itself as a driver of
+/// `driver_version` (`major*1000 + minor*10`, `12020` for CUDA 12.2): `cuDriverGetVersion`
+/// (without a hook) says `driver_version`, and `cuGetProcAddress` and `cuGetProcAddress_v2`
+/// answer by the registry's rule for that driver ([`crate::answer::driver_answer`]) with the
+/// stand-in's own functions, each of which calls its hook (without one,
+/// `CUDA_ERROR_NOT_FOUND`). What a mock driver needs first: a runtime asks for the version,
+/// then looks every function up. Where a real driver was opened this changes nothing: its
+/// answers are the ones given. Call it from the `init` function of
+/// [`export_libcuda!`](crate::export_libcuda), which runs before any call is answered; 0
+/// takes it back.
+pub fn answer_as_driver(driver_version: u32) {
+    ANSWER_AS.store(driver_version, Ordering::Release);
+}
 
 /// Takes entry `E`'s hook away: its calls go to [`forward`] again.
 pub fn clear_hook<E: Entry>() {
@@ -253,6 +271,7 @@ fn resolve_forward(index: usize) -> *mut c_void {
     }
     match real_driver() {
         Ok(real) => real.export(info.exported).map_or(GONE, NonNull::as_ptr),
+        Err(_) if info.symbol == "cuDriverGetVersion" => driver_get_version as DriverGetVersion as *mut c_void,
         Err(_) => GONE,
     }
 }
@@ -303,7 +322,15 @@ pub fn set_up(exports: &'static Exports) {
         if EXPORTS.load(Ordering::Acquire).is_null() {
             EXPORTS.store(exports as *const Exports as *mut Exports, Ordering::Release);
         }
+        // The layer's own set-up first: its hooks and `answer_as_driver` are in place before
+        // any call is answered, and it may name the real driver (`$CUDA_SYS_GEN_REAL_LIBCUDA`).
+        if let Some(init) = exports.init {
+            init();
+        }
         let real = real_driver();
+        if let Err(why) = real {
+            say_no_driver(why);
+        }
         for (index, slot) in FORWARD.iter().enumerate() {
             if slot.load(Ordering::Acquire).is_null() {
                 slot.store(resolve_forward(index), Ordering::Release);
@@ -324,6 +351,21 @@ pub fn set_up(exports: &'static Exports) {
             o.start();
         }
     });
+}
+
+/// Where no real driver was opened and the layer answers nothing itself (no hook, no
+/// [`answer_as_driver`]), every call would return `CUDA_ERROR_NOT_FOUND` without a word: one
+/// line on stderr, from the set-up (never from a call), says why.
+fn say_no_driver(why: &str) {
+    use std::io::Write as _;
+    if ANSWER_AS.load(Ordering::Acquire) != 0 || HOOKS.iter().any(|h| !h.load(Ordering::Acquire).is_null()) {
+        return;
+    }
+    let line = format!(
+        "libcuda.so.1 (a cuda-sys-gen stand-in): {why}; every call returns CUDA_ERROR_NOT_FOUND (500), \
+         cuDriverGetVersion too (a layer answers by itself with standin::answer_as_driver and hooks)\n"
+    );
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// What `dlsym` and the loader get for the stand-in's export of a lookup function
@@ -770,6 +812,55 @@ mod search {
 
 type GetProcAddressV2 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_uint) -> c_uint;
 type GetProcAddressV1 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64) -> c_uint;
+type DriverGetVersion = unsafe extern "system" fn(*mut c_int) -> c_uint;
+
+/// The default of `cuDriverGetVersion` where no real driver was opened: the version of
+/// [`answer_as_driver`], else `CUDA_ERROR_NOT_FOUND`.
+unsafe extern "system" fn driver_get_version(version: *mut c_int) -> c_uint {
+    let v = ANSWER_AS.load(Ordering::Acquire);
+    if v == 0 {
+        return MISSING.0;
+    }
+    if version.is_null() {
+        return crate::answer::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: the caller's pointer, checked for NULL.
+    unsafe { *version = c_int::try_from(v).unwrap_or(c_int::MAX) };
+    0
+}
+
+/// A lookup where no real driver was opened: by [`answer_as_driver`]'s rule, with the
+/// stand-in's own functions; `None` where it was not called (`CUDA_ERROR_NOT_FOUND`).
+///
+/// # Safety
+/// The arguments as the caller of `cuGetProcAddress` passed them.
+unsafe fn own_answer(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+) -> Option<crate::answer::DriverAnswer> {
+    let driver = ANSWER_AS.load(Ordering::Acquire);
+    if driver == 0 {
+        return None;
+    }
+    if symbol.is_null() || pfn.is_null() {
+        return Some(crate::answer::DriverAnswer::InvalidValue(crate::answer::Invalid::Flags));
+    }
+    let symbol = unsafe { CStr::from_ptr(symbol) };
+    let answer = driver_answer(symbol.to_bytes(), version, flags, driver);
+    // SAFETY: `EXPORTS` holds only a `&'static Exports`.
+    let exports = unsafe { EXPORTS.load(Ordering::Acquire).as_ref() };
+    let entry = answer.entry();
+    let ours = entry.and_then(EntryInfo::index).and_then(|i| exports.and_then(|e| e.fns.get(i))).map_or(core::ptr::null(), |e| e.0);
+    unsafe { *pfn = ours as *mut c_void };
+    if let Some(o) = exports.and_then(|e| e.observer) {
+        if answer.result_and_status().0 == 0 {
+            o.request(symbol, version, flags, entry, true);
+        }
+    }
+    Some(answer)
+}
 
 /// The default of `cuGetProcAddress_v2` (the 12000 ABI): the real driver's answer, its
 /// function replaced by the stand-in's of the same ABI.
@@ -780,7 +871,20 @@ unsafe extern "system" fn get_proc_address_v2(
     flags: u64,
     status: *mut c_uint,
 ) -> c_uint {
-    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress_v2")) else { return MISSING.0 };
+    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress_v2")) else {
+        // SAFETY: the caller's arguments.
+        return match unsafe { own_answer(symbol, pfn, version, flags) } {
+            Some(a) => {
+                let (r, st) = a.result_and_status();
+                if let (Some(st), false) = (st, status.is_null()) {
+                    // SAFETY: the caller's pointer, checked for NULL.
+                    unsafe { *status = st };
+                }
+                r
+            }
+            None => MISSING.0,
+        };
+    };
     // SAFETY: the real driver's cuGetProcAddress_v2, with the caller's arguments.
     let f = unsafe { core::mem::transmute::<*mut c_void, GetProcAddressV2>(f.as_ptr()) };
     let r = unsafe { f(symbol, pfn, version, flags, status) };
@@ -797,7 +901,10 @@ unsafe extern "system" fn get_proc_address_v1(
     version: c_int,
     flags: u64,
 ) -> c_uint {
-    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress")) else { return MISSING.0 };
+    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress")) else {
+        // SAFETY: the caller's arguments.
+        return unsafe { own_answer(symbol, pfn, version, flags) }.map_or(MISSING.0, |a| a.result_without_status());
+    };
     // SAFETY: the real driver's cuGetProcAddress, with the caller's arguments.
     let f = unsafe { core::mem::transmute::<*mut c_void, GetProcAddressV1>(f.as_ptr()) };
     let r = unsafe { f(symbol, pfn, version, flags) };

@@ -3,7 +3,15 @@
 //! functions. The tests copy `libcuda_standin.so` as `libcuda.so.1` in front of a real driver
 //! (tests/tests/standin.rs).
 
-cuda_driver_pfn::export_libcuda!();
+cuda_driver_pfn::export_libcuda!(init = init);
+
+/// For the tests: `$CUDA_SYS_GEN_TEST_ANSWER_AS` (a driver version) answers for a driver of it
+/// where no real one is found (`standin::answer_as_driver`), set before any call is answered.
+fn init() {
+    if let Some(v) = std::env::var("CUDA_SYS_GEN_TEST_ANSWER_AS").ok().and_then(|v| v.parse().ok()) {
+        cuda_driver_pfn::standin::answer_as_driver(v);
+    }
+}
 
 /// For the tests: where the function of registry entry `index` forwards (the real driver's
 /// export of its name), or NULL.
