@@ -40,7 +40,10 @@
 //!   both are always there).
 //! - An ABI the real driver does not export returns `CUDA_ERROR_NOT_FOUND` ("named symbol not
 //!   found"), and so does every call while no real driver can be opened ([`real_driver`] says
-//!   why).
+//!   why; the set-up says it once on stderr where the layer answers nothing itself), unless the
+//!   layer answers for a driver itself ([`answer_as_driver`]).
+//! - `export_libcuda!(init = PATH)` runs the layer's own `fn()` first in the set-up, before any
+//!   call is answered: where its hooks go.
 //! - A hook is an `unsafe extern "system" fn`: a panic inside one aborts the process at its own
 //!   boundary (Rust does not unwind out of an `extern` function), so none crosses into C. Code
 //!   of this module does not panic.
