@@ -243,6 +243,20 @@ static int mode_ask(const char *symbol, int v, uint64_t flags) {
     return 0;
 }
 
+/* Both ABIs of cuMemAlloc by their exported names: `cuMemAlloc` (2000, a 32-bit pointer) and
+ * `cuMemAlloc_v2` (3020). */
+static int mode_mem_alloc(void) {
+    void *h = load();
+    int (*v1)(unsigned int *, unsigned int) = (int (*)(unsigned int *, unsigned int))dlsym(h, "cuMemAlloc");
+    int (*v2)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))dlsym(h, "cuMemAlloc_v2");
+    unsigned int p1 = 0;
+    unsigned long long p2 = 0;
+    int r1 = v1 ? v1(&p1, 16) : -1;
+    int r2 = v2 ? v2(&p2, 16) : -1;
+    printf("mem-alloc: cuMemAlloc %d %u, cuMemAlloc_v2 %d %llu\n", r1, p1, r2, p2);
+    return 0;
+}
+
 /* Many calls, for a trace written to a pipe whose reader leaves. */
 static int mode_calls(int n) {
     load();
@@ -264,7 +278,8 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "version")) return mode_version(argc > 2 ? argv[2] : NULL);
     if (!strcmp(mode, "negative")) return mode_negative();
     if (!strcmp(mode, "calls")) return mode_calls(n);
+    if (!strcmp(mode, "mem-alloc")) return mode_mem_alloc();
     if (!strcmp(mode, "ask") && argc > 4) return mode_ask(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 10));
-    fprintf(stderr, "usage: processes fork|signals|first-call|first-call-in-malloc|reload|version [PATH]|negative|calls [N]|ask SYMBOL VERSION FLAGS\n");
+    fprintf(stderr, "usage: processes fork|signals|first-call|first-call-in-malloc|reload|version [PATH]|negative|calls [N]|ask SYMBOL VERSION FLAGS|mem-alloc\n");
     return 2;
 }

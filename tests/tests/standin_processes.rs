@@ -518,3 +518,35 @@ fn without_a_real_driver_the_standin_says_why_or_answers_itself() {
     let (out, _) = run_with(Some("13000"), &["ask", "cuCtxCreate", "13010", "0"]);
     assert_eq!(line(&out, "ask:"), "ask: cuCtxCreate 13010 flags 0 -> result 1 status -1 NULL", "{out}");
 }
+
+/// A hook per symbol: `set_symbol_hooks::<symbols::cuMemAlloc>` with both of its ABIs, each of
+/// its own signature, in the stand-in's `init`; a program that calls `cuMemAlloc` (2000) and
+/// `cuMemAlloc_v2` (3020) by their exported names reaches each hook (no real driver: without
+/// the hooks both are `CUDA_ERROR_NOT_FOUND`). Given one ABI only, the other is said left out.
+#[test]
+fn a_hook_per_symbol_covers_every_abi_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = program(dir.path()) else { return };
+    let standin = standin(&dir.path().join("s"));
+    let absent = dir.path().join("no-such-libcuda.so.1");
+    let run_with = |hooks: bool| {
+        let mut c = Command::new(&exe);
+        c.arg("mem-alloc")
+            .env("LD_LIBRARY_PATH", standin.parent().unwrap())
+            .env("CUDA_SYS_GEN_REAL_LIBCUDA", &absent)
+            .env_remove("CUDA_SYS_GEN_TEST_ANSWER_AS")
+            .env_remove("CUDA_SYS_GEN_TEST_SYMBOL_HOOKS");
+        if hooks {
+            c.env("CUDA_SYS_GEN_TEST_SYMBOL_HOOKS", "1");
+        }
+        let (code, out, err, _) = run(&mut c, Duration::from_secs(60));
+        assert_eq!(code, Some(0), "{out}{err}");
+        (out, err)
+    };
+    let (out, _) = run_with(false);
+    assert_eq!(line(&out, "mem-alloc:"), "mem-alloc: cuMemAlloc 500 0, cuMemAlloc_v2 500 0", "{out}");
+    let (out, err) = run_with(true);
+    assert_eq!(line(&out, "mem-alloc:"), "mem-alloc: cuMemAlloc 0 2000, cuMemAlloc_v2 0 3020", "{out}{err}");
+    assert!(err.contains("symbol hooks: cuMemAlloc, 1 ABI left out"), "{err}");
+    assert!(err.contains("symbol hooks: cuMemAlloc, 0 ABIs left out"), "{err}");
+}

@@ -238,6 +238,27 @@ pub fn set_hook<E: Entry>(f: E::Fn) {
     HOOKS[E::INDEX].store(p, Ordering::Release);
 }
 
+/// Installs a hook for every ABI of symbol `S` given, each of its own signature: the cases of
+/// the symbol's enum (feature `newest`), as in
+/// `set_symbol_hooks::<symbols::cuMemAlloc>(&[MemAlloc::V3020(alloc_v2), MemAlloc::V2000(alloc)])`
+/// ([`clear_hook`] takes one away). Returns the ABIs of `S` the registry
+/// knows that `hooks` left out: calls of those (by `dlsym` of their exported names, or a
+/// `cuGetProcAddress` request the driver answers with them: an older version, or the
+/// per-thread flag for a `_ptds`/`_ptsz` variant) bypass this hook.
+#[cfg(feature = "newest")]
+pub fn set_symbol_hooks<S: crate::newest::Symbol>(
+    hooks: &[S::Newest],
+) -> impl Iterator<Item = &'static EntryInfo> + '_ {
+    use crate::newest::NewestAbi;
+    for h in hooks {
+        if let Some(slot) = HOOKS.get(h.index()) {
+            slot.store(h.as_ptr() as *mut c_void, Ordering::Release);
+        }
+    }
+    let cases = <S::Newest as NewestAbi>::CASES;
+    cases.iter().filter(move |&&i| !hooks.iter().any(|h| h.index() == i)).filter_map(|&i| ENTRIES.get(i))
+}
+
 /// Where a call of entry `E` goes without a hook: the real driver's function of that ABI (for
 /// `cuGetProcAddress`, the stand-in's interception of it); `None` when the real driver lacks
 /// it. A hook that wraps the call calls this.
