@@ -249,9 +249,7 @@ pub fn set_hook<E: Entry>(f: E::Fn) {
 /// `cuGetProcAddress` request the driver answers with them: an older version, or the
 /// per-thread flag for a `_ptds`/`_ptsz` variant) bypass this hook.
 #[cfg(feature = "newest")]
-pub fn set_symbol_hooks<S: crate::newest::Symbol>(
-    hooks: &[S::Newest],
-) -> impl Iterator<Item = &'static EntryInfo> + '_ {
+pub fn set_symbol_hooks<S: crate::newest::Symbol>(hooks: &[S::Newest]) -> Vec<&'static EntryInfo> {
     use crate::newest::NewestAbi;
     for h in hooks {
         if let Some(slot) = HOOKS.get(h.index()) {
@@ -259,7 +257,7 @@ pub fn set_symbol_hooks<S: crate::newest::Symbol>(
         }
     }
     let cases = <S::Newest as NewestAbi>::CASES;
-    cases.iter().filter(move |&&i| !hooks.iter().any(|h| h.index() == i)).filter_map(|&i| ENTRIES.get(i))
+    cases.iter().filter(|&&i| !hooks.iter().any(|h| h.index() == i)).filter_map(|&i| ENTRIES.get(i)).collect()
 }
 
 /// Where a call of entry `E` goes without a hook: the real driver's function of that ABI (for

@@ -11,13 +11,13 @@ fn init() {
     if std::env::var_os("CUDA_SYS_GEN_TEST_SYMBOL_HOOKS").is_some() {
         use cuda_driver_pfn::newest::{symbols, MemAlloc};
         let left =
-            cuda_driver_pfn::standin::set_symbol_hooks::<symbols::cuMemAlloc>(&[MemAlloc::V3020(alloc_v2)]).count();
+            cuda_driver_pfn::standin::set_symbol_hooks::<symbols::cuMemAlloc>(&[MemAlloc::V3020(alloc_v2)]).len();
         eprintln!("symbol hooks: cuMemAlloc, {left} ABI left out");
         let left = cuda_driver_pfn::standin::set_symbol_hooks::<symbols::cuMemAlloc>(&[
             MemAlloc::V3020(alloc_v2),
             MemAlloc::V2000(alloc_v1),
         ])
-        .count();
+        .len();
         eprintln!("symbol hooks: cuMemAlloc, {left} ABIs left out");
     }
     if let Some(v) = std::env::var("CUDA_SYS_GEN_TEST_ANSWER_AS").ok().and_then(|v| v.parse().ok()) {
