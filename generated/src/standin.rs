@@ -18,15 +18,32 @@
 //!   is none of them (names newer than this crate) is handed out as it is, not intercepted. The
 //!   registry's rule ([`crate::answer::driver_answer`]) is checked against every answer
 //!   ([`Observer::request`], [`rule_differences`]); it never decides one.
+//! - Everything a call needs is set up once, before any call can run: in the library's ELF
+//!   constructor ([`set_up`], which `export_libcuda!` places in `.init_array`), the real driver
+//!   is found and opened, every ABI's default resolved, the lookup table built and the
+//!   observer started ([`Observer::start`]). A call then only loads atomics: it takes no lock
+//!   and allocates nothing, so a signal handler or a `fork` child that calls in can never find
+//!   the set-up half done.
 //! - The real driver is opened by absolute path: `$CUDA_SYS_GEN_REAL_LIBCUDA`, else the first
-//!   `libcuda.so.1` in `LD_LIBRARY_PATH`'s folders, `/etc/ld.so.conf`'s and the system's
-//!   library folders that is not this library's own file (by device and inode):
-//!   `dlopen("libcuda.so.1")` from inside the stand-in would find the stand-in.
-//!   It is opened on the first call that needs it, once, from whichever thread comes first
-//!   (`OnceLock`); nothing runs in a constructor.
+//!   `libcuda.so.1` the loader's rules (`ld.so(8)`) find that is neither this library's own
+//!   file (by device and inode) nor another stand-in (the mark `export_libcuda!` puts in the
+//!   dynamic string table, read from the headers): `LD_LIBRARY_PATH` as the process started
+//!   with it (`/proc/self/environ`; ignored in secure-execution mode), split at `:` and `;`, an
+//!   empty element being the current folder; `/etc/ld.so.conf`'s folders; the system's. A file
+//!   of another ELF class or machine is passed over, as the loader passes over it.
+//! - The stand-in stays loaded once loaded (`RTLD_NODELETE`): `dlclose` then
+//!   `dlopen("libcuda.so.1")` finds it again, never the real driver it opened (which the
+//!   loader also knows by that name).
+//! - A runtime sees exactly the lookup functions the real driver has: `cuGetProcAddress` and
+//!   `cuGetProcAddress_v2` are exported as GNU indirect functions, whose resolvers answer NULL
+//!   where the real driver lacks the function, so `dlsym` says it is absent (glibc; elsewhere
+//!   both are always there).
 //! - An ABI the real driver does not export returns `CUDA_ERROR_NOT_FOUND` ("named symbol not
 //!   found"), and so does every call while no real driver can be opened ([`real_driver`] says
-//!   why).
+//!   why; the set-up says it once on stderr where the layer answers nothing itself), unless the
+//!   layer answers for a driver itself ([`answer_as_driver`]).
+//! - `export_libcuda!(init = PATH)` runs the layer's own `fn()` first in the set-up, before any
+//!   call is answered: where its hooks go.
 //! - A hook is an `unsafe extern "system" fn`: a panic inside one aborts the process at its own
 //!   boundary (Rust does not unwind out of an `extern` function), so none crosses into C. Code
 //!   of this module does not panic.
@@ -34,8 +51,8 @@
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::ptr::{null_mut, NonNull};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
 
 use crate::answer::driver_answer;
 use crate::registry::{Entry, EntryInfo, ENTRIES, ENTRY_COUNT};
@@ -71,6 +88,8 @@ impl Export {
 pub struct Exports {
     pub fns: [Export; ENTRY_COUNT],
     pub observer: Option<&'static dyn Observer>,
+    /// `export_libcuda!(init = PATH)`: run once by [`set_up`], before anything else of it.
+    pub init: Option<fn()>,
 }
 
 /// One argument of a call, as an [`Observer`] sees it.
@@ -154,6 +173,12 @@ impl core::fmt::Display for Arg {
 /// Watches every call of the stand-in's exported functions: give one to
 /// [`export_libcuda!`](crate::export_libcuda) (`export_libcuda!(observer = MY_OBSERVER)`).
 pub trait Observer: Sync {
+    /// Called once, from the library's constructor, after the real driver was opened and
+    /// before any call can run: set up here what [`Observer::call`] needs (open a file). Calls
+    /// may come from signal handlers and from `fork` children: what they do should take no
+    /// lock and allocate nothing that another thread may hold half done.
+    fn start(&self) {}
+
     /// A call of entry `index` (of [`ENTRIES`]) with `args`, made by calling `forward` (the
     /// hook, else the real driver), whose result the observer returns. Call `forward` exactly
     /// once. After it returned `CUDA_SUCCESS`, [`Arg::output`] reads what each output
@@ -175,8 +200,24 @@ static FORWARD: [AtomicPtr<c_void>; ENTRY_COUNT] = [const { AtomicPtr::new(null_
 /// In [`FORWARD`]: the real driver has no such export.
 const GONE: *mut c_void = NonNull::<c_void>::dangling().as_ptr();
 static EXPORTS: AtomicPtr<Exports> = AtomicPtr::new(null_mut());
+/// [`answer_as_driver`]'s version; 0: not set.
+static ANSWER_AS: AtomicU32 = AtomicU32::new(0);
 static RULE_DIFFERENCES: AtomicUsize = AtomicUsize::new(0);
 static UNKNOWN_ANSWERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Where no real driver could be opened, the stand-in answers for itself as a driver of
+/// `driver_version` (`major*1000 + minor*10`, `12020` for CUDA 12.2): `cuDriverGetVersion`
+/// (without a hook) says `driver_version`, and `cuGetProcAddress` and `cuGetProcAddress_v2`
+/// answer by the registry's rule for that driver ([`crate::answer::driver_answer`]) with the
+/// stand-in's own functions, each of which calls its hook (without one,
+/// `CUDA_ERROR_NOT_FOUND`). What a mock driver needs first: a runtime asks for the version,
+/// then looks every function up. Where a real driver was opened this changes nothing: its
+/// answers are the ones given. Call it from the `init` function of
+/// [`export_libcuda!`](crate::export_libcuda), which runs before any call is answered; 0
+/// takes it back.
+pub fn answer_as_driver(driver_version: u32) {
+    ANSWER_AS.store(driver_version, Ordering::Release);
+}
 
 /// Takes entry `E`'s hook away: its calls go to [`forward`] again.
 pub fn clear_hook<E: Entry>() {
@@ -198,6 +239,25 @@ pub fn set_hook<E: Entry>(f: E::Fn) {
         null_mut()
     };
     HOOKS[E::INDEX].store(p, Ordering::Release);
+}
+
+/// Installs a hook for every ABI of symbol `S` given, each of its own signature: the cases of
+/// the symbol's enum (feature `newest`), as in
+/// `set_symbol_hooks::<symbols::cuMemAlloc>(&[MemAlloc::V3020(alloc_v2), MemAlloc::V2000(alloc)])`
+/// ([`clear_hook`] takes one away). Returns the ABIs of `S` the registry
+/// knows that `hooks` left out: calls of those (by `dlsym` of their exported names, or a
+/// `cuGetProcAddress` request the driver answers with them: an older version, or the
+/// per-thread flag for a `_ptds`/`_ptsz` variant) bypass this hook.
+#[cfg(feature = "newest")]
+pub fn set_symbol_hooks<S: crate::newest::Symbol>(hooks: &[S::Newest]) -> Vec<&'static EntryInfo> {
+    use crate::newest::NewestAbi;
+    for h in hooks {
+        if let Some(slot) = HOOKS.get(h.index()) {
+            slot.store(h.as_ptr() as *mut c_void, Ordering::Release);
+        }
+    }
+    let cases = <S::Newest as NewestAbi>::CASES;
+    cases.iter().filter(|&&i| !hooks.iter().any(|h| h.index() == i)).filter_map(|&i| ENTRIES.get(i)).collect()
 }
 
 /// Where a call of entry `E` goes without a hook: the real driver's function of that ABI (for
@@ -236,37 +296,117 @@ fn resolve_forward(index: usize) -> *mut c_void {
     }
     match real_driver() {
         Ok(real) => real.export(info.exported).map_or(GONE, NonNull::as_ptr),
+        Err(_) if info.symbol == "cuDriverGetVersion" => driver_get_version as DriverGetVersion as *mut c_void,
         Err(_) => GONE,
     }
 }
 
 /// What the stand-in's function of entry `index` calls: its hook, else [`forward_pointer`].
-/// Registers `exports`, the stand-in's own functions, on first use.
+/// After [`set_up`] (the library's constructor) this only loads atomics.
 #[doc(hidden)]
 #[inline]
 pub fn target(exports: &'static Exports, index: usize) -> Option<NonNull<c_void>> {
     if let Some(h) = HOOKS.get(index) {
         if let Some(p) = NonNull::new(h.load(Ordering::Acquire)) {
-            // A hook may call `forward`, whose lookup functions hand out `exports`.
+            // A hook may call `forward`, whose lookup functions hand out `exports`: set up
+            // where no constructor did (outside Linux).
             if EXPORTS.load(Ordering::Relaxed).is_null() {
-                register(exports);
+                set_up(exports);
             }
             return Some(p);
         }
     }
     if let Some(p) = FORWARD.get(index).map(|s| s.load(Ordering::Acquire)) {
-        if !p.is_null() && p != GONE {
-            return NonNull::new(p);
+        if !p.is_null() {
+            return NonNull::new(p).filter(|p| p.as_ptr() != GONE);
         }
     }
-    register(exports);
+    // Only a call that comes before the constructor ran (one from another library's
+    // constructor that the loader ordered first) gets here.
+    set_up(exports);
     forward_pointer(index)
 }
 
-#[cold]
-fn register(exports: &'static Exports) {
-    if EXPORTS.load(Ordering::Acquire).is_null() {
-        EXPORTS.store(exports as *const Exports as *mut Exports, Ordering::Release);
+/// The lookup functions the real driver exports, once [`set_up`] knows: [`LOOKUP_KNOWN`] and
+/// the bits below.
+static LOOKUPS: AtomicU8 = AtomicU8::new(0);
+const LOOKUP_KNOWN: u8 = 1;
+const LOOKUP_V1: u8 = 2;
+const LOOKUP_V2: u8 = 4;
+const LOOKUP_NO_DRIVER: u8 = 8;
+
+/// The set-up of the stand-in, once per process: called by the library's ELF constructor,
+/// which `export_libcuda!` places in `.init_array`, so it has run before any call (a call
+/// that comes earlier runs it itself). Opens the real driver, resolves every ABI's default,
+/// builds the table by which answers are identified, keeps this library loaded, and starts
+/// the observer.
+#[doc(hidden)]
+pub fn set_up(exports: &'static Exports) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if EXPORTS.load(Ordering::Acquire).is_null() {
+            EXPORTS.store(exports as *const Exports as *mut Exports, Ordering::Release);
+        }
+        // The layer's own set-up first: its hooks and `answer_as_driver` are in place before
+        // any call is answered, and it may name the real driver (`$CUDA_SYS_GEN_REAL_LIBCUDA`).
+        if let Some(init) = exports.init {
+            init();
+        }
+        let real = real_driver();
+        if let Err(why) = real {
+            say_no_driver(why);
+        }
+        for (index, slot) in FORWARD.iter().enumerate() {
+            if slot.load(Ordering::Acquire).is_null() {
+                slot.store(resolve_forward(index), Ordering::Release);
+            }
+        }
+        let lookups = match real {
+            Ok(r) => {
+                let _ = r.table();
+                let has = |name: &str, bit: u8| if r.export(name).is_some() { bit } else { 0 };
+                has("cuGetProcAddress", LOOKUP_V1) | has("cuGetProcAddress_v2", LOOKUP_V2)
+            }
+            Err(_) => LOOKUP_NO_DRIVER,
+        };
+        LOOKUPS.store(LOOKUP_KNOWN | lookups, Ordering::Release);
+        #[cfg(unix)]
+        search::keep_loaded();
+        if let Some(o) = exports.observer {
+            o.start();
+        }
+    });
+}
+
+/// Where no real driver was opened and the layer answers nothing itself (no hook, no
+/// [`answer_as_driver`]), every call would return `CUDA_ERROR_NOT_FOUND` without a word: one
+/// line on stderr, from the set-up (never from a call), says why.
+fn say_no_driver(why: &str) {
+    use std::io::Write as _;
+    if ANSWER_AS.load(Ordering::Acquire) != 0 || HOOKS.iter().any(|h| !h.load(Ordering::Acquire).is_null()) {
+        return;
+    }
+    let line = format!(
+        "libcuda.so.1 (a cuda-sys-gen stand-in): {why}; every call returns CUDA_ERROR_NOT_FOUND (500), \
+         cuDriverGetVersion too (a layer answers by itself with standin::answer_as_driver and hooks)\n"
+    );
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// What `dlsym` and the loader get for the stand-in's export of a lookup function
+/// (`cuGetProcAddress`, or `cuGetProcAddress_v2` where `v2`): `implementation` where the
+/// real driver exports it too (or none was found: every call then answers
+/// `CUDA_ERROR_NOT_FOUND`), NULL where it lacks it, so that a runtime falls back as it does
+/// in front of that driver (the CUDA 12.4 runtime calls `cuGetProcAddress_v2` wherever
+/// `dlsym` finds it, and gives up on a refusal). Before [`set_up`] ran, `implementation`.
+#[doc(hidden)]
+pub fn lookup_export(v2: bool, implementation: *const c_void) -> *const c_void {
+    let l = LOOKUPS.load(Ordering::Acquire);
+    let bit = if v2 { LOOKUP_V2 } else { LOOKUP_V1 };
+    if l & LOOKUP_KNOWN == 0 || l & (bit | LOOKUP_NO_DRIVER) != 0 {
+        implementation
+    } else {
+        core::ptr::null()
     }
 }
 
@@ -309,25 +449,39 @@ impl RealDriver {
         NonNull::new(*p)
     }
 
-    /// The registry entries whose exported name the library exports at `p`.
-    pub fn entries_at(&self, p: NonNull<c_void>) -> impl Iterator<Item = usize> + '_ {
-        let table = self.by_address.get_or_init(|| {
+    /// The library's exports of the registry's names, by address: built by [`set_up`].
+    fn table(&self) -> &[(usize, usize)] {
+        self.by_address.get_or_init(|| {
             let mut t: Vec<(usize, usize)> = ENTRIES
                 .iter()
                 .enumerate()
                 .filter(|(_, e)| e.platforms.here())
-                .filter_map(|(i, e)| Some((self.export(e.exported)?.as_ptr() as usize, i)))
+                .filter_map(|(i, e)| {
+                    // Each entry's default, where `set_up` resolved it: the same `dlsym`, once.
+                    let known = FORWARD.get(i).map(|s| s.load(Ordering::Acquire)).filter(|p| !p.is_null());
+                    let p = match known {
+                        Some(p) if p == GONE => return None,
+                        Some(p) if e.symbol != "cuGetProcAddress" => NonNull::new(p)?,
+                        _ => self.export(e.exported)?,
+                    };
+                    Some((p.as_ptr() as usize, i))
+                })
                 .collect();
             t.sort_unstable();
             t
-        });
+        })
+    }
+
+    /// The registry entries whose exported name the library exports at `p`.
+    pub fn entries_at(&self, p: NonNull<c_void>) -> impl Iterator<Item = usize> + '_ {
+        let table = self.table();
         let a = p.as_ptr() as usize;
         let start = table.partition_point(|&(x, _)| x < a);
         table[start..].iter().take_while(move |&&(x, _)| x == a).map(|&(_, i)| i)
     }
 }
 
-/// The real driver, opened on first use; the reason where none could be.
+/// The real driver, opened by [`set_up`]; the reason where none could be.
 pub fn real_driver() -> Result<&'static RealDriver, &'static str> {
     static REAL: OnceLock<Result<RealDriver, String>> = OnceLock::new();
     REAL.get_or_init(open_real).as_ref().map_err(String::as_str)
@@ -342,6 +496,17 @@ fn open_real() -> Result<RealDriver, String> {
             }
             if is_own_file(&path) {
                 return Err(format!("${REAL_DRIVER_ENV} is {}, this stand-in's own file", path.display()));
+            }
+            // Judged as the loader would judge it first: a FIFO is never opened (that would wait
+            // for a writer), another machine's library never read further.
+            #[cfg(all(unix, not(target_vendor = "apple")))]
+            crate::library::elf::check(&path).map_err(|why| format!("${REAL_DRIVER_ENV} is {}: {why}", path.display()))?;
+            #[cfg(unix)]
+            if search::is_standin(&path) {
+                return Err(format!(
+                    "${REAL_DRIVER_ENV} is {}, itself a stand-in (it carries export_libcuda!'s mark): name NVIDIA's libcuda.so.1",
+                    path.display()
+                ));
             }
             path
         }
@@ -410,12 +575,61 @@ mod search {
         Some((m.dev(), m.ino()))
     }
 
-    /// The folders the loader searches, in its order: `LD_LIBRARY_PATH`, `/etc/ld.so.conf`
-    /// (and the files it includes), the system's folders.
+    extern "C" {
+        fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+        fn getauxval(kind: core::ffi::c_ulong) -> core::ffi::c_ulong;
+    }
+
+    /// glibc's and musl's values on Linux.
+    const RTLD_NOW: c_int = 2;
+    const RTLD_NOLOAD: c_int = 4;
+    const RTLD_NODELETE: c_int = 0x1000;
+    const AT_SECURE: core::ffi::c_ulong = 23;
+
+    /// Keeps this library loaded for the life of the process: a `dlclose` that would unload it
+    /// would leave the real driver it opened loaded, known to the loader by the name
+    /// `libcuda.so.1`, and the program's next `dlopen("libcuda.so.1")` would get the real
+    /// driver, past the stand-in.
+    pub(super) fn keep_loaded() {
+        let mut info = DlInfo { fname: core::ptr::null(), fbase: core::ptr::null_mut(), sname: core::ptr::null(), saddr: core::ptr::null_mut() };
+        // SAFETY: dladdr only reads the loader's tables and fills `info`.
+        let found = unsafe { dladdr(keep_loaded as fn() as *const c_void, &mut info) };
+        if found != 0 && !info.fname.is_null() {
+            // SAFETY: the loader's own path of this library, already loaded: nothing is
+            // loaded or run, the library is only marked never to be unloaded.
+            unsafe { dlopen(info.fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) };
+        }
+    }
+
+    /// `LD_LIBRARY_PATH` as the process started with it, which is what the loader searches
+    /// (a program's later `setenv` changes nothing for the loader): the environment the
+    /// kernel handed the process, from `/proc/self/environ`, else the current one. `None` in
+    /// secure-execution mode (set-user-ID programs), where the loader ignores it.
+    fn library_path_at_start() -> Option<Vec<u8>> {
+        // SAFETY: getauxval reads the auxiliary vector; 0 where the entry is absent.
+        if unsafe { getauxval(AT_SECURE) } != 0 {
+            return None;
+        }
+        const NAME: &[u8] = b"LD_LIBRARY_PATH=";
+        match std::fs::read("/proc/self/environ") {
+            Ok(env) => env.split(|b| *b == 0).find_map(|v| v.strip_prefix(NAME)).map(<[u8]>::to_vec),
+            Err(_) => std::env::var_os("LD_LIBRARY_PATH").map(|v| v.as_bytes().to_vec()),
+        }
+    }
+
+    /// The folders the loader searches, in its order: `LD_LIBRARY_PATH` (its elements split
+    /// at `:` and `;`, an empty one the current folder), `/etc/ld.so.conf` (and the files it
+    /// includes), the system's folders.
     fn folders() -> Vec<PathBuf> {
         let mut out = Vec::new();
-        if let Some(p) = std::env::var_os("LD_LIBRARY_PATH") {
-            out.extend(std::env::split_paths(&p).filter(|p| !p.as_os_str().is_empty()));
+        if let Some(p) = library_path_at_start() {
+            for element in p.split(|b| *b == b':' || *b == b';') {
+                out.push(if element.is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    PathBuf::from(std::ffi::OsStr::from_bytes(element))
+                });
+            }
         }
         read_conf(Path::new("/etc/ld.so.conf"), &mut out, 0);
         let system: &[&str] = if cfg!(target_arch = "x86_64") {
@@ -471,36 +685,132 @@ mod search {
     }
 
     /// Whether the file at `path` is a stand-in built on this crate (another copy, a tracer
-    /// beside a test stand-in, say): its symbol table names `export_libcuda!`'s mark. Read in
-    /// blocks that overlap by the mark's length, so a file of any size costs one pass.
-    fn is_standin(path: &std::path::Path) -> bool {
-        use std::io::Read;
-        const MARK: &[u8] = b"cuda_sys_gen_standin";
-        let Ok(mut file) = std::fs::File::open(path) else { return false };
-        let mut buf = vec![0u8; 1 << 20];
-        let mut kept = 0;
-        loop {
-            let n = match file.read(&mut buf[kept..]) {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => n,
-            };
-            let filled = kept + n;
-            if buf[..filled].windows(MARK.len()).any(|w| w == MARK) {
-                return true;
-            }
-            kept = (MARK.len() - 1).min(filled);
-            buf.copy_within(filled - kept..filled, 0);
-        }
+    /// beside a test stand-in, say): its dynamic string table, found through its program
+    /// headers, names `export_libcuda!`'s mark. Only the headers and that table are read (a
+    /// few hundred kilobytes of NVIDIA's library, of tens of megabytes), each read bounded by
+    /// the file's size.
+    pub(super) fn is_standin(path: &Path) -> bool {
+        dynamic_strings(path).is_some_and(|t| t.split(|b| *b == 0).any(|s| s == b"cuda_sys_gen_standin"))
     }
 
-    /// The first `libcuda.so.1` of the loader's folders that is neither this library's own
-    /// file nor another stand-in.
+    /// Whether the loader would take the file at `path` in this process, by its ELF header
+    /// (what the loader checks before it goes on searching): a shared object of this
+    /// process's class, byte order and machine. A file that passes is checked whole when it
+    /// is opened (`library::open_path`).
+    fn loadable_here(path: &Path) -> bool {
+        use std::os::unix::fs::FileExt;
+        const MACHINE: Option<u16> = if cfg!(target_arch = "x86_64") {
+            Some(62)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(183)
+        } else {
+            None
+        };
+        let Ok(file) = std::fs::File::open(path) else { return false };
+        let mut h = [0u8; 20];
+        if file.read_exact_at(&mut h, 0).is_err() || !h.starts_with(b"\x7fELF") {
+            return false;
+        }
+        let class = if cfg!(target_pointer_width = "64") { 2 } else { 1 };
+        let data = if cfg!(target_endian = "little") { 1 } else { 2 };
+        let half = |at: usize| if data == 1 { u16::from_le_bytes([h[at], h[at + 1]]) } else { u16::from_be_bytes([h[at], h[at + 1]]) };
+        h[4] == class && h[5] == data && half(16) == 3 && MACHINE.is_none_or(|m| half(18) == m)
+    }
+
+    /// The most bytes read of one table.
+    const MAX_READ: u64 = 64 << 20;
+
+    /// The dynamic string table (`DT_STRTAB`, `DT_STRSZ`) of the ELF file at `path`.
+    fn dynamic_strings(path: &Path) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        // Only a regular file is opened (a FIFO would wait for a writer), and judged again
+        // once open.
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let file = std::fs::File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let len = meta.len();
+        let read = |at: u64, n: u64| -> Option<Vec<u8>> {
+            if n > MAX_READ || at.checked_add(n)? > len {
+                return None;
+            }
+            let mut buf = vec![0u8; usize::try_from(n).ok()?];
+            file.read_exact_at(&mut buf, at).ok()?;
+            Some(buf)
+        };
+        let head = read(0, 64.min(len))?;
+        if !head.starts_with(b"\x7fELF") || head.len() < 52 {
+            return None;
+        }
+        let wide = head[4] == 2;
+        let little = head[5] == 1;
+        let uint = |b: &[u8]| -> u64 {
+            let mut v = 0u64;
+            for (i, byte) in b.iter().enumerate() {
+                let shift = if little { 8 * i } else { 8 * (b.len() - 1 - i) };
+                v |= u64::from(*byte) << shift;
+            }
+            v
+        };
+        let field = |b: &[u8], at: usize, n: usize| b.get(at..at + n).map(uint);
+        let (phoff, phentsize, phnum) = if wide {
+            (field(&head, 32, 8)?, field(&head, 54, 2)?, field(&head, 56, 2)?)
+        } else {
+            (field(&head, 28, 4)?, field(&head, 42, 2)?, field(&head, 44, 2)?)
+        };
+        if phentsize < if wide { 56 } else { 32 } {
+            return None;
+        }
+        let headers = read(phoff, phentsize.checked_mul(phnum)?)?;
+        // (vaddr, offset, filesz) of each loadable segment; the dynamic segment's (offset, size).
+        let mut loads = Vec::new();
+        let mut dynamic = None;
+        for h in headers.chunks_exact(usize::try_from(phentsize).ok()?) {
+            let (kind, offset, vaddr, filesz) = if wide {
+                (field(h, 0, 4)?, field(h, 8, 8)?, field(h, 16, 8)?, field(h, 32, 8)?)
+            } else {
+                (field(h, 0, 4)?, field(h, 4, 4)?, field(h, 8, 4)?, field(h, 16, 4)?)
+            };
+            match kind {
+                1 => loads.push((vaddr, offset, filesz)),
+                2 => dynamic = Some((offset, filesz)),
+                _ => {}
+            }
+        }
+        let (at, size) = dynamic?;
+        let table = read(at, size)?;
+        let (mut strtab, mut strsz) = (None, None);
+        let step = if wide { 16 } else { 8 };
+        for d in table.chunks_exact(step) {
+            let (tag, value) = if wide { (field(d, 0, 8)?, field(d, 8, 8)?) } else { (field(d, 0, 4)?, field(d, 4, 4)?) };
+            match tag {
+                0 => break,
+                5 => strtab = Some(value),
+                10 => strsz = Some(value),
+                _ => {}
+            }
+        }
+        let (vaddr, size) = (strtab?, strsz?);
+        let &(base, offset, _) = loads.iter().find(|&&(v, _, n)| vaddr >= v && vaddr - v < n)?;
+        read(offset.checked_add(vaddr - base)?, size)
+    }
+
+    /// The first `libcuda.so.1` of the loader's folders that the loader could load here (the
+    /// ELF class, byte order and machine of this process, by its header) and that is neither
+    /// this library's own file nor another stand-in. Only regular files are opened.
     pub(super) fn find() -> Option<PathBuf> {
         let own = own_file();
         for folder in folders() {
             let candidate = folder.join("libcuda.so.1");
             let Ok(m) = std::fs::metadata(&candidate) else { continue };
-            if !m.is_file() || own == Some((m.dev(), m.ino())) || is_standin(&candidate) {
+            if !m.is_file() || own == Some((m.dev(), m.ino())) {
+                continue;
+            }
+            if !loadable_here(&candidate) || is_standin(&candidate) {
                 continue;
             }
             // An absolute path, so that the loader opens this file and no other.
@@ -527,6 +837,55 @@ mod search {
 
 type GetProcAddressV2 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_uint) -> c_uint;
 type GetProcAddressV1 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64) -> c_uint;
+type DriverGetVersion = unsafe extern "system" fn(*mut c_int) -> c_uint;
+
+/// The default of `cuDriverGetVersion` where no real driver was opened: the version of
+/// [`answer_as_driver`], else `CUDA_ERROR_NOT_FOUND`.
+unsafe extern "system" fn driver_get_version(version: *mut c_int) -> c_uint {
+    let v = ANSWER_AS.load(Ordering::Acquire);
+    if v == 0 {
+        return MISSING.0;
+    }
+    if version.is_null() {
+        return crate::answer::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: the caller's pointer, checked for NULL.
+    unsafe { *version = c_int::try_from(v).unwrap_or(c_int::MAX) };
+    0
+}
+
+/// A lookup where no real driver was opened: by [`answer_as_driver`]'s rule, with the
+/// stand-in's own functions; `None` where it was not called (`CUDA_ERROR_NOT_FOUND`).
+///
+/// # Safety
+/// The arguments as the caller of `cuGetProcAddress` passed them.
+unsafe fn own_answer(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+) -> Option<crate::answer::DriverAnswer> {
+    let driver = ANSWER_AS.load(Ordering::Acquire);
+    if driver == 0 {
+        return None;
+    }
+    if symbol.is_null() || pfn.is_null() {
+        return Some(crate::answer::DriverAnswer::InvalidValue(crate::answer::Invalid::Flags));
+    }
+    let symbol = unsafe { CStr::from_ptr(symbol) };
+    let answer = driver_answer(symbol.to_bytes(), version, flags, driver);
+    // SAFETY: `EXPORTS` holds only a `&'static Exports`.
+    let exports = unsafe { EXPORTS.load(Ordering::Acquire).as_ref() };
+    let entry = answer.entry();
+    let ours = entry.and_then(EntryInfo::index).and_then(|i| exports.and_then(|e| e.fns.get(i))).map_or(core::ptr::null(), |e| e.0);
+    unsafe { *pfn = ours as *mut c_void };
+    if let Some(o) = exports.and_then(|e| e.observer) {
+        if answer.result_and_status().0 == 0 {
+            o.request(symbol, version, flags, entry, true);
+        }
+    }
+    Some(answer)
+}
 
 /// The default of `cuGetProcAddress_v2` (the 12000 ABI): the real driver's answer, its
 /// function replaced by the stand-in's of the same ABI.
@@ -537,7 +896,20 @@ unsafe extern "system" fn get_proc_address_v2(
     flags: u64,
     status: *mut c_uint,
 ) -> c_uint {
-    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress_v2")) else { return MISSING.0 };
+    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress_v2")) else {
+        // SAFETY: the caller's arguments.
+        return match unsafe { own_answer(symbol, pfn, version, flags) } {
+            Some(a) => {
+                let (r, st) = a.result_and_status();
+                if let (Some(st), false) = (st, status.is_null()) {
+                    // SAFETY: the caller's pointer, checked for NULL.
+                    unsafe { *status = st };
+                }
+                r
+            }
+            None => MISSING.0,
+        };
+    };
     // SAFETY: the real driver's cuGetProcAddress_v2, with the caller's arguments.
     let f = unsafe { core::mem::transmute::<*mut c_void, GetProcAddressV2>(f.as_ptr()) };
     let r = unsafe { f(symbol, pfn, version, flags, status) };
@@ -554,7 +926,10 @@ unsafe extern "system" fn get_proc_address_v1(
     version: c_int,
     flags: u64,
 ) -> c_uint {
-    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress")) else { return MISSING.0 };
+    let Some(f) = real_driver().ok().and_then(|r| r.export("cuGetProcAddress")) else {
+        // SAFETY: the caller's arguments.
+        return unsafe { own_answer(symbol, pfn, version, flags) }.map_or(MISSING.0, |a| a.result_without_status());
+    };
     // SAFETY: the real driver's cuGetProcAddress, with the caller's arguments.
     let f = unsafe { core::mem::transmute::<*mut c_void, GetProcAddressV1>(f.as_ptr()) };
     let r = unsafe { f(symbol, pfn, version, flags) };

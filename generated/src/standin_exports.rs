@@ -15,17 +15,46 @@
 /// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
 /// result; without, each function is two atomic loads and the call.
 ///
+/// `export_libcuda!(init = PATH)` (alone or with `observer`, in either order) runs the
+/// `fn()` at `PATH` once, first thing in the stand-in's set-up: before any call is
+/// answered and before the real driver is looked for. The place for
+/// [`set_hook`](crate::standin::set_hook) and
+/// [`answer_as_driver`](crate::standin::answer_as_driver). It must not call the
+/// stand-in's own exported functions (the set-up is not done yet; they would wait for
+/// it); [`forward`](crate::standin::forward) it may call.
+///
+/// On Linux it also places the stand-in's set-up ([`standin`](crate::standin): the real
+/// driver found and opened, every default resolved) in the library's constructor, so
+/// that no call takes a lock or allocates, and exports `cuGetProcAddress` and
+/// `cuGetProcAddress_v2` as indirect functions that `dlsym` finds only where the real
+/// driver has them. Give the `cdylib` the `DT_SONAME` `libcuda.so.1` too (a `build.rs`
+/// printing `cargo:rustc-cdylib-link-arg=-Wl,-soname,libcuda.so.1`).
+///
 /// Linux only: the names are those of `libcuda.so.1` (Windows' `nvcuda.dll` exports
 /// others).
 #[macro_export]
 macro_rules! export_libcuda {
     () => {
-        $crate::export_libcuda!(@ with::core::option::Option::None);
+        $crate::export_libcuda!(@ with::core::option::Option::None,
+        ::core::option::Option::None);
     };
     (observer = $observer:path) => {
-        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer));
+        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer),
+        ::core::option::Option::None);
     };
-    (@ with $observer:expr) => {
+    (init = $init:path) => {
+        $crate::export_libcuda!(@ with::core::option::Option::None,
+        ::core::option::Option::Some($init as fn ()));
+    };
+    (observer = $observer:path, init = $init:path) => {
+        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer),
+        ::core::option::Option::Some($init as fn ()));
+    };
+    (init = $init:path, observer = $observer:path) => {
+        $crate::export_libcuda!(@ with::core::option::Option::Some(& $observer),
+        ::core::option::Option::Some($init as fn ()));
+    };
+    (@ with $observer:expr, $init:expr) => {
         const _ : () = { #[allow(unused_imports)] use $crate::types:: *;
         #[allow(unused_imports)] use ::core::ffi:: { c_char, c_double, c_float, c_int,
         c_long, c_longlong, c_short, c_uchar, c_uint, c_ulong, c_ulonglong, c_ushort,
@@ -227,8 +256,8 @@ macro_rules! export_libcuda {
         $crate::standin::Export::of(cuGetErrorName as * const ()),
         $crate::standin::Export::of(cuGetErrorString as * const ()),
         $crate::standin::Export::of(cuGetExportTable as * const ()),
-        $crate::standin::Export::of(cuGetProcAddress as * const ()),
-        $crate::standin::Export::of(cuGetProcAddress_v2 as * const ()),
+        $crate::standin::Export::of(standin_cuGetProcAddress as * const ()),
+        $crate::standin::Export::of(standin_cuGetProcAddress_v2 as * const ()),
         $crate::standin::Export::of(cuGraphAddBatchMemOpNode as * const ()),
         $crate::standin::Export::of(cuGraphAddChildGraphNode as * const ()),
         $crate::standin::Export::of(cuGraphAddDependencies as * const ()),
@@ -790,7 +819,18 @@ macro_rules! export_libcuda {
         $crate::standin::Export::NONE,
         $crate::standin::Export::of(cuWaitExternalSemaphoresAsync as * const ()),
         $crate::standin::Export::of(cuWaitExternalSemaphoresAsync_ptsz as * const ()),],
-        observer : $observer, }; static ENUM_CUGLDeviceList_enum : & [(i128, & str)] = &
+        observer : $observer, init : $init, }; #[cfg(target_os = "linux")] #[used]
+        #[unsafe (link_section = ".init_array")] static STANDIN_SET_UP : extern "C" fn ()
+        = { extern "C" fn set_up() { $crate::standin::set_up(& EXPORTS); } set_up };
+        #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
+        target_arch = "aarch64")))] #[unsafe (no_mangle)] extern "C" fn
+        cuGetProcAddress() -> * const ::core::ffi::c_void {
+        $crate::standin::lookup_export(false, standin_cuGetProcAddress as * const
+        ::core::ffi::c_void) } #[cfg(all(target_os = "linux", target_env = "gnu",
+        any(target_arch = "x86_64", target_arch = "aarch64")))] #[unsafe (no_mangle)]
+        extern "C" fn cuGetProcAddress_v2() -> * const ::core::ffi::c_void {
+        $crate::standin::lookup_export(true, standin_cuGetProcAddress_v2 as * const
+        ::core::ffi::c_void) } static ENUM_CUGLDeviceList_enum : & [(i128, & str)] = &
         [(1i128, "CU_GL_DEVICE_LIST_ALL"), (2i128, "CU_GL_DEVICE_LIST_CURRENT_FRAME"),
         (3i128, "CU_GL_DEVICE_LIST_NEXT_FRAME"),]; static ENUM_CUaddress_mode_enum : &
         [(i128, & str)] = & [(0i128, "CU_TR_ADDRESS_MODE_WRAP"), (1i128,
@@ -3438,17 +3478,19 @@ macro_rules! export_libcuda {
         as * const * const c_void) }; $crate::standin::ArgValue::Pointer(v as usize) })
         }, $crate::standin::Arg { name : "pExportTableId", ty : "*const CUuuid", value :
         $crate::standin::ArgValue::Pointer(a1 as usize), output :
-        ::core::option::Option::None },], & mut forward), None => forward(), } } #[unsafe
-        (no_mangle)] pub unsafe extern "system" fn cuGetProcAddress(a0 : * const c_char,
-        a1 : * mut * mut c_void, a2 : c_int, a3 : cuuint64_t) -> CUresult { type F =
-        unsafe extern "system" fn (* const c_char, * mut * mut c_void, c_int, cuuint64_t)
-        -> CUresult; let mut forward = || match $crate::standin::target(& EXPORTS,
-        220usize) { Some(p) => unsafe { ::core::mem::transmute:: < * mut
-        ::core::ffi::c_void, F > (p.as_ptr()) (a0, a1, a2, a3) }, None =>
-        $crate::standin::MISSING, }; match EXPORTS.observer { Some(o) => o.call(220usize,
-        & [$crate::standin::Arg { name : "symbol", ty : "*const c_char", value :
-        $crate::standin::ArgValue::Pointer(a0 as usize), output :
-        ::core::option::Option::None }, $crate::standin::Arg { name : "pfn", ty :
+        ::core::option::Option::None },], & mut forward), None => forward(), } }
+        #[allow(non_snake_case)] #[cfg_attr(not(all(target_os = "linux", target_env =
+        "gnu", any(target_arch = "x86_64", target_arch = "aarch64"))), unsafe
+        (export_name = "cuGetProcAddress"))] pub unsafe extern "system" fn
+        standin_cuGetProcAddress(a0 : * const c_char, a1 : * mut * mut c_void, a2 :
+        c_int, a3 : cuuint64_t) -> CUresult { type F = unsafe extern "system" fn (* const
+        c_char, * mut * mut c_void, c_int, cuuint64_t) -> CUresult; let mut forward = ||
+        match $crate::standin::target(& EXPORTS, 220usize) { Some(p) => unsafe {
+        ::core::mem::transmute:: < * mut ::core::ffi::c_void, F > (p.as_ptr()) (a0, a1,
+        a2, a3) }, None => $crate::standin::MISSING, }; match EXPORTS.observer { Some(o)
+        => o.call(220usize, & [$crate::standin::Arg { name : "symbol", ty :
+        "*const c_char", value : $crate::standin::ArgValue::Pointer(a0 as usize), output
+        : ::core::option::Option::None }, $crate::standin::Arg { name : "pfn", ty :
         "*mut *mut c_void", value : $crate::standin::ArgValue::Pointer(a1 as usize),
         output : ::core::option::Option::Some(| p : usize | { let v = unsafe {
         ::core::ptr::read(p as * const * mut c_void) };
@@ -3457,12 +3499,14 @@ macro_rules! export_libcuda {
         i128), output : ::core::option::Option::None }, $crate::standin::Arg { name :
         "flags", ty : "cuuint64_t", value : $crate::standin::ArgValue::Int(a3 as i128),
         output : ::core::option::Option::None },], & mut forward), None => forward(), } }
-        #[unsafe (no_mangle)] pub unsafe extern "system" fn cuGetProcAddress_v2(a0 : *
-        const c_char, a1 : * mut * mut c_void, a2 : c_int, a3 : cuuint64_t, a4 : * mut
-        CUdriverProcAddressQueryResult) -> CUresult { type F = unsafe extern "system" fn
-        (* const c_char, * mut * mut c_void, c_int, cuuint64_t, * mut
-        CUdriverProcAddressQueryResult) -> CUresult; let mut forward = || match
-        $crate::standin::target(& EXPORTS, 221usize) { Some(p) => unsafe {
+        #[allow(non_snake_case)] #[cfg_attr(not(all(target_os = "linux", target_env =
+        "gnu", any(target_arch = "x86_64", target_arch = "aarch64"))), unsafe
+        (export_name = "cuGetProcAddress_v2"))] pub unsafe extern "system" fn
+        standin_cuGetProcAddress_v2(a0 : * const c_char, a1 : * mut * mut c_void, a2 :
+        c_int, a3 : cuuint64_t, a4 : * mut CUdriverProcAddressQueryResult) -> CUresult {
+        type F = unsafe extern "system" fn (* const c_char, * mut * mut c_void, c_int,
+        cuuint64_t, * mut CUdriverProcAddressQueryResult) -> CUresult; let mut forward =
+        || match $crate::standin::target(& EXPORTS, 221usize) { Some(p) => unsafe {
         ::core::mem::transmute:: < * mut ::core::ffi::c_void, F > (p.as_ptr()) (a0, a1,
         a2, a3, a4) }, None => $crate::standin::MISSING, }; match EXPORTS.observer {
         Some(o) => o.call(221usize, & [$crate::standin::Arg { name : "symbol", ty :
@@ -11991,5 +12035,11 @@ macro_rules! export_libcuda {
         ::core::option::Option::None }, $crate::standin::Arg { name : "stream", ty :
         "CUstream", value : $crate::standin::ArgValue::Pointer(a3 as usize), output :
         ::core::option::Option::None },], & mut forward), None => forward(), } } };
+        #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
+        target_arch = "aarch64")))]
+        ::core::arch::global_asm!(".type cuGetProcAddress, %gnu_indirect_function");
+        #[cfg(all(target_os = "linux", target_env = "gnu", any(target_arch = "x86_64",
+        target_arch = "aarch64")))]
+        ::core::arch::global_asm!(".type cuGetProcAddress_v2, %gnu_indirect_function");
     };
 }

@@ -192,8 +192,10 @@ fn the_standin_exports_every_linux_name_of_the_registry() {
 fn exported_functions(data: &[u8]) -> Vec<String> {
     use object::{Object, ObjectSymbol};
     let file = object::File::parse(data).expect("an ELF file");
+    // STT_GNU_IFUNC (10): the lookup functions, exported as indirect functions.
+    let indirect = |s: &object::read::Symbol<'_, '_>| matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. } if st_info & 0xf == 10);
     file.dynamic_symbols()
-        .filter(|s| s.is_definition() && s.kind() == object::SymbolKind::Text)
+        .filter(|s| (s.is_definition() && s.kind() == object::SymbolKind::Text) || (!s.is_undefined() && indirect(s)))
         .filter_map(|s| s.name().ok().map(str::to_owned))
         .collect()
 }

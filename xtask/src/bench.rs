@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 mod compile;
+mod first_call;
 mod forward;
 mod lookup;
 mod min_driver;
@@ -21,11 +22,12 @@ mod regen;
 pub mod rusage;
 mod size;
 
-/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size,min-driver,forward]`.
+/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size,min-driver,forward,first-call]`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Paired runs per metric (default: 5 for regeneration, 3 for compile time, 31 rounds for
-    /// lookups and for forwarding, 9 for min-driver; sizes are exact and built once).
+    /// lookups and for forwarding, 9 for min-driver, 20 processes for the first call; sizes are
+    /// exact and built once).
     #[arg(long)]
     pub runs: Option<usize>,
     /// One run of each, fewer lookup rounds: checks the harness, not figures to quote.
@@ -45,6 +47,9 @@ pub enum Group {
     MinDriver,
     /// A call through the stand-in whose hook only forwards, against the fake driver's own.
     Forward,
+    /// The first call through the stand-in that found the real driver itself, against the
+    /// real driver's (20 processes each).
+    FirstCall,
 }
 
 /// Run counts of one invocation.
@@ -53,6 +58,7 @@ pub struct Plan {
     pub regen_runs: usize,
     pub compile_runs: usize,
     pub lookup_rounds: usize,
+    pub first_call_runs: usize,
 }
 
 impl Plan {
@@ -63,9 +69,14 @@ impl Plan {
                 regen_runs: n.max(1),
                 compile_runs: n.max(1),
                 lookup_rounds: n.max(3),
+                first_call_runs: n.max(1),
             },
-            (None, true) => Plan { min_driver_runs: 1, regen_runs: 1, compile_runs: 1, lookup_rounds: 5 },
-            (None, false) => Plan { min_driver_runs: 9, regen_runs: 5, compile_runs: 3, lookup_rounds: 31 },
+            (None, true) => {
+                Plan { min_driver_runs: 1, regen_runs: 1, compile_runs: 1, lookup_rounds: 5, first_call_runs: 3 }
+            }
+            (None, false) => {
+                Plan { min_driver_runs: 9, regen_runs: 5, compile_runs: 3, lookup_rounds: 31, first_call_runs: 20 }
+            }
         }
     }
 }
@@ -250,7 +261,15 @@ macro_rules! progress {
 pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
     let plan = Plan::new(&args);
     let groups: Vec<Group> = if args.only.is_empty() {
-        vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size, Group::MinDriver, Group::Forward]
+        vec![
+            Group::Regen,
+            Group::Compile,
+            Group::Lookup,
+            Group::Size,
+            Group::MinDriver,
+            Group::Forward,
+            Group::FirstCall,
+        ]
     } else {
         args.only.clone()
     };
@@ -273,6 +292,7 @@ pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
             Group::Size => size::run(&env)?,
             Group::MinDriver => min_driver::run(&env, plan.min_driver_runs)?,
             Group::Forward => forward::run(&env, plan.lookup_rounds)?,
+            Group::FirstCall => first_call::run(&env, plan.first_call_runs)?,
         };
         progress!("{g:?}: {:.0} s", t.elapsed().as_secs_f64());
         rows.extend(r);

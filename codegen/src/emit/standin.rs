@@ -207,11 +207,59 @@ fn output_reader(
     })))
 }
 
+/// The lookup functions: a runtime must see exactly those the real driver has.
+const LOOKUPS: &[&str] = &["cuGetProcAddress", "cuGetProcAddress_v2"];
+
+/// Where the stand-in exports the lookup functions as GNU indirect functions (glibc on the
+/// architectures of NVIDIA's Linux drivers); elsewhere as plain functions.
+const IFUNC: Cfg = Cfg;
+
+struct Cfg;
+
+impl ToTokens for Cfg {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(quote!(all(
+            target_os = "linux",
+            target_env = "gnu",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )));
+    }
+}
+
+/// `exported` as an indirect function: its resolver, run by the loader or `dlsym`, answers
+/// the stand-in's `inner` where the real driver exports `exported` too, and NULL where it
+/// does not (`standin::lookup_export`), so that `dlsym` finds it exactly where it finds the
+/// real driver's. The resolver is a plain function of the name, marked an indirect function
+/// by its type in the same object file.
+fn lookup_resolver(exported: &str, inner: &Ident) -> TokenStream {
+    let name = Ident::new(exported, Span::call_site());
+    let v2 = exported.ends_with("_v2");
+    quote! {
+        #[cfg(#IFUNC)]
+        #[unsafe(no_mangle)]
+        extern "C" fn #name() -> *const ::core::ffi::c_void {
+            $crate::standin::lookup_export(#v2, #inner as *const ::core::ffi::c_void)
+        }
+    }
+}
+
+/// The assembler's directive that makes `exported` an indirect function: at the module's top
+/// level (`global_asm!` is an item of a module), in the object file of its resolver.
+fn lookup_type(exported: &str) -> TokenStream {
+    let directive = format!(".type {exported}, %gnu_indirect_function");
+    quote! {
+        #[cfg(#IFUNC)]
+        ::core::arch::global_asm!(#directive);
+    }
+}
+
 pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
     let declared = declared(types);
     let names = enumerators(types);
     let mut enums_used = std::collections::BTreeSet::new();
     let mut functions = Vec::new();
+    let mut lookups = Vec::new();
+    let mut lookup_types = Vec::new();
     let mut table = Vec::new();
     for (index, e) in ctx.model.entries.values().enumerate() {
         let linux = e.platforms.contains(&crate::platform::Platform::Linux);
@@ -251,9 +299,21 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                 quote!($crate::standin::Arg { name: #pname, ty: #ptext, value: #value, output: #output },)
             })
             .collect();
+        // The lookup functions are exported as indirect functions (`lookup_resolver`): the
+        // function itself under a name of the stand-in's own.
+        let lookup = LOOKUPS.contains(&e.exported.as_str());
+        let exported = e.exported.as_str();
+        let (name, export) = if lookup {
+            let inner = Ident::new(&format!("standin_{exported}"), Span::call_site());
+            lookups.push(lookup_resolver(exported, &inner));
+            lookup_types.push(lookup_type(exported));
+            (inner, quote!(#[allow(non_snake_case)] #[cfg_attr(not(#IFUNC), unsafe(export_name = #exported))]))
+        } else {
+            (name, quote!(#[unsafe(no_mangle)]))
+        };
         functions.push(quote! {
             #arch
-            #[unsafe(no_mangle)]
+            #export
             pub unsafe extern "system" fn #name(#(#args: #tys),*) -> #ret {
                 type F = unsafe extern "system" fn(#(#tys),*) -> #ret;
                 let mut forward = || match $crate::standin::target(&EXPORTS, #index) {
@@ -305,17 +365,41 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
         /// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
         /// result; without, each function is two atomic loads and the call.
         ///
+        /// `export_libcuda!(init = PATH)` (alone or with `observer`, in either order) runs the
+        /// `fn()` at `PATH` once, first thing in the stand-in's set-up: before any call is
+        /// answered and before the real driver is looked for. The place for
+        /// [`set_hook`](crate::standin::set_hook) and
+        /// [`answer_as_driver`](crate::standin::answer_as_driver). It must not call the
+        /// stand-in's own exported functions (the set-up is not done yet; they would wait for
+        /// it); [`forward`](crate::standin::forward) it may call.
+        ///
+        /// On Linux it also places the stand-in's set-up ([`standin`](crate::standin): the real
+        /// driver found and opened, every default resolved) in the library's constructor, so
+        /// that no call takes a lock or allocates, and exports `cuGetProcAddress` and
+        /// `cuGetProcAddress_v2` as indirect functions that `dlsym` finds only where the real
+        /// driver has them. Give the `cdylib` the `DT_SONAME` `libcuda.so.1` too (a `build.rs`
+        /// printing `cargo:rustc-cdylib-link-arg=-Wl,-soname,libcuda.so.1`).
+        ///
         /// Linux only: the names are those of `libcuda.so.1` (Windows' `nvcuda.dll` exports
         /// others).
         #[macro_export]
         macro_rules! export_libcuda {
             () => {
-                $crate::export_libcuda!(@with ::core::option::Option::None);
+                $crate::export_libcuda!(@with ::core::option::Option::None, ::core::option::Option::None);
             };
             (observer = $observer:path) => {
-                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer));
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::None);
             };
-            (@with $observer:expr) => {
+            (init = $init:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::None, ::core::option::Option::Some($init as fn()));
+            };
+            (observer = $observer:path, init = $init:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::Some($init as fn()));
+            };
+            (init = $init:path, observer = $observer:path) => {
+                $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::Some($init as fn()));
+            };
+            (@with $observer:expr, $init:expr) => {
                 const _: () = {
                     #[allow(unused_imports)]
                     use $crate::types::*;
@@ -331,12 +415,29 @@ pub fn standin_exports_rs(ctx: &Ctx<'_>, types: &syn::File) -> TokenStream {
                     static EXPORTS: $crate::standin::Exports = $crate::standin::Exports {
                         fns: [#(#table)*],
                         observer: $observer,
+                        init: $init,
                     };
+
+                    // The set-up, in the library's constructor: done before any call can run,
+                    // so that no call takes a lock or allocates for it.
+                    #[cfg(target_os = "linux")]
+                    #[used]
+                    #[unsafe(link_section = ".init_array")]
+                    static STANDIN_SET_UP: extern "C" fn() = {
+                        extern "C" fn set_up() {
+                            $crate::standin::set_up(&EXPORTS);
+                        }
+                        set_up
+                    };
+
+                    #(#lookups)*
 
                     #(#tables)*
 
                     #(#functions)*
                 };
+
+                #(#lookup_types)*
             };
         }
     }

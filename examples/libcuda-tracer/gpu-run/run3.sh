@@ -15,8 +15,10 @@ cp $H/libcuda_tracer.so $R/tr/libcuda.so.1; cp $H/libcuda_standin.so $R/si/libcu
 exec > $R/run3.txt 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 REAL=$(ldconfig -p | awk '/libcuda.so.1 .*x86-64/{print $NF; exit}')
+# NAMED=0: the stand-in and the tracer find the real driver by their own search.
+NAMEDREAL=$REAL; [ "${NAMED:-1}" = 0 ] && NAMEDREAL=
 CUDA=$(dirname $(dirname $(command -v nvcc)))
-echo "real driver: $REAL; $(nvcc --version | tail -1)"
+echo "real driver: $REAL (named: ${NAMEDREAL:-no, found by the stand-in}); $(nvcc --version | tail -1)"
 # NVIDIA's samples: each kernel as a fatbin for sm_90 next to its program (they look for it
 # in the working folder), the host code by nvcc against libcuda (-lcuda: the toolkit's stub).
 S=$H/cuda-samples
@@ -36,9 +38,9 @@ norm() { grep -vE '^libcuda mapped|[Tt]ime|GFlop|[Pp]erformance|msec|[0-9] ms\b|
 run() { # name dir command...
   local n=$1 d=$2; shift 2
   (cd $d && timeout 300 "$@") > $R/out/$n-plain.txt 2>&1; local a=$?
-  (cd $d && LD_LIBRARY_PATH=$R/si${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SYS_GEN_REAL_LIBCUDA=$REAL timeout 300 "$@") > $R/out/$n-standin.txt 2>&1; local b=$?
-  (cd $d && LD_LIBRARY_PATH=$R/tr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SYS_GEN_REAL_LIBCUDA=$REAL CUDA_SYS_GEN_TRACE=$R/out/trace-$n.log timeout 300 "$@") > $R/out/$n-traced.txt 2>&1; local c=$?
-  (cd $d && LD_LIBRARY_PATH=$R/tr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SYS_GEN_REAL_LIBCUDA=$REAL CUDA_SYS_GEN_TRACE=$R/out/requests-$n.log CUDA_SYS_GEN_TRACE_CALLS=0 timeout 300 "$@") > $R/out/$n-requests.txt 2>&1; local e=$?
+  (cd $d && LD_LIBRARY_PATH=$R/si${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SYS_GEN_REAL_LIBCUDA=$NAMEDREAL timeout 300 "$@") > $R/out/$n-standin.txt 2>&1; local b=$?
+  (cd $d && LD_LIBRARY_PATH=$R/tr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SYS_GEN_REAL_LIBCUDA=$NAMEDREAL CUDA_SYS_GEN_TRACE=$R/out/trace-$n.log timeout 300 "$@") > $R/out/$n-traced.txt 2>&1; local c=$?
+  (cd $d && LD_LIBRARY_PATH=$R/tr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} CUDA_SYS_GEN_REAL_LIBCUDA=$NAMEDREAL CUDA_SYS_GEN_TRACE=$R/out/requests-$n.log CUDA_SYS_GEN_TRACE_CALLS=0 timeout 300 "$@") > $R/out/$n-requests.txt 2>&1; local e=$?
   local same=SAME
   for m in standin traced requests; do cmp -s <(norm $R/out/$n-plain.txt) <(norm $R/out/$n-$m.txt) || same="DIFFERENT($m)"; done
   echo "== $n: rc plain $a standin $b traced $c requests-only $e; output $same; last line: $(norm $R/out/$n-plain.txt | tail -1)"

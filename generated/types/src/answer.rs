@@ -136,7 +136,9 @@ pub fn driver_answer(symbol: &[u8], version: i32, flags: u64, driver_version: u3
     if flags & !KNOWN_FLAGS != 0 {
         return DriverAnswer::InvalidValue(Invalid::Flags);
     }
-    if driver_version >= FIRST_REFUSING_DRIVER && i64::from(version) > i64::from(driver_version) {
+    // Drivers read the version as unsigned (measured on 470 to 555): -1 asks for the newest.
+    let version = version as u32;
+    if driver_version >= FIRST_REFUSING_DRIVER && version > driver_version {
         return DriverAnswer::InvalidValue(Invalid::AboveDriver);
     }
     let start = ENTRIES.partition_point(|e| e.symbol.as_bytes() < symbol);
@@ -154,7 +156,7 @@ pub fn driver_answer(symbol: &[u8], version: i32, flags: u64, driver_version: u3
     // Which kind of ABI answers: per-thread ones for the per-thread flag where the symbol has
     // them, default ones otherwise.
     let per_thread = flags & PER_THREAD != 0 && per_thread_variants;
-    let eligible = abis.filter(|e| e.variant.is_some() == per_thread && i64::from(e.version) <= i64::from(version));
+    let eligible = abis.filter(|e| e.variant.is_some() == per_thread && e.version <= version);
     // ENTRIES is sorted by version within a symbol: the last eligible row is the newest.
     match eligible.last() {
         Some(e) => DriverAnswer::Entry(e),
@@ -299,5 +301,18 @@ mod tests {
         assert_eq!(DriverAnswer::VersionNotSufficient.result_without_status(), 500);
         assert_eq!(DriverAnswer::InvalidValue(Invalid::AboveDriver).result_without_status(), 1);
         assert_eq!(DriverAnswer::Entry(e).result_without_status(), 0);
+    }
+
+    /// A negative version is read as unsigned, as drivers 470 to 555 read it (measured: -1,
+    /// -2, -1000 and `i32::MIN` ask for the newest ABI the driver has).
+    #[test]
+    fn a_negative_version_asks_for_the_newest() {
+        for v in [-1, -2, -1000, i32::MIN] {
+            assert_eq!(answer("cuCtxCreate", v, 0, 12050), Some("PFN_cuCtxCreate_v12050"), "{v}");
+            assert_eq!(answer("cuCtxCreate", v, 0, 12000), Some("PFN_cuCtxCreate_v11040"), "{v}");
+            assert_eq!(answer("cuMemcpy", v, 2, 12050), Some("PFN_cuMemcpy_v7000_ptds"), "{v}");
+        }
+        // From 13.0 on, a version above the driver's own is refused: so is -1, read so.
+        assert!(matches!(driver_answer(b"cuCtxCreate", -1, 0, 13000), DriverAnswer::InvalidValue(_)));
     }
 }
