@@ -9,6 +9,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ctx::Ctx;
+use super::record::{self, Abi, Record};
 use crate::model::Entry;
 use crate::names::Variant;
 use crate::version::format_cuda_version;
@@ -179,24 +180,16 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             }
         });
         let m = ident(symbol);
-        // Read as the oldest ABI it accepts: the default variant's, as both orders end with it.
-        let oldest = entries
-            .iter()
-            .filter(|e| e.variant.is_none())
-            .min_by_key(|e| e.version)
-            .or_else(|| entries.iter().min_by_key(|e| e.version))
-            .copied()
-            .unwrap_or(*first);
-        let (low, low_exported) = (oldest.version, &oldest.exported);
-        let floor = oldest.min_driver.unwrap_or(low).max(low);
-        let high = entries.iter().map(|e| e.version).max().unwrap_or(low);
-        let flag = u8::from(oldest.variant.is_some()) + 1;
-        let abis = u8::try_from(entries.len()).unwrap_or(u8::MAX);
+        // Read as the oldest ABI it accepts (`Record::newest`).
+        let abis: Vec<Abi<'_>> = entries.iter().map(|e| Abi::of(e)).collect();
+        let bytes = Record::newest(symbol, &abis)
+            .ok_or_else(|| "no ABIs".to_owned())
+            .and_then(|r| r.bytes())
+            .map_err(|message| Error::Emit { file: NEWEST_RS.into(), message: format!("{symbol}: {message}") })?;
+        let record = record::literal(&quote!(crate::registry::EntryRecord), &bytes);
         records.push(quote! {
             #cfg
-            pub static #m: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-                crate::registry::EntryRecord::NEWEST, #symbol, #low_exported, #low, #floor, #high, #flag, #abis,
-            );
+            pub static #m: crate::registry::EntryRecord = #record;
         });
         let mdoc = format!(
             " The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name})."

@@ -12,6 +12,7 @@ use quote::quote;
 
 use super::ctx::Ctx;
 use super::docs::{Context, Docs};
+use super::record::{self, Abi, Record};
 use crate::names::Variant;
 use crate::Error;
 
@@ -22,7 +23,7 @@ pub const REGISTRY_JSON: &str = "registry.json";
 const COMMON_HEADER: &str = "cudaTypedefs.h";
 const COMMON_MODULE: &str = "cuda";
 
-pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
+pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error> {
     let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
     let n_toolkits = toolkits.len();
     let mut infos = Vec::new();
@@ -90,12 +91,13 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
                 const MIN_DRIVER: u32 = #v;
             }
         });
-        let floor = e.min_driver.unwrap_or(version).max(version);
-        let flag = u8::from(e.variant.is_some()) + 1;
+        let bytes = Record::entry(symbol, Abi::of(e))
+            .bytes()
+            .map_err(|message| Error::Emit { file: REGISTRY_RS.into(), message: format!("{}: {message}", e.pfn) })?;
+        let record = record::literal(&quote!(super::EntryRecord), &bytes);
         records.push(quote! {
             #cfg
-            pub static #marker: super::EntryRecord =
-                super::EntryRecord::new(super::EntryRecord::ENTRY, #symbol, #exported, #version, #floor, #version, #flag, 1);
+            pub static #marker: super::EntryRecord = #record;
         });
         markers.push(quote! {
             #[doc = #doc]
@@ -114,7 +116,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     }
     let n = infos.len();
     let record_type = record_type();
-    quote! {
+    Ok(quote! {
         //! The registry: every entry point ABI the crate knows, as a static table
         //! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no
         //! values) whose constants are all a lookup needs.
@@ -334,7 +336,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         pub mod records {
             #(#records)*
         }
-    }
+    })
 }
 
 /// The record type, its layout and its constructor (a `const fn`, so that every record is
