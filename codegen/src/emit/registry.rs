@@ -5,7 +5,7 @@
 //! entry's record (the crate's `EntryRecord`, read by min-driver) is one named static
 //! that only the marker's `RECORD` points at: per-entry items are what the crate's compile time is
 //! made of (docs/performance.md), and a table pointing at the records would keep every one of
-//! them in every binary.
+//! them in every binary. Each record is a literal of the bytes `record.rs` computes.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -339,8 +339,12 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error>
     })
 }
 
-/// The record type, its layout and its constructor (a `const fn`, so that every record is
-/// built at compile time).
+/// The record type, its layout and its constructor. The entries' and symbols' records are
+/// written as literals (`record.rs` computes their bytes, check included): a `const fn` per
+/// record cost rustc a const evaluation each, 1,341 of them, about 40% of the types crate's
+/// build (docs/performance.md).
+/// The constructor stays for the few records built in the shim (`get_raw`, `resolve`) and by
+/// `get_raw!` in a user's crate, which the generator cannot know.
 fn record_type() -> TokenStream {
     quote! {
             /// What a lookup leaves in the compiled program, for `cuda-sys-gen min-driver`:

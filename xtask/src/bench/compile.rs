@@ -61,8 +61,10 @@ impl Crates {
 
 struct Build {
     secs: f64,
-    /// The rustc time of the crate's own packages, added up (ours: types and crate).
+    /// The rustc wall time of the crate's own packages, added up (ours: types and crate).
     own_secs: f64,
+    /// Their CPU time (user and system), added up.
+    own_cpu: f64,
     /// The rustc of the crate under test (cuda_driver_pfn or cudarc).
     own: Rustc,
     /// The largest rustc of the build.
@@ -161,6 +163,18 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
                     ours: pick(release, Variant::OursDefault).iter().map(|b| b.own_secs).collect(),
                     base: base.iter().map(|b| b.own_secs).collect(),
                     target: Target::Ratio(0.1),
+                }
+                .row(),
+            );
+            rows.push(
+                Paired {
+                    metric: "rustc CPU time of the crate itself (types + crate), debug, default features (s)".into(),
+                    baseline_name: &format!("rustc of cudarc {cudarc_version}"),
+                    unit: "s",
+                    digits: 2,
+                    ours: pick(release, Variant::OursDefault).iter().map(|b| b.own_cpu).collect(),
+                    base: base.iter().map(|b| b.own_cpu).collect(),
+                    target: Target::None,
                 }
                 .row(),
             );
@@ -319,9 +333,10 @@ fn build_with(
         .cloned()
         .with_context(|| format!("no rustc of {name} in {}", log.display()))?;
     let own_secs = rustcs.iter().filter(|r| is_own(own_crate, &r.krate)).map(|r| r.secs).sum();
+    let own_cpu = rustcs.iter().filter(|r| is_own(own_crate, &r.krate)).map(|r| r.cpu).sum();
     let peak_kib = rustcs.iter().map(|r| r.peak_kib).max().unwrap_or(0);
     let _ = std::fs::remove_dir_all(&target);
-    Ok(Build { secs, own_secs, own, peak_kib, rustcs })
+    Ok(Build { secs, own_secs, own_cpu, own, peak_kib, rustcs })
 }
 
 /// Whether rustc's crate `krate` is part of `own` (our crate is two packages).
@@ -369,6 +384,7 @@ pub fn features(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
     }
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
     let mut own: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
     for i in 0..runs {
         for k in 0..builds.len() {
             let j = (k + i) % builds.len();
@@ -376,13 +392,15 @@ pub fn features(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let b = build_with(env, &dir, &pfn, &format!("feature-{label}"), "cuda_driver_pfn", &args, false)?;
             progress!(
-                "features run {}/{runs}: {label}: {:.1} s (rustc of the crate {:.2} s)",
+                "features run {}/{runs}: {label}: {:.1} s (rustc of the crate {:.2} s, {:.2} s CPU)",
                 i + 1,
                 b.secs,
-                b.own_secs
+                b.own_secs,
+                b.own_cpu
             );
             secs[j].push(b.secs);
             own[j].push(b.own_secs);
+            cpu[j].push(b.own_cpu);
         }
     }
     let mut rows = Vec::new();
@@ -401,8 +419,21 @@ pub fn features(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
             }
             .row(),
         );
+        // The CPU time of the crate's own rustc runs: on a shared machine the steadier figure.
+        rows.push(
+            Paired {
+                metric: format!("rustc CPU time of the crate (types + crate), debug, {what} (s)"),
+                baseline_name: "default features",
+                unit: "s",
+                digits: 2,
+                ours: cpu[j].clone(),
+                base: cpu[0].clone(),
+                target: Target::None,
+            }
+            .row(),
+        );
         notes.push(format!(
-            "features, {what}: rustc of the crate (types + crate) {:.2} s (median), default features {:.2} s",
+            "features, {what}: rustc wall time of the crate (types + crate, added up) {:.2} s (median), default features {:.2} s",
             super::median(&own[j]),
             super::median(&own[0])
         ));
