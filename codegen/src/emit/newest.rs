@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ctx::Ctx;
@@ -88,14 +88,15 @@ pub(crate) fn per_thread_order<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
     out
 }
 
-/// The entry's index in `ENTRIES`, by its marker's name, so that a new toolkit changes the
-/// lines of the symbols it changes, not every index after them.
+/// The entry's index in `ENTRIES`, written as a number, as the registry and api.rs write it:
+/// `<entries::X as Entry>::INDEX` read the same, but rustc resolved an impl and evaluated a
+/// constant for each of the crate's cases, 5% of a `newest` build (docs/performance.md).
 fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<TokenStream, Error> {
-    if !ctx.index_of.contains_key(e.pfn.as_str()) {
+    let Some(&index) = ctx.index_of.get(e.pfn.as_str()) else {
         return Err(Error::Emit { file: NEWEST_RS.into(), message: format!("`{}` is not in the registry", e.pfn) });
-    }
-    let m = marker(e);
-    Ok(quote!(<crate::entries::#m as crate::registry::Entry>::INDEX))
+    };
+    let index = Literal::usize_unsuffixed(index);
+    Ok(quote!(#index))
 }
 
 pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
