@@ -393,17 +393,20 @@ pub(crate) mod elf {
     const DT_VERNEED: u64 = 0x6fff_fffe;
     const DF_TEXTREL: u64 = 4;
 
-    /// The dynamic section's values of the tags the check reads (the last of each, as the
-    /// loader keeps them), and every string offset of the tags that name strings.
+    /// The dynamic section's entries other than the string-naming ones, in order (`get` reads
+    /// the last of a tag, as the loader keeps it), and every string offset of the tags that
+    /// name strings. A list searched from its end, not a map: the check asks for a few dozen
+    /// tags (time linear in the section's size, which `read` caps), and a `BTreeMap` was a
+    /// sixth of the machine code every build of this crate compiles.
     #[derive(Default)]
     struct Dynamic {
-        values: std::collections::BTreeMap<u64, u64>,
+        values: Vec<(u64, u64)>,
         names: Vec<(&'static str, u64)>,
     }
 
     impl Dynamic {
         fn get(&self, tag: u64) -> Option<u64> {
-            self.values.get(&tag).copied()
+            self.values.iter().rev().find(|e| e.0 == tag).map(|e| e.1)
         }
     }
 
@@ -502,9 +505,7 @@ pub(crate) mod elf {
                     DT_RUNPATH => d.names.push(("DT_RUNPATH", value)),
                     DT_AUXILIARY => d.names.push(("DT_AUXILIARY", value)),
                     DT_FILTER => d.names.push(("DT_FILTER", value)),
-                    _ => {
-                        d.values.insert(tag, value);
-                    }
+                    _ => d.values.push((tag, value)),
                 }
             }
             // The loader reads entries until DT_NULL, whatever the segment's size says.

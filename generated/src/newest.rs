@@ -162,10 +162,7 @@ impl core::fmt::Debug for Array3DCreate {
     }
 }
 impl NewestAbi for Array3DCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArray3DCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuArray3DCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[1, 0];
 }
 /// The ABIs of `cuArray3DGetDescriptor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArray3DGetDescriptor`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -190,10 +187,7 @@ impl core::fmt::Debug for Array3DGetDescriptor {
     }
 }
 impl NewestAbi for Array3DGetDescriptor {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArray3DGetDescriptor_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuArray3DGetDescriptor_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[3, 2];
 }
 /// The ABIs of `cuArrayCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -218,10 +212,7 @@ impl core::fmt::Debug for ArrayCreate {
     }
 }
 impl NewestAbi for ArrayCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArrayCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuArrayCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[5, 4];
 }
 /// The ABIs of `cuArrayDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -244,9 +235,7 @@ impl core::fmt::Debug for ArrayDestroy {
     }
 }
 impl NewestAbi for ArrayDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArrayDestroy_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[6];
 }
 /// The ABIs of `cuArrayGetDescriptor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetDescriptor`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -271,10 +260,7 @@ impl core::fmt::Debug for ArrayGetDescriptor {
     }
 }
 impl NewestAbi for ArrayGetDescriptor {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArrayGetDescriptor_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuArrayGetDescriptor_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[8, 7];
 }
 /// The ABIs of `cuArrayGetMemoryRequirements` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetMemoryRequirements`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -297,9 +283,7 @@ impl core::fmt::Debug for ArrayGetMemoryRequirements {
     }
 }
 impl NewestAbi for ArrayGetMemoryRequirements {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArrayGetMemoryRequirements_v11060 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[9];
 }
 /// The ABIs of `cuArrayGetPlane` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetPlane`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -322,9 +306,7 @@ impl core::fmt::Debug for ArrayGetPlane {
     }
 }
 impl NewestAbi for ArrayGetPlane {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArrayGetPlane_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[10];
 }
 /// The ABIs of `cuArrayGetSparseProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetSparseProperties`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -347,9 +329,7 @@ impl core::fmt::Debug for ArrayGetSparseProperties {
     }
 }
 impl NewestAbi for ArrayGetSparseProperties {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuArrayGetSparseProperties_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[11];
 }
 /// The ABIs of `cuCheckpointOperationComplete` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointOperationComplete`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -372,9 +352,7 @@ impl core::fmt::Debug for CheckpointOperationComplete {
     }
 }
 impl NewestAbi for CheckpointOperationComplete {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointOperationComplete_v13040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[12];
 }
 /// The ABIs of `cuCheckpointProcessCheckpoint` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessCheckpoint`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -397,9 +375,7 @@ impl core::fmt::Debug for CheckpointProcessCheckpoint {
     }
 }
 impl NewestAbi for CheckpointProcessCheckpoint {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointProcessCheckpoint_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[13];
 }
 /// The ABIs of `cuCheckpointProcessGetRestoreThreadId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessGetRestoreThreadId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -422,9 +398,7 @@ impl core::fmt::Debug for CheckpointProcessGetRestoreThreadId {
     }
 }
 impl NewestAbi for CheckpointProcessGetRestoreThreadId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[14];
 }
 /// The ABIs of `cuCheckpointProcessGetState` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessGetState`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -447,9 +421,7 @@ impl core::fmt::Debug for CheckpointProcessGetState {
     }
 }
 impl NewestAbi for CheckpointProcessGetState {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointProcessGetState_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[15];
 }
 /// The ABIs of `cuCheckpointProcessLock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessLock`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -472,9 +444,7 @@ impl core::fmt::Debug for CheckpointProcessLock {
     }
 }
 impl NewestAbi for CheckpointProcessLock {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointProcessLock_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[16];
 }
 /// The ABIs of `cuCheckpointProcessRestore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessRestore`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -497,9 +467,7 @@ impl core::fmt::Debug for CheckpointProcessRestore {
     }
 }
 impl NewestAbi for CheckpointProcessRestore {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointProcessRestore_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[17];
 }
 /// The ABIs of `cuCheckpointProcessUnlock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessUnlock`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -522,9 +490,7 @@ impl core::fmt::Debug for CheckpointProcessUnlock {
     }
 }
 impl NewestAbi for CheckpointProcessUnlock {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCheckpointProcessUnlock_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[18];
 }
 /// The ABIs of `cuCoredumpDeregisterCompleteCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpDeregisterCompleteCallback`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -547,9 +513,7 @@ impl core::fmt::Debug for CoredumpDeregisterCompleteCallback {
     }
 }
 impl NewestAbi for CoredumpDeregisterCompleteCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpDeregisterCompleteCallback_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[19];
 }
 /// The ABIs of `cuCoredumpDeregisterStartCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpDeregisterStartCallback`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -572,9 +536,7 @@ impl core::fmt::Debug for CoredumpDeregisterStartCallback {
     }
 }
 impl NewestAbi for CoredumpDeregisterStartCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpDeregisterStartCallback_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[20];
 }
 /// The ABIs of `cuCoredumpGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -597,9 +559,7 @@ impl core::fmt::Debug for CoredumpGetAttribute {
     }
 }
 impl NewestAbi for CoredumpGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpGetAttribute_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[21];
 }
 /// The ABIs of `cuCoredumpGetAttributeGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpGetAttributeGlobal`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -622,9 +582,7 @@ impl core::fmt::Debug for CoredumpGetAttributeGlobal {
     }
 }
 impl NewestAbi for CoredumpGetAttributeGlobal {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpGetAttributeGlobal_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[22];
 }
 /// The ABIs of `cuCoredumpRegisterCompleteCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpRegisterCompleteCallback`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -647,9 +605,7 @@ impl core::fmt::Debug for CoredumpRegisterCompleteCallback {
     }
 }
 impl NewestAbi for CoredumpRegisterCompleteCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpRegisterCompleteCallback_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[23];
 }
 /// The ABIs of `cuCoredumpRegisterStartCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpRegisterStartCallback`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -672,9 +628,7 @@ impl core::fmt::Debug for CoredumpRegisterStartCallback {
     }
 }
 impl NewestAbi for CoredumpRegisterStartCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpRegisterStartCallback_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[24];
 }
 /// The ABIs of `cuCoredumpSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -697,9 +651,7 @@ impl core::fmt::Debug for CoredumpSetAttribute {
     }
 }
 impl NewestAbi for CoredumpSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpSetAttribute_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[25];
 }
 /// The ABIs of `cuCoredumpSetAttributeGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpSetAttributeGlobal`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -722,9 +674,7 @@ impl core::fmt::Debug for CoredumpSetAttributeGlobal {
     }
 }
 impl NewestAbi for CoredumpSetAttributeGlobal {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCoredumpSetAttributeGlobal_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[26];
 }
 /// The ABIs of `cuCtxAttach` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxAttach`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -747,9 +697,7 @@ impl core::fmt::Debug for CtxAttach {
     }
 }
 impl NewestAbi for CtxAttach {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxAttach_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[27];
 }
 /// The ABIs of `cuCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -778,12 +726,7 @@ impl core::fmt::Debug for CtxCreate {
     }
 }
 impl NewestAbi for CtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxCreate_v12050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxCreate_v11040 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[31, 30, 29, 28];
 }
 /// The ABIs of `cuCtxDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -808,10 +751,7 @@ impl core::fmt::Debug for CtxDestroy {
     }
 }
 impl NewestAbi for CtxDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxDestroy_v4000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxDestroy_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[33, 32];
 }
 /// The ABIs of `cuCtxDetach` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDetach`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -834,9 +774,7 @@ impl core::fmt::Debug for CtxDetach {
     }
 }
 impl NewestAbi for CtxDetach {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxDetach_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[34];
 }
 /// The ABIs of `cuCtxDisablePeerAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDisablePeerAccess`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -859,9 +797,7 @@ impl core::fmt::Debug for CtxDisablePeerAccess {
     }
 }
 impl NewestAbi for CtxDisablePeerAccess {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxDisablePeerAccess_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[35];
 }
 /// The ABIs of `cuCtxEnablePeerAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxEnablePeerAccess`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -884,9 +820,7 @@ impl core::fmt::Debug for CtxEnablePeerAccess {
     }
 }
 impl NewestAbi for CtxEnablePeerAccess {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxEnablePeerAccess_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[36];
 }
 /// The ABIs of `cuCtxFromGreenCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxFromGreenCtx`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -909,9 +843,7 @@ impl core::fmt::Debug for CtxFromGreenCtx {
     }
 }
 impl NewestAbi for CtxFromGreenCtx {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxFromGreenCtx_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[37];
 }
 /// The ABIs of `cuCtxGetApiVersion` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetApiVersion`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -934,9 +866,7 @@ impl core::fmt::Debug for CtxGetApiVersion {
     }
 }
 impl NewestAbi for CtxGetApiVersion {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetApiVersion_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[38];
 }
 /// The ABIs of `cuCtxGetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -959,9 +889,7 @@ impl core::fmt::Debug for CtxGetCacheConfig {
     }
 }
 impl NewestAbi for CtxGetCacheConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetCacheConfig_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[39];
 }
 /// The ABIs of `cuCtxGetCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetCurrent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -984,9 +912,7 @@ impl core::fmt::Debug for CtxGetCurrent {
     }
 }
 impl NewestAbi for CtxGetCurrent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetCurrent_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[40];
 }
 /// The ABIs of `cuCtxGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetDevResource`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1009,9 +935,7 @@ impl core::fmt::Debug for CtxGetDevResource {
     }
 }
 impl NewestAbi for CtxGetDevResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetDevResource_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[41];
 }
 /// The ABIs of `cuCtxGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1036,10 +960,7 @@ impl core::fmt::Debug for CtxGetDevice {
     }
 }
 impl NewestAbi for CtxGetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetDevice_v13000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxGetDevice_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[43, 42];
 }
 /// The ABIs of `cuCtxGetExecAffinity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetExecAffinity`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1062,9 +983,7 @@ impl core::fmt::Debug for CtxGetExecAffinity {
     }
 }
 impl NewestAbi for CtxGetExecAffinity {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetExecAffinity_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[44];
 }
 /// The ABIs of `cuCtxGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1087,9 +1006,7 @@ impl core::fmt::Debug for CtxGetFlags {
     }
 }
 impl NewestAbi for CtxGetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetFlags_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[45];
 }
 /// The ABIs of `cuCtxGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1112,9 +1029,7 @@ impl core::fmt::Debug for CtxGetId {
     }
 }
 impl NewestAbi for CtxGetId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetId_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[46];
 }
 /// The ABIs of `cuCtxGetLimit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetLimit`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1137,9 +1052,7 @@ impl core::fmt::Debug for CtxGetLimit {
     }
 }
 impl NewestAbi for CtxGetLimit {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetLimit_v3010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[47];
 }
 /// The ABIs of `cuCtxGetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1162,9 +1075,7 @@ impl core::fmt::Debug for CtxGetSharedMemConfig {
     }
 }
 impl NewestAbi for CtxGetSharedMemConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetSharedMemConfig_v4020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[48];
 }
 /// The ABIs of `cuCtxGetStreamPriorityRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetStreamPriorityRange`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1187,9 +1098,7 @@ impl core::fmt::Debug for CtxGetStreamPriorityRange {
     }
 }
 impl NewestAbi for CtxGetStreamPriorityRange {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxGetStreamPriorityRange_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[49];
 }
 /// The ABIs of `cuCtxPopCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxPopCurrent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1214,10 +1123,7 @@ impl core::fmt::Debug for CtxPopCurrent {
     }
 }
 impl NewestAbi for CtxPopCurrent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxPopCurrent_v4000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxPopCurrent_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[51, 50];
 }
 /// The ABIs of `cuCtxPushCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxPushCurrent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1242,10 +1148,7 @@ impl core::fmt::Debug for CtxPushCurrent {
     }
 }
 impl NewestAbi for CtxPushCurrent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxPushCurrent_v4000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxPushCurrent_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[53, 52];
 }
 /// The ABIs of `cuCtxRecordEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxRecordEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1268,9 +1171,7 @@ impl core::fmt::Debug for CtxRecordEvent {
     }
 }
 impl NewestAbi for CtxRecordEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxRecordEvent_v12050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[54];
 }
 /// The ABIs of `cuCtxResetPersistingL2Cache` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxResetPersistingL2Cache`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1293,9 +1194,7 @@ impl core::fmt::Debug for CtxResetPersistingL2Cache {
     }
 }
 impl NewestAbi for CtxResetPersistingL2Cache {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxResetPersistingL2Cache_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[55];
 }
 /// The ABIs of `cuCtxSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1318,9 +1217,7 @@ impl core::fmt::Debug for CtxSetCacheConfig {
     }
 }
 impl NewestAbi for CtxSetCacheConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxSetCacheConfig_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[56];
 }
 /// The ABIs of `cuCtxSetCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetCurrent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1343,9 +1240,7 @@ impl core::fmt::Debug for CtxSetCurrent {
     }
 }
 impl NewestAbi for CtxSetCurrent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxSetCurrent_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[57];
 }
 /// The ABIs of `cuCtxSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1368,9 +1263,7 @@ impl core::fmt::Debug for CtxSetFlags {
     }
 }
 impl NewestAbi for CtxSetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxSetFlags_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[58];
 }
 /// The ABIs of `cuCtxSetLimit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetLimit`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1393,9 +1286,7 @@ impl core::fmt::Debug for CtxSetLimit {
     }
 }
 impl NewestAbi for CtxSetLimit {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxSetLimit_v3010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[59];
 }
 /// The ABIs of `cuCtxSetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1418,9 +1309,7 @@ impl core::fmt::Debug for CtxSetSharedMemConfig {
     }
 }
 impl NewestAbi for CtxSetSharedMemConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxSetSharedMemConfig_v4020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[60];
 }
 /// The ABIs of `cuCtxSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSynchronize`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1445,10 +1334,7 @@ impl core::fmt::Debug for CtxSynchronize {
     }
 }
 impl NewestAbi for CtxSynchronize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxSynchronize_v13000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuCtxSynchronize_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[62, 61];
 }
 /// The ABIs of `cuCtxWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxWaitEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -1471,9 +1357,7 @@ impl core::fmt::Debug for CtxWaitEvent {
     }
 }
 impl NewestAbi for CtxWaitEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuCtxWaitEvent_v12050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[63];
 }
 /// The ABIs of `cuD3D10CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1503,10 +1387,7 @@ impl core::fmt::Debug for D3D10CtxCreate {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10CtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10CtxCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D10CtxCreate_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[65, 64];
 }
 /// The ABIs of `cuD3D10CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1534,9 +1415,7 @@ impl core::fmt::Debug for D3D10CtxCreateOnDevice {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10CtxCreateOnDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10CtxCreateOnDevice_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[66];
 }
 /// The ABIs of `cuD3D10GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1564,9 +1443,7 @@ impl core::fmt::Debug for D3D10GetDevice {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10GetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10GetDevice_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[67];
 }
 /// The ABIs of `cuD3D10GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1594,9 +1471,7 @@ impl core::fmt::Debug for D3D10GetDevices {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10GetDevices {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10GetDevices_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[68];
 }
 /// The ABIs of `cuD3D10GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1624,9 +1499,7 @@ impl core::fmt::Debug for D3D10GetDirect3DDevice {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10GetDirect3DDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10GetDirect3DDevice_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[69];
 }
 /// The ABIs of `cuD3D10MapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10MapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1654,9 +1527,7 @@ impl core::fmt::Debug for D3D10MapResources {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10MapResources {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10MapResources_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[70];
 }
 /// The ABIs of `cuD3D10RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1684,9 +1555,7 @@ impl core::fmt::Debug for D3D10RegisterResource {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10RegisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10RegisterResource_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[71];
 }
 /// The ABIs of `cuD3D10ResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1714,9 +1583,7 @@ impl core::fmt::Debug for D3D10ResourceGetMappedArray {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10ResourceGetMappedArray_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[72];
 }
 /// The ABIs of `cuD3D10ResourceGetMappedPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedPitch`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1746,10 +1613,7 @@ impl core::fmt::Debug for D3D10ResourceGetMappedPitch {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedPitch {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10ResourceGetMappedPitch_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D10ResourceGetMappedPitch_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[74, 73];
 }
 /// The ABIs of `cuD3D10ResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1779,10 +1643,7 @@ impl core::fmt::Debug for D3D10ResourceGetMappedPointer {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedPointer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10ResourceGetMappedPointer_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D10ResourceGetMappedPointer_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[76, 75];
 }
 /// The ABIs of `cuD3D10ResourceGetMappedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedSize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1812,10 +1673,7 @@ impl core::fmt::Debug for D3D10ResourceGetMappedSize {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedSize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10ResourceGetMappedSize_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D10ResourceGetMappedSize_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[78, 77];
 }
 /// The ABIs of `cuD3D10ResourceGetSurfaceDimensions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetSurfaceDimensions`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1845,10 +1703,7 @@ impl core::fmt::Debug for D3D10ResourceGetSurfaceDimensions {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetSurfaceDimensions {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D10ResourceGetSurfaceDimensions_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[80, 79];
 }
 /// The ABIs of `cuD3D10ResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1876,9 +1731,7 @@ impl core::fmt::Debug for D3D10ResourceSetMapFlags {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceSetMapFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10ResourceSetMapFlags_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[81];
 }
 /// The ABIs of `cuD3D10UnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10UnmapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1906,9 +1759,7 @@ impl core::fmt::Debug for D3D10UnmapResources {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10UnmapResources {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10UnmapResources_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[82];
 }
 /// The ABIs of `cuD3D10UnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10UnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -1936,9 +1787,7 @@ impl core::fmt::Debug for D3D10UnregisterResource {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10UnregisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D10UnregisterResource_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[83];
 }
 /// The ABIs of `cuD3D11CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
@@ -1968,10 +1817,7 @@ impl core::fmt::Debug for D3D11CtxCreate {
 }
 #[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11CtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D11CtxCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D11CtxCreate_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[85, 84];
 }
 /// The ABIs of `cuD3D11CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
@@ -1999,9 +1845,7 @@ impl core::fmt::Debug for D3D11CtxCreateOnDevice {
 }
 #[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11CtxCreateOnDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D11CtxCreateOnDevice_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[86];
 }
 /// The ABIs of `cuD3D11GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
@@ -2029,9 +1873,7 @@ impl core::fmt::Debug for D3D11GetDevice {
 }
 #[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11GetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D11GetDevice_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[87];
 }
 /// The ABIs of `cuD3D11GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
@@ -2059,9 +1901,7 @@ impl core::fmt::Debug for D3D11GetDevices {
 }
 #[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11GetDevices {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D11GetDevices_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[88];
 }
 /// The ABIs of `cuD3D11GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
@@ -2089,9 +1929,7 @@ impl core::fmt::Debug for D3D11GetDirect3DDevice {
 }
 #[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11GetDirect3DDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D11GetDirect3DDevice_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[89];
 }
 /// The ABIs of `cuD3D9Begin` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9Begin`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2119,9 +1957,7 @@ impl core::fmt::Debug for D3D9Begin {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9Begin {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9Begin_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[90];
 }
 /// The ABIs of `cuD3D9CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2151,10 +1987,7 @@ impl core::fmt::Debug for D3D9CtxCreate {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9CtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9CtxCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D9CtxCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[92, 91];
 }
 /// The ABIs of `cuD3D9CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2182,9 +2015,7 @@ impl core::fmt::Debug for D3D9CtxCreateOnDevice {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9CtxCreateOnDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9CtxCreateOnDevice_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[93];
 }
 /// The ABIs of `cuD3D9End` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9End`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2212,9 +2043,7 @@ impl core::fmt::Debug for D3D9End {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9End {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9End_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[94];
 }
 /// The ABIs of `cuD3D9GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2242,9 +2071,7 @@ impl core::fmt::Debug for D3D9GetDevice {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9GetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9GetDevice_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[95];
 }
 /// The ABIs of `cuD3D9GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2272,9 +2099,7 @@ impl core::fmt::Debug for D3D9GetDevices {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9GetDevices {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9GetDevices_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[96];
 }
 /// The ABIs of `cuD3D9GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2302,9 +2127,7 @@ impl core::fmt::Debug for D3D9GetDirect3DDevice {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9GetDirect3DDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9GetDirect3DDevice_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[97];
 }
 /// The ABIs of `cuD3D9MapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9MapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2332,9 +2155,7 @@ impl core::fmt::Debug for D3D9MapResources {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9MapResources {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9MapResources_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[98];
 }
 /// The ABIs of `cuD3D9MapVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9MapVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2364,10 +2185,7 @@ impl core::fmt::Debug for D3D9MapVertexBuffer {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9MapVertexBuffer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9MapVertexBuffer_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D9MapVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[100, 99];
 }
 /// The ABIs of `cuD3D9RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2395,9 +2213,7 @@ impl core::fmt::Debug for D3D9RegisterResource {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9RegisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9RegisterResource_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[101];
 }
 /// The ABIs of `cuD3D9RegisterVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9RegisterVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2425,9 +2241,7 @@ impl core::fmt::Debug for D3D9RegisterVertexBuffer {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9RegisterVertexBuffer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9RegisterVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[102];
 }
 /// The ABIs of `cuD3D9ResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2455,9 +2269,7 @@ impl core::fmt::Debug for D3D9ResourceGetMappedArray {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9ResourceGetMappedArray_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[103];
 }
 /// The ABIs of `cuD3D9ResourceGetMappedPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedPitch`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2487,10 +2299,7 @@ impl core::fmt::Debug for D3D9ResourceGetMappedPitch {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedPitch {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9ResourceGetMappedPitch_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D9ResourceGetMappedPitch_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[105, 104];
 }
 /// The ABIs of `cuD3D9ResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2520,10 +2329,7 @@ impl core::fmt::Debug for D3D9ResourceGetMappedPointer {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedPointer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9ResourceGetMappedPointer_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D9ResourceGetMappedPointer_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[107, 106];
 }
 /// The ABIs of `cuD3D9ResourceGetMappedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedSize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2553,10 +2359,7 @@ impl core::fmt::Debug for D3D9ResourceGetMappedSize {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedSize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9ResourceGetMappedSize_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D9ResourceGetMappedSize_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[109, 108];
 }
 /// The ABIs of `cuD3D9ResourceGetSurfaceDimensions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetSurfaceDimensions`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2586,10 +2389,7 @@ impl core::fmt::Debug for D3D9ResourceGetSurfaceDimensions {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetSurfaceDimensions {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuD3D9ResourceGetSurfaceDimensions_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[111, 110];
 }
 /// The ABIs of `cuD3D9ResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2617,9 +2417,7 @@ impl core::fmt::Debug for D3D9ResourceSetMapFlags {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceSetMapFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9ResourceSetMapFlags_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[112];
 }
 /// The ABIs of `cuD3D9UnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnmapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2647,9 +2445,7 @@ impl core::fmt::Debug for D3D9UnmapResources {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnmapResources {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9UnmapResources_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[113];
 }
 /// The ABIs of `cuD3D9UnmapVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnmapVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2677,9 +2473,7 @@ impl core::fmt::Debug for D3D9UnmapVertexBuffer {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnmapVertexBuffer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9UnmapVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[114];
 }
 /// The ABIs of `cuD3D9UnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2707,9 +2501,7 @@ impl core::fmt::Debug for D3D9UnregisterResource {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnregisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9UnregisterResource_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[115];
 }
 /// The ABIs of `cuD3D9UnregisterVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnregisterVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -2737,9 +2529,7 @@ impl core::fmt::Debug for D3D9UnregisterVertexBuffer {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnregisterVertexBuffer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuD3D9UnregisterVertexBuffer_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[116];
 }
 /// The ABIs of `cuDestroyExternalMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDestroyExternalMemory`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2762,9 +2552,7 @@ impl core::fmt::Debug for DestroyExternalMemory {
     }
 }
 impl NewestAbi for DestroyExternalMemory {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDestroyExternalMemory_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[117];
 }
 /// The ABIs of `cuDestroyExternalSemaphore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDestroyExternalSemaphore`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2787,9 +2575,7 @@ impl core::fmt::Debug for DestroyExternalSemaphore {
     }
 }
 impl NewestAbi for DestroyExternalSemaphore {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDestroyExternalSemaphore_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[118];
 }
 /// The ABIs of `cuDevResourceGenerateDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevResourceGenerateDesc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2812,9 +2598,7 @@ impl core::fmt::Debug for DevResourceGenerateDesc {
     }
 }
 impl NewestAbi for DevResourceGenerateDesc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevResourceGenerateDesc_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[119];
 }
 /// The ABIs of `cuDevSmResourceSplit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevSmResourceSplit`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2837,9 +2621,7 @@ impl core::fmt::Debug for DevSmResourceSplit {
     }
 }
 impl NewestAbi for DevSmResourceSplit {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevSmResourceSplit_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[120];
 }
 /// The ABIs of `cuDevSmResourceSplitByCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevSmResourceSplitByCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2862,9 +2644,7 @@ impl core::fmt::Debug for DevSmResourceSplitByCount {
     }
 }
 impl NewestAbi for DevSmResourceSplitByCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevSmResourceSplitByCount_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[121];
 }
 /// The ABIs of `cuDeviceCanAccessPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceCanAccessPeer`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2887,9 +2667,7 @@ impl core::fmt::Debug for DeviceCanAccessPeer {
     }
 }
 impl NewestAbi for DeviceCanAccessPeer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceCanAccessPeer_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[122];
 }
 /// The ABIs of `cuDeviceComputeCapability` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceComputeCapability`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2912,9 +2690,7 @@ impl core::fmt::Debug for DeviceComputeCapability {
     }
 }
 impl NewestAbi for DeviceComputeCapability {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceComputeCapability_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[123];
 }
 /// The ABIs of `cuDeviceGet` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGet`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2937,9 +2713,7 @@ impl core::fmt::Debug for DeviceGet {
     }
 }
 impl NewestAbi for DeviceGet {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGet_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[124];
 }
 /// The ABIs of `cuDeviceGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2962,9 +2736,7 @@ impl core::fmt::Debug for DeviceGetAttribute {
     }
 }
 impl NewestAbi for DeviceGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetAttribute_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[125];
 }
 /// The ABIs of `cuDeviceGetByPCIBusId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetByPCIBusId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -2987,9 +2759,7 @@ impl core::fmt::Debug for DeviceGetByPCIBusId {
     }
 }
 impl NewestAbi for DeviceGetByPCIBusId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetByPCIBusId_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[126];
 }
 /// The ABIs of `cuDeviceGetCliqueCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCliqueCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3012,9 +2782,7 @@ impl core::fmt::Debug for DeviceGetCliqueCount {
     }
 }
 impl NewestAbi for DeviceGetCliqueCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetCliqueCount_v13040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[127];
 }
 /// The ABIs of `cuDeviceGetCliqueInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCliqueInfo`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3037,9 +2805,7 @@ impl core::fmt::Debug for DeviceGetCliqueInfo {
     }
 }
 impl NewestAbi for DeviceGetCliqueInfo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetCliqueInfo_v13040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[128];
 }
 /// The ABIs of `cuDeviceGetCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3062,9 +2828,7 @@ impl core::fmt::Debug for DeviceGetCount {
     }
 }
 impl NewestAbi for DeviceGetCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetCount_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[129];
 }
 /// The ABIs of `cuDeviceGetDefaultMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetDefaultMemPool`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3087,9 +2851,7 @@ impl core::fmt::Debug for DeviceGetDefaultMemPool {
     }
 }
 impl NewestAbi for DeviceGetDefaultMemPool {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetDefaultMemPool_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[130];
 }
 /// The ABIs of `cuDeviceGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetDevResource`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3112,9 +2874,7 @@ impl core::fmt::Debug for DeviceGetDevResource {
     }
 }
 impl NewestAbi for DeviceGetDevResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetDevResource_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[131];
 }
 /// The ABIs of `cuDeviceGetExecAffinitySupport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetExecAffinitySupport`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3137,9 +2897,7 @@ impl core::fmt::Debug for DeviceGetExecAffinitySupport {
     }
 }
 impl NewestAbi for DeviceGetExecAffinitySupport {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetExecAffinitySupport_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[132];
 }
 /// The ABIs of `cuDeviceGetFabricClusterUuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetFabricClusterUuid`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3162,9 +2920,7 @@ impl core::fmt::Debug for DeviceGetFabricClusterUuid {
     }
 }
 impl NewestAbi for DeviceGetFabricClusterUuid {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetFabricClusterUuid_v13040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[133];
 }
 /// The ABIs of `cuDeviceGetGraphMemAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetGraphMemAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3187,9 +2943,7 @@ impl core::fmt::Debug for DeviceGetGraphMemAttribute {
     }
 }
 impl NewestAbi for DeviceGetGraphMemAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetGraphMemAttribute_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[134];
 }
 /// The ABIs of `cuDeviceGetHostAtomicCapabilities` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetHostAtomicCapabilities`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3212,9 +2966,7 @@ impl core::fmt::Debug for DeviceGetHostAtomicCapabilities {
     }
 }
 impl NewestAbi for DeviceGetHostAtomicCapabilities {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetHostAtomicCapabilities_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[135];
 }
 /// The ABIs of `cuDeviceGetLuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetLuid`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3237,9 +2989,7 @@ impl core::fmt::Debug for DeviceGetLuid {
     }
 }
 impl NewestAbi for DeviceGetLuid {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetLuid_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[136];
 }
 /// The ABIs of `cuDeviceGetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetMemPool`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3262,9 +3012,7 @@ impl core::fmt::Debug for DeviceGetMemPool {
     }
 }
 impl NewestAbi for DeviceGetMemPool {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetMemPool_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[137];
 }
 /// The ABIs of `cuDeviceGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetName`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3287,9 +3035,7 @@ impl core::fmt::Debug for DeviceGetName {
     }
 }
 impl NewestAbi for DeviceGetName {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetName_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[138];
 }
 /// The ABIs of `cuDeviceGetNvSciSyncAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetNvSciSyncAttributes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3312,9 +3058,7 @@ impl core::fmt::Debug for DeviceGetNvSciSyncAttributes {
     }
 }
 impl NewestAbi for DeviceGetNvSciSyncAttributes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetNvSciSyncAttributes_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[139];
 }
 /// The ABIs of `cuDeviceGetP2PAtomicCapabilities` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetP2PAtomicCapabilities`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3337,9 +3081,7 @@ impl core::fmt::Debug for DeviceGetP2PAtomicCapabilities {
     }
 }
 impl NewestAbi for DeviceGetP2PAtomicCapabilities {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[140];
 }
 /// The ABIs of `cuDeviceGetP2PAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetP2PAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3362,9 +3104,7 @@ impl core::fmt::Debug for DeviceGetP2PAttribute {
     }
 }
 impl NewestAbi for DeviceGetP2PAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetP2PAttribute_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[141];
 }
 /// The ABIs of `cuDeviceGetPCIBusId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetPCIBusId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3387,9 +3127,7 @@ impl core::fmt::Debug for DeviceGetPCIBusId {
     }
 }
 impl NewestAbi for DeviceGetPCIBusId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetPCIBusId_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[142];
 }
 /// The ABIs of `cuDeviceGetProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetProperties`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3412,9 +3150,7 @@ impl core::fmt::Debug for DeviceGetProperties {
     }
 }
 impl NewestAbi for DeviceGetProperties {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetProperties_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[143];
 }
 /// The ABIs of `cuDeviceGetTexture1DLinearMaxWidth` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetTexture1DLinearMaxWidth`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3437,9 +3173,7 @@ impl core::fmt::Debug for DeviceGetTexture1DLinearMaxWidth {
     }
 }
 impl NewestAbi for DeviceGetTexture1DLinearMaxWidth {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[144];
 }
 /// The ABIs of `cuDeviceGetUuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetUuid`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3464,10 +3198,7 @@ impl core::fmt::Debug for DeviceGetUuid {
     }
 }
 impl NewestAbi for DeviceGetUuid {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGetUuid_v11040 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuDeviceGetUuid_v9020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[146, 145];
 }
 /// The ABIs of `cuDeviceGraphMemTrim` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGraphMemTrim`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3490,9 +3221,7 @@ impl core::fmt::Debug for DeviceGraphMemTrim {
     }
 }
 impl NewestAbi for DeviceGraphMemTrim {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceGraphMemTrim_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[147];
 }
 /// The ABIs of `cuDevicePrimaryCtxGetState` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxGetState`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3515,9 +3244,7 @@ impl core::fmt::Debug for DevicePrimaryCtxGetState {
     }
 }
 impl NewestAbi for DevicePrimaryCtxGetState {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevicePrimaryCtxGetState_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[148];
 }
 /// The ABIs of `cuDevicePrimaryCtxRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxRelease`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3542,10 +3269,7 @@ impl core::fmt::Debug for DevicePrimaryCtxRelease {
     }
 }
 impl NewestAbi for DevicePrimaryCtxRelease {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevicePrimaryCtxRelease_v11000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuDevicePrimaryCtxRelease_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[150, 149];
 }
 /// The ABIs of `cuDevicePrimaryCtxReset` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxReset`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3570,10 +3294,7 @@ impl core::fmt::Debug for DevicePrimaryCtxReset {
     }
 }
 impl NewestAbi for DevicePrimaryCtxReset {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevicePrimaryCtxReset_v11000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuDevicePrimaryCtxReset_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[152, 151];
 }
 /// The ABIs of `cuDevicePrimaryCtxRetain` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxRetain`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3596,9 +3317,7 @@ impl core::fmt::Debug for DevicePrimaryCtxRetain {
     }
 }
 impl NewestAbi for DevicePrimaryCtxRetain {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevicePrimaryCtxRetain_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[153];
 }
 /// The ABIs of `cuDevicePrimaryCtxSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxSetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3623,10 +3342,7 @@ impl core::fmt::Debug for DevicePrimaryCtxSetFlags {
     }
 }
 impl NewestAbi for DevicePrimaryCtxSetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDevicePrimaryCtxSetFlags_v11000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuDevicePrimaryCtxSetFlags_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[155, 154];
 }
 /// The ABIs of `cuDeviceRegisterAsyncNotification` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceRegisterAsyncNotification`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3649,9 +3365,7 @@ impl core::fmt::Debug for DeviceRegisterAsyncNotification {
     }
 }
 impl NewestAbi for DeviceRegisterAsyncNotification {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceRegisterAsyncNotification_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[156];
 }
 /// The ABIs of `cuDeviceSetGraphMemAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceSetGraphMemAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3674,9 +3388,7 @@ impl core::fmt::Debug for DeviceSetGraphMemAttribute {
     }
 }
 impl NewestAbi for DeviceSetGraphMemAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceSetGraphMemAttribute_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[157];
 }
 /// The ABIs of `cuDeviceSetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceSetMemPool`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3699,9 +3411,7 @@ impl core::fmt::Debug for DeviceSetMemPool {
     }
 }
 impl NewestAbi for DeviceSetMemPool {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceSetMemPool_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[158];
 }
 /// The ABIs of `cuDeviceTotalMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceTotalMem`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3726,10 +3436,7 @@ impl core::fmt::Debug for DeviceTotalMem {
     }
 }
 impl NewestAbi for DeviceTotalMem {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceTotalMem_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuDeviceTotalMem_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[160, 159];
 }
 /// The ABIs of `cuDeviceUnregisterAsyncNotification` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceUnregisterAsyncNotification`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3752,9 +3459,7 @@ impl core::fmt::Debug for DeviceUnregisterAsyncNotification {
     }
 }
 impl NewestAbi for DeviceUnregisterAsyncNotification {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDeviceUnregisterAsyncNotification_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[161];
 }
 /// The ABIs of `cuDriverGetVersion` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDriverGetVersion`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -3777,9 +3482,7 @@ impl core::fmt::Debug for DriverGetVersion {
     }
 }
 impl NewestAbi for DriverGetVersion {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuDriverGetVersion_v2020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[162];
 }
 /// The ABIs of `cuEGLStreamConsumerAcquireFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerAcquireFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3807,9 +3510,7 @@ impl core::fmt::Debug for EGLStreamConsumerAcquireFrame {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerAcquireFrame {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamConsumerAcquireFrame_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[163];
 }
 /// The ABIs of `cuEGLStreamConsumerConnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerConnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3837,9 +3538,7 @@ impl core::fmt::Debug for EGLStreamConsumerConnect {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerConnect {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamConsumerConnect_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[164];
 }
 /// The ABIs of `cuEGLStreamConsumerConnectWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerConnectWithFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3867,9 +3566,7 @@ impl core::fmt::Debug for EGLStreamConsumerConnectWithFlags {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerConnectWithFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[165];
 }
 /// The ABIs of `cuEGLStreamConsumerDisconnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerDisconnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3897,9 +3594,7 @@ impl core::fmt::Debug for EGLStreamConsumerDisconnect {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerDisconnect {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamConsumerDisconnect_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[166];
 }
 /// The ABIs of `cuEGLStreamConsumerReleaseFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerReleaseFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3927,9 +3622,7 @@ impl core::fmt::Debug for EGLStreamConsumerReleaseFrame {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerReleaseFrame {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamConsumerReleaseFrame_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[167];
 }
 /// The ABIs of `cuEGLStreamProducerConnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerConnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3957,9 +3650,7 @@ impl core::fmt::Debug for EGLStreamProducerConnect {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerConnect {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamProducerConnect_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[168];
 }
 /// The ABIs of `cuEGLStreamProducerDisconnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerDisconnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -3987,9 +3678,7 @@ impl core::fmt::Debug for EGLStreamProducerDisconnect {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerDisconnect {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamProducerDisconnect_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[169];
 }
 /// The ABIs of `cuEGLStreamProducerPresentFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerPresentFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -4017,9 +3706,7 @@ impl core::fmt::Debug for EGLStreamProducerPresentFrame {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerPresentFrame {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamProducerPresentFrame_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[170];
 }
 /// The ABIs of `cuEGLStreamProducerReturnFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerReturnFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -4047,9 +3734,7 @@ impl core::fmt::Debug for EGLStreamProducerReturnFrame {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerReturnFrame {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEGLStreamProducerReturnFrame_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[171];
 }
 /// The ABIs of `cuEventCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4072,9 +3757,7 @@ impl core::fmt::Debug for EventCreate {
     }
 }
 impl NewestAbi for EventCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[172];
 }
 /// The ABIs of `cuEventCreateFromEGLSync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventCreateFromEGLSync`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -4102,9 +3785,7 @@ impl core::fmt::Debug for EventCreateFromEGLSync {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for EventCreateFromEGLSync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventCreateFromEGLSync_v9000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[173];
 }
 /// The ABIs of `cuEventDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4129,10 +3810,7 @@ impl core::fmt::Debug for EventDestroy {
     }
 }
 impl NewestAbi for EventDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventDestroy_v4000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuEventDestroy_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[175, 174];
 }
 /// The ABIs of `cuEventElapsedTime` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventElapsedTime`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4157,10 +3835,7 @@ impl core::fmt::Debug for EventElapsedTime {
     }
 }
 impl NewestAbi for EventElapsedTime {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventElapsedTime_v12080 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuEventElapsedTime_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[177, 176];
 }
 /// The ABIs of `cuEventQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventQuery`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4183,9 +3858,7 @@ impl core::fmt::Debug for EventQuery {
     }
 }
 impl NewestAbi for EventQuery {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventQuery_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[178];
 }
 /** The ABIs of `cuEventRecord` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventRecord`]`>()` returns. Match it to call each case with its own signature.
 
@@ -4212,10 +3885,7 @@ impl core::fmt::Debug for EventRecord {
     }
 }
 impl NewestAbi for EventRecord {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventRecord_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuEventRecord_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[180, 179];
 }
 /** The ABIs of `cuEventRecordWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventRecordWithFlags`]`>()` returns. Match it to call each case with its own signature.
 
@@ -4242,10 +3912,7 @@ impl core::fmt::Debug for EventRecordWithFlags {
     }
 }
 impl NewestAbi for EventRecordWithFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventRecordWithFlags_v11010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuEventRecordWithFlags_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[182, 181];
 }
 /// The ABIs of `cuEventSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventSynchronize`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4268,9 +3935,7 @@ impl core::fmt::Debug for EventSynchronize {
     }
 }
 impl NewestAbi for EventSynchronize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuEventSynchronize_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[183];
 }
 /// The ABIs of `cuExternalMemoryGetMappedBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuExternalMemoryGetMappedBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4293,9 +3958,7 @@ impl core::fmt::Debug for ExternalMemoryGetMappedBuffer {
     }
 }
 impl NewestAbi for ExternalMemoryGetMappedBuffer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuExternalMemoryGetMappedBuffer_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[184];
 }
 /// The ABIs of `cuExternalMemoryGetMappedMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuExternalMemoryGetMappedMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4318,9 +3981,7 @@ impl core::fmt::Debug for ExternalMemoryGetMappedMipmappedArray {
     }
 }
 impl NewestAbi for ExternalMemoryGetMappedMipmappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[185];
 }
 /** The ABIs of `cuFabricCpyBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFabricCpyBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -4347,10 +4008,7 @@ impl core::fmt::Debug for FabricCpyBatchAsync {
     }
 }
 impl NewestAbi for FabricCpyBatchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFabricCpyBatchAsync_v13050_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuFabricCpyBatchAsync_v13050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[187, 186];
 }
 /// The ABIs of `cuFlushGPUDirectRDMAWrites` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFlushGPUDirectRDMAWrites`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4373,9 +4031,7 @@ impl core::fmt::Debug for FlushGPUDirectRDMAWrites {
     }
 }
 impl NewestAbi for FlushGPUDirectRDMAWrites {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFlushGPUDirectRDMAWrites_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[188];
 }
 /// The ABIs of `cuFuncGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4398,9 +4054,7 @@ impl core::fmt::Debug for FuncGetAttribute {
     }
 }
 impl NewestAbi for FuncGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncGetAttribute_v2020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[189];
 }
 /// The ABIs of `cuFuncGetModule` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetModule`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4423,9 +4077,7 @@ impl core::fmt::Debug for FuncGetModule {
     }
 }
 impl NewestAbi for FuncGetModule {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncGetModule_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[190];
 }
 /// The ABIs of `cuFuncGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetName`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4448,9 +4100,7 @@ impl core::fmt::Debug for FuncGetName {
     }
 }
 impl NewestAbi for FuncGetName {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncGetName_v12030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[191];
 }
 /// The ABIs of `cuFuncGetParamCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetParamCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4473,9 +4123,7 @@ impl core::fmt::Debug for FuncGetParamCount {
     }
 }
 impl NewestAbi for FuncGetParamCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncGetParamCount_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[192];
 }
 /// The ABIs of `cuFuncGetParamInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetParamInfo`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4498,9 +4146,7 @@ impl core::fmt::Debug for FuncGetParamInfo {
     }
 }
 impl NewestAbi for FuncGetParamInfo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncGetParamInfo_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[193];
 }
 /// The ABIs of `cuFuncIsLoaded` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncIsLoaded`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4523,9 +4169,7 @@ impl core::fmt::Debug for FuncIsLoaded {
     }
 }
 impl NewestAbi for FuncIsLoaded {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncIsLoaded_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[194];
 }
 /// The ABIs of `cuFuncLoad` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncLoad`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4548,9 +4192,7 @@ impl core::fmt::Debug for FuncLoad {
     }
 }
 impl NewestAbi for FuncLoad {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncLoad_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[195];
 }
 /// The ABIs of `cuFuncSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4573,9 +4215,7 @@ impl core::fmt::Debug for FuncSetAttribute {
     }
 }
 impl NewestAbi for FuncSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncSetAttribute_v9000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[196];
 }
 /// The ABIs of `cuFuncSetBlockShape` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetBlockShape`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4598,9 +4238,7 @@ impl core::fmt::Debug for FuncSetBlockShape {
     }
 }
 impl NewestAbi for FuncSetBlockShape {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncSetBlockShape_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[197];
 }
 /// The ABIs of `cuFuncSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4623,9 +4261,7 @@ impl core::fmt::Debug for FuncSetCacheConfig {
     }
 }
 impl NewestAbi for FuncSetCacheConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncSetCacheConfig_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[198];
 }
 /// The ABIs of `cuFuncSetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4648,9 +4284,7 @@ impl core::fmt::Debug for FuncSetSharedMemConfig {
     }
 }
 impl NewestAbi for FuncSetSharedMemConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncSetSharedMemConfig_v4020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[199];
 }
 /// The ABIs of `cuFuncSetSharedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetSharedSize`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -4673,9 +4307,7 @@ impl core::fmt::Debug for FuncSetSharedSize {
     }
 }
 impl NewestAbi for FuncSetSharedSize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuFuncSetSharedSize_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[200];
 }
 /// The ABIs of `cuGLCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4705,10 +4337,7 @@ impl core::fmt::Debug for GLCtxCreate {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLCtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLCtxCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGLCtxCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[202, 201];
 }
 /// The ABIs of `cuGLGetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLGetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4738,10 +4367,7 @@ impl core::fmt::Debug for GLGetDevices {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLGetDevices {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLGetDevices_v6050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGLGetDevices_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[204, 203];
 }
 /// The ABIs of `cuGLInit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLInit`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4769,9 +4395,7 @@ impl core::fmt::Debug for GLInit {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLInit {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLInit_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[205];
 }
 /** The ABIs of `cuGLMapBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLMapBufferObject`]`>()` returns. Match it to call each case with its own signature.
 
@@ -4805,11 +4429,7 @@ impl core::fmt::Debug for GLMapBufferObject {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLMapBufferObject {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLMapBufferObject_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGLMapBufferObject_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGLMapBufferObject_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[208, 207, 206];
 }
 /** The ABIs of `cuGLMapBufferObjectAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLMapBufferObjectAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -4843,11 +4463,7 @@ impl core::fmt::Debug for GLMapBufferObjectAsync {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLMapBufferObjectAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGLMapBufferObjectAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGLMapBufferObjectAsync_v2030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[211, 210, 209];
 }
 /// The ABIs of `cuGLRegisterBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLRegisterBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4875,9 +4491,7 @@ impl core::fmt::Debug for GLRegisterBufferObject {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLRegisterBufferObject {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLRegisterBufferObject_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[212];
 }
 /// The ABIs of `cuGLSetBufferObjectMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLSetBufferObjectMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4905,9 +4519,7 @@ impl core::fmt::Debug for GLSetBufferObjectMapFlags {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLSetBufferObjectMapFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLSetBufferObjectMapFlags_v2030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[213];
 }
 /// The ABIs of `cuGLUnmapBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnmapBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4935,9 +4547,7 @@ impl core::fmt::Debug for GLUnmapBufferObject {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLUnmapBufferObject {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLUnmapBufferObject_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[214];
 }
 /// The ABIs of `cuGLUnmapBufferObjectAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnmapBufferObjectAsync`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4965,9 +4575,7 @@ impl core::fmt::Debug for GLUnmapBufferObjectAsync {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLUnmapBufferObjectAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLUnmapBufferObjectAsync_v2030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[215];
 }
 /// The ABIs of `cuGLUnregisterBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnregisterBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -4995,9 +4603,7 @@ impl core::fmt::Debug for GLUnregisterBufferObject {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GLUnregisterBufferObject {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGLUnregisterBufferObject_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[216];
 }
 /// The ABIs of `cuGetErrorName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetErrorName`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5020,9 +4626,7 @@ impl core::fmt::Debug for GetErrorName {
     }
 }
 impl NewestAbi for GetErrorName {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGetErrorName_v6000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[217];
 }
 /// The ABIs of `cuGetErrorString` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetErrorString`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5045,9 +4649,7 @@ impl core::fmt::Debug for GetErrorString {
     }
 }
 impl NewestAbi for GetErrorString {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGetErrorString_v6000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[218];
 }
 /// The ABIs of `cuGetExportTable` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetExportTable`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5070,9 +4672,7 @@ impl core::fmt::Debug for GetExportTable {
     }
 }
 impl NewestAbi for GetExportTable {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGetExportTable_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[219];
 }
 /// The ABIs of `cuGetProcAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetProcAddress`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5097,10 +4697,7 @@ impl core::fmt::Debug for GetProcAddress {
     }
 }
 impl NewestAbi for GetProcAddress {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGetProcAddress_v12000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGetProcAddress_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[221, 220];
 }
 /// The ABIs of `cuGraphAddBatchMemOpNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddBatchMemOpNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5123,9 +4720,7 @@ impl core::fmt::Debug for GraphAddBatchMemOpNode {
     }
 }
 impl NewestAbi for GraphAddBatchMemOpNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddBatchMemOpNode_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[222];
 }
 /// The ABIs of `cuGraphAddChildGraphNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddChildGraphNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5148,9 +4743,7 @@ impl core::fmt::Debug for GraphAddChildGraphNode {
     }
 }
 impl NewestAbi for GraphAddChildGraphNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddChildGraphNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[223];
 }
 /// The ABIs of `cuGraphAddDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddDependencies`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5175,10 +4768,7 @@ impl core::fmt::Debug for GraphAddDependencies {
     }
 }
 impl NewestAbi for GraphAddDependencies {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddDependencies_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphAddDependencies_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[225, 224];
 }
 /// The ABIs of `cuGraphAddEmptyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEmptyNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5201,9 +4791,7 @@ impl core::fmt::Debug for GraphAddEmptyNode {
     }
 }
 impl NewestAbi for GraphAddEmptyNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddEmptyNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[226];
 }
 /// The ABIs of `cuGraphAddEventRecordNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEventRecordNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5226,9 +4814,7 @@ impl core::fmt::Debug for GraphAddEventRecordNode {
     }
 }
 impl NewestAbi for GraphAddEventRecordNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddEventRecordNode_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[227];
 }
 /// The ABIs of `cuGraphAddEventWaitNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEventWaitNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5251,9 +4837,7 @@ impl core::fmt::Debug for GraphAddEventWaitNode {
     }
 }
 impl NewestAbi for GraphAddEventWaitNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddEventWaitNode_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[228];
 }
 /// The ABIs of `cuGraphAddExternalSemaphoresSignalNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddExternalSemaphoresSignalNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5276,9 +4860,7 @@ impl core::fmt::Debug for GraphAddExternalSemaphoresSignalNode {
     }
 }
 impl NewestAbi for GraphAddExternalSemaphoresSignalNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[229];
 }
 /// The ABIs of `cuGraphAddExternalSemaphoresWaitNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddExternalSemaphoresWaitNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5301,9 +4883,7 @@ impl core::fmt::Debug for GraphAddExternalSemaphoresWaitNode {
     }
 }
 impl NewestAbi for GraphAddExternalSemaphoresWaitNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[230];
 }
 /// The ABIs of `cuGraphAddHostNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddHostNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5326,9 +4906,7 @@ impl core::fmt::Debug for GraphAddHostNode {
     }
 }
 impl NewestAbi for GraphAddHostNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddHostNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[231];
 }
 /// The ABIs of `cuGraphAddKernelNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddKernelNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5353,10 +4931,7 @@ impl core::fmt::Debug for GraphAddKernelNode {
     }
 }
 impl NewestAbi for GraphAddKernelNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddKernelNode_v12000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphAddKernelNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[233, 232];
 }
 /// The ABIs of `cuGraphAddMemAllocNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemAllocNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5379,9 +4954,7 @@ impl core::fmt::Debug for GraphAddMemAllocNode {
     }
 }
 impl NewestAbi for GraphAddMemAllocNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddMemAllocNode_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[234];
 }
 /// The ABIs of `cuGraphAddMemFreeNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemFreeNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5404,9 +4977,7 @@ impl core::fmt::Debug for GraphAddMemFreeNode {
     }
 }
 impl NewestAbi for GraphAddMemFreeNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddMemFreeNode_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[235];
 }
 /// The ABIs of `cuGraphAddMemcpyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemcpyNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5429,9 +5000,7 @@ impl core::fmt::Debug for GraphAddMemcpyNode {
     }
 }
 impl NewestAbi for GraphAddMemcpyNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddMemcpyNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[236];
 }
 /// The ABIs of `cuGraphAddMemsetNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemsetNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5454,9 +5023,7 @@ impl core::fmt::Debug for GraphAddMemsetNode {
     }
 }
 impl NewestAbi for GraphAddMemsetNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddMemsetNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[237];
 }
 /// The ABIs of `cuGraphAddNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5483,11 +5050,7 @@ impl core::fmt::Debug for GraphAddNode {
     }
 }
 impl NewestAbi for GraphAddNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphAddNode_v13040 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphAddNode_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphAddNode_v12020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[240, 239, 238];
 }
 /// The ABIs of `cuGraphBatchMemOpNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphBatchMemOpNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5510,9 +5073,7 @@ impl core::fmt::Debug for GraphBatchMemOpNodeGetParams {
     }
 }
 impl NewestAbi for GraphBatchMemOpNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphBatchMemOpNodeGetParams_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[241];
 }
 /// The ABIs of `cuGraphBatchMemOpNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphBatchMemOpNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5535,9 +5096,7 @@ impl core::fmt::Debug for GraphBatchMemOpNodeSetParams {
     }
 }
 impl NewestAbi for GraphBatchMemOpNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphBatchMemOpNodeSetParams_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[242];
 }
 /// The ABIs of `cuGraphChildGraphNodeGetGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphChildGraphNodeGetGraph`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5560,9 +5119,7 @@ impl core::fmt::Debug for GraphChildGraphNodeGetGraph {
     }
 }
 impl NewestAbi for GraphChildGraphNodeGetGraph {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphChildGraphNodeGetGraph_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[243];
 }
 /// The ABIs of `cuGraphClone` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphClone`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5585,9 +5142,7 @@ impl core::fmt::Debug for GraphClone {
     }
 }
 impl NewestAbi for GraphClone {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphClone_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[244];
 }
 /// The ABIs of `cuGraphConditionalHandleCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphConditionalHandleCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5610,9 +5165,7 @@ impl core::fmt::Debug for GraphConditionalHandleCreate {
     }
 }
 impl NewestAbi for GraphConditionalHandleCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphConditionalHandleCreate_v12030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[245];
 }
 /// The ABIs of `cuGraphCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5635,9 +5188,7 @@ impl core::fmt::Debug for GraphCreate {
     }
 }
 impl NewestAbi for GraphCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphCreate_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[246];
 }
 /// The ABIs of `cuGraphDebugDotPrint` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDebugDotPrint`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5660,9 +5211,7 @@ impl core::fmt::Debug for GraphDebugDotPrint {
     }
 }
 impl NewestAbi for GraphDebugDotPrint {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphDebugDotPrint_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[247];
 }
 /// The ABIs of `cuGraphDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5685,9 +5234,7 @@ impl core::fmt::Debug for GraphDestroy {
     }
 }
 impl NewestAbi for GraphDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphDestroy_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[248];
 }
 /// The ABIs of `cuGraphDestroyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDestroyNode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5710,9 +5257,7 @@ impl core::fmt::Debug for GraphDestroyNode {
     }
 }
 impl NewestAbi for GraphDestroyNode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphDestroyNode_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[249];
 }
 /// The ABIs of `cuGraphEventRecordNodeGetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventRecordNodeGetEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5735,9 +5280,7 @@ impl core::fmt::Debug for GraphEventRecordNodeGetEvent {
     }
 }
 impl NewestAbi for GraphEventRecordNodeGetEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphEventRecordNodeGetEvent_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[250];
 }
 /// The ABIs of `cuGraphEventRecordNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventRecordNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5760,9 +5303,7 @@ impl core::fmt::Debug for GraphEventRecordNodeSetEvent {
     }
 }
 impl NewestAbi for GraphEventRecordNodeSetEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphEventRecordNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[251];
 }
 /// The ABIs of `cuGraphEventWaitNodeGetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventWaitNodeGetEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5785,9 +5326,7 @@ impl core::fmt::Debug for GraphEventWaitNodeGetEvent {
     }
 }
 impl NewestAbi for GraphEventWaitNodeGetEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphEventWaitNodeGetEvent_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[252];
 }
 /// The ABIs of `cuGraphEventWaitNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventWaitNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5810,9 +5349,7 @@ impl core::fmt::Debug for GraphEventWaitNodeSetEvent {
     }
 }
 impl NewestAbi for GraphEventWaitNodeSetEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphEventWaitNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[253];
 }
 /// The ABIs of `cuGraphExecBatchMemOpNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecBatchMemOpNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5835,9 +5372,7 @@ impl core::fmt::Debug for GraphExecBatchMemOpNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecBatchMemOpNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[254];
 }
 /// The ABIs of `cuGraphExecChildGraphNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecChildGraphNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5860,9 +5395,7 @@ impl core::fmt::Debug for GraphExecChildGraphNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecChildGraphNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecChildGraphNodeSetParams_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[255];
 }
 /// The ABIs of `cuGraphExecDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5885,9 +5418,7 @@ impl core::fmt::Debug for GraphExecDestroy {
     }
 }
 impl NewestAbi for GraphExecDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecDestroy_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[256];
 }
 /// The ABIs of `cuGraphExecEventRecordNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecEventRecordNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5910,9 +5441,7 @@ impl core::fmt::Debug for GraphExecEventRecordNodeSetEvent {
     }
 }
 impl NewestAbi for GraphExecEventRecordNodeSetEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[257];
 }
 /// The ABIs of `cuGraphExecEventWaitNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecEventWaitNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5935,9 +5464,7 @@ impl core::fmt::Debug for GraphExecEventWaitNodeSetEvent {
     }
 }
 impl NewestAbi for GraphExecEventWaitNodeSetEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[258];
 }
 /// The ABIs of `cuGraphExecExternalSemaphoresSignalNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecExternalSemaphoresSignalNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5960,9 +5487,7 @@ impl core::fmt::Debug for GraphExecExternalSemaphoresSignalNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecExternalSemaphoresSignalNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[259];
 }
 /// The ABIs of `cuGraphExecExternalSemaphoresWaitNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecExternalSemaphoresWaitNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -5985,9 +5510,7 @@ impl core::fmt::Debug for GraphExecExternalSemaphoresWaitNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecExternalSemaphoresWaitNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[260];
 }
 /// The ABIs of `cuGraphExecGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecGetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6010,9 +5533,7 @@ impl core::fmt::Debug for GraphExecGetFlags {
     }
 }
 impl NewestAbi for GraphExecGetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecGetFlags_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[261];
 }
 /// The ABIs of `cuGraphExecGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecGetId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6035,9 +5556,7 @@ impl core::fmt::Debug for GraphExecGetId {
     }
 }
 impl NewestAbi for GraphExecGetId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecGetId_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[262];
 }
 /// The ABIs of `cuGraphExecHostNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecHostNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6060,9 +5579,7 @@ impl core::fmt::Debug for GraphExecHostNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecHostNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecHostNodeSetParams_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[263];
 }
 /// The ABIs of `cuGraphExecKernelNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecKernelNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6087,10 +5604,7 @@ impl core::fmt::Debug for GraphExecKernelNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecKernelNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecKernelNodeSetParams_v12000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphExecKernelNodeSetParams_v10010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[265, 264];
 }
 /// The ABIs of `cuGraphExecMemcpyNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecMemcpyNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6113,9 +5627,7 @@ impl core::fmt::Debug for GraphExecMemcpyNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecMemcpyNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecMemcpyNodeSetParams_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[266];
 }
 /// The ABIs of `cuGraphExecMemsetNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecMemsetNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6138,9 +5650,7 @@ impl core::fmt::Debug for GraphExecMemsetNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecMemsetNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecMemsetNodeSetParams_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[267];
 }
 /// The ABIs of `cuGraphExecNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6163,9 +5673,7 @@ impl core::fmt::Debug for GraphExecNodeSetParams {
     }
 }
 impl NewestAbi for GraphExecNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecNodeSetParams_v12020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[268];
 }
 /// The ABIs of `cuGraphExecUpdate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecUpdate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6190,10 +5698,7 @@ impl core::fmt::Debug for GraphExecUpdate {
     }
 }
 impl NewestAbi for GraphExecUpdate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExecUpdate_v12000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphExecUpdate_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[270, 269];
 }
 /// The ABIs of `cuGraphExternalSemaphoresSignalNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresSignalNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6216,9 +5721,7 @@ impl core::fmt::Debug for GraphExternalSemaphoresSignalNodeGetParams {
     }
 }
 impl NewestAbi for GraphExternalSemaphoresSignalNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[271];
 }
 /// The ABIs of `cuGraphExternalSemaphoresSignalNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresSignalNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6241,9 +5744,7 @@ impl core::fmt::Debug for GraphExternalSemaphoresSignalNodeSetParams {
     }
 }
 impl NewestAbi for GraphExternalSemaphoresSignalNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[272];
 }
 /// The ABIs of `cuGraphExternalSemaphoresWaitNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresWaitNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6266,9 +5767,7 @@ impl core::fmt::Debug for GraphExternalSemaphoresWaitNodeGetParams {
     }
 }
 impl NewestAbi for GraphExternalSemaphoresWaitNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[273];
 }
 /// The ABIs of `cuGraphExternalSemaphoresWaitNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresWaitNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6291,9 +5790,7 @@ impl core::fmt::Debug for GraphExternalSemaphoresWaitNodeSetParams {
     }
 }
 impl NewestAbi for GraphExternalSemaphoresWaitNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[274];
 }
 /// The ABIs of `cuGraphGetEdges` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetEdges`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6318,10 +5815,7 @@ impl core::fmt::Debug for GraphGetEdges {
     }
 }
 impl NewestAbi for GraphGetEdges {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphGetEdges_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphGetEdges_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[276, 275];
 }
 /// The ABIs of `cuGraphGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6344,9 +5838,7 @@ impl core::fmt::Debug for GraphGetId {
     }
 }
 impl NewestAbi for GraphGetId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphGetId_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[277];
 }
 /// The ABIs of `cuGraphGetNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetNodes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6369,9 +5861,7 @@ impl core::fmt::Debug for GraphGetNodes {
     }
 }
 impl NewestAbi for GraphGetNodes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphGetNodes_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[278];
 }
 /// The ABIs of `cuGraphGetRootNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetRootNodes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6394,9 +5884,7 @@ impl core::fmt::Debug for GraphGetRootNodes {
     }
 }
 impl NewestAbi for GraphGetRootNodes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphGetRootNodes_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[279];
 }
 /// The ABIs of `cuGraphHostNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphHostNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6419,9 +5907,7 @@ impl core::fmt::Debug for GraphHostNodeGetParams {
     }
 }
 impl NewestAbi for GraphHostNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphHostNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[280];
 }
 /// The ABIs of `cuGraphHostNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphHostNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6444,9 +5930,7 @@ impl core::fmt::Debug for GraphHostNodeSetParams {
     }
 }
 impl NewestAbi for GraphHostNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphHostNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[281];
 }
 /// The ABIs of `cuGraphInstantiate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6471,10 +5955,7 @@ impl core::fmt::Debug for GraphInstantiate {
     }
 }
 impl NewestAbi for GraphInstantiate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphInstantiate_v11000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphInstantiate_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[283, 282];
 }
 /// The ABIs of `cuGraphInstantiateWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiateWithFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6497,9 +5978,7 @@ impl core::fmt::Debug for GraphInstantiateWithFlags {
     }
 }
 impl NewestAbi for GraphInstantiateWithFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphInstantiateWithFlags_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[284];
 }
 /** The ABIs of `cuGraphInstantiateWithParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiateWithParams`]`>()` returns. Match it to call each case with its own signature.
 
@@ -6526,10 +6005,7 @@ impl core::fmt::Debug for GraphInstantiateWithParams {
     }
 }
 impl NewestAbi for GraphInstantiateWithParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphInstantiateWithParams_v12000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphInstantiateWithParams_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[286, 285];
 }
 /// The ABIs of `cuGraphKernelNodeCopyAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeCopyAttributes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6552,9 +6028,7 @@ impl core::fmt::Debug for GraphKernelNodeCopyAttributes {
     }
 }
 impl NewestAbi for GraphKernelNodeCopyAttributes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphKernelNodeCopyAttributes_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[287];
 }
 /// The ABIs of `cuGraphKernelNodeGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6577,9 +6051,7 @@ impl core::fmt::Debug for GraphKernelNodeGetAttribute {
     }
 }
 impl NewestAbi for GraphKernelNodeGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphKernelNodeGetAttribute_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[288];
 }
 /// The ABIs of `cuGraphKernelNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6604,10 +6076,7 @@ impl core::fmt::Debug for GraphKernelNodeGetParams {
     }
 }
 impl NewestAbi for GraphKernelNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphKernelNodeGetParams_v12000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphKernelNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[290, 289];
 }
 /// The ABIs of `cuGraphKernelNodeSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6630,9 +6099,7 @@ impl core::fmt::Debug for GraphKernelNodeSetAttribute {
     }
 }
 impl NewestAbi for GraphKernelNodeSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphKernelNodeSetAttribute_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[291];
 }
 /// The ABIs of `cuGraphKernelNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6657,10 +6124,7 @@ impl core::fmt::Debug for GraphKernelNodeSetParams {
     }
 }
 impl NewestAbi for GraphKernelNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphKernelNodeSetParams_v12000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphKernelNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[293, 292];
 }
 /** The ABIs of `cuGraphLaunch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphLaunch`]`>()` returns. Match it to call each case with its own signature.
 
@@ -6687,10 +6151,7 @@ impl core::fmt::Debug for GraphLaunch {
     }
 }
 impl NewestAbi for GraphLaunch {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphLaunch_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphLaunch_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[295, 294];
 }
 /// The ABIs of `cuGraphMemAllocNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemAllocNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6713,9 +6174,7 @@ impl core::fmt::Debug for GraphMemAllocNodeGetParams {
     }
 }
 impl NewestAbi for GraphMemAllocNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphMemAllocNodeGetParams_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[296];
 }
 /// The ABIs of `cuGraphMemFreeNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemFreeNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6738,9 +6197,7 @@ impl core::fmt::Debug for GraphMemFreeNodeGetParams {
     }
 }
 impl NewestAbi for GraphMemFreeNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphMemFreeNodeGetParams_v11040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[297];
 }
 /// The ABIs of `cuGraphMemcpyNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemcpyNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6763,9 +6220,7 @@ impl core::fmt::Debug for GraphMemcpyNodeGetParams {
     }
 }
 impl NewestAbi for GraphMemcpyNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphMemcpyNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[298];
 }
 /// The ABIs of `cuGraphMemcpyNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemcpyNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6788,9 +6243,7 @@ impl core::fmt::Debug for GraphMemcpyNodeSetParams {
     }
 }
 impl NewestAbi for GraphMemcpyNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphMemcpyNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[299];
 }
 /// The ABIs of `cuGraphMemsetNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemsetNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6813,9 +6266,7 @@ impl core::fmt::Debug for GraphMemsetNodeGetParams {
     }
 }
 impl NewestAbi for GraphMemsetNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphMemsetNodeGetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[300];
 }
 /// The ABIs of `cuGraphMemsetNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemsetNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6838,9 +6289,7 @@ impl core::fmt::Debug for GraphMemsetNodeSetParams {
     }
 }
 impl NewestAbi for GraphMemsetNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphMemsetNodeSetParams_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[301];
 }
 /// The ABIs of `cuGraphNodeFindInClone` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeFindInClone`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6863,9 +6312,7 @@ impl core::fmt::Debug for GraphNodeFindInClone {
     }
 }
 impl NewestAbi for GraphNodeFindInClone {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeFindInClone_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[302];
 }
 /// The ABIs of `cuGraphNodeGetContainingGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetContainingGraph`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6888,9 +6335,7 @@ impl core::fmt::Debug for GraphNodeGetContainingGraph {
     }
 }
 impl NewestAbi for GraphNodeGetContainingGraph {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetContainingGraph_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[303];
 }
 /// The ABIs of `cuGraphNodeGetDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetDependencies`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6915,10 +6360,7 @@ impl core::fmt::Debug for GraphNodeGetDependencies {
     }
 }
 impl NewestAbi for GraphNodeGetDependencies {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetDependencies_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphNodeGetDependencies_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[305, 304];
 }
 /// The ABIs of `cuGraphNodeGetDependentNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetDependentNodes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6943,10 +6385,7 @@ impl core::fmt::Debug for GraphNodeGetDependentNodes {
     }
 }
 impl NewestAbi for GraphNodeGetDependentNodes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetDependentNodes_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphNodeGetDependentNodes_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[307, 306];
 }
 /// The ABIs of `cuGraphNodeGetEnabled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetEnabled`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6969,9 +6408,7 @@ impl core::fmt::Debug for GraphNodeGetEnabled {
     }
 }
 impl NewestAbi for GraphNodeGetEnabled {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetEnabled_v11060 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[308];
 }
 /// The ABIs of `cuGraphNodeGetLocalId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetLocalId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -6994,9 +6431,7 @@ impl core::fmt::Debug for GraphNodeGetLocalId {
     }
 }
 impl NewestAbi for GraphNodeGetLocalId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetLocalId_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[309];
 }
 /// The ABIs of `cuGraphNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7019,9 +6454,7 @@ impl core::fmt::Debug for GraphNodeGetParams {
     }
 }
 impl NewestAbi for GraphNodeGetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetParams_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[310];
 }
 /// The ABIs of `cuGraphNodeGetToolsId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetToolsId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7044,9 +6477,7 @@ impl core::fmt::Debug for GraphNodeGetToolsId {
     }
 }
 impl NewestAbi for GraphNodeGetToolsId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetToolsId_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[311];
 }
 /// The ABIs of `cuGraphNodeGetType` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetType`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7069,9 +6500,7 @@ impl core::fmt::Debug for GraphNodeGetType {
     }
 }
 impl NewestAbi for GraphNodeGetType {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeGetType_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[312];
 }
 /// The ABIs of `cuGraphNodeSetEnabled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeSetEnabled`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7094,9 +6523,7 @@ impl core::fmt::Debug for GraphNodeSetEnabled {
     }
 }
 impl NewestAbi for GraphNodeSetEnabled {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeSetEnabled_v11060 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[313];
 }
 /// The ABIs of `cuGraphNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7121,10 +6548,7 @@ impl core::fmt::Debug for GraphNodeSetParams {
     }
 }
 impl NewestAbi for GraphNodeSetParams {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphNodeSetParams_v13040 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphNodeSetParams_v12020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[315, 314];
 }
 /// The ABIs of `cuGraphReleaseUserObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphReleaseUserObject`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7147,9 +6571,7 @@ impl core::fmt::Debug for GraphReleaseUserObject {
     }
 }
 impl NewestAbi for GraphReleaseUserObject {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphReleaseUserObject_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[316];
 }
 /// The ABIs of `cuGraphRemoveDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphRemoveDependencies`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7174,10 +6596,7 @@ impl core::fmt::Debug for GraphRemoveDependencies {
     }
 }
 impl NewestAbi for GraphRemoveDependencies {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphRemoveDependencies_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphRemoveDependencies_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[318, 317];
 }
 /// The ABIs of `cuGraphRetainUserObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphRetainUserObject`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7200,9 +6619,7 @@ impl core::fmt::Debug for GraphRetainUserObject {
     }
 }
 impl NewestAbi for GraphRetainUserObject {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphRetainUserObject_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[319];
 }
 /** The ABIs of `cuGraphUpload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphUpload`]`>()` returns. Match it to call each case with its own signature.
 
@@ -7229,10 +6646,7 @@ impl core::fmt::Debug for GraphUpload {
     }
 }
 impl NewestAbi for GraphUpload {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphUpload_v11010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphUpload_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[321, 320];
 }
 /// The ABIs of `cuGraphicsD3D10RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D10RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
@@ -7260,9 +6674,7 @@ impl core::fmt::Debug for GraphicsD3D10RegisterResource {
 }
 #[cfg(feature = "d3d10")]
 impl NewestAbi for GraphicsD3D10RegisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsD3D10RegisterResource_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[322];
 }
 /// The ABIs of `cuGraphicsD3D11RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D11RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
@@ -7290,9 +6702,7 @@ impl core::fmt::Debug for GraphicsD3D11RegisterResource {
 }
 #[cfg(feature = "d3d11")]
 impl NewestAbi for GraphicsD3D11RegisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsD3D11RegisterResource_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[323];
 }
 /// The ABIs of `cuGraphicsD3D9RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D9RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
@@ -7320,9 +6730,7 @@ impl core::fmt::Debug for GraphicsD3D9RegisterResource {
 }
 #[cfg(feature = "d3d9")]
 impl NewestAbi for GraphicsD3D9RegisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsD3D9RegisterResource_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[324];
 }
 /// The ABIs of `cuGraphicsEGLRegisterImage` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsEGLRegisterImage`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -7350,9 +6758,7 @@ impl core::fmt::Debug for GraphicsEGLRegisterImage {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for GraphicsEGLRegisterImage {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsEGLRegisterImage_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[325];
 }
 /// The ABIs of `cuGraphicsGLRegisterBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsGLRegisterBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -7380,9 +6786,7 @@ impl core::fmt::Debug for GraphicsGLRegisterBuffer {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GraphicsGLRegisterBuffer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsGLRegisterBuffer_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[326];
 }
 /// The ABIs of `cuGraphicsGLRegisterImage` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsGLRegisterImage`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
@@ -7410,9 +6814,7 @@ impl core::fmt::Debug for GraphicsGLRegisterImage {
 }
 #[cfg(feature = "gl")]
 impl NewestAbi for GraphicsGLRegisterImage {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsGLRegisterImage_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[327];
 }
 /** The ABIs of `cuGraphicsMapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsMapResources`]`>()` returns. Match it to call each case with its own signature.
 
@@ -7439,10 +6841,7 @@ impl core::fmt::Debug for GraphicsMapResources {
     }
 }
 impl NewestAbi for GraphicsMapResources {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsMapResources_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphicsMapResources_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[329, 328];
 }
 /// The ABIs of `cuGraphicsResourceGetMappedEglFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedEglFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
@@ -7470,9 +6869,7 @@ impl core::fmt::Debug for GraphicsResourceGetMappedEglFrame {
 }
 #[cfg(feature = "egl")]
 impl NewestAbi for GraphicsResourceGetMappedEglFrame {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[330];
 }
 /// The ABIs of `cuGraphicsResourceGetMappedMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7495,9 +6892,7 @@ impl core::fmt::Debug for GraphicsResourceGetMappedMipmappedArray {
     }
 }
 impl NewestAbi for GraphicsResourceGetMappedMipmappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[331];
 }
 /// The ABIs of `cuGraphicsResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7522,10 +6917,7 @@ impl core::fmt::Debug for GraphicsResourceGetMappedPointer {
     }
 }
 impl NewestAbi for GraphicsResourceGetMappedPointer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsResourceGetMappedPointer_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphicsResourceGetMappedPointer_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[333, 332];
 }
 /// The ABIs of `cuGraphicsResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7550,10 +6942,7 @@ impl core::fmt::Debug for GraphicsResourceSetMapFlags {
     }
 }
 impl NewestAbi for GraphicsResourceSetMapFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsResourceSetMapFlags_v6050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphicsResourceSetMapFlags_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[335, 334];
 }
 /// The ABIs of `cuGraphicsSubResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsSubResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7576,9 +6965,7 @@ impl core::fmt::Debug for GraphicsSubResourceGetMappedArray {
     }
 }
 impl NewestAbi for GraphicsSubResourceGetMappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsSubResourceGetMappedArray_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[336];
 }
 /** The ABIs of `cuGraphicsUnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsUnmapResources`]`>()` returns. Match it to call each case with its own signature.
 
@@ -7605,10 +6992,7 @@ impl core::fmt::Debug for GraphicsUnmapResources {
     }
 }
 impl NewestAbi for GraphicsUnmapResources {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsUnmapResources_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuGraphicsUnmapResources_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[338, 337];
 }
 /// The ABIs of `cuGraphicsUnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsUnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7631,9 +7015,7 @@ impl core::fmt::Debug for GraphicsUnregisterResource {
     }
 }
 impl NewestAbi for GraphicsUnregisterResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsUnregisterResource_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[339];
 }
 /// The ABIs of `cuGraphicsVDPAURegisterOutputSurface` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsVDPAURegisterOutputSurface`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
@@ -7661,9 +7043,7 @@ impl core::fmt::Debug for GraphicsVDPAURegisterOutputSurface {
 }
 #[cfg(feature = "vdpau")]
 impl NewestAbi for GraphicsVDPAURegisterOutputSurface {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[340];
 }
 /// The ABIs of `cuGraphicsVDPAURegisterVideoSurface` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsVDPAURegisterVideoSurface`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
@@ -7691,9 +7071,7 @@ impl core::fmt::Debug for GraphicsVDPAURegisterVideoSurface {
 }
 #[cfg(feature = "vdpau")]
 impl NewestAbi for GraphicsVDPAURegisterVideoSurface {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[341];
 }
 /// The ABIs of `cuGreenCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7716,9 +7094,7 @@ impl core::fmt::Debug for GreenCtxCreate {
     }
 }
 impl NewestAbi for GreenCtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxCreate_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[342];
 }
 /// The ABIs of `cuGreenCtxDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7741,9 +7117,7 @@ impl core::fmt::Debug for GreenCtxDestroy {
     }
 }
 impl NewestAbi for GreenCtxDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxDestroy_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[343];
 }
 /// The ABIs of `cuGreenCtxGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxGetDevResource`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7766,9 +7140,7 @@ impl core::fmt::Debug for GreenCtxGetDevResource {
     }
 }
 impl NewestAbi for GreenCtxGetDevResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxGetDevResource_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[344];
 }
 /// The ABIs of `cuGreenCtxGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxGetId`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7791,9 +7163,7 @@ impl core::fmt::Debug for GreenCtxGetId {
     }
 }
 impl NewestAbi for GreenCtxGetId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxGetId_v12090 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[345];
 }
 /// The ABIs of `cuGreenCtxRecordEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxRecordEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7816,9 +7186,7 @@ impl core::fmt::Debug for GreenCtxRecordEvent {
     }
 }
 impl NewestAbi for GreenCtxRecordEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxRecordEvent_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[346];
 }
 /// The ABIs of `cuGreenCtxStreamCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxStreamCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7841,9 +7209,7 @@ impl core::fmt::Debug for GreenCtxStreamCreate {
     }
 }
 impl NewestAbi for GreenCtxStreamCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxStreamCreate_v12050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[347];
 }
 /// The ABIs of `cuGreenCtxWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxWaitEvent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7866,9 +7232,7 @@ impl core::fmt::Debug for GreenCtxWaitEvent {
     }
 }
 impl NewestAbi for GreenCtxWaitEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuGreenCtxWaitEvent_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[348];
 }
 /// The ABIs of `cuImportExternalMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuImportExternalMemory`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7891,9 +7255,7 @@ impl core::fmt::Debug for ImportExternalMemory {
     }
 }
 impl NewestAbi for ImportExternalMemory {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuImportExternalMemory_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[349];
 }
 /// The ABIs of `cuImportExternalSemaphore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuImportExternalSemaphore`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7916,9 +7278,7 @@ impl core::fmt::Debug for ImportExternalSemaphore {
     }
 }
 impl NewestAbi for ImportExternalSemaphore {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuImportExternalSemaphore_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[350];
 }
 /// The ABIs of `cuInit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuInit`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7941,9 +7301,7 @@ impl core::fmt::Debug for Init {
     }
 }
 impl NewestAbi for Init {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuInit_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[351];
 }
 /// The ABIs of `cuIpcCloseMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcCloseMemHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7966,9 +7324,7 @@ impl core::fmt::Debug for IpcCloseMemHandle {
     }
 }
 impl NewestAbi for IpcCloseMemHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuIpcCloseMemHandle_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[352];
 }
 /// The ABIs of `cuIpcGetEventHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcGetEventHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -7991,9 +7347,7 @@ impl core::fmt::Debug for IpcGetEventHandle {
     }
 }
 impl NewestAbi for IpcGetEventHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuIpcGetEventHandle_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[353];
 }
 /// The ABIs of `cuIpcGetMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcGetMemHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8016,9 +7370,7 @@ impl core::fmt::Debug for IpcGetMemHandle {
     }
 }
 impl NewestAbi for IpcGetMemHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuIpcGetMemHandle_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[354];
 }
 /// The ABIs of `cuIpcOpenEventHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcOpenEventHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8041,9 +7393,7 @@ impl core::fmt::Debug for IpcOpenEventHandle {
     }
 }
 impl NewestAbi for IpcOpenEventHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuIpcOpenEventHandle_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[355];
 }
 /// The ABIs of `cuIpcOpenMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcOpenMemHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8068,10 +7418,7 @@ impl core::fmt::Debug for IpcOpenMemHandle {
     }
 }
 impl NewestAbi for IpcOpenMemHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuIpcOpenMemHandle_v11000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuIpcOpenMemHandle_v4010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[357, 356];
 }
 /// The ABIs of `cuKernelGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8094,9 +7441,7 @@ impl core::fmt::Debug for KernelGetAttribute {
     }
 }
 impl NewestAbi for KernelGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelGetAttribute_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[358];
 }
 /// The ABIs of `cuKernelGetFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetFunction`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8119,9 +7464,7 @@ impl core::fmt::Debug for KernelGetFunction {
     }
 }
 impl NewestAbi for KernelGetFunction {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelGetFunction_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[359];
 }
 /// The ABIs of `cuKernelGetLibrary` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetLibrary`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8144,9 +7487,7 @@ impl core::fmt::Debug for KernelGetLibrary {
     }
 }
 impl NewestAbi for KernelGetLibrary {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelGetLibrary_v12050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[360];
 }
 /// The ABIs of `cuKernelGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetName`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8169,9 +7510,7 @@ impl core::fmt::Debug for KernelGetName {
     }
 }
 impl NewestAbi for KernelGetName {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelGetName_v12030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[361];
 }
 /// The ABIs of `cuKernelGetParamCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetParamCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8194,9 +7533,7 @@ impl core::fmt::Debug for KernelGetParamCount {
     }
 }
 impl NewestAbi for KernelGetParamCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelGetParamCount_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[362];
 }
 /// The ABIs of `cuKernelGetParamInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetParamInfo`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8219,9 +7556,7 @@ impl core::fmt::Debug for KernelGetParamInfo {
     }
 }
 impl NewestAbi for KernelGetParamInfo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelGetParamInfo_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[363];
 }
 /// The ABIs of `cuKernelSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8244,9 +7579,7 @@ impl core::fmt::Debug for KernelSetAttribute {
     }
 }
 impl NewestAbi for KernelSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelSetAttribute_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[364];
 }
 /// The ABIs of `cuKernelSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8269,9 +7602,7 @@ impl core::fmt::Debug for KernelSetCacheConfig {
     }
 }
 impl NewestAbi for KernelSetCacheConfig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuKernelSetCacheConfig_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[365];
 }
 /// The ABIs of `cuLaunch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunch`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8294,9 +7625,7 @@ impl core::fmt::Debug for Launch {
     }
 }
 impl NewestAbi for Launch {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunch_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[366];
 }
 /** The ABIs of `cuLaunchCooperativeKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchCooperativeKernel`]`>()` returns. Match it to call each case with its own signature.
 
@@ -8323,10 +7652,7 @@ impl core::fmt::Debug for LaunchCooperativeKernel {
     }
 }
 impl NewestAbi for LaunchCooperativeKernel {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchCooperativeKernel_v9000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLaunchCooperativeKernel_v9000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[368, 367];
 }
 /// The ABIs of `cuLaunchCooperativeKernelMultiDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchCooperativeKernelMultiDevice`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8349,9 +7675,7 @@ impl core::fmt::Debug for LaunchCooperativeKernelMultiDevice {
     }
 }
 impl NewestAbi for LaunchCooperativeKernelMultiDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[369];
 }
 /// The ABIs of `cuLaunchGrid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchGrid`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8374,9 +7698,7 @@ impl core::fmt::Debug for LaunchGrid {
     }
 }
 impl NewestAbi for LaunchGrid {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchGrid_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[370];
 }
 /// The ABIs of `cuLaunchGridAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchGridAsync`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8399,9 +7721,7 @@ impl core::fmt::Debug for LaunchGridAsync {
     }
 }
 impl NewestAbi for LaunchGridAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchGridAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[371];
 }
 /** The ABIs of `cuLaunchHostFunc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchHostFunc`]`>()` returns. Match it to call each case with its own signature.
 
@@ -8432,12 +7752,7 @@ impl core::fmt::Debug for LaunchHostFunc {
     }
 }
 impl NewestAbi for LaunchHostFunc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchHostFunc_v13010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLaunchHostFunc_v13010 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLaunchHostFunc_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLaunchHostFunc_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[375, 374, 373, 372];
 }
 /** The ABIs of `cuLaunchKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchKernel`]`>()` returns. Match it to call each case with its own signature.
 
@@ -8464,10 +7779,7 @@ impl core::fmt::Debug for LaunchKernel {
     }
 }
 impl NewestAbi for LaunchKernel {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchKernel_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLaunchKernel_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[377, 376];
 }
 /** The ABIs of `cuLaunchKernelEx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchKernelEx`]`>()` returns. Match it to call each case with its own signature.
 
@@ -8494,10 +7806,7 @@ impl core::fmt::Debug for LaunchKernelEx {
     }
 }
 impl NewestAbi for LaunchKernelEx {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLaunchKernelEx_v11060_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLaunchKernelEx_v11060 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[379, 378];
 }
 /// The ABIs of `cuLibraryEnumerateKernels` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryEnumerateKernels`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8520,9 +7829,7 @@ impl core::fmt::Debug for LibraryEnumerateKernels {
     }
 }
 impl NewestAbi for LibraryEnumerateKernels {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryEnumerateKernels_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[380];
 }
 /// The ABIs of `cuLibraryGetGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetGlobal`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8545,9 +7852,7 @@ impl core::fmt::Debug for LibraryGetGlobal {
     }
 }
 impl NewestAbi for LibraryGetGlobal {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryGetGlobal_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[381];
 }
 /// The ABIs of `cuLibraryGetKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetKernel`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8570,9 +7875,7 @@ impl core::fmt::Debug for LibraryGetKernel {
     }
 }
 impl NewestAbi for LibraryGetKernel {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryGetKernel_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[382];
 }
 /// The ABIs of `cuLibraryGetKernelCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetKernelCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8595,9 +7898,7 @@ impl core::fmt::Debug for LibraryGetKernelCount {
     }
 }
 impl NewestAbi for LibraryGetKernelCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryGetKernelCount_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[383];
 }
 /// The ABIs of `cuLibraryGetManaged` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetManaged`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8620,9 +7921,7 @@ impl core::fmt::Debug for LibraryGetManaged {
     }
 }
 impl NewestAbi for LibraryGetManaged {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryGetManaged_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[384];
 }
 /// The ABIs of `cuLibraryGetModule` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetModule`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8645,9 +7944,7 @@ impl core::fmt::Debug for LibraryGetModule {
     }
 }
 impl NewestAbi for LibraryGetModule {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryGetModule_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[385];
 }
 /// The ABIs of `cuLibraryGetUnifiedFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetUnifiedFunction`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8670,9 +7967,7 @@ impl core::fmt::Debug for LibraryGetUnifiedFunction {
     }
 }
 impl NewestAbi for LibraryGetUnifiedFunction {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryGetUnifiedFunction_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[386];
 }
 /// The ABIs of `cuLibraryLoadData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryLoadData`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8695,9 +7990,7 @@ impl core::fmt::Debug for LibraryLoadData {
     }
 }
 impl NewestAbi for LibraryLoadData {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryLoadData_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[387];
 }
 /// The ABIs of `cuLibraryLoadFromFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryLoadFromFile`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8720,9 +8013,7 @@ impl core::fmt::Debug for LibraryLoadFromFile {
     }
 }
 impl NewestAbi for LibraryLoadFromFile {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryLoadFromFile_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[388];
 }
 /// The ABIs of `cuLibraryUnload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryUnload`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8745,9 +8036,7 @@ impl core::fmt::Debug for LibraryUnload {
     }
 }
 impl NewestAbi for LibraryUnload {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLibraryUnload_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[389];
 }
 /// The ABIs of `cuLinkAddData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkAddData`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8772,10 +8061,7 @@ impl core::fmt::Debug for LinkAddData {
     }
 }
 impl NewestAbi for LinkAddData {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLinkAddData_v6050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLinkAddData_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[391, 390];
 }
 /// The ABIs of `cuLinkAddFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkAddFile`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8800,10 +8086,7 @@ impl core::fmt::Debug for LinkAddFile {
     }
 }
 impl NewestAbi for LinkAddFile {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLinkAddFile_v6050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLinkAddFile_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[393, 392];
 }
 /// The ABIs of `cuLinkComplete` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkComplete`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8826,9 +8109,7 @@ impl core::fmt::Debug for LinkComplete {
     }
 }
 impl NewestAbi for LinkComplete {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLinkComplete_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[394];
 }
 /// The ABIs of `cuLinkCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8853,10 +8134,7 @@ impl core::fmt::Debug for LinkCreate {
     }
 }
 impl NewestAbi for LinkCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLinkCreate_v6050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuLinkCreate_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[396, 395];
 }
 /// The ABIs of `cuLinkDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8879,9 +8157,7 @@ impl core::fmt::Debug for LinkDestroy {
     }
 }
 impl NewestAbi for LinkDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLinkDestroy_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[397];
 }
 /// The ABIs of `cuLogicalEndpointAddDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointAddDevice`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8904,9 +8180,7 @@ impl core::fmt::Debug for LogicalEndpointAddDevice {
     }
 }
 impl NewestAbi for LogicalEndpointAddDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointAddDevice_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[398];
 }
 /// The ABIs of `cuLogicalEndpointBindAddr` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointBindAddr`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8929,9 +8203,7 @@ impl core::fmt::Debug for LogicalEndpointBindAddr {
     }
 }
 impl NewestAbi for LogicalEndpointBindAddr {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointBindAddr_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[399];
 }
 /// The ABIs of `cuLogicalEndpointBindMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointBindMem`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8954,9 +8226,7 @@ impl core::fmt::Debug for LogicalEndpointBindMem {
     }
 }
 impl NewestAbi for LogicalEndpointBindMem {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointBindMem_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[400];
 }
 /// The ABIs of `cuLogicalEndpointCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -8979,9 +8249,7 @@ impl core::fmt::Debug for LogicalEndpointCreate {
     }
 }
 impl NewestAbi for LogicalEndpointCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointCreate_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[401];
 }
 /// The ABIs of `cuLogicalEndpointDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9004,9 +8272,7 @@ impl core::fmt::Debug for LogicalEndpointDestroy {
     }
 }
 impl NewestAbi for LogicalEndpointDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointDestroy_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[402];
 }
 /// The ABIs of `cuLogicalEndpointExport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointExport`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9029,9 +8295,7 @@ impl core::fmt::Debug for LogicalEndpointExport {
     }
 }
 impl NewestAbi for LogicalEndpointExport {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointExport_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[403];
 }
 /// The ABIs of `cuLogicalEndpointGetLimits` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointGetLimits`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9054,9 +8318,7 @@ impl core::fmt::Debug for LogicalEndpointGetLimits {
     }
 }
 impl NewestAbi for LogicalEndpointGetLimits {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointGetLimits_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[404];
 }
 /// The ABIs of `cuLogicalEndpointIdRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointIdRelease`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9079,9 +8341,7 @@ impl core::fmt::Debug for LogicalEndpointIdRelease {
     }
 }
 impl NewestAbi for LogicalEndpointIdRelease {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointIdRelease_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[405];
 }
 /// The ABIs of `cuLogicalEndpointIdReserve` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointIdReserve`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9104,9 +8364,7 @@ impl core::fmt::Debug for LogicalEndpointIdReserve {
     }
 }
 impl NewestAbi for LogicalEndpointIdReserve {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointIdReserve_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[406];
 }
 /// The ABIs of `cuLogicalEndpointImport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointImport`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9129,9 +8387,7 @@ impl core::fmt::Debug for LogicalEndpointImport {
     }
 }
 impl NewestAbi for LogicalEndpointImport {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointImport_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[407];
 }
 /// The ABIs of `cuLogicalEndpointQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointQuery`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9154,9 +8410,7 @@ impl core::fmt::Debug for LogicalEndpointQuery {
     }
 }
 impl NewestAbi for LogicalEndpointQuery {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointQuery_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[408];
 }
 /// The ABIs of `cuLogicalEndpointUnbind` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointUnbind`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9179,9 +8433,7 @@ impl core::fmt::Debug for LogicalEndpointUnbind {
     }
 }
 impl NewestAbi for LogicalEndpointUnbind {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogicalEndpointUnbind_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[409];
 }
 /// The ABIs of `cuLogsCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsCurrent`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9204,9 +8456,7 @@ impl core::fmt::Debug for LogsCurrent {
     }
 }
 impl NewestAbi for LogsCurrent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogsCurrent_v12090 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[410];
 }
 /// The ABIs of `cuLogsDumpToFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsDumpToFile`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9229,9 +8479,7 @@ impl core::fmt::Debug for LogsDumpToFile {
     }
 }
 impl NewestAbi for LogsDumpToFile {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogsDumpToFile_v12090 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[411];
 }
 /// The ABIs of `cuLogsDumpToMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsDumpToMemory`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9254,9 +8502,7 @@ impl core::fmt::Debug for LogsDumpToMemory {
     }
 }
 impl NewestAbi for LogsDumpToMemory {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogsDumpToMemory_v12090 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[412];
 }
 /// The ABIs of `cuLogsRegisterCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsRegisterCallback`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9279,9 +8525,7 @@ impl core::fmt::Debug for LogsRegisterCallback {
     }
 }
 impl NewestAbi for LogsRegisterCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogsRegisterCallback_v12090 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[413];
 }
 /// The ABIs of `cuLogsUnregisterCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsUnregisterCallback`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9304,9 +8548,7 @@ impl core::fmt::Debug for LogsUnregisterCallback {
     }
 }
 impl NewestAbi for LogsUnregisterCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuLogsUnregisterCallback_v12090 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[414];
 }
 /// The ABIs of `cuMemAddressFree` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAddressFree`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9329,9 +8571,7 @@ impl core::fmt::Debug for MemAddressFree {
     }
 }
 impl NewestAbi for MemAddressFree {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAddressFree_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[415];
 }
 /// The ABIs of `cuMemAddressReserve` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAddressReserve`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9354,9 +8594,7 @@ impl core::fmt::Debug for MemAddressReserve {
     }
 }
 impl NewestAbi for MemAddressReserve {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAddressReserve_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[416];
 }
 /// The ABIs of `cuMemAdvise` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAdvise`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9381,10 +8619,7 @@ impl core::fmt::Debug for MemAdvise {
     }
 }
 impl NewestAbi for MemAdvise {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAdvise_v12020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemAdvise_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[418, 417];
 }
 /// The ABIs of `cuMemAlloc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAlloc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9409,10 +8644,7 @@ impl core::fmt::Debug for MemAlloc {
     }
 }
 impl NewestAbi for MemAlloc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAlloc_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemAlloc_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[420, 419];
 }
 /** The ABIs of `cuMemAllocAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -9439,10 +8671,7 @@ impl core::fmt::Debug for MemAllocAsync {
     }
 }
 impl NewestAbi for MemAllocAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAllocAsync_v11020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemAllocAsync_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[422, 421];
 }
 /** The ABIs of `cuMemAllocFromPoolAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocFromPoolAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -9469,10 +8698,7 @@ impl core::fmt::Debug for MemAllocFromPoolAsync {
     }
 }
 impl NewestAbi for MemAllocFromPoolAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemAllocFromPoolAsync_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[424, 423];
 }
 /// The ABIs of `cuMemAllocHost` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocHost`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9497,10 +8723,7 @@ impl core::fmt::Debug for MemAllocHost {
     }
 }
 impl NewestAbi for MemAllocHost {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAllocHost_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemAllocHost_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[426, 425];
 }
 /// The ABIs of `cuMemAllocManaged` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocManaged`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9523,9 +8746,7 @@ impl core::fmt::Debug for MemAllocManaged {
     }
 }
 impl NewestAbi for MemAllocManaged {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAllocManaged_v6000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[427];
 }
 /// The ABIs of `cuMemAllocPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocPitch`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9550,10 +8771,7 @@ impl core::fmt::Debug for MemAllocPitch {
     }
 }
 impl NewestAbi for MemAllocPitch {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemAllocPitch_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemAllocPitch_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[429, 428];
 }
 /** The ABIs of `cuMemBatchDecompressAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemBatchDecompressAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -9580,10 +8798,7 @@ impl core::fmt::Debug for MemBatchDecompressAsync {
     }
 }
 impl NewestAbi for MemBatchDecompressAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemBatchDecompressAsync_v12060_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemBatchDecompressAsync_v12060 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[431, 430];
 }
 /// The ABIs of `cuMemCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9606,9 +8821,7 @@ impl core::fmt::Debug for MemCreate {
     }
 }
 impl NewestAbi for MemCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemCreate_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[432];
 }
 /** The ABIs of `cuMemDiscardAndPrefetchBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemDiscardAndPrefetchBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -9635,10 +8848,7 @@ impl core::fmt::Debug for MemDiscardAndPrefetchBatchAsync {
     }
 }
 impl NewestAbi for MemDiscardAndPrefetchBatchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[434, 433];
 }
 /** The ABIs of `cuMemDiscardBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemDiscardBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -9665,10 +8875,7 @@ impl core::fmt::Debug for MemDiscardBatchAsync {
     }
 }
 impl NewestAbi for MemDiscardBatchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemDiscardBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemDiscardBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[436, 435];
 }
 /// The ABIs of `cuMemExportToShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemExportToShareableHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9691,9 +8898,7 @@ impl core::fmt::Debug for MemExportToShareableHandle {
     }
 }
 impl NewestAbi for MemExportToShareableHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemExportToShareableHandle_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[437];
 }
 /// The ABIs of `cuMemFree` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFree`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9718,10 +8923,7 @@ impl core::fmt::Debug for MemFree {
     }
 }
 impl NewestAbi for MemFree {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemFree_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemFree_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[439, 438];
 }
 /** The ABIs of `cuMemFreeAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFreeAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -9748,10 +8950,7 @@ impl core::fmt::Debug for MemFreeAsync {
     }
 }
 impl NewestAbi for MemFreeAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemFreeAsync_v11020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemFreeAsync_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[441, 440];
 }
 /// The ABIs of `cuMemFreeHost` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFreeHost`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9774,9 +8973,7 @@ impl core::fmt::Debug for MemFreeHost {
     }
 }
 impl NewestAbi for MemFreeHost {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemFreeHost_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[442];
 }
 /// The ABIs of `cuMemGetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAccess`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9799,9 +8996,7 @@ impl core::fmt::Debug for MemGetAccess {
     }
 }
 impl NewestAbi for MemGetAccess {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetAccess_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[443];
 }
 /// The ABIs of `cuMemGetAddressRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAddressRange`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9826,10 +9021,7 @@ impl core::fmt::Debug for MemGetAddressRange {
     }
 }
 impl NewestAbi for MemGetAddressRange {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetAddressRange_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemGetAddressRange_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[445, 444];
 }
 /// The ABIs of `cuMemGetAllocationGranularity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAllocationGranularity`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9852,9 +9044,7 @@ impl core::fmt::Debug for MemGetAllocationGranularity {
     }
 }
 impl NewestAbi for MemGetAllocationGranularity {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetAllocationGranularity_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[446];
 }
 /// The ABIs of `cuMemGetAllocationPropertiesFromHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAllocationPropertiesFromHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9877,9 +9067,7 @@ impl core::fmt::Debug for MemGetAllocationPropertiesFromHandle {
     }
 }
 impl NewestAbi for MemGetAllocationPropertiesFromHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[447];
 }
 /// The ABIs of `cuMemGetDefaultMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetDefaultMemPool`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9902,9 +9090,7 @@ impl core::fmt::Debug for MemGetDefaultMemPool {
     }
 }
 impl NewestAbi for MemGetDefaultMemPool {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetDefaultMemPool_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[448];
 }
 /// The ABIs of `cuMemGetHandleForAddressRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetHandleForAddressRange`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9927,9 +9113,7 @@ impl core::fmt::Debug for MemGetHandleForAddressRange {
     }
 }
 impl NewestAbi for MemGetHandleForAddressRange {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetHandleForAddressRange_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[449];
 }
 /// The ABIs of `cuMemGetInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetInfo`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9954,10 +9138,7 @@ impl core::fmt::Debug for MemGetInfo {
     }
 }
 impl NewestAbi for MemGetInfo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetInfo_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemGetInfo_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[451, 450];
 }
 /// The ABIs of `cuMemGetLocationInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetLocationInfo`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -9980,9 +9161,7 @@ impl core::fmt::Debug for MemGetLocationInfo {
     }
 }
 impl NewestAbi for MemGetLocationInfo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetLocationInfo_v13040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[452];
 }
 /// The ABIs of `cuMemGetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetMemPool`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10005,9 +9184,7 @@ impl core::fmt::Debug for MemGetMemPool {
     }
 }
 impl NewestAbi for MemGetMemPool {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemGetMemPool_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[453];
 }
 /// The ABIs of `cuMemHostAlloc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostAlloc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10030,9 +9207,7 @@ impl core::fmt::Debug for MemHostAlloc {
     }
 }
 impl NewestAbi for MemHostAlloc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemHostAlloc_v2020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[454];
 }
 /// The ABIs of `cuMemHostGetDevicePointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostGetDevicePointer`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10057,10 +9232,7 @@ impl core::fmt::Debug for MemHostGetDevicePointer {
     }
 }
 impl NewestAbi for MemHostGetDevicePointer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemHostGetDevicePointer_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemHostGetDevicePointer_v2020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[456, 455];
 }
 /// The ABIs of `cuMemHostGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostGetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10083,9 +9255,7 @@ impl core::fmt::Debug for MemHostGetFlags {
     }
 }
 impl NewestAbi for MemHostGetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemHostGetFlags_v2030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[457];
 }
 /// The ABIs of `cuMemHostRegister` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostRegister`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10110,10 +9280,7 @@ impl core::fmt::Debug for MemHostRegister {
     }
 }
 impl NewestAbi for MemHostRegister {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemHostRegister_v6050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemHostRegister_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[459, 458];
 }
 /// The ABIs of `cuMemHostUnregister` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostUnregister`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10136,9 +9303,7 @@ impl core::fmt::Debug for MemHostUnregister {
     }
 }
 impl NewestAbi for MemHostUnregister {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemHostUnregister_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[460];
 }
 /// The ABIs of `cuMemImportFromShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemImportFromShareableHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10161,9 +9326,7 @@ impl core::fmt::Debug for MemImportFromShareableHandle {
     }
 }
 impl NewestAbi for MemImportFromShareableHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemImportFromShareableHandle_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[461];
 }
 /// The ABIs of `cuMemMap` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemMap`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10186,9 +9349,7 @@ impl core::fmt::Debug for MemMap {
     }
 }
 impl NewestAbi for MemMap {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemMap_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[462];
 }
 /** The ABIs of `cuMemMapArrayAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemMapArrayAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10215,10 +9376,7 @@ impl core::fmt::Debug for MemMapArrayAsync {
     }
 }
 impl NewestAbi for MemMapArrayAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemMapArrayAsync_v11010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemMapArrayAsync_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[464, 463];
 }
 /// The ABIs of `cuMemPoolCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10241,9 +9399,7 @@ impl core::fmt::Debug for MemPoolCreate {
     }
 }
 impl NewestAbi for MemPoolCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolCreate_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[465];
 }
 /// The ABIs of `cuMemPoolDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10266,9 +9422,7 @@ impl core::fmt::Debug for MemPoolDestroy {
     }
 }
 impl NewestAbi for MemPoolDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolDestroy_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[466];
 }
 /// The ABIs of `cuMemPoolExportPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolExportPointer`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10291,9 +9445,7 @@ impl core::fmt::Debug for MemPoolExportPointer {
     }
 }
 impl NewestAbi for MemPoolExportPointer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolExportPointer_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[467];
 }
 /// The ABIs of `cuMemPoolExportToShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolExportToShareableHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10316,9 +9468,7 @@ impl core::fmt::Debug for MemPoolExportToShareableHandle {
     }
 }
 impl NewestAbi for MemPoolExportToShareableHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolExportToShareableHandle_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[468];
 }
 /// The ABIs of `cuMemPoolGetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolGetAccess`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10341,9 +9491,7 @@ impl core::fmt::Debug for MemPoolGetAccess {
     }
 }
 impl NewestAbi for MemPoolGetAccess {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolGetAccess_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[469];
 }
 /// The ABIs of `cuMemPoolGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10366,9 +9514,7 @@ impl core::fmt::Debug for MemPoolGetAttribute {
     }
 }
 impl NewestAbi for MemPoolGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolGetAttribute_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[470];
 }
 /// The ABIs of `cuMemPoolImportFromShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolImportFromShareableHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10391,9 +9537,7 @@ impl core::fmt::Debug for MemPoolImportFromShareableHandle {
     }
 }
 impl NewestAbi for MemPoolImportFromShareableHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolImportFromShareableHandle_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[471];
 }
 /// The ABIs of `cuMemPoolImportPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolImportPointer`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10416,9 +9560,7 @@ impl core::fmt::Debug for MemPoolImportPointer {
     }
 }
 impl NewestAbi for MemPoolImportPointer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolImportPointer_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[472];
 }
 /// The ABIs of `cuMemPoolSetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolSetAccess`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10441,9 +9583,7 @@ impl core::fmt::Debug for MemPoolSetAccess {
     }
 }
 impl NewestAbi for MemPoolSetAccess {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolSetAccess_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[473];
 }
 /// The ABIs of `cuMemPoolSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10466,9 +9606,7 @@ impl core::fmt::Debug for MemPoolSetAttribute {
     }
 }
 impl NewestAbi for MemPoolSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolSetAttribute_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[474];
 }
 /// The ABIs of `cuMemPoolTrimTo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolTrimTo`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10491,9 +9629,7 @@ impl core::fmt::Debug for MemPoolTrimTo {
     }
 }
 impl NewestAbi for MemPoolTrimTo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPoolTrimTo_v11020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[475];
 }
 /** The ABIs of `cuMemPrefetchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPrefetchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10524,12 +9660,7 @@ impl core::fmt::Debug for MemPrefetchAsync {
     }
 }
 impl NewestAbi for MemPrefetchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPrefetchAsync_v12020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemPrefetchAsync_v12020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemPrefetchAsync_v8000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemPrefetchAsync_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[479, 478, 477, 476];
 }
 /** The ABIs of `cuMemPrefetchBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPrefetchBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10556,10 +9687,7 @@ impl core::fmt::Debug for MemPrefetchBatchAsync {
     }
 }
 impl NewestAbi for MemPrefetchBatchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemPrefetchBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[481, 480];
 }
 /// The ABIs of `cuMemRangeGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRangeGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10582,9 +9710,7 @@ impl core::fmt::Debug for MemRangeGetAttribute {
     }
 }
 impl NewestAbi for MemRangeGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemRangeGetAttribute_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[482];
 }
 /// The ABIs of `cuMemRangeGetAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRangeGetAttributes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10607,9 +9733,7 @@ impl core::fmt::Debug for MemRangeGetAttributes {
     }
 }
 impl NewestAbi for MemRangeGetAttributes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemRangeGetAttributes_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[483];
 }
 /// The ABIs of `cuMemRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRelease`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10632,9 +9756,7 @@ impl core::fmt::Debug for MemRelease {
     }
 }
 impl NewestAbi for MemRelease {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemRelease_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[484];
 }
 /// The ABIs of `cuMemRetainAllocationHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRetainAllocationHandle`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10657,9 +9779,7 @@ impl core::fmt::Debug for MemRetainAllocationHandle {
     }
 }
 impl NewestAbi for MemRetainAllocationHandle {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemRetainAllocationHandle_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[485];
 }
 /// The ABIs of `cuMemSetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemSetAccess`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10682,9 +9802,7 @@ impl core::fmt::Debug for MemSetAccess {
     }
 }
 impl NewestAbi for MemSetAccess {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemSetAccess_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[486];
 }
 /// The ABIs of `cuMemSetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemSetMemPool`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10707,9 +9825,7 @@ impl core::fmt::Debug for MemSetMemPool {
     }
 }
 impl NewestAbi for MemSetMemPool {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemSetMemPool_v13000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[487];
 }
 /// The ABIs of `cuMemUnmap` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemUnmap`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -10732,9 +9848,7 @@ impl core::fmt::Debug for MemUnmap {
     }
 }
 impl NewestAbi for MemUnmap {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemUnmap_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[488];
 }
 /** The ABIs of `cuMemcpy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10761,10 +9875,7 @@ impl core::fmt::Debug for Memcpy {
     }
 }
 impl NewestAbi for Memcpy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[490, 489];
 }
 /** The ABIs of `cuMemcpy2D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2D`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10793,11 +9904,7 @@ impl core::fmt::Debug for Memcpy2D {
     }
 }
 impl NewestAbi for Memcpy2D {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy2D_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy2D_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy2D_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[493, 492, 491];
 }
 /** The ABIs of `cuMemcpy2DAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2DAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10826,11 +9933,7 @@ impl core::fmt::Debug for Memcpy2DAsync {
     }
 }
 impl NewestAbi for Memcpy2DAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy2DAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy2DAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy2DAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[496, 495, 494];
 }
 /** The ABIs of `cuMemcpy2DUnaligned` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2DUnaligned`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10859,11 +9962,7 @@ impl core::fmt::Debug for Memcpy2DUnaligned {
     }
 }
 impl NewestAbi for Memcpy2DUnaligned {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy2DUnaligned_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy2DUnaligned_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy2DUnaligned_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[499, 498, 497];
 }
 /** The ABIs of `cuMemcpy3D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3D`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10892,11 +9991,7 @@ impl core::fmt::Debug for Memcpy3D {
     }
 }
 impl NewestAbi for Memcpy3D {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy3D_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3D_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3D_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[502, 501, 500];
 }
 /** The ABIs of `cuMemcpy3DAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10925,11 +10020,7 @@ impl core::fmt::Debug for Memcpy3DAsync {
     }
 }
 impl NewestAbi for Memcpy3DAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy3DAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[505, 504, 503];
 }
 /** The ABIs of `cuMemcpy3DBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10960,12 +10051,7 @@ impl core::fmt::Debug for Memcpy3DBatchAsync {
     }
 }
 impl NewestAbi for Memcpy3DBatchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DBatchAsync_v12080_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DBatchAsync_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[509, 508, 507, 506];
 }
 /** The ABIs of `cuMemcpy3DPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DPeer`]`>()` returns. Match it to call each case with its own signature.
 
@@ -10992,10 +10078,7 @@ impl core::fmt::Debug for Memcpy3DPeer {
     }
 }
 impl NewestAbi for Memcpy3DPeer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy3DPeer_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DPeer_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[511, 510];
 }
 /** The ABIs of `cuMemcpy3DPeerAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DPeerAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11022,10 +10105,7 @@ impl core::fmt::Debug for Memcpy3DPeerAsync {
     }
 }
 impl NewestAbi for Memcpy3DPeerAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DPeerAsync_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[513, 512];
 }
 /** The ABIs of `cuMemcpy3DWithAttributesAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DWithAttributesAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11052,10 +10132,7 @@ impl core::fmt::Debug for Memcpy3DWithAttributesAsync {
     }
 }
 impl NewestAbi for Memcpy3DWithAttributesAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpy3DWithAttributesAsync_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[515, 514];
 }
 /** The ABIs of `cuMemcpyAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11082,10 +10159,7 @@ impl core::fmt::Debug for MemcpyAsync {
     }
 }
 impl NewestAbi for MemcpyAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAsync_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[517, 516];
 }
 /** The ABIs of `cuMemcpyAtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoA`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11114,11 +10188,7 @@ impl core::fmt::Debug for MemcpyAtoA {
     }
 }
 impl NewestAbi for MemcpyAtoA {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyAtoA_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoA_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoA_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[520, 519, 518];
 }
 /** The ABIs of `cuMemcpyAtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoD`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11147,11 +10217,7 @@ impl core::fmt::Debug for MemcpyAtoD {
     }
 }
 impl NewestAbi for MemcpyAtoD {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyAtoD_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoD_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoD_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[523, 522, 521];
 }
 /** The ABIs of `cuMemcpyAtoH` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoH`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11180,11 +10246,7 @@ impl core::fmt::Debug for MemcpyAtoH {
     }
 }
 impl NewestAbi for MemcpyAtoH {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyAtoH_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoH_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoH_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[526, 525, 524];
 }
 /** The ABIs of `cuMemcpyAtoHAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoHAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11213,11 +10275,7 @@ impl core::fmt::Debug for MemcpyAtoHAsync {
     }
 }
 impl NewestAbi for MemcpyAtoHAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyAtoHAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoHAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyAtoHAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[529, 528, 527];
 }
 /** The ABIs of `cuMemcpyBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11248,12 +10306,7 @@ impl core::fmt::Debug for MemcpyBatchAsync {
     }
 }
 impl NewestAbi for MemcpyBatchAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyBatchAsync_v13000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyBatchAsync_v13000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyBatchAsync_v12080_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyBatchAsync_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[533, 532, 531, 530];
 }
 /** The ABIs of `cuMemcpyDtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoA`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11282,11 +10335,7 @@ impl core::fmt::Debug for MemcpyDtoA {
     }
 }
 impl NewestAbi for MemcpyDtoA {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyDtoA_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoA_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoA_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[536, 535, 534];
 }
 /** The ABIs of `cuMemcpyDtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoD`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11315,11 +10364,7 @@ impl core::fmt::Debug for MemcpyDtoD {
     }
 }
 impl NewestAbi for MemcpyDtoD {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyDtoD_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoD_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoD_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[539, 538, 537];
 }
 /** The ABIs of `cuMemcpyDtoDAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoDAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11348,11 +10393,7 @@ impl core::fmt::Debug for MemcpyDtoDAsync {
     }
 }
 impl NewestAbi for MemcpyDtoDAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyDtoDAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoDAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoDAsync_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[542, 541, 540];
 }
 /** The ABIs of `cuMemcpyDtoH` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoH`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11381,11 +10422,7 @@ impl core::fmt::Debug for MemcpyDtoH {
     }
 }
 impl NewestAbi for MemcpyDtoH {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyDtoH_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoH_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoH_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[545, 544, 543];
 }
 /** The ABIs of `cuMemcpyDtoHAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoHAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11414,11 +10451,7 @@ impl core::fmt::Debug for MemcpyDtoHAsync {
     }
 }
 impl NewestAbi for MemcpyDtoHAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyDtoHAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoHAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyDtoHAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[548, 547, 546];
 }
 /** The ABIs of `cuMemcpyHtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoA`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11447,11 +10480,7 @@ impl core::fmt::Debug for MemcpyHtoA {
     }
 }
 impl NewestAbi for MemcpyHtoA {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyHtoA_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoA_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoA_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[551, 550, 549];
 }
 /** The ABIs of `cuMemcpyHtoAAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoAAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11480,11 +10509,7 @@ impl core::fmt::Debug for MemcpyHtoAAsync {
     }
 }
 impl NewestAbi for MemcpyHtoAAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyHtoAAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoAAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoAAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[554, 553, 552];
 }
 /** The ABIs of `cuMemcpyHtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoD`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11513,11 +10538,7 @@ impl core::fmt::Debug for MemcpyHtoD {
     }
 }
 impl NewestAbi for MemcpyHtoD {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyHtoD_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoD_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoD_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[557, 556, 555];
 }
 /** The ABIs of `cuMemcpyHtoDAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoDAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11546,11 +10567,7 @@ impl core::fmt::Debug for MemcpyHtoDAsync {
     }
 }
 impl NewestAbi for MemcpyHtoDAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyHtoDAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoDAsync_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyHtoDAsync_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[560, 559, 558];
 }
 /** The ABIs of `cuMemcpyPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyPeer`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11577,10 +10594,7 @@ impl core::fmt::Debug for MemcpyPeer {
     }
 }
 impl NewestAbi for MemcpyPeer {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyPeer_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyPeer_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[562, 561];
 }
 /** The ABIs of `cuMemcpyPeerAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyPeerAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11607,10 +10621,7 @@ impl core::fmt::Debug for MemcpyPeerAsync {
     }
 }
 impl NewestAbi for MemcpyPeerAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyPeerAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyPeerAsync_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[564, 563];
 }
 /** The ABIs of `cuMemcpyWithAttributesAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyWithAttributesAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11637,10 +10648,7 @@ impl core::fmt::Debug for MemcpyWithAttributesAsync {
     }
 }
 impl NewestAbi for MemcpyWithAttributesAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemcpyWithAttributesAsync_v13020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[566, 565];
 }
 /** The ABIs of `cuMemsetD16` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD16`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11669,11 +10677,7 @@ impl core::fmt::Debug for MemsetD16 {
     }
 }
 impl NewestAbi for MemsetD16 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD16_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD16_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD16_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[569, 568, 567];
 }
 /** The ABIs of `cuMemsetD16Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD16Async`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11700,10 +10704,7 @@ impl core::fmt::Debug for MemsetD16Async {
     }
 }
 impl NewestAbi for MemsetD16Async {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD16Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD16Async_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[571, 570];
 }
 /** The ABIs of `cuMemsetD2D16` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D16`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11732,11 +10733,7 @@ impl core::fmt::Debug for MemsetD2D16 {
     }
 }
 impl NewestAbi for MemsetD2D16 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD2D16_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D16_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D16_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[574, 573, 572];
 }
 /** The ABIs of `cuMemsetD2D16Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D16Async`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11763,10 +10760,7 @@ impl core::fmt::Debug for MemsetD2D16Async {
     }
 }
 impl NewestAbi for MemsetD2D16Async {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD2D16Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D16Async_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[576, 575];
 }
 /** The ABIs of `cuMemsetD2D32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D32`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11795,11 +10789,7 @@ impl core::fmt::Debug for MemsetD2D32 {
     }
 }
 impl NewestAbi for MemsetD2D32 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD2D32_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D32_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D32_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[579, 578, 577];
 }
 /** The ABIs of `cuMemsetD2D32Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D32Async`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11826,10 +10816,7 @@ impl core::fmt::Debug for MemsetD2D32Async {
     }
 }
 impl NewestAbi for MemsetD2D32Async {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD2D32Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D32Async_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[581, 580];
 }
 /** The ABIs of `cuMemsetD2D8` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D8`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11858,11 +10845,7 @@ impl core::fmt::Debug for MemsetD2D8 {
     }
 }
 impl NewestAbi for MemsetD2D8 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD2D8_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D8_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D8_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[584, 583, 582];
 }
 /** The ABIs of `cuMemsetD2D8Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D8Async`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11889,10 +10872,7 @@ impl core::fmt::Debug for MemsetD2D8Async {
     }
 }
 impl NewestAbi for MemsetD2D8Async {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD2D8Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD2D8Async_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[586, 585];
 }
 /** The ABIs of `cuMemsetD32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD32`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11921,11 +10901,7 @@ impl core::fmt::Debug for MemsetD32 {
     }
 }
 impl NewestAbi for MemsetD32 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD32_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD32_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD32_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[589, 588, 587];
 }
 /** The ABIs of `cuMemsetD32Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD32Async`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11952,10 +10928,7 @@ impl core::fmt::Debug for MemsetD32Async {
     }
 }
 impl NewestAbi for MemsetD32Async {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD32Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD32Async_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[591, 590];
 }
 /** The ABIs of `cuMemsetD8` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD8`]`>()` returns. Match it to call each case with its own signature.
 
@@ -11984,11 +10957,7 @@ impl core::fmt::Debug for MemsetD8 {
     }
 }
 impl NewestAbi for MemsetD8 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD8_v7000_ptds as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD8_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD8_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[594, 593, 592];
 }
 /** The ABIs of `cuMemsetD8Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD8Async`]`>()` returns. Match it to call each case with its own signature.
 
@@ -12015,10 +10984,7 @@ impl core::fmt::Debug for MemsetD8Async {
     }
 }
 impl NewestAbi for MemsetD8Async {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMemsetD8Async_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMemsetD8Async_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[596, 595];
 }
 /// The ABIs of `cuMipmappedArrayCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12041,9 +11007,7 @@ impl core::fmt::Debug for MipmappedArrayCreate {
     }
 }
 impl NewestAbi for MipmappedArrayCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMipmappedArrayCreate_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[597];
 }
 /// The ABIs of `cuMipmappedArrayDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12066,9 +11030,7 @@ impl core::fmt::Debug for MipmappedArrayDestroy {
     }
 }
 impl NewestAbi for MipmappedArrayDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMipmappedArrayDestroy_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[598];
 }
 /// The ABIs of `cuMipmappedArrayGetLevel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetLevel`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12091,9 +11053,7 @@ impl core::fmt::Debug for MipmappedArrayGetLevel {
     }
 }
 impl NewestAbi for MipmappedArrayGetLevel {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMipmappedArrayGetLevel_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[599];
 }
 /// The ABIs of `cuMipmappedArrayGetMemoryRequirements` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetMemoryRequirements`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12116,9 +11076,7 @@ impl core::fmt::Debug for MipmappedArrayGetMemoryRequirements {
     }
 }
 impl NewestAbi for MipmappedArrayGetMemoryRequirements {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[600];
 }
 /// The ABIs of `cuMipmappedArrayGetSparseProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetSparseProperties`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12141,9 +11099,7 @@ impl core::fmt::Debug for MipmappedArrayGetSparseProperties {
     }
 }
 impl NewestAbi for MipmappedArrayGetSparseProperties {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMipmappedArrayGetSparseProperties_v11010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[601];
 }
 /// The ABIs of `cuModuleEnumerateFunctions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleEnumerateFunctions`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12166,9 +11122,7 @@ impl core::fmt::Debug for ModuleEnumerateFunctions {
     }
 }
 impl NewestAbi for ModuleEnumerateFunctions {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleEnumerateFunctions_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[602];
 }
 /// The ABIs of `cuModuleGetFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetFunction`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12191,9 +11145,7 @@ impl core::fmt::Debug for ModuleGetFunction {
     }
 }
 impl NewestAbi for ModuleGetFunction {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleGetFunction_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[603];
 }
 /// The ABIs of `cuModuleGetFunctionCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetFunctionCount`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12216,9 +11168,7 @@ impl core::fmt::Debug for ModuleGetFunctionCount {
     }
 }
 impl NewestAbi for ModuleGetFunctionCount {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleGetFunctionCount_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[604];
 }
 /// The ABIs of `cuModuleGetGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetGlobal`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12243,10 +11193,7 @@ impl core::fmt::Debug for ModuleGetGlobal {
     }
 }
 impl NewestAbi for ModuleGetGlobal {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleGetGlobal_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuModuleGetGlobal_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[606, 605];
 }
 /// The ABIs of `cuModuleGetLoadingMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetLoadingMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12269,9 +11216,7 @@ impl core::fmt::Debug for ModuleGetLoadingMode {
     }
 }
 impl NewestAbi for ModuleGetLoadingMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleGetLoadingMode_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[607];
 }
 /// The ABIs of `cuModuleGetSurfRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetSurfRef`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12294,9 +11239,7 @@ impl core::fmt::Debug for ModuleGetSurfRef {
     }
 }
 impl NewestAbi for ModuleGetSurfRef {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleGetSurfRef_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[608];
 }
 /// The ABIs of `cuModuleGetTexRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetTexRef`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12319,9 +11262,7 @@ impl core::fmt::Debug for ModuleGetTexRef {
     }
 }
 impl NewestAbi for ModuleGetTexRef {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleGetTexRef_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[609];
 }
 /// The ABIs of `cuModuleLoad` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoad`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12344,9 +11285,7 @@ impl core::fmt::Debug for ModuleLoad {
     }
 }
 impl NewestAbi for ModuleLoad {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleLoad_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[610];
 }
 /// The ABIs of `cuModuleLoadData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadData`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12369,9 +11308,7 @@ impl core::fmt::Debug for ModuleLoadData {
     }
 }
 impl NewestAbi for ModuleLoadData {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleLoadData_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[611];
 }
 /// The ABIs of `cuModuleLoadDataEx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadDataEx`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12394,9 +11331,7 @@ impl core::fmt::Debug for ModuleLoadDataEx {
     }
 }
 impl NewestAbi for ModuleLoadDataEx {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleLoadDataEx_v2010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[612];
 }
 /// The ABIs of `cuModuleLoadFatBinary` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadFatBinary`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12419,9 +11354,7 @@ impl core::fmt::Debug for ModuleLoadFatBinary {
     }
 }
 impl NewestAbi for ModuleLoadFatBinary {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleLoadFatBinary_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[613];
 }
 /// The ABIs of `cuModuleUnload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleUnload`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12444,9 +11377,7 @@ impl core::fmt::Debug for ModuleUnload {
     }
 }
 impl NewestAbi for ModuleUnload {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuModuleUnload_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[614];
 }
 /// The ABIs of `cuMulticastAddDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastAddDevice`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12469,9 +11400,7 @@ impl core::fmt::Debug for MulticastAddDevice {
     }
 }
 impl NewestAbi for MulticastAddDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMulticastAddDevice_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[615];
 }
 /// The ABIs of `cuMulticastBindAddr` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastBindAddr`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12496,10 +11425,7 @@ impl core::fmt::Debug for MulticastBindAddr {
     }
 }
 impl NewestAbi for MulticastBindAddr {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMulticastBindAddr_v13010 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMulticastBindAddr_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[617, 616];
 }
 /// The ABIs of `cuMulticastBindMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastBindMem`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12524,10 +11450,7 @@ impl core::fmt::Debug for MulticastBindMem {
     }
 }
 impl NewestAbi for MulticastBindMem {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMulticastBindMem_v13010 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuMulticastBindMem_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[619, 618];
 }
 /// The ABIs of `cuMulticastCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12550,9 +11473,7 @@ impl core::fmt::Debug for MulticastCreate {
     }
 }
 impl NewestAbi for MulticastCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMulticastCreate_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[620];
 }
 /// The ABIs of `cuMulticastGetGranularity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastGetGranularity`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12575,9 +11496,7 @@ impl core::fmt::Debug for MulticastGetGranularity {
     }
 }
 impl NewestAbi for MulticastGetGranularity {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMulticastGetGranularity_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[621];
 }
 /// The ABIs of `cuMulticastUnbind` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastUnbind`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12600,9 +11519,7 @@ impl core::fmt::Debug for MulticastUnbind {
     }
 }
 impl NewestAbi for MulticastUnbind {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuMulticastUnbind_v12010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[622];
 }
 /// The ABIs of `cuOccupancyAvailableDynamicSMemPerBlock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyAvailableDynamicSMemPerBlock`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12625,9 +11542,7 @@ impl core::fmt::Debug for OccupancyAvailableDynamicSMemPerBlock {
     }
 }
 impl NewestAbi for OccupancyAvailableDynamicSMemPerBlock {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[623];
 }
 /// The ABIs of `cuOccupancyMaxActiveBlocksPerMultiprocessor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveBlocksPerMultiprocessor`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12650,9 +11565,7 @@ impl core::fmt::Debug for OccupancyMaxActiveBlocksPerMultiprocessor {
     }
 }
 impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessor {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[624];
 }
 /// The ABIs of `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12675,9 +11588,7 @@ impl core::fmt::Debug for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
     }
 }
 impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[625];
 }
 /// The ABIs of `cuOccupancyMaxActiveClusters` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveClusters`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12700,9 +11611,7 @@ impl core::fmt::Debug for OccupancyMaxActiveClusters {
     }
 }
 impl NewestAbi for OccupancyMaxActiveClusters {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyMaxActiveClusters_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[626];
 }
 /// The ABIs of `cuOccupancyMaxPotentialBlockSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialBlockSize`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12725,9 +11634,7 @@ impl core::fmt::Debug for OccupancyMaxPotentialBlockSize {
     }
 }
 impl NewestAbi for OccupancyMaxPotentialBlockSize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyMaxPotentialBlockSize_v6050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[627];
 }
 /// The ABIs of `cuOccupancyMaxPotentialBlockSizeWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialBlockSizeWithFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12750,9 +11657,7 @@ impl core::fmt::Debug for OccupancyMaxPotentialBlockSizeWithFlags {
     }
 }
 impl NewestAbi for OccupancyMaxPotentialBlockSizeWithFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[628];
 }
 /// The ABIs of `cuOccupancyMaxPotentialClusterSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialClusterSize`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12775,9 +11680,7 @@ impl core::fmt::Debug for OccupancyMaxPotentialClusterSize {
     }
 }
 impl NewestAbi for OccupancyMaxPotentialClusterSize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuOccupancyMaxPotentialClusterSize_v11070 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[629];
 }
 /// The ABIs of `cuParamSetSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetSize`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12800,9 +11703,7 @@ impl core::fmt::Debug for ParamSetSize {
     }
 }
 impl NewestAbi for ParamSetSize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuParamSetSize_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[630];
 }
 /// The ABIs of `cuParamSetTexRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetTexRef`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12825,9 +11726,7 @@ impl core::fmt::Debug for ParamSetTexRef {
     }
 }
 impl NewestAbi for ParamSetTexRef {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuParamSetTexRef_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[631];
 }
 /// The ABIs of `cuParamSetf` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetf`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12850,9 +11749,7 @@ impl core::fmt::Debug for ParamSetf {
     }
 }
 impl NewestAbi for ParamSetf {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuParamSetf_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[632];
 }
 /// The ABIs of `cuParamSeti` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSeti`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12875,9 +11772,7 @@ impl core::fmt::Debug for ParamSeti {
     }
 }
 impl NewestAbi for ParamSeti {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuParamSeti_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[633];
 }
 /// The ABIs of `cuParamSetv` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetv`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12900,9 +11795,7 @@ impl core::fmt::Debug for ParamSetv {
     }
 }
 impl NewestAbi for ParamSetv {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuParamSetv_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[634];
 }
 /// The ABIs of `cuPointerGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12925,9 +11818,7 @@ impl core::fmt::Debug for PointerGetAttribute {
     }
 }
 impl NewestAbi for PointerGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuPointerGetAttribute_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[635];
 }
 /// The ABIs of `cuPointerGetAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerGetAttributes`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12950,9 +11841,7 @@ impl core::fmt::Debug for PointerGetAttributes {
     }
 }
 impl NewestAbi for PointerGetAttributes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuPointerGetAttributes_v7000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[636];
 }
 /// The ABIs of `cuPointerSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -12975,9 +11864,7 @@ impl core::fmt::Debug for PointerSetAttribute {
     }
 }
 impl NewestAbi for PointerSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuPointerSetAttribute_v6000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[637];
 }
 /// The ABIs of `cuProfilerInitialize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerInitialize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
@@ -13005,9 +11892,7 @@ impl core::fmt::Debug for ProfilerInitialize {
 }
 #[cfg(feature = "profiler")]
 impl NewestAbi for ProfilerInitialize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuProfilerInitialize_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[638];
 }
 /// The ABIs of `cuProfilerStart` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerStart`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
@@ -13035,9 +11920,7 @@ impl core::fmt::Debug for ProfilerStart {
 }
 #[cfg(feature = "profiler")]
 impl NewestAbi for ProfilerStart {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuProfilerStart_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[639];
 }
 /// The ABIs of `cuProfilerStop` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerStop`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
@@ -13065,9 +11948,7 @@ impl core::fmt::Debug for ProfilerStop {
 }
 #[cfg(feature = "profiler")]
 impl NewestAbi for ProfilerStop {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuProfilerStop_v4000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[640];
 }
 /** The ABIs of `cuSignalExternalSemaphoresAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSignalExternalSemaphoresAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13094,10 +11975,7 @@ impl core::fmt::Debug for SignalExternalSemaphoresAsync {
     }
 }
 impl NewestAbi for SignalExternalSemaphoresAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuSignalExternalSemaphoresAsync_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[642, 641];
 }
 /** The ABIs of `cuStreamAddCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamAddCallback`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13124,10 +12002,7 @@ impl core::fmt::Debug for StreamAddCallback {
     }
 }
 impl NewestAbi for StreamAddCallback {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamAddCallback_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamAddCallback_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[644, 643];
 }
 /** The ABIs of `cuStreamAttachMemAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamAttachMemAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13154,10 +12029,7 @@ impl core::fmt::Debug for StreamAttachMemAsync {
     }
 }
 impl NewestAbi for StreamAttachMemAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamAttachMemAsync_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamAttachMemAsync_v6000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[646, 645];
 }
 /** The ABIs of `cuStreamBatchMemOp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBatchMemOp`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13188,12 +12060,7 @@ impl core::fmt::Debug for StreamBatchMemOp {
     }
 }
 impl NewestAbi for StreamBatchMemOp {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamBatchMemOp_v11070_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBatchMemOp_v11070 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBatchMemOp_v8000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBatchMemOp_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[650, 649, 648, 647];
 }
 /** The ABIs of `cuStreamBeginCapture` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCapture`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13224,12 +12091,7 @@ impl core::fmt::Debug for StreamBeginCapture {
     }
 }
 impl NewestAbi for StreamBeginCapture {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamBeginCapture_v10010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBeginCapture_v10010 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBeginCapture_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBeginCapture_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[654, 653, 652, 651];
 }
 /** The ABIs of `cuStreamBeginCaptureToCig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCaptureToCig`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13256,10 +12118,7 @@ impl core::fmt::Debug for StreamBeginCaptureToCig {
     }
 }
 impl NewestAbi for StreamBeginCaptureToCig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBeginCaptureToCig_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[656, 655];
 }
 /** The ABIs of `cuStreamBeginCaptureToGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCaptureToGraph`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13286,10 +12145,7 @@ impl core::fmt::Debug for StreamBeginCaptureToGraph {
     }
 }
 impl NewestAbi for StreamBeginCaptureToGraph {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBeginCaptureToGraph_v12030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[658, 657];
 }
 /** The ABIs of `cuStreamBeginRecaptureToGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginRecaptureToGraph`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13316,10 +12172,7 @@ impl core::fmt::Debug for StreamBeginRecaptureToGraph {
     }
 }
 impl NewestAbi for StreamBeginRecaptureToGraph {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamBeginRecaptureToGraph_v13030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[660, 659];
 }
 /** The ABIs of `cuStreamCopyAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCopyAttributes`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13346,10 +12199,7 @@ impl core::fmt::Debug for StreamCopyAttributes {
     }
 }
 impl NewestAbi for StreamCopyAttributes {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamCopyAttributes_v11000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamCopyAttributes_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[662, 661];
 }
 /// The ABIs of `cuStreamCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -13372,9 +12222,7 @@ impl core::fmt::Debug for StreamCreate {
     }
 }
 impl NewestAbi for StreamCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[663];
 }
 /// The ABIs of `cuStreamCreateWithPriority` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCreateWithPriority`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -13397,9 +12245,7 @@ impl core::fmt::Debug for StreamCreateWithPriority {
     }
 }
 impl NewestAbi for StreamCreateWithPriority {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamCreateWithPriority_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[664];
 }
 /// The ABIs of `cuStreamDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -13424,10 +12270,7 @@ impl core::fmt::Debug for StreamDestroy {
     }
 }
 impl NewestAbi for StreamDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamDestroy_v4000 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamDestroy_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[666, 665];
 }
 /** The ABIs of `cuStreamEndCapture` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamEndCapture`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13454,10 +12297,7 @@ impl core::fmt::Debug for StreamEndCapture {
     }
 }
 impl NewestAbi for StreamEndCapture {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamEndCapture_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamEndCapture_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[668, 667];
 }
 /** The ABIs of `cuStreamEndCaptureToCig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamEndCaptureToCig`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13484,10 +12324,7 @@ impl core::fmt::Debug for StreamEndCaptureToCig {
     }
 }
 impl NewestAbi for StreamEndCaptureToCig {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamEndCaptureToCig_v13010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamEndCaptureToCig_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[670, 669];
 }
 /** The ABIs of `cuStreamGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13514,10 +12351,7 @@ impl core::fmt::Debug for StreamGetAttribute {
     }
 }
 impl NewestAbi for StreamGetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetAttribute_v11000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetAttribute_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[672, 671];
 }
 /** The ABIs of `cuStreamGetCaptureInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetCaptureInfo`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13552,14 +12386,7 @@ impl core::fmt::Debug for StreamGetCaptureInfo {
     }
 }
 impl NewestAbi for StreamGetCaptureInfo {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetCaptureInfo_v12030_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCaptureInfo_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCaptureInfo_v11030_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCaptureInfo_v11030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCaptureInfo_v10010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCaptureInfo_v10010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[678, 677, 676, 675, 674, 673];
 }
 /** The ABIs of `cuStreamGetCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetCtx`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13590,12 +12417,7 @@ impl core::fmt::Debug for StreamGetCtx {
     }
 }
 impl NewestAbi for StreamGetCtx {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetCtx_v12050_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCtx_v12050 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCtx_v9020_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetCtx_v9020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[682, 681, 680, 679];
 }
 /** The ABIs of `cuStreamGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetDevResource`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13622,10 +12444,7 @@ impl core::fmt::Debug for StreamGetDevResource {
     }
 }
 impl NewestAbi for StreamGetDevResource {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetDevResource_v13010_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetDevResource_v13010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[684, 683];
 }
 /** The ABIs of `cuStreamGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetDevice`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13652,10 +12471,7 @@ impl core::fmt::Debug for StreamGetDevice {
     }
 }
 impl NewestAbi for StreamGetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetDevice_v12080_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetDevice_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[686, 685];
 }
 /** The ABIs of `cuStreamGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetFlags`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13682,10 +12498,7 @@ impl core::fmt::Debug for StreamGetFlags {
     }
 }
 impl NewestAbi for StreamGetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetFlags_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetFlags_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[688, 687];
 }
 /// The ABIs of `cuStreamGetGreenCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetGreenCtx`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -13708,9 +12521,7 @@ impl core::fmt::Debug for StreamGetGreenCtx {
     }
 }
 impl NewestAbi for StreamGetGreenCtx {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetGreenCtx_v12040 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[689];
 }
 /** The ABIs of `cuStreamGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetId`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13737,10 +12548,7 @@ impl core::fmt::Debug for StreamGetId {
     }
 }
 impl NewestAbi for StreamGetId {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetId_v12000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetId_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[691, 690];
 }
 /** The ABIs of `cuStreamGetPriority` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetPriority`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13767,10 +12575,7 @@ impl core::fmt::Debug for StreamGetPriority {
     }
 }
 impl NewestAbi for StreamGetPriority {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamGetPriority_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamGetPriority_v5050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[693, 692];
 }
 /** The ABIs of `cuStreamIsCapturing` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamIsCapturing`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13797,10 +12602,7 @@ impl core::fmt::Debug for StreamIsCapturing {
     }
 }
 impl NewestAbi for StreamIsCapturing {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamIsCapturing_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamIsCapturing_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[695, 694];
 }
 /** The ABIs of `cuStreamQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamQuery`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13827,10 +12629,7 @@ impl core::fmt::Debug for StreamQuery {
     }
 }
 impl NewestAbi for StreamQuery {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamQuery_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamQuery_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[697, 696];
 }
 /** The ABIs of `cuStreamSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13857,10 +12656,7 @@ impl core::fmt::Debug for StreamSetAttribute {
     }
 }
 impl NewestAbi for StreamSetAttribute {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamSetAttribute_v11000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamSetAttribute_v11000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[699, 698];
 }
 /** The ABIs of `cuStreamSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamSynchronize`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13887,10 +12683,7 @@ impl core::fmt::Debug for StreamSynchronize {
     }
 }
 impl NewestAbi for StreamSynchronize {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamSynchronize_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamSynchronize_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[701, 700];
 }
 /** The ABIs of `cuStreamUpdateCaptureDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamUpdateCaptureDependencies`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13921,12 +12714,7 @@ impl core::fmt::Debug for StreamUpdateCaptureDependencies {
     }
 }
 impl NewestAbi for StreamUpdateCaptureDependencies {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamUpdateCaptureDependencies_v12030 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamUpdateCaptureDependencies_v11030_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamUpdateCaptureDependencies_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[705, 704, 703, 702];
 }
 /** The ABIs of `cuStreamWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitEvent`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13953,10 +12741,7 @@ impl core::fmt::Debug for StreamWaitEvent {
     }
 }
 impl NewestAbi for StreamWaitEvent {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamWaitEvent_v7000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitEvent_v3020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[707, 706];
 }
 /** The ABIs of `cuStreamWaitValue32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitValue32`]`>()` returns. Match it to call each case with its own signature.
 
@@ -13987,12 +12772,7 @@ impl core::fmt::Debug for StreamWaitValue32 {
     }
 }
 impl NewestAbi for StreamWaitValue32 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamWaitValue32_v11070_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitValue32_v11070 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitValue32_v8000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitValue32_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[711, 710, 709, 708];
 }
 /** The ABIs of `cuStreamWaitValue64` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitValue64`]`>()` returns. Match it to call each case with its own signature.
 
@@ -14023,12 +12803,7 @@ impl core::fmt::Debug for StreamWaitValue64 {
     }
 }
 impl NewestAbi for StreamWaitValue64 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamWaitValue64_v11070_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitValue64_v11070 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitValue64_v9000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWaitValue64_v9000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[715, 714, 713, 712];
 }
 /** The ABIs of `cuStreamWriteValue32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWriteValue32`]`>()` returns. Match it to call each case with its own signature.
 
@@ -14059,12 +12834,7 @@ impl core::fmt::Debug for StreamWriteValue32 {
     }
 }
 impl NewestAbi for StreamWriteValue32 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamWriteValue32_v11070_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWriteValue32_v11070 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWriteValue32_v8000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWriteValue32_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[719, 718, 717, 716];
 }
 /** The ABIs of `cuStreamWriteValue64` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWriteValue64`]`>()` returns. Match it to call each case with its own signature.
 
@@ -14095,12 +12865,7 @@ impl core::fmt::Debug for StreamWriteValue64 {
     }
 }
 impl NewestAbi for StreamWriteValue64 {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuStreamWriteValue64_v11070_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWriteValue64_v11070 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWriteValue64_v9000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuStreamWriteValue64_v9000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[723, 722, 721, 720];
 }
 /// The ABIs of `cuSurfObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14123,9 +12888,7 @@ impl core::fmt::Debug for SurfObjectCreate {
     }
 }
 impl NewestAbi for SurfObjectCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuSurfObjectCreate_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[724];
 }
 /// The ABIs of `cuSurfObjectDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14148,9 +12911,7 @@ impl core::fmt::Debug for SurfObjectDestroy {
     }
 }
 impl NewestAbi for SurfObjectDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuSurfObjectDestroy_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[725];
 }
 /// The ABIs of `cuSurfObjectGetResourceDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectGetResourceDesc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14173,9 +12934,7 @@ impl core::fmt::Debug for SurfObjectGetResourceDesc {
     }
 }
 impl NewestAbi for SurfObjectGetResourceDesc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuSurfObjectGetResourceDesc_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[726];
 }
 /// The ABIs of `cuSurfRefGetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfRefGetArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14198,9 +12957,7 @@ impl core::fmt::Debug for SurfRefGetArray {
     }
 }
 impl NewestAbi for SurfRefGetArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuSurfRefGetArray_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[727];
 }
 /// The ABIs of `cuSurfRefSetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfRefSetArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14223,9 +12980,7 @@ impl core::fmt::Debug for SurfRefSetArray {
     }
 }
 impl NewestAbi for SurfRefSetArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuSurfRefSetArray_v3000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[728];
 }
 /// The ABIs of `cuTensorMapEncodeIm2col` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeIm2col`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14248,9 +13003,7 @@ impl core::fmt::Debug for TensorMapEncodeIm2col {
     }
 }
 impl NewestAbi for TensorMapEncodeIm2col {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTensorMapEncodeIm2col_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[729];
 }
 /// The ABIs of `cuTensorMapEncodeIm2colWide` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeIm2colWide`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14273,9 +13026,7 @@ impl core::fmt::Debug for TensorMapEncodeIm2colWide {
     }
 }
 impl NewestAbi for TensorMapEncodeIm2colWide {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTensorMapEncodeIm2colWide_v12080 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[730];
 }
 /// The ABIs of `cuTensorMapEncodeTiled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeTiled`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14298,9 +13049,7 @@ impl core::fmt::Debug for TensorMapEncodeTiled {
     }
 }
 impl NewestAbi for TensorMapEncodeTiled {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTensorMapEncodeTiled_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[731];
 }
 /// The ABIs of `cuTensorMapReplaceAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapReplaceAddress`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14323,9 +13072,7 @@ impl core::fmt::Debug for TensorMapReplaceAddress {
     }
 }
 impl NewestAbi for TensorMapReplaceAddress {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTensorMapReplaceAddress_v12000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[732];
 }
 /// The ABIs of `cuTensorMapSetAllocationClass` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapSetAllocationClass`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14348,9 +13095,7 @@ impl core::fmt::Debug for TensorMapSetAllocationClass {
     }
 }
 impl NewestAbi for TensorMapSetAllocationClass {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTensorMapSetAllocationClass_v13050 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[733];
 }
 /// The ABIs of `cuTexObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14373,9 +13118,7 @@ impl core::fmt::Debug for TexObjectCreate {
     }
 }
 impl NewestAbi for TexObjectCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexObjectCreate_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[734];
 }
 /// The ABIs of `cuTexObjectDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14398,9 +13141,7 @@ impl core::fmt::Debug for TexObjectDestroy {
     }
 }
 impl NewestAbi for TexObjectDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexObjectDestroy_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[735];
 }
 /// The ABIs of `cuTexObjectGetResourceDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetResourceDesc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14423,9 +13164,7 @@ impl core::fmt::Debug for TexObjectGetResourceDesc {
     }
 }
 impl NewestAbi for TexObjectGetResourceDesc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexObjectGetResourceDesc_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[736];
 }
 /// The ABIs of `cuTexObjectGetResourceViewDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetResourceViewDesc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14448,9 +13187,7 @@ impl core::fmt::Debug for TexObjectGetResourceViewDesc {
     }
 }
 impl NewestAbi for TexObjectGetResourceViewDesc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexObjectGetResourceViewDesc_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[737];
 }
 /// The ABIs of `cuTexObjectGetTextureDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetTextureDesc`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14473,9 +13210,7 @@ impl core::fmt::Debug for TexObjectGetTextureDesc {
     }
 }
 impl NewestAbi for TexObjectGetTextureDesc {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexObjectGetTextureDesc_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[738];
 }
 /// The ABIs of `cuTexRefCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14498,9 +13233,7 @@ impl core::fmt::Debug for TexRefCreate {
     }
 }
 impl NewestAbi for TexRefCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefCreate_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[739];
 }
 /// The ABIs of `cuTexRefDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefDestroy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14523,9 +13256,7 @@ impl core::fmt::Debug for TexRefDestroy {
     }
 }
 impl NewestAbi for TexRefDestroy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefDestroy_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[740];
 }
 /// The ABIs of `cuTexRefGetAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetAddress`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14550,10 +13281,7 @@ impl core::fmt::Debug for TexRefGetAddress {
     }
 }
 impl NewestAbi for TexRefGetAddress {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetAddress_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuTexRefGetAddress_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[742, 741];
 }
 /// The ABIs of `cuTexRefGetAddressMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetAddressMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14576,9 +13304,7 @@ impl core::fmt::Debug for TexRefGetAddressMode {
     }
 }
 impl NewestAbi for TexRefGetAddressMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetAddressMode_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[743];
 }
 /// The ABIs of `cuTexRefGetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14601,9 +13327,7 @@ impl core::fmt::Debug for TexRefGetArray {
     }
 }
 impl NewestAbi for TexRefGetArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetArray_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[744];
 }
 /// The ABIs of `cuTexRefGetBorderColor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetBorderColor`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14626,9 +13350,7 @@ impl core::fmt::Debug for TexRefGetBorderColor {
     }
 }
 impl NewestAbi for TexRefGetBorderColor {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetBorderColor_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[745];
 }
 /// The ABIs of `cuTexRefGetFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFilterMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14651,9 +13373,7 @@ impl core::fmt::Debug for TexRefGetFilterMode {
     }
 }
 impl NewestAbi for TexRefGetFilterMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetFilterMode_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[746];
 }
 /// The ABIs of `cuTexRefGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14676,9 +13396,7 @@ impl core::fmt::Debug for TexRefGetFlags {
     }
 }
 impl NewestAbi for TexRefGetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetFlags_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[747];
 }
 /// The ABIs of `cuTexRefGetFormat` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFormat`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14701,9 +13419,7 @@ impl core::fmt::Debug for TexRefGetFormat {
     }
 }
 impl NewestAbi for TexRefGetFormat {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetFormat_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[748];
 }
 /// The ABIs of `cuTexRefGetMaxAnisotropy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMaxAnisotropy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14726,9 +13442,7 @@ impl core::fmt::Debug for TexRefGetMaxAnisotropy {
     }
 }
 impl NewestAbi for TexRefGetMaxAnisotropy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetMaxAnisotropy_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[749];
 }
 /// The ABIs of `cuTexRefGetMipmapFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapFilterMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14751,9 +13465,7 @@ impl core::fmt::Debug for TexRefGetMipmapFilterMode {
     }
 }
 impl NewestAbi for TexRefGetMipmapFilterMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetMipmapFilterMode_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[750];
 }
 /// The ABIs of `cuTexRefGetMipmapLevelBias` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapLevelBias`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14776,9 +13488,7 @@ impl core::fmt::Debug for TexRefGetMipmapLevelBias {
     }
 }
 impl NewestAbi for TexRefGetMipmapLevelBias {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetMipmapLevelBias_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[751];
 }
 /// The ABIs of `cuTexRefGetMipmapLevelClamp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapLevelClamp`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14801,9 +13511,7 @@ impl core::fmt::Debug for TexRefGetMipmapLevelClamp {
     }
 }
 impl NewestAbi for TexRefGetMipmapLevelClamp {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetMipmapLevelClamp_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[752];
 }
 /// The ABIs of `cuTexRefGetMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14826,9 +13534,7 @@ impl core::fmt::Debug for TexRefGetMipmappedArray {
     }
 }
 impl NewestAbi for TexRefGetMipmappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefGetMipmappedArray_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[753];
 }
 /// The ABIs of `cuTexRefSetAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddress`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14853,10 +13559,7 @@ impl core::fmt::Debug for TexRefSetAddress {
     }
 }
 impl NewestAbi for TexRefSetAddress {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetAddress_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuTexRefSetAddress_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[755, 754];
 }
 /// The ABIs of `cuTexRefSetAddress2D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddress2D`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14883,11 +13586,7 @@ impl core::fmt::Debug for TexRefSetAddress2D {
     }
 }
 impl NewestAbi for TexRefSetAddress2D {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetAddress2D_v4010 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuTexRefSetAddress2D_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuTexRefSetAddress2D_v2020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[758, 757, 756];
 }
 /// The ABIs of `cuTexRefSetAddressMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddressMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14910,9 +13609,7 @@ impl core::fmt::Debug for TexRefSetAddressMode {
     }
 }
 impl NewestAbi for TexRefSetAddressMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetAddressMode_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[759];
 }
 /// The ABIs of `cuTexRefSetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14935,9 +13632,7 @@ impl core::fmt::Debug for TexRefSetArray {
     }
 }
 impl NewestAbi for TexRefSetArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetArray_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[760];
 }
 /// The ABIs of `cuTexRefSetBorderColor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetBorderColor`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14960,9 +13655,7 @@ impl core::fmt::Debug for TexRefSetBorderColor {
     }
 }
 impl NewestAbi for TexRefSetBorderColor {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetBorderColor_v8000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[761];
 }
 /// The ABIs of `cuTexRefSetFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFilterMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -14985,9 +13678,7 @@ impl core::fmt::Debug for TexRefSetFilterMode {
     }
 }
 impl NewestAbi for TexRefSetFilterMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetFilterMode_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[762];
 }
 /// The ABIs of `cuTexRefSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFlags`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15010,9 +13701,7 @@ impl core::fmt::Debug for TexRefSetFlags {
     }
 }
 impl NewestAbi for TexRefSetFlags {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetFlags_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[763];
 }
 /// The ABIs of `cuTexRefSetFormat` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFormat`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15035,9 +13724,7 @@ impl core::fmt::Debug for TexRefSetFormat {
     }
 }
 impl NewestAbi for TexRefSetFormat {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetFormat_v2000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[764];
 }
 /// The ABIs of `cuTexRefSetMaxAnisotropy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMaxAnisotropy`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15060,9 +13747,7 @@ impl core::fmt::Debug for TexRefSetMaxAnisotropy {
     }
 }
 impl NewestAbi for TexRefSetMaxAnisotropy {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetMaxAnisotropy_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[765];
 }
 /// The ABIs of `cuTexRefSetMipmapFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapFilterMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15085,9 +13770,7 @@ impl core::fmt::Debug for TexRefSetMipmapFilterMode {
     }
 }
 impl NewestAbi for TexRefSetMipmapFilterMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetMipmapFilterMode_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[766];
 }
 /// The ABIs of `cuTexRefSetMipmapLevelBias` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapLevelBias`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15110,9 +13793,7 @@ impl core::fmt::Debug for TexRefSetMipmapLevelBias {
     }
 }
 impl NewestAbi for TexRefSetMipmapLevelBias {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetMipmapLevelBias_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[767];
 }
 /// The ABIs of `cuTexRefSetMipmapLevelClamp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapLevelClamp`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15135,9 +13816,7 @@ impl core::fmt::Debug for TexRefSetMipmapLevelClamp {
     }
 }
 impl NewestAbi for TexRefSetMipmapLevelClamp {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetMipmapLevelClamp_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[768];
 }
 /// The ABIs of `cuTexRefSetMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15160,9 +13839,7 @@ impl core::fmt::Debug for TexRefSetMipmappedArray {
     }
 }
 impl NewestAbi for TexRefSetMipmappedArray {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuTexRefSetMipmappedArray_v5000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[769];
 }
 /// The ABIs of `cuThreadExchangeStreamCaptureMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuThreadExchangeStreamCaptureMode`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15185,9 +13862,7 @@ impl core::fmt::Debug for ThreadExchangeStreamCaptureMode {
     }
 }
 impl NewestAbi for ThreadExchangeStreamCaptureMode {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuThreadExchangeStreamCaptureMode_v10010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[770];
 }
 /// The ABIs of `cuUserObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectCreate`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15210,9 +13885,7 @@ impl core::fmt::Debug for UserObjectCreate {
     }
 }
 impl NewestAbi for UserObjectCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuUserObjectCreate_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[771];
 }
 /// The ABIs of `cuUserObjectRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectRelease`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15235,9 +13908,7 @@ impl core::fmt::Debug for UserObjectRelease {
     }
 }
 impl NewestAbi for UserObjectRelease {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuUserObjectRelease_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[772];
 }
 /// The ABIs of `cuUserObjectRetain` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectRetain`]`>()` returns. Match it to call each case with its own signature.
 #[derive(Copy)]
@@ -15260,9 +13931,7 @@ impl core::fmt::Debug for UserObjectRetain {
     }
 }
 impl NewestAbi for UserObjectRetain {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuUserObjectRetain_v11030 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[773];
 }
 /// The ABIs of `cuVDPAUCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuVDPAUCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
@@ -15292,10 +13961,7 @@ impl core::fmt::Debug for VDPAUCtxCreate {
 }
 #[cfg(feature = "vdpau")]
 impl NewestAbi for VDPAUCtxCreate {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuVDPAUCtxCreate_v3020 as crate::registry::Entry>::INDEX,
-        <crate::entries::cuVDPAUCtxCreate_v3010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[775, 774];
 }
 /// The ABIs of `cuVDPAUGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuVDPAUGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
@@ -15323,9 +13989,7 @@ impl core::fmt::Debug for VDPAUGetDevice {
 }
 #[cfg(feature = "vdpau")]
 impl NewestAbi for VDPAUGetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuVDPAUGetDevice_v3010 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[776];
 }
 /// The ABIs of `cuWGLGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuWGLGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "wgl")]
@@ -15353,9 +14017,7 @@ impl core::fmt::Debug for WGLGetDevice {
 }
 #[cfg(feature = "wgl")]
 impl NewestAbi for WGLGetDevice {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuWGLGetDevice_v2020 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[777];
 }
 /** The ABIs of `cuWaitExternalSemaphoresAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuWaitExternalSemaphoresAsync`]`>()` returns. Match it to call each case with its own signature.
 
@@ -15382,10 +14044,7 @@ impl core::fmt::Debug for WaitExternalSemaphoresAsync {
     }
 }
 impl NewestAbi for WaitExternalSemaphoresAsync {
-    const CASES: &'static [usize] = &[
-        <crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz as crate::registry::Entry>::INDEX,
-        <crate::entries::cuWaitExternalSemaphoresAsync_v10000 as crate::registry::Entry>::INDEX,
-    ];
+    const CASES: &'static [usize] = &[779, 778];
 }
 /// One marker type per symbol, named like the symbol: a type only, with no values (an
 /// empty enum), used as `driver.newest::<symbols::cuCtxCreate>()`.
@@ -19551,5690 +18210,7934 @@ pub mod symbols {
 #[doc(hidden)]
 #[allow(non_upper_case_globals)]
 pub mod records {
-    pub static cuArray3DCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArray3DCreate",
-        "cuArray3DCreate",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuArray3DGetDescriptor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArray3DGetDescriptor",
-        "cuArray3DGetDescriptor",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuArrayCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArrayCreate",
-        "cuArrayCreate",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuArrayDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArrayDestroy",
-        "cuArrayDestroy",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuArrayGetDescriptor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArrayGetDescriptor",
-        "cuArrayGetDescriptor",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuArrayGetMemoryRequirements: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArrayGetMemoryRequirements",
-        "cuArrayGetMemoryRequirements",
-        11060u32,
-        11060u32,
-        11060u32,
-        1u8,
-        1u8,
-    );
-    pub static cuArrayGetPlane: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArrayGetPlane",
-        "cuArrayGetPlane",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuArrayGetSparseProperties: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuArrayGetSparseProperties",
-        "cuArrayGetSparseProperties",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointOperationComplete: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointOperationComplete",
-        "cuCheckpointOperationComplete",
-        13040u32,
-        13040u32,
-        13040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointProcessCheckpoint: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointProcessCheckpoint",
-        "cuCheckpointProcessCheckpoint",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointProcessGetRestoreThreadId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointProcessGetRestoreThreadId",
-        "cuCheckpointProcessGetRestoreThreadId",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointProcessGetState: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointProcessGetState",
-        "cuCheckpointProcessGetState",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointProcessLock: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointProcessLock",
-        "cuCheckpointProcessLock",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointProcessRestore: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointProcessRestore",
-        "cuCheckpointProcessRestore",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCheckpointProcessUnlock: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCheckpointProcessUnlock",
-        "cuCheckpointProcessUnlock",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpDeregisterCompleteCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpDeregisterCompleteCallback",
-        "cuCoredumpDeregisterCompleteCallback",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpDeregisterStartCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpDeregisterStartCallback",
-        "cuCoredumpDeregisterStartCallback",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpGetAttribute",
-        "cuCoredumpGetAttribute",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpGetAttributeGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpGetAttributeGlobal",
-        "cuCoredumpGetAttributeGlobal",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpRegisterCompleteCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpRegisterCompleteCallback",
-        "cuCoredumpRegisterCompleteCallback",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpRegisterStartCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpRegisterStartCallback",
-        "cuCoredumpRegisterStartCallback",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpSetAttribute",
-        "cuCoredumpSetAttribute",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCoredumpSetAttributeGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCoredumpSetAttributeGlobal",
-        "cuCoredumpSetAttributeGlobal",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxAttach: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxAttach",
-        "cuCtxAttach",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxCreate",
-        "cuCtxCreate",
-        2000u32,
-        2000u32,
-        12050u32,
-        1u8,
-        4u8,
-    );
-    pub static cuCtxDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxDestroy",
-        "cuCtxDestroy",
-        2000u32,
-        2000u32,
-        4000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuCtxDetach: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxDetach",
-        "cuCtxDetach",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxDisablePeerAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxDisablePeerAccess",
-        "cuCtxDisablePeerAccess",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxEnablePeerAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxEnablePeerAccess",
-        "cuCtxEnablePeerAccess",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxFromGreenCtx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxFromGreenCtx",
-        "cuCtxFromGreenCtx",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetApiVersion: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetApiVersion",
-        "cuCtxGetApiVersion",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetCacheConfig",
-        "cuCtxGetCacheConfig",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetCurrent",
-        "cuCtxGetCurrent",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetDevResource",
-        "cuCtxGetDevResource",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetDevice",
-        "cuCtxGetDevice",
-        2000u32,
-        2000u32,
-        13000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuCtxGetExecAffinity: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetExecAffinity",
-        "cuCtxGetExecAffinity",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetFlags",
-        "cuCtxGetFlags",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetId",
-        "cuCtxGetId",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetLimit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetLimit",
-        "cuCtxGetLimit",
-        3010u32,
-        3010u32,
-        3010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetSharedMemConfig",
-        "cuCtxGetSharedMemConfig",
-        4020u32,
-        4020u32,
-        4020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxGetStreamPriorityRange: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxGetStreamPriorityRange",
-        "cuCtxGetStreamPriorityRange",
-        5050u32,
-        5050u32,
-        5050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxPopCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxPopCurrent",
-        "cuCtxPopCurrent",
-        2000u32,
-        2000u32,
-        4000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuCtxPushCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxPushCurrent",
-        "cuCtxPushCurrent",
-        2000u32,
-        2000u32,
-        4000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuCtxRecordEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxRecordEvent",
-        "cuCtxRecordEvent",
-        12050u32,
-        12050u32,
-        12050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxResetPersistingL2Cache: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxResetPersistingL2Cache",
-        "cuCtxResetPersistingL2Cache",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxSetCacheConfig",
-        "cuCtxSetCacheConfig",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxSetCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxSetCurrent",
-        "cuCtxSetCurrent",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxSetFlags",
-        "cuCtxSetFlags",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxSetLimit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxSetLimit",
-        "cuCtxSetLimit",
-        3010u32,
-        3010u32,
-        3010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxSetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxSetSharedMemConfig",
-        "cuCtxSetSharedMemConfig",
-        4020u32,
-        4020u32,
-        4020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuCtxSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxSynchronize",
-        "cuCtxSynchronize",
-        2000u32,
-        2000u32,
-        13000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuCtxWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuCtxWaitEvent",
-        "cuCtxWaitEvent",
-        12050u32,
-        12050u32,
-        12050u32,
-        1u8,
-        1u8,
-    );
+    pub static cuArray3DCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuArray3DCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArray3DCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 660256485,
+        reserved: 0,
+    };
+    pub static cuArray3DGetDescriptor: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuArray3DGetDescriptor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArray3DGetDescriptor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3343409829,
+        reserved: 0,
+    };
+    pub static cuArrayCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuArrayCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArrayCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4145674617,
+        reserved: 0,
+    };
+    pub static cuArrayDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuArrayDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArrayDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 596357276,
+        reserved: 0,
+    };
+    pub static cuArrayGetDescriptor: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuArrayGetDescriptor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArrayGetDescriptor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2908183921,
+        reserved: 0,
+    };
+    pub static cuArrayGetMemoryRequirements: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11060,
+        floor: 11060,
+        high: 11060,
+        symbol: *b"cuArrayGetMemoryRequirements\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArrayGetMemoryRequirements\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1547090952,
+        reserved: 0,
+    };
+    pub static cuArrayGetPlane: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuArrayGetPlane\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArrayGetPlane\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1375845656,
+        reserved: 0,
+    };
+    pub static cuArrayGetSparseProperties: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuArrayGetSparseProperties\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuArrayGetSparseProperties\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3158088462,
+        reserved: 0,
+    };
+    pub static cuCheckpointOperationComplete: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13040,
+        floor: 13040,
+        high: 13040,
+        symbol: *b"cuCheckpointOperationComplete\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointOperationComplete\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 296635607,
+        reserved: 0,
+    };
+    pub static cuCheckpointProcessCheckpoint: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuCheckpointProcessCheckpoint\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointProcessCheckpoint\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1933138928,
+        reserved: 0,
+    };
+    pub static cuCheckpointProcessGetRestoreThreadId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuCheckpointProcessGetRestoreThreadId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointProcessGetRestoreThreadId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1157543912,
+        reserved: 0,
+    };
+    pub static cuCheckpointProcessGetState: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuCheckpointProcessGetState\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointProcessGetState\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4170981000,
+        reserved: 0,
+    };
+    pub static cuCheckpointProcessLock: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuCheckpointProcessLock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointProcessLock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 171064544,
+        reserved: 0,
+    };
+    pub static cuCheckpointProcessRestore: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuCheckpointProcessRestore\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointProcessRestore\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1518442396,
+        reserved: 0,
+    };
+    pub static cuCheckpointProcessUnlock: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuCheckpointProcessUnlock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCheckpointProcessUnlock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2712620144,
+        reserved: 0,
+    };
+    pub static cuCoredumpDeregisterCompleteCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuCoredumpDeregisterCompleteCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpDeregisterCompleteCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1979641907,
+        reserved: 0,
+    };
+    pub static cuCoredumpDeregisterStartCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuCoredumpDeregisterStartCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpDeregisterStartCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1140625887,
+        reserved: 0,
+    };
+    pub static cuCoredumpGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuCoredumpGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3430736873,
+        reserved: 0,
+    };
+    pub static cuCoredumpGetAttributeGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuCoredumpGetAttributeGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpGetAttributeGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3888488781,
+        reserved: 0,
+    };
+    pub static cuCoredumpRegisterCompleteCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuCoredumpRegisterCompleteCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpRegisterCompleteCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3715165699,
+        reserved: 0,
+    };
+    pub static cuCoredumpRegisterStartCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuCoredumpRegisterStartCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpRegisterStartCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1168233867,
+        reserved: 0,
+    };
+    pub static cuCoredumpSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuCoredumpSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3807732361,
+        reserved: 0,
+    };
+    pub static cuCoredumpSetAttributeGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuCoredumpSetAttributeGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCoredumpSetAttributeGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2376271085,
+        reserved: 0,
+    };
+    pub static cuCtxAttach: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuCtxAttach\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxAttach\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1626210456,
+        reserved: 0,
+    };
+    pub static cuCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 2000,
+        floor: 2000,
+        high: 12050,
+        symbol: *b"cuCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 955398365,
+        reserved: 0,
+    };
+    pub static cuCtxDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 4000,
+        symbol: *b"cuCtxDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4270241325,
+        reserved: 0,
+    };
+    pub static cuCtxDetach: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuCtxDetach\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxDetach\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1925262304,
+        reserved: 0,
+    };
+    pub static cuCtxDisablePeerAccess: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuCtxDisablePeerAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxDisablePeerAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1961464032,
+        reserved: 0,
+    };
+    pub static cuCtxEnablePeerAccess: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuCtxEnablePeerAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxEnablePeerAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 687388688,
+        reserved: 0,
+    };
+    pub static cuCtxFromGreenCtx: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuCtxFromGreenCtx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxFromGreenCtx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1391123656,
+        reserved: 0,
+    };
+    pub static cuCtxGetApiVersion: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuCtxGetApiVersion\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetApiVersion\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1076578320,
+        reserved: 0,
+    };
+    pub static cuCtxGetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuCtxGetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2975510148,
+        reserved: 0,
+    };
+    pub static cuCtxGetCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuCtxGetCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1368621856,
+        reserved: 0,
+    };
+    pub static cuCtxGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuCtxGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1187388568,
+        reserved: 0,
+    };
+    pub static cuCtxGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 13000,
+        symbol: *b"cuCtxGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1645462914,
+        reserved: 0,
+    };
+    pub static cuCtxGetExecAffinity: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuCtxGetExecAffinity\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetExecAffinity\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3713512292,
+        reserved: 0,
+    };
+    pub static cuCtxGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuCtxGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1152739512,
+        reserved: 0,
+    };
+    pub static cuCtxGetId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuCtxGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2760814003,
+        reserved: 0,
+    };
+    pub static cuCtxGetLimit: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3010,
+        floor: 3010,
+        high: 3010,
+        symbol: *b"cuCtxGetLimit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetLimit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3136013358,
+        reserved: 0,
+    };
+    pub static cuCtxGetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4020,
+        floor: 4020,
+        high: 4020,
+        symbol: *b"cuCtxGetSharedMemConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetSharedMemConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3108108076,
+        reserved: 0,
+    };
+    pub static cuCtxGetStreamPriorityRange: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5050,
+        floor: 5050,
+        high: 5050,
+        symbol: *b"cuCtxGetStreamPriorityRange\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxGetStreamPriorityRange\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 815010342,
+        reserved: 0,
+    };
+    pub static cuCtxPopCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 4000,
+        symbol: *b"cuCtxPopCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxPopCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1295818033,
+        reserved: 0,
+    };
+    pub static cuCtxPushCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 4000,
+        symbol: *b"cuCtxPushCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxPushCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1089263441,
+        reserved: 0,
+    };
+    pub static cuCtxRecordEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12050,
+        floor: 12050,
+        high: 12050,
+        symbol: *b"cuCtxRecordEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxRecordEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1807641306,
+        reserved: 0,
+    };
+    pub static cuCtxResetPersistingL2Cache: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuCtxResetPersistingL2Cache\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxResetPersistingL2Cache\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2966316719,
+        reserved: 0,
+    };
+    pub static cuCtxSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuCtxSetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxSetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 738201868,
+        reserved: 0,
+    };
+    pub static cuCtxSetCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuCtxSetCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxSetCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4288243616,
+        reserved: 0,
+    };
+    pub static cuCtxSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuCtxSetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxSetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1061422189,
+        reserved: 0,
+    };
+    pub static cuCtxSetLimit: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3010,
+        floor: 3010,
+        high: 3010,
+        symbol: *b"cuCtxSetLimit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxSetLimit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2621287846,
+        reserved: 0,
+    };
+    pub static cuCtxSetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4020,
+        floor: 4020,
+        high: 4020,
+        symbol: *b"cuCtxSetSharedMemConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxSetSharedMemConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 177486420,
+        reserved: 0,
+    };
+    pub static cuCtxSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 13000,
+        symbol: *b"cuCtxSynchronize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxSynchronize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1314112410,
+        reserved: 0,
+    };
+    pub static cuCtxWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12050,
+        floor: 12050,
+        high: 12050,
+        symbol: *b"cuCtxWaitEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuCtxWaitEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1692640346,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10CtxCreate",
-        "cuD3D10CtxCreate",
-        2010u32,
-        2010u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D10CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2010,
+        floor: 2010,
+        high: 3020,
+        symbol: *b"cuD3D10CtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10CtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1316618345,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10CtxCreateOnDevice",
-        "cuD3D10CtxCreateOnDevice",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D10CtxCreateOnDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10CtxCreateOnDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2643803264,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10GetDevice",
-        "cuD3D10GetDevice",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10GetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10GetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 546706506,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10GetDevices",
-        "cuD3D10GetDevices",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D10GetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10GetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3861863560,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10GetDirect3DDevice",
-        "cuD3D10GetDirect3DDevice",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D10GetDirect3DDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10GetDirect3DDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2690154748,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10MapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10MapResources",
-        "cuD3D10MapResources",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10MapResources: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10MapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10MapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 856498414,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10RegisterResource",
-        "cuD3D10RegisterResource",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 641960210,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10ResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10ResourceGetMappedArray",
-        "cuD3D10ResourceGetMappedArray",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10ResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10ResourceGetMappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10ResourceGetMappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3963638542,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10ResourceGetMappedPitch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10ResourceGetMappedPitch",
-        "cuD3D10ResourceGetMappedPitch",
-        2010u32,
-        2010u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D10ResourceGetMappedPitch: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2010,
+        floor: 2010,
+        high: 3020,
+        symbol: *b"cuD3D10ResourceGetMappedPitch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10ResourceGetMappedPitch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3069219389,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10ResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10ResourceGetMappedPointer",
-        "cuD3D10ResourceGetMappedPointer",
-        2010u32,
-        2010u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D10ResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2010,
+        floor: 2010,
+        high: 3020,
+        symbol: *b"cuD3D10ResourceGetMappedPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10ResourceGetMappedPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 45180381,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10ResourceGetMappedSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10ResourceGetMappedSize",
-        "cuD3D10ResourceGetMappedSize",
-        2010u32,
-        2010u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D10ResourceGetMappedSize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2010,
+        floor: 2010,
+        high: 3020,
+        symbol: *b"cuD3D10ResourceGetMappedSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10ResourceGetMappedSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3006349317,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10ResourceGetSurfaceDimensions: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10ResourceGetSurfaceDimensions",
-        "cuD3D10ResourceGetSurfaceDimensions",
-        2010u32,
-        2010u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D10ResourceGetSurfaceDimensions: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2010,
+        floor: 2010,
+        high: 3020,
+        symbol: *b"cuD3D10ResourceGetSurfaceDimensions\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10ResourceGetSurfaceDimensions\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 18631621,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10ResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10ResourceSetMapFlags",
-        "cuD3D10ResourceSetMapFlags",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10ResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10ResourceSetMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10ResourceSetMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3618586262,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10UnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10UnmapResources",
-        "cuD3D10UnmapResources",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10UnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10UnmapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10UnmapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 483976858,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuD3D10UnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D10UnregisterResource",
-        "cuD3D10UnregisterResource",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D10UnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D10UnregisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D10UnregisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 595999882,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d11")]
-    pub static cuD3D11CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D11CtxCreate",
-        "cuD3D11CtxCreate",
-        3000u32,
-        3000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D11CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3000,
+        floor: 3000,
+        high: 3020,
+        symbol: *b"cuD3D11CtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D11CtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2695281073,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d11")]
-    pub static cuD3D11CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D11CtxCreateOnDevice",
-        "cuD3D11CtxCreateOnDevice",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D11CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D11CtxCreateOnDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D11CtxCreateOnDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3742864620,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d11")]
-    pub static cuD3D11GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D11GetDevice",
-        "cuD3D11GetDevice",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D11GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuD3D11GetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D11GetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1509880576,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d11")]
-    pub static cuD3D11GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D11GetDevices",
-        "cuD3D11GetDevices",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D11GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D11GetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D11GetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1675268492,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d11")]
-    pub static cuD3D11GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D11GetDirect3DDevice",
-        "cuD3D11GetDirect3DDevice",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D11GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D11GetDirect3DDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D11GetDirect3DDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 107342920,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9Begin: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9Begin",
-        "cuD3D9Begin",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9Begin: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9Begin\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9Begin\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1640974064,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9CtxCreate",
-        "cuD3D9CtxCreate",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D9CtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuD3D9CtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9CtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1660796805,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9CtxCreateOnDevice",
-        "cuD3D9CtxCreateOnDevice",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9CtxCreateOnDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D9CtxCreateOnDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9CtxCreateOnDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2917045456,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9End: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9End",
-        "cuD3D9End",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9End: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9End\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9End\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1199302516,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9GetDevice",
-        "cuD3D9GetDevice",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9GetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9GetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9GetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2948630184,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9GetDevices",
-        "cuD3D9GetDevices",
-        3020u32,
-        3020u32,
-        3020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9GetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3020,
+        floor: 3020,
+        high: 3020,
+        symbol: *b"cuD3D9GetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9GetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1330996408,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9GetDirect3DDevice",
-        "cuD3D9GetDirect3DDevice",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9GetDirect3DDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9GetDirect3DDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9GetDirect3DDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2578418140,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9MapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9MapResources",
-        "cuD3D9MapResources",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9MapResources: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9MapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9MapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 206028916,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9MapVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9MapVertexBuffer",
-        "cuD3D9MapVertexBuffer",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D9MapVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuD3D9MapVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9MapVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1455266425,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9RegisterResource",
-        "cuD3D9RegisterResource",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1494471472,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9RegisterVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9RegisterVertexBuffer",
-        "cuD3D9RegisterVertexBuffer",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9RegisterVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9RegisterVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9RegisterVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1739320344,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9ResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9ResourceGetMappedArray",
-        "cuD3D9ResourceGetMappedArray",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9ResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuD3D9ResourceGetMappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9ResourceGetMappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4271838750,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9ResourceGetMappedPitch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9ResourceGetMappedPitch",
-        "cuD3D9ResourceGetMappedPitch",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D9ResourceGetMappedPitch: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuD3D9ResourceGetMappedPitch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9ResourceGetMappedPitch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 38456713,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9ResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9ResourceGetMappedPointer",
-        "cuD3D9ResourceGetMappedPointer",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D9ResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuD3D9ResourceGetMappedPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9ResourceGetMappedPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1655451745,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9ResourceGetMappedSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9ResourceGetMappedSize",
-        "cuD3D9ResourceGetMappedSize",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D9ResourceGetMappedSize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuD3D9ResourceGetMappedSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9ResourceGetMappedSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3398390737,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9ResourceGetSurfaceDimensions: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9ResourceGetSurfaceDimensions",
-        "cuD3D9ResourceGetSurfaceDimensions",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuD3D9ResourceGetSurfaceDimensions: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuD3D9ResourceGetSurfaceDimensions\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9ResourceGetSurfaceDimensions\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 187238633,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9ResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9ResourceSetMapFlags",
-        "cuD3D9ResourceSetMapFlags",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9ResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9ResourceSetMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9ResourceSetMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1720601852,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9UnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9UnmapResources",
-        "cuD3D9UnmapResources",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9UnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9UnmapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9UnmapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 964982968,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9UnmapVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9UnmapVertexBuffer",
-        "cuD3D9UnmapVertexBuffer",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9UnmapVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9UnmapVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9UnmapVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 412147880,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9UnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9UnregisterResource",
-        "cuD3D9UnregisterResource",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9UnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9UnregisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9UnregisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4282590760,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuD3D9UnregisterVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuD3D9UnregisterVertexBuffer",
-        "cuD3D9UnregisterVertexBuffer",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDestroyExternalMemory: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDestroyExternalMemory",
-        "cuDestroyExternalMemory",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDestroyExternalSemaphore: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDestroyExternalSemaphore",
-        "cuDestroyExternalSemaphore",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDevResourceGenerateDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevResourceGenerateDesc",
-        "cuDevResourceGenerateDesc",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDevSmResourceSplit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevSmResourceSplit",
-        "cuDevSmResourceSplit",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDevSmResourceSplitByCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevSmResourceSplitByCount",
-        "cuDevSmResourceSplitByCount",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceCanAccessPeer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceCanAccessPeer",
-        "cuDeviceCanAccessPeer",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceComputeCapability: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceComputeCapability",
-        "cuDeviceComputeCapability",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGet: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGet",
-        "cuDeviceGet",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetAttribute",
-        "cuDeviceGetAttribute",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetByPCIBusId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetByPCIBusId",
-        "cuDeviceGetByPCIBusId",
-        4010u32,
-        4010u32,
-        4010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetCliqueCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetCliqueCount",
-        "cuDeviceGetCliqueCount",
-        13040u32,
-        13040u32,
-        13040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetCliqueInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetCliqueInfo",
-        "cuDeviceGetCliqueInfo",
-        13040u32,
-        13040u32,
-        13040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetCount",
-        "cuDeviceGetCount",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetDefaultMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetDefaultMemPool",
-        "cuDeviceGetDefaultMemPool",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetDevResource",
-        "cuDeviceGetDevResource",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetExecAffinitySupport: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetExecAffinitySupport",
-        "cuDeviceGetExecAffinitySupport",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetFabricClusterUuid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetFabricClusterUuid",
-        "cuDeviceGetFabricClusterUuid",
-        13040u32,
-        13040u32,
-        13040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetGraphMemAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetGraphMemAttribute",
-        "cuDeviceGetGraphMemAttribute",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetHostAtomicCapabilities: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetHostAtomicCapabilities",
-        "cuDeviceGetHostAtomicCapabilities",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetLuid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetLuid",
-        "cuDeviceGetLuid",
-        10000u32,
-        11020u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetMemPool",
-        "cuDeviceGetMemPool",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetName",
-        "cuDeviceGetName",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetNvSciSyncAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetNvSciSyncAttributes",
-        "cuDeviceGetNvSciSyncAttributes",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetP2PAtomicCapabilities: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetP2PAtomicCapabilities",
-        "cuDeviceGetP2PAtomicCapabilities",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetP2PAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetP2PAttribute",
-        "cuDeviceGetP2PAttribute",
-        8000u32,
-        8000u32,
-        8000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetPCIBusId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetPCIBusId",
-        "cuDeviceGetPCIBusId",
-        4010u32,
-        4010u32,
-        4010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetProperties: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetProperties",
-        "cuDeviceGetProperties",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetTexture1DLinearMaxWidth: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetTexture1DLinearMaxWidth",
-        "cuDeviceGetTexture1DLinearMaxWidth",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceGetUuid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGetUuid",
-        "cuDeviceGetUuid",
-        9020u32,
-        9020u32,
-        11040u32,
-        1u8,
-        2u8,
-    );
-    pub static cuDeviceGraphMemTrim: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceGraphMemTrim",
-        "cuDeviceGraphMemTrim",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDevicePrimaryCtxGetState: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevicePrimaryCtxGetState",
-        "cuDevicePrimaryCtxGetState",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDevicePrimaryCtxRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevicePrimaryCtxRelease",
-        "cuDevicePrimaryCtxRelease",
-        7000u32,
-        7000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuDevicePrimaryCtxReset: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevicePrimaryCtxReset",
-        "cuDevicePrimaryCtxReset",
-        7000u32,
-        7000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuDevicePrimaryCtxRetain: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevicePrimaryCtxRetain",
-        "cuDevicePrimaryCtxRetain",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDevicePrimaryCtxSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDevicePrimaryCtxSetFlags",
-        "cuDevicePrimaryCtxSetFlags",
-        7000u32,
-        7000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuDeviceRegisterAsyncNotification: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceRegisterAsyncNotification",
-        "cuDeviceRegisterAsyncNotification",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceSetGraphMemAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceSetGraphMemAttribute",
-        "cuDeviceSetGraphMemAttribute",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceSetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceSetMemPool",
-        "cuDeviceSetMemPool",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDeviceTotalMem: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceTotalMem",
-        "cuDeviceTotalMem",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuDeviceUnregisterAsyncNotification: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDeviceUnregisterAsyncNotification",
-        "cuDeviceUnregisterAsyncNotification",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuDriverGetVersion: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuDriverGetVersion",
-        "cuDriverGetVersion",
-        2020u32,
-        2020u32,
-        2020u32,
-        1u8,
-        1u8,
-    );
+    pub static cuD3D9UnregisterVertexBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuD3D9UnregisterVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuD3D9UnregisterVertexBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3940052632,
+        reserved: 0,
+    };
+    pub static cuDestroyExternalMemory: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuDestroyExternalMemory\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDestroyExternalMemory\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3671204748,
+        reserved: 0,
+    };
+    pub static cuDestroyExternalSemaphore: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuDestroyExternalSemaphore\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDestroyExternalSemaphore\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 988286028,
+        reserved: 0,
+    };
+    pub static cuDevResourceGenerateDesc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuDevResourceGenerateDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevResourceGenerateDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1537602284,
+        reserved: 0,
+    };
+    pub static cuDevSmResourceSplit: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuDevSmResourceSplit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevSmResourceSplit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1491908877,
+        reserved: 0,
+    };
+    pub static cuDevSmResourceSplitByCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuDevSmResourceSplitByCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevSmResourceSplitByCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 146676144,
+        reserved: 0,
+    };
+    pub static cuDeviceCanAccessPeer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuDeviceCanAccessPeer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceCanAccessPeer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3483602500,
+        reserved: 0,
+    };
+    pub static cuDeviceComputeCapability: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuDeviceComputeCapability\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceComputeCapability\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2769743652,
+        reserved: 0,
+    };
+    pub static cuDeviceGet: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuDeviceGet\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGet\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1276935652,
+        reserved: 0,
+    };
+    pub static cuDeviceGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuDeviceGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 909028212,
+        reserved: 0,
+    };
+    pub static cuDeviceGetByPCIBusId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4010,
+        floor: 4010,
+        high: 4010,
+        symbol: *b"cuDeviceGetByPCIBusId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetByPCIBusId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4244914634,
+        reserved: 0,
+    };
+    pub static cuDeviceGetCliqueCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13040,
+        floor: 13040,
+        high: 13040,
+        symbol: *b"cuDeviceGetCliqueCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetCliqueCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 773665711,
+        reserved: 0,
+    };
+    pub static cuDeviceGetCliqueInfo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13040,
+        floor: 13040,
+        high: 13040,
+        symbol: *b"cuDeviceGetCliqueInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetCliqueInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1123463679,
+        reserved: 0,
+    };
+    pub static cuDeviceGetCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuDeviceGetCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1160246608,
+        reserved: 0,
+    };
+    pub static cuDeviceGetDefaultMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuDeviceGetDefaultMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetDefaultMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2830720048,
+        reserved: 0,
+    };
+    pub static cuDeviceGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuDeviceGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3588326076,
+        reserved: 0,
+    };
+    pub static cuDeviceGetExecAffinitySupport: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuDeviceGetExecAffinitySupport\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetExecAffinitySupport\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2727958668,
+        reserved: 0,
+    };
+    pub static cuDeviceGetFabricClusterUuid: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13040,
+        floor: 13040,
+        high: 13040,
+        symbol: *b"cuDeviceGetFabricClusterUuid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetFabricClusterUuid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3327495903,
+        reserved: 0,
+    };
+    pub static cuDeviceGetGraphMemAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuDeviceGetGraphMemAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetGraphMemAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1662298904,
+        reserved: 0,
+    };
+    pub static cuDeviceGetHostAtomicCapabilities: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuDeviceGetHostAtomicCapabilities\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetHostAtomicCapabilities\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 681722755,
+        reserved: 0,
+    };
+    pub static cuDeviceGetLuid: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 11020,
+        high: 10000,
+        symbol: *b"cuDeviceGetLuid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetLuid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2718368896,
+        reserved: 0,
+    };
+    pub static cuDeviceGetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuDeviceGetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3219184220,
+        reserved: 0,
+    };
+    pub static cuDeviceGetName: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuDeviceGetName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3434429252,
+        reserved: 0,
+    };
+    pub static cuDeviceGetNvSciSyncAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuDeviceGetNvSciSyncAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetNvSciSyncAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 828312180,
+        reserved: 0,
+    };
+    pub static cuDeviceGetP2PAtomicCapabilities: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuDeviceGetP2PAtomicCapabilities\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetP2PAtomicCapabilities\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 714860591,
+        reserved: 0,
+    };
+    pub static cuDeviceGetP2PAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 8000,
+        floor: 8000,
+        high: 8000,
+        symbol: *b"cuDeviceGetP2PAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetP2PAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3726433376,
+        reserved: 0,
+    };
+    pub static cuDeviceGetPCIBusId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4010,
+        floor: 4010,
+        high: 4010,
+        symbol: *b"cuDeviceGetPCIBusId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetPCIBusId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2765002410,
+        reserved: 0,
+    };
+    pub static cuDeviceGetProperties: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuDeviceGetProperties\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetProperties\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4127073068,
+        reserved: 0,
+    };
+    pub static cuDeviceGetTexture1DLinearMaxWidth: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuDeviceGetTexture1DLinearMaxWidth\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetTexture1DLinearMaxWidth\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 541174118,
+        reserved: 0,
+    };
+    pub static cuDeviceGetUuid: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 9020,
+        floor: 9020,
+        high: 11040,
+        symbol: *b"cuDeviceGetUuid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGetUuid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1208319453,
+        reserved: 0,
+    };
+    pub static cuDeviceGraphMemTrim: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuDeviceGraphMemTrim\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceGraphMemTrim\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 567557684,
+        reserved: 0,
+    };
+    pub static cuDevicePrimaryCtxGetState: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuDevicePrimaryCtxGetState\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevicePrimaryCtxGetState\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 145937556,
+        reserved: 0,
+    };
+    pub static cuDevicePrimaryCtxRelease: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 7000,
+        floor: 7000,
+        high: 11000,
+        symbol: *b"cuDevicePrimaryCtxRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevicePrimaryCtxRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4015895230,
+        reserved: 0,
+    };
+    pub static cuDevicePrimaryCtxReset: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 7000,
+        floor: 7000,
+        high: 11000,
+        symbol: *b"cuDevicePrimaryCtxReset\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevicePrimaryCtxReset\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4198900978,
+        reserved: 0,
+    };
+    pub static cuDevicePrimaryCtxRetain: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuDevicePrimaryCtxRetain\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevicePrimaryCtxRetain\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 336999052,
+        reserved: 0,
+    };
+    pub static cuDevicePrimaryCtxSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 7000,
+        floor: 7000,
+        high: 11000,
+        symbol: *b"cuDevicePrimaryCtxSetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDevicePrimaryCtxSetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1294937286,
+        reserved: 0,
+    };
+    pub static cuDeviceRegisterAsyncNotification: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuDeviceRegisterAsyncNotification\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceRegisterAsyncNotification\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1729312172,
+        reserved: 0,
+    };
+    pub static cuDeviceSetGraphMemAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuDeviceSetGraphMemAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceSetGraphMemAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 983010824,
+        reserved: 0,
+    };
+    pub static cuDeviceSetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuDeviceSetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceSetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 871967348,
+        reserved: 0,
+    };
+    pub static cuDeviceTotalMem: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuDeviceTotalMem\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceTotalMem\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3385571141,
+        reserved: 0,
+    };
+    pub static cuDeviceUnregisterAsyncNotification: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuDeviceUnregisterAsyncNotification\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDeviceUnregisterAsyncNotification\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2068551212,
+        reserved: 0,
+    };
+    pub static cuDriverGetVersion: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2020,
+        floor: 2020,
+        high: 2020,
+        symbol: *b"cuDriverGetVersion\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuDriverGetVersion\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4039727688,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamConsumerAcquireFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamConsumerAcquireFrame",
-        "cuEGLStreamConsumerAcquireFrame",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamConsumerAcquireFrame: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamConsumerAcquireFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamConsumerAcquireFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1652974996,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamConsumerConnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamConsumerConnect",
-        "cuEGLStreamConsumerConnect",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamConsumerConnect: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamConsumerConnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamConsumerConnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1786764880,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamConsumerConnectWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamConsumerConnectWithFlags",
-        "cuEGLStreamConsumerConnectWithFlags",
-        8000u32,
-        8000u32,
-        8000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamConsumerConnectWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 8000,
+        floor: 8000,
+        high: 8000,
+        symbol: *b"cuEGLStreamConsumerConnectWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamConsumerConnectWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 642950672,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamConsumerDisconnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamConsumerDisconnect",
-        "cuEGLStreamConsumerDisconnect",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamConsumerDisconnect: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamConsumerDisconnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamConsumerDisconnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2850150548,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamConsumerReleaseFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamConsumerReleaseFrame",
-        "cuEGLStreamConsumerReleaseFrame",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamConsumerReleaseFrame: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamConsumerReleaseFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamConsumerReleaseFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 628714276,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamProducerConnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamProducerConnect",
-        "cuEGLStreamProducerConnect",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamProducerConnect: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamProducerConnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamProducerConnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1429628036,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamProducerDisconnect: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamProducerDisconnect",
-        "cuEGLStreamProducerDisconnect",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamProducerDisconnect: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamProducerDisconnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamProducerDisconnect\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2715428404,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamProducerPresentFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamProducerPresentFrame",
-        "cuEGLStreamProducerPresentFrame",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamProducerPresentFrame: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamProducerPresentFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamProducerPresentFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1313355956,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEGLStreamProducerReturnFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEGLStreamProducerReturnFrame",
-        "cuEGLStreamProducerReturnFrame",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuEventCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventCreate",
-        "cuEventCreate",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEGLStreamProducerReturnFrame: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuEGLStreamProducerReturnFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEGLStreamProducerReturnFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3651484628,
+        reserved: 0,
+    };
+    pub static cuEventCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuEventCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3291784376,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuEventCreateFromEGLSync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventCreateFromEGLSync",
-        "cuEventCreateFromEGLSync",
-        9000u32,
-        9000u32,
-        9000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuEventDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventDestroy",
-        "cuEventDestroy",
-        2000u32,
-        2000u32,
-        4000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuEventElapsedTime: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventElapsedTime",
-        "cuEventElapsedTime",
-        2000u32,
-        2000u32,
-        12080u32,
-        1u8,
-        2u8,
-    );
-    pub static cuEventQuery: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventQuery",
-        "cuEventQuery",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuEventRecord: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventRecord",
-        "cuEventRecord",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuEventRecordWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventRecordWithFlags",
-        "cuEventRecordWithFlags",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuEventSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuEventSynchronize",
-        "cuEventSynchronize",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuExternalMemoryGetMappedBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuExternalMemoryGetMappedBuffer",
-        "cuExternalMemoryGetMappedBuffer",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuExternalMemoryGetMappedMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuExternalMemoryGetMappedMipmappedArray",
-        "cuExternalMemoryGetMappedMipmappedArray",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFabricCpyBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFabricCpyBatchAsync",
-        "cuFabricCpyBatchAsync",
-        13050u32,
-        13050u32,
-        13050u32,
-        1u8,
-        2u8,
-    );
-    pub static cuFlushGPUDirectRDMAWrites: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFlushGPUDirectRDMAWrites",
-        "cuFlushGPUDirectRDMAWrites",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncGetAttribute",
-        "cuFuncGetAttribute",
-        2020u32,
-        2020u32,
-        2020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncGetModule: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncGetModule",
-        "cuFuncGetModule",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncGetName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncGetName",
-        "cuFuncGetName",
-        12030u32,
-        12030u32,
-        12030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncGetParamCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncGetParamCount",
-        "cuFuncGetParamCount",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncGetParamInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncGetParamInfo",
-        "cuFuncGetParamInfo",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncIsLoaded: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncIsLoaded",
-        "cuFuncIsLoaded",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncLoad: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncLoad",
-        "cuFuncLoad",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncSetAttribute",
-        "cuFuncSetAttribute",
-        9000u32,
-        9000u32,
-        9000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncSetBlockShape: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncSetBlockShape",
-        "cuFuncSetBlockShape",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncSetCacheConfig",
-        "cuFuncSetCacheConfig",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncSetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncSetSharedMemConfig",
-        "cuFuncSetSharedMemConfig",
-        4020u32,
-        4020u32,
-        4020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuFuncSetSharedSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuFuncSetSharedSize",
-        "cuFuncSetSharedSize",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuEventCreateFromEGLSync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 9000,
+        floor: 9000,
+        high: 9000,
+        symbol: *b"cuEventCreateFromEGLSync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventCreateFromEGLSync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4213353292,
+        reserved: 0,
+    };
+    pub static cuEventDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 4000,
+        symbol: *b"cuEventDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1123631277,
+        reserved: 0,
+    };
+    pub static cuEventElapsedTime: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 12080,
+        symbol: *b"cuEventElapsedTime\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventElapsedTime\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 196688325,
+        reserved: 0,
+    };
+    pub static cuEventQuery: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuEventQuery\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventQuery\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2278572104,
+        reserved: 0,
+    };
+    pub static cuEventRecord: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuEventRecord\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventRecord\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4111335617,
+        reserved: 0,
+    };
+    pub static cuEventRecordWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuEventRecordWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventRecordWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1780068071,
+        reserved: 0,
+    };
+    pub static cuEventSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuEventSynchronize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuEventSynchronize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1433273140,
+        reserved: 0,
+    };
+    pub static cuExternalMemoryGetMappedBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuExternalMemoryGetMappedBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuExternalMemoryGetMappedBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4245981624,
+        reserved: 0,
+    };
+    pub static cuExternalMemoryGetMappedMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuExternalMemoryGetMappedMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuExternalMemoryGetMappedMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2061470444,
+        reserved: 0,
+    };
+    pub static cuFabricCpyBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13050,
+        floor: 13050,
+        high: 13050,
+        symbol: *b"cuFabricCpyBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFabricCpyBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1682833188,
+        reserved: 0,
+    };
+    pub static cuFlushGPUDirectRDMAWrites: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuFlushGPUDirectRDMAWrites\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFlushGPUDirectRDMAWrites\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 470965418,
+        reserved: 0,
+    };
+    pub static cuFuncGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2020,
+        floor: 2020,
+        high: 2020,
+        symbol: *b"cuFuncGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2144789988,
+        reserved: 0,
+    };
+    pub static cuFuncGetModule: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuFuncGetModule\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncGetModule\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1648053675,
+        reserved: 0,
+    };
+    pub static cuFuncGetName: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12030,
+        floor: 12030,
+        high: 12030,
+        symbol: *b"cuFuncGetName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncGetName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1512653405,
+        reserved: 0,
+    };
+    pub static cuFuncGetParamCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuFuncGetParamCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncGetParamCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 190931659,
+        reserved: 0,
+    };
+    pub static cuFuncGetParamInfo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuFuncGetParamInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncGetParamInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4042241480,
+        reserved: 0,
+    };
+    pub static cuFuncIsLoaded: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuFuncIsLoaded\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncIsLoaded\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4196286404,
+        reserved: 0,
+    };
+    pub static cuFuncLoad: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuFuncLoad\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncLoad\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 923007288,
+        reserved: 0,
+    };
+    pub static cuFuncSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 9000,
+        floor: 9000,
+        high: 9000,
+        symbol: *b"cuFuncSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2175450636,
+        reserved: 0,
+    };
+    pub static cuFuncSetBlockShape: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuFuncSetBlockShape\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncSetBlockShape\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 506624408,
+        reserved: 0,
+    };
+    pub static cuFuncSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuFuncSetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncSetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 714015144,
+        reserved: 0,
+    };
+    pub static cuFuncSetSharedMemConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4020,
+        floor: 4020,
+        high: 4020,
+        symbol: *b"cuFuncSetSharedMemConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncSetSharedMemConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1273606336,
+        reserved: 0,
+    };
+    pub static cuFuncSetSharedSize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuFuncSetSharedSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuFuncSetSharedSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3545271064,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLCtxCreate",
-        "cuGLCtxCreate",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuGLCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuGLCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1619134713,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLGetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLGetDevices",
-        "cuGLGetDevices",
-        4010u32,
-        4010u32,
-        6050u32,
-        1u8,
-        2u8,
-    );
+    pub static cuGLGetDevices: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4010,
+        floor: 4010,
+        high: 6050,
+        symbol: *b"cuGLGetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLGetDevices\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2304526523,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLInit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLInit",
-        "cuGLInit",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGLInit: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuGLInit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLInit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1158407160,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLMapBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLMapBufferObject",
-        "cuGLMapBufferObject",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
+    pub static cuGLMapBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuGLMapBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLMapBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4229435542,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLMapBufferObjectAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLMapBufferObjectAsync",
-        "cuGLMapBufferObjectAsync",
-        2030u32,
-        2030u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
+    pub static cuGLMapBufferObjectAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2030,
+        floor: 2030,
+        high: 7000,
+        symbol: *b"cuGLMapBufferObjectAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLMapBufferObjectAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 735255254,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLRegisterBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLRegisterBufferObject",
-        "cuGLRegisterBufferObject",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGLRegisterBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuGLRegisterBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLRegisterBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3012391312,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLSetBufferObjectMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLSetBufferObjectMapFlags",
-        "cuGLSetBufferObjectMapFlags",
-        2030u32,
-        2030u32,
-        2030u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGLSetBufferObjectMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2030,
+        floor: 2030,
+        high: 2030,
+        symbol: *b"cuGLSetBufferObjectMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLSetBufferObjectMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1711112166,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLUnmapBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLUnmapBufferObject",
-        "cuGLUnmapBufferObject",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGLUnmapBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuGLUnmapBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLUnmapBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3328248644,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLUnmapBufferObjectAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLUnmapBufferObjectAsync",
-        "cuGLUnmapBufferObjectAsync",
-        2030u32,
-        2030u32,
-        2030u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGLUnmapBufferObjectAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2030,
+        floor: 2030,
+        high: 2030,
+        symbol: *b"cuGLUnmapBufferObjectAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLUnmapBufferObjectAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 610348466,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGLUnregisterBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGLUnregisterBufferObject",
-        "cuGLUnregisterBufferObject",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGetErrorName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGetErrorName",
-        "cuGetErrorName",
-        6000u32,
-        6000u32,
-        6000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGetErrorString: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGetErrorString",
-        "cuGetErrorString",
-        6000u32,
-        6000u32,
-        6000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGetExportTable: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGetExportTable",
-        "cuGetExportTable",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGetProcAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGetProcAddress",
-        "cuGetProcAddress",
-        11030u32,
-        11030u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphAddBatchMemOpNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddBatchMemOpNode",
-        "cuGraphAddBatchMemOpNode",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddChildGraphNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddChildGraphNode",
-        "cuGraphAddChildGraphNode",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddDependencies",
-        "cuGraphAddDependencies",
-        10000u32,
-        10000u32,
-        12030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphAddEmptyNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddEmptyNode",
-        "cuGraphAddEmptyNode",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddEventRecordNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddEventRecordNode",
-        "cuGraphAddEventRecordNode",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddEventWaitNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddEventWaitNode",
-        "cuGraphAddEventWaitNode",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddExternalSemaphoresSignalNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddExternalSemaphoresSignalNode",
-        "cuGraphAddExternalSemaphoresSignalNode",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddExternalSemaphoresWaitNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddExternalSemaphoresWaitNode",
-        "cuGraphAddExternalSemaphoresWaitNode",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddHostNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddHostNode",
-        "cuGraphAddHostNode",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddKernelNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddKernelNode",
-        "cuGraphAddKernelNode",
-        10000u32,
-        10000u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphAddMemAllocNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddMemAllocNode",
-        "cuGraphAddMemAllocNode",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddMemFreeNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddMemFreeNode",
-        "cuGraphAddMemFreeNode",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddMemcpyNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddMemcpyNode",
-        "cuGraphAddMemcpyNode",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddMemsetNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddMemsetNode",
-        "cuGraphAddMemsetNode",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphAddNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphAddNode",
-        "cuGraphAddNode",
-        12020u32,
-        12020u32,
-        13040u32,
-        1u8,
-        3u8,
-    );
-    pub static cuGraphBatchMemOpNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphBatchMemOpNodeGetParams",
-        "cuGraphBatchMemOpNodeGetParams",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphBatchMemOpNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphBatchMemOpNodeSetParams",
-        "cuGraphBatchMemOpNodeSetParams",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphChildGraphNodeGetGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphChildGraphNodeGetGraph",
-        "cuGraphChildGraphNodeGetGraph",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphClone: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphClone",
-        "cuGraphClone",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphConditionalHandleCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphConditionalHandleCreate",
-        "cuGraphConditionalHandleCreate",
-        12030u32,
-        12030u32,
-        12030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphCreate",
-        "cuGraphCreate",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphDebugDotPrint: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphDebugDotPrint",
-        "cuGraphDebugDotPrint",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphDestroy",
-        "cuGraphDestroy",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphDestroyNode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphDestroyNode",
-        "cuGraphDestroyNode",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphEventRecordNodeGetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphEventRecordNodeGetEvent",
-        "cuGraphEventRecordNodeGetEvent",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphEventRecordNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphEventRecordNodeSetEvent",
-        "cuGraphEventRecordNodeSetEvent",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphEventWaitNodeGetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphEventWaitNodeGetEvent",
-        "cuGraphEventWaitNodeGetEvent",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphEventWaitNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphEventWaitNodeSetEvent",
-        "cuGraphEventWaitNodeSetEvent",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecBatchMemOpNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecBatchMemOpNodeSetParams",
-        "cuGraphExecBatchMemOpNodeSetParams",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecChildGraphNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecChildGraphNodeSetParams",
-        "cuGraphExecChildGraphNodeSetParams",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecDestroy",
-        "cuGraphExecDestroy",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecEventRecordNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecEventRecordNodeSetEvent",
-        "cuGraphExecEventRecordNodeSetEvent",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecEventWaitNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecEventWaitNodeSetEvent",
-        "cuGraphExecEventWaitNodeSetEvent",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecExternalSemaphoresSignalNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecExternalSemaphoresSignalNodeSetParams",
-        "cuGraphExecExternalSemaphoresSignalNodeSetParams",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecExternalSemaphoresWaitNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecExternalSemaphoresWaitNodeSetParams",
-        "cuGraphExecExternalSemaphoresWaitNodeSetParams",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecGetFlags",
-        "cuGraphExecGetFlags",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecGetId",
-        "cuGraphExecGetId",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecHostNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecHostNodeSetParams",
-        "cuGraphExecHostNodeSetParams",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecKernelNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecKernelNodeSetParams",
-        "cuGraphExecKernelNodeSetParams",
-        10010u32,
-        10010u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphExecMemcpyNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecMemcpyNodeSetParams",
-        "cuGraphExecMemcpyNodeSetParams",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecMemsetNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecMemsetNodeSetParams",
-        "cuGraphExecMemsetNodeSetParams",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecNodeSetParams",
-        "cuGraphExecNodeSetParams",
-        12020u32,
-        12020u32,
-        12020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExecUpdate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExecUpdate",
-        "cuGraphExecUpdate",
-        10020u32,
-        10020u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphExternalSemaphoresSignalNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExternalSemaphoresSignalNodeGetParams",
-        "cuGraphExternalSemaphoresSignalNodeGetParams",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExternalSemaphoresSignalNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExternalSemaphoresSignalNodeSetParams",
-        "cuGraphExternalSemaphoresSignalNodeSetParams",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExternalSemaphoresWaitNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExternalSemaphoresWaitNodeGetParams",
-        "cuGraphExternalSemaphoresWaitNodeGetParams",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphExternalSemaphoresWaitNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphExternalSemaphoresWaitNodeSetParams",
-        "cuGraphExternalSemaphoresWaitNodeSetParams",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphGetEdges: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphGetEdges",
-        "cuGraphGetEdges",
-        10000u32,
-        10000u32,
-        12030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphGetId",
-        "cuGraphGetId",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphGetNodes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphGetNodes",
-        "cuGraphGetNodes",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphGetRootNodes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphGetRootNodes",
-        "cuGraphGetRootNodes",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphHostNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphHostNodeGetParams",
-        "cuGraphHostNodeGetParams",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphHostNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphHostNodeSetParams",
-        "cuGraphHostNodeSetParams",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphInstantiate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphInstantiate",
-        "cuGraphInstantiate",
-        10000u32,
-        10000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphInstantiateWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphInstantiateWithFlags",
-        "cuGraphInstantiateWithFlags",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphInstantiateWithParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphInstantiateWithParams",
-        "cuGraphInstantiateWithParams",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphKernelNodeCopyAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphKernelNodeCopyAttributes",
-        "cuGraphKernelNodeCopyAttributes",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphKernelNodeGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphKernelNodeGetAttribute",
-        "cuGraphKernelNodeGetAttribute",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphKernelNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphKernelNodeGetParams",
-        "cuGraphKernelNodeGetParams",
-        10000u32,
-        10000u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphKernelNodeSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphKernelNodeSetAttribute",
-        "cuGraphKernelNodeSetAttribute",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphKernelNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphKernelNodeSetParams",
-        "cuGraphKernelNodeSetParams",
-        10000u32,
-        10000u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphLaunch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphLaunch",
-        "cuGraphLaunch",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphMemAllocNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphMemAllocNodeGetParams",
-        "cuGraphMemAllocNodeGetParams",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphMemFreeNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphMemFreeNodeGetParams",
-        "cuGraphMemFreeNodeGetParams",
-        11040u32,
-        11040u32,
-        11040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphMemcpyNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphMemcpyNodeGetParams",
-        "cuGraphMemcpyNodeGetParams",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphMemcpyNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphMemcpyNodeSetParams",
-        "cuGraphMemcpyNodeSetParams",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphMemsetNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphMemsetNodeGetParams",
-        "cuGraphMemsetNodeGetParams",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphMemsetNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphMemsetNodeSetParams",
-        "cuGraphMemsetNodeSetParams",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeFindInClone: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeFindInClone",
-        "cuGraphNodeFindInClone",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeGetContainingGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetContainingGraph",
-        "cuGraphNodeGetContainingGraph",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeGetDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetDependencies",
-        "cuGraphNodeGetDependencies",
-        10000u32,
-        10000u32,
-        12030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphNodeGetDependentNodes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetDependentNodes",
-        "cuGraphNodeGetDependentNodes",
-        10000u32,
-        10000u32,
-        12030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphNodeGetEnabled: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetEnabled",
-        "cuGraphNodeGetEnabled",
-        11060u32,
-        11060u32,
-        11060u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeGetLocalId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetLocalId",
-        "cuGraphNodeGetLocalId",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetParams",
-        "cuGraphNodeGetParams",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeGetToolsId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetToolsId",
-        "cuGraphNodeGetToolsId",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeGetType: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeGetType",
-        "cuGraphNodeGetType",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeSetEnabled: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeSetEnabled",
-        "cuGraphNodeSetEnabled",
-        11060u32,
-        11060u32,
-        11060u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphNodeSetParams",
-        "cuGraphNodeSetParams",
-        12020u32,
-        12020u32,
-        13040u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphReleaseUserObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphReleaseUserObject",
-        "cuGraphReleaseUserObject",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphRemoveDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphRemoveDependencies",
-        "cuGraphRemoveDependencies",
-        10000u32,
-        10000u32,
-        12030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphRetainUserObject: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphRetainUserObject",
-        "cuGraphRetainUserObject",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphUpload: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphUpload",
-        "cuGraphUpload",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        2u8,
-    );
+    pub static cuGLUnregisterBufferObject: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuGLUnregisterBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGLUnregisterBufferObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3150127120,
+        reserved: 0,
+    };
+    pub static cuGetErrorName: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 6000,
+        floor: 6000,
+        high: 6000,
+        symbol: *b"cuGetErrorName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGetErrorName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 201075012,
+        reserved: 0,
+    };
+    pub static cuGetErrorString: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 6000,
+        floor: 6000,
+        high: 6000,
+        symbol: *b"cuGetErrorString\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGetErrorString\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2526997748,
+        reserved: 0,
+    };
+    pub static cuGetExportTable: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGetExportTable\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGetExportTable\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 19686884,
+        reserved: 0,
+    };
+    pub static cuGetProcAddress: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11030,
+        floor: 11030,
+        high: 12000,
+        symbol: *b"cuGetProcAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGetProcAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3236746466,
+        reserved: 0,
+    };
+    pub static cuGraphAddBatchMemOpNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuGraphAddBatchMemOpNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddBatchMemOpNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3034921646,
+        reserved: 0,
+    };
+    pub static cuGraphAddChildGraphNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphAddChildGraphNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddChildGraphNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3243208412,
+        reserved: 0,
+    };
+    pub static cuGraphAddDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12030,
+        symbol: *b"cuGraphAddDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 790878504,
+        reserved: 0,
+    };
+    pub static cuGraphAddEmptyNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphAddEmptyNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddEmptyNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2299931416,
+        reserved: 0,
+    };
+    pub static cuGraphAddEventRecordNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphAddEventRecordNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddEventRecordNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 933113686,
+        reserved: 0,
+    };
+    pub static cuGraphAddEventWaitNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphAddEventWaitNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddEventWaitNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2022490710,
+        reserved: 0,
+    };
+    pub static cuGraphAddExternalSemaphoresSignalNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphAddExternalSemaphoresSignalNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddExternalSemaphoresSignalNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 684846464,
+        reserved: 0,
+    };
+    pub static cuGraphAddExternalSemaphoresWaitNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphAddExternalSemaphoresWaitNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddExternalSemaphoresWaitNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2974893996,
+        reserved: 0,
+    };
+    pub static cuGraphAddHostNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphAddHostNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddHostNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3985197024,
+        reserved: 0,
+    };
+    pub static cuGraphAddKernelNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12000,
+        symbol: *b"cuGraphAddKernelNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddKernelNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3786936698,
+        reserved: 0,
+    };
+    pub static cuGraphAddMemAllocNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuGraphAddMemAllocNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddMemAllocNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 727334116,
+        reserved: 0,
+    };
+    pub static cuGraphAddMemFreeNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuGraphAddMemFreeNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddMemFreeNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3944891588,
+        reserved: 0,
+    };
+    pub static cuGraphAddMemcpyNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphAddMemcpyNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddMemcpyNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1054702004,
+        reserved: 0,
+    };
+    pub static cuGraphAddMemsetNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphAddMemsetNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddMemsetNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2438993656,
+        reserved: 0,
+    };
+    pub static cuGraphAddNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 12020,
+        floor: 12020,
+        high: 13040,
+        symbol: *b"cuGraphAddNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphAddNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3240585949,
+        reserved: 0,
+    };
+    pub static cuGraphBatchMemOpNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuGraphBatchMemOpNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphBatchMemOpNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1306637914,
+        reserved: 0,
+    };
+    pub static cuGraphBatchMemOpNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuGraphBatchMemOpNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphBatchMemOpNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2191033442,
+        reserved: 0,
+    };
+    pub static cuGraphChildGraphNodeGetGraph: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphChildGraphNodeGetGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphChildGraphNodeGetGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2262516392,
+        reserved: 0,
+    };
+    pub static cuGraphClone: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphClone\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphClone\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4268604316,
+        reserved: 0,
+    };
+    pub static cuGraphConditionalHandleCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12030,
+        floor: 12030,
+        high: 12030,
+        symbol: *b"cuGraphConditionalHandleCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphConditionalHandleCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 128782365,
+        reserved: 0,
+    };
+    pub static cuGraphCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3950564424,
+        reserved: 0,
+    };
+    pub static cuGraphDebugDotPrint: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuGraphDebugDotPrint\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphDebugDotPrint\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1340506194,
+        reserved: 0,
+    };
+    pub static cuGraphDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1972979244,
+        reserved: 0,
+    };
+    pub static cuGraphDestroyNode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphDestroyNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphDestroyNode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1557185556,
+        reserved: 0,
+    };
+    pub static cuGraphEventRecordNodeGetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphEventRecordNodeGetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphEventRecordNodeGetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 382422370,
+        reserved: 0,
+    };
+    pub static cuGraphEventRecordNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphEventRecordNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphEventRecordNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3029527738,
+        reserved: 0,
+    };
+    pub static cuGraphEventWaitNodeGetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphEventWaitNodeGetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphEventWaitNodeGetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1738791178,
+        reserved: 0,
+    };
+    pub static cuGraphEventWaitNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphEventWaitNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphEventWaitNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1484752714,
+        reserved: 0,
+    };
+    pub static cuGraphExecBatchMemOpNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuGraphExecBatchMemOpNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecBatchMemOpNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4163086778,
+        reserved: 0,
+    };
+    pub static cuGraphExecChildGraphNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphExecChildGraphNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecChildGraphNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 56607022,
+        reserved: 0,
+    };
+    pub static cuGraphExecDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphExecDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2907273080,
+        reserved: 0,
+    };
+    pub static cuGraphExecEventRecordNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphExecEventRecordNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecEventRecordNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 970200302,
+        reserved: 0,
+    };
+    pub static cuGraphExecEventWaitNodeSetEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphExecEventWaitNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecEventWaitNodeSetEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3731418066,
+        reserved: 0,
+    };
+    pub static cuGraphExecExternalSemaphoresSignalNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphExecExternalSemaphoresSignalNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecExternalSemaphoresSignalNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3098879644,
+        reserved: 0,
+    };
+    pub static cuGraphExecExternalSemaphoresWaitNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphExecExternalSemaphoresWaitNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecExternalSemaphoresWaitNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2790154636,
+        reserved: 0,
+    };
+    pub static cuGraphExecGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuGraphExecGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2761996511,
+        reserved: 0,
+    };
+    pub static cuGraphExecGetId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuGraphExecGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3441573933,
+        reserved: 0,
+    };
+    pub static cuGraphExecHostNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuGraphExecHostNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecHostNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3083872272,
+        reserved: 0,
+    };
+    pub static cuGraphExecKernelNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10010,
+        floor: 10010,
+        high: 12000,
+        symbol: *b"cuGraphExecKernelNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecKernelNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4221076838,
+        reserved: 0,
+    };
+    pub static cuGraphExecMemcpyNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuGraphExecMemcpyNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecMemcpyNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 444939232,
+        reserved: 0,
+    };
+    pub static cuGraphExecMemsetNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuGraphExecMemsetNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecMemsetNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3228145412,
+        reserved: 0,
+    };
+    pub static cuGraphExecNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12020,
+        floor: 12020,
+        high: 12020,
+        symbol: *b"cuGraphExecNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2464378499,
+        reserved: 0,
+    };
+    pub static cuGraphExecUpdate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10020,
+        floor: 10020,
+        high: 12000,
+        symbol: *b"cuGraphExecUpdate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExecUpdate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2809452318,
+        reserved: 0,
+    };
+    pub static cuGraphExternalSemaphoresSignalNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphExternalSemaphoresSignalNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExternalSemaphoresSignalNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2793672304,
+        reserved: 0,
+    };
+    pub static cuGraphExternalSemaphoresSignalNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphExternalSemaphoresSignalNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExternalSemaphoresSignalNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1749194624,
+        reserved: 0,
+    };
+    pub static cuGraphExternalSemaphoresWaitNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphExternalSemaphoresWaitNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExternalSemaphoresWaitNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2393714420,
+        reserved: 0,
+    };
+    pub static cuGraphExternalSemaphoresWaitNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuGraphExternalSemaphoresWaitNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphExternalSemaphoresWaitNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 163181892,
+        reserved: 0,
+    };
+    pub static cuGraphGetEdges: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12030,
+        symbol: *b"cuGraphGetEdges\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphGetEdges\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2398855788,
+        reserved: 0,
+    };
+    pub static cuGraphGetId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuGraphGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 845211333,
+        reserved: 0,
+    };
+    pub static cuGraphGetNodes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphGetNodes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphGetNodes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1477843804,
+        reserved: 0,
+    };
+    pub static cuGraphGetRootNodes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphGetRootNodes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphGetRootNodes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1902338416,
+        reserved: 0,
+    };
+    pub static cuGraphHostNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphHostNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphHostNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1892065080,
+        reserved: 0,
+    };
+    pub static cuGraphHostNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphHostNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphHostNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2706003992,
+        reserved: 0,
+    };
+    pub static cuGraphInstantiate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 11000,
+        symbol: *b"cuGraphInstantiate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphInstantiate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1686051346,
+        reserved: 0,
+    };
+    pub static cuGraphInstantiateWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuGraphInstantiateWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphInstantiateWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 61405984,
+        reserved: 0,
+    };
+    pub static cuGraphInstantiateWithParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuGraphInstantiateWithParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphInstantiateWithParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1498018470,
+        reserved: 0,
+    };
+    pub static cuGraphKernelNodeCopyAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuGraphKernelNodeCopyAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphKernelNodeCopyAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3337361619,
+        reserved: 0,
+    };
+    pub static cuGraphKernelNodeGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuGraphKernelNodeGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphKernelNodeGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 533162899,
+        reserved: 0,
+    };
+    pub static cuGraphKernelNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12000,
+        symbol: *b"cuGraphKernelNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphKernelNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2911025034,
+        reserved: 0,
+    };
+    pub static cuGraphKernelNodeSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuGraphKernelNodeSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphKernelNodeSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2589971091,
+        reserved: 0,
+    };
+    pub static cuGraphKernelNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12000,
+        symbol: *b"cuGraphKernelNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphKernelNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2521047250,
+        reserved: 0,
+    };
+    pub static cuGraphLaunch: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphLaunch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphLaunch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3316004013,
+        reserved: 0,
+    };
+    pub static cuGraphMemAllocNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuGraphMemAllocNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphMemAllocNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 104186652,
+        reserved: 0,
+    };
+    pub static cuGraphMemFreeNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11040,
+        floor: 11040,
+        high: 11040,
+        symbol: *b"cuGraphMemFreeNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphMemFreeNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3847455548,
+        reserved: 0,
+    };
+    pub static cuGraphMemcpyNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphMemcpyNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphMemcpyNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 451388052,
+        reserved: 0,
+    };
+    pub static cuGraphMemcpyNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphMemcpyNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphMemcpyNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 183169612,
+        reserved: 0,
+    };
+    pub static cuGraphMemsetNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphMemsetNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphMemsetNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1163955248,
+        reserved: 0,
+    };
+    pub static cuGraphMemsetNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphMemsetNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphMemsetNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4216111944,
+        reserved: 0,
+    };
+    pub static cuGraphNodeFindInClone: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphNodeFindInClone\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeFindInClone\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2604004772,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetContainingGraph: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuGraphNodeGetContainingGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetContainingGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2801866741,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12030,
+        symbol: *b"cuGraphNodeGetDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1982615364,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetDependentNodes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12030,
+        symbol: *b"cuGraphNodeGetDependentNodes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetDependentNodes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1132836552,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetEnabled: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11060,
+        floor: 11060,
+        high: 11060,
+        symbol: *b"cuGraphNodeGetEnabled\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetEnabled\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 70966916,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetLocalId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuGraphNodeGetLocalId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetLocalId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3179887425,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuGraphNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2375759799,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetToolsId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuGraphNodeGetToolsId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetToolsId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3593869581,
+        reserved: 0,
+    };
+    pub static cuGraphNodeGetType: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuGraphNodeGetType\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeGetType\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 590733672,
+        reserved: 0,
+    };
+    pub static cuGraphNodeSetEnabled: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11060,
+        floor: 11060,
+        high: 11060,
+        symbol: *b"cuGraphNodeSetEnabled\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeSetEnabled\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1630287732,
+        reserved: 0,
+    };
+    pub static cuGraphNodeSetParams: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12020,
+        floor: 12020,
+        high: 13040,
+        symbol: *b"cuGraphNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphNodeSetParams\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1456709070,
+        reserved: 0,
+    };
+    pub static cuGraphReleaseUserObject: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuGraphReleaseUserObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphReleaseUserObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3893243578,
+        reserved: 0,
+    };
+    pub static cuGraphRemoveDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 12030,
+        symbol: *b"cuGraphRemoveDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphRemoveDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3925760188,
+        reserved: 0,
+    };
+    pub static cuGraphRetainUserObject: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuGraphRetainUserObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphRetainUserObject\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1701352742,
+        reserved: 0,
+    };
+    pub static cuGraphUpload: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuGraphUpload\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphUpload\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1727279083,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d10")]
-    pub static cuGraphicsD3D10RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsD3D10RegisterResource",
-        "cuGraphicsD3D10RegisterResource",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsD3D10RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsD3D10RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsD3D10RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1356537508,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d11")]
-    pub static cuGraphicsD3D11RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsD3D11RegisterResource",
-        "cuGraphicsD3D11RegisterResource",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsD3D11RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsD3D11RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsD3D11RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 645019316,
+        reserved: 0,
+    };
     #[cfg(feature = "d3d9")]
-    pub static cuGraphicsD3D9RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsD3D9RegisterResource",
-        "cuGraphicsD3D9RegisterResource",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsD3D9RegisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsD3D9RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsD3D9RegisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 237914868,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuGraphicsEGLRegisterImage: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsEGLRegisterImage",
-        "cuGraphicsEGLRegisterImage",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsEGLRegisterImage: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuGraphicsEGLRegisterImage\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsEGLRegisterImage\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2321483780,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGraphicsGLRegisterBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsGLRegisterBuffer",
-        "cuGraphicsGLRegisterBuffer",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsGLRegisterBuffer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsGLRegisterBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsGLRegisterBuffer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3656246824,
+        reserved: 0,
+    };
     #[cfg(feature = "gl")]
-    pub static cuGraphicsGLRegisterImage: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsGLRegisterImage",
-        "cuGraphicsGLRegisterImage",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphicsMapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsMapResources",
-        "cuGraphicsMapResources",
-        3000u32,
-        3000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
+    pub static cuGraphicsGLRegisterImage: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsGLRegisterImage\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsGLRegisterImage\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3496241812,
+        reserved: 0,
+    };
+    pub static cuGraphicsMapResources: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3000,
+        floor: 3000,
+        high: 7000,
+        symbol: *b"cuGraphicsMapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsMapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4256831469,
+        reserved: 0,
+    };
     #[cfg(feature = "egl")]
-    pub static cuGraphicsResourceGetMappedEglFrame: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsResourceGetMappedEglFrame",
-        "cuGraphicsResourceGetMappedEglFrame",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphicsResourceGetMappedMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsResourceGetMappedMipmappedArray",
-        "cuGraphicsResourceGetMappedMipmappedArray",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphicsResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsResourceGetMappedPointer",
-        "cuGraphicsResourceGetMappedPointer",
-        3000u32,
-        3000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphicsResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsResourceSetMapFlags",
-        "cuGraphicsResourceSetMapFlags",
-        3000u32,
-        3000u32,
-        6050u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphicsSubResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsSubResourceGetMappedArray",
-        "cuGraphicsSubResourceGetMappedArray",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGraphicsUnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsUnmapResources",
-        "cuGraphicsUnmapResources",
-        3000u32,
-        3000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuGraphicsUnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsUnregisterResource",
-        "cuGraphicsUnregisterResource",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsResourceGetMappedEglFrame: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuGraphicsResourceGetMappedEglFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsResourceGetMappedEglFrame\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 32994240,
+        reserved: 0,
+    };
+    pub static cuGraphicsResourceGetMappedMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuGraphicsResourceGetMappedMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsResourceGetMappedMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1583420196,
+        reserved: 0,
+    };
+    pub static cuGraphicsResourceGetMappedPointer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3000,
+        floor: 3000,
+        high: 3020,
+        symbol: *b"cuGraphicsResourceGetMappedPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsResourceGetMappedPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 343084853,
+        reserved: 0,
+    };
+    pub static cuGraphicsResourceSetMapFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3000,
+        floor: 3000,
+        high: 6050,
+        symbol: *b"cuGraphicsResourceSetMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsResourceSetMapFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1335088707,
+        reserved: 0,
+    };
+    pub static cuGraphicsSubResourceGetMappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsSubResourceGetMappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsSubResourceGetMappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1221954152,
+        reserved: 0,
+    };
+    pub static cuGraphicsUnmapResources: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3000,
+        floor: 3000,
+        high: 7000,
+        symbol: *b"cuGraphicsUnmapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsUnmapResources\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 542688585,
+        reserved: 0,
+    };
+    pub static cuGraphicsUnregisterResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuGraphicsUnregisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsUnregisterResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 979108684,
+        reserved: 0,
+    };
     #[cfg(feature = "vdpau")]
-    pub static cuGraphicsVDPAURegisterOutputSurface: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsVDPAURegisterOutputSurface",
-        "cuGraphicsVDPAURegisterOutputSurface",
-        3010u32,
-        3010u32,
-        3010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsVDPAURegisterOutputSurface: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3010,
+        floor: 3010,
+        high: 3010,
+        symbol: *b"cuGraphicsVDPAURegisterOutputSurface\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsVDPAURegisterOutputSurface\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1000136134,
+        reserved: 0,
+    };
     #[cfg(feature = "vdpau")]
-    pub static cuGraphicsVDPAURegisterVideoSurface: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGraphicsVDPAURegisterVideoSurface",
-        "cuGraphicsVDPAURegisterVideoSurface",
-        3010u32,
-        3010u32,
-        3010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxCreate",
-        "cuGreenCtxCreate",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxDestroy",
-        "cuGreenCtxDestroy",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxGetDevResource",
-        "cuGreenCtxGetDevResource",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxGetId",
-        "cuGreenCtxGetId",
-        12090u32,
-        12090u32,
-        12090u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxRecordEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxRecordEvent",
-        "cuGreenCtxRecordEvent",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxStreamCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxStreamCreate",
-        "cuGreenCtxStreamCreate",
-        12050u32,
-        12050u32,
-        12050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuGreenCtxWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuGreenCtxWaitEvent",
-        "cuGreenCtxWaitEvent",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuImportExternalMemory: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuImportExternalMemory",
-        "cuImportExternalMemory",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuImportExternalSemaphore: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuImportExternalSemaphore",
-        "cuImportExternalSemaphore",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuInit: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuInit",
-        "cuInit",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuIpcCloseMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuIpcCloseMemHandle",
-        "cuIpcCloseMemHandle",
-        4010u32,
-        4010u32,
-        4010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuIpcGetEventHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuIpcGetEventHandle",
-        "cuIpcGetEventHandle",
-        4010u32,
-        4010u32,
-        4010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuIpcGetMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuIpcGetMemHandle",
-        "cuIpcGetMemHandle",
-        4010u32,
-        4010u32,
-        4010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuIpcOpenEventHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuIpcOpenEventHandle",
-        "cuIpcOpenEventHandle",
-        4010u32,
-        4010u32,
-        4010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuIpcOpenMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuIpcOpenMemHandle",
-        "cuIpcOpenMemHandle",
-        4010u32,
-        4010u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuKernelGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelGetAttribute",
-        "cuKernelGetAttribute",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelGetFunction: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelGetFunction",
-        "cuKernelGetFunction",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelGetLibrary: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelGetLibrary",
-        "cuKernelGetLibrary",
-        12050u32,
-        12050u32,
-        12050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelGetName: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelGetName",
-        "cuKernelGetName",
-        12030u32,
-        12030u32,
-        12030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelGetParamCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelGetParamCount",
-        "cuKernelGetParamCount",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelGetParamInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelGetParamInfo",
-        "cuKernelGetParamInfo",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelSetAttribute",
-        "cuKernelSetAttribute",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuKernelSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuKernelSetCacheConfig",
-        "cuKernelSetCacheConfig",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLaunch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunch",
-        "cuLaunch",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLaunchCooperativeKernel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchCooperativeKernel",
-        "cuLaunchCooperativeKernel",
-        9000u32,
-        9000u32,
-        9000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuLaunchCooperativeKernelMultiDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchCooperativeKernelMultiDevice",
-        "cuLaunchCooperativeKernelMultiDevice",
-        9000u32,
-        9000u32,
-        9000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLaunchGrid: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchGrid",
-        "cuLaunchGrid",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLaunchGridAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchGridAsync",
-        "cuLaunchGridAsync",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLaunchHostFunc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchHostFunc",
-        "cuLaunchHostFunc",
-        10000u32,
-        10000u32,
-        13010u32,
-        1u8,
-        4u8,
-    );
-    pub static cuLaunchKernel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchKernel",
-        "cuLaunchKernel",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuLaunchKernelEx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLaunchKernelEx",
-        "cuLaunchKernelEx",
-        11060u32,
-        11060u32,
-        11060u32,
-        1u8,
-        2u8,
-    );
-    pub static cuLibraryEnumerateKernels: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryEnumerateKernels",
-        "cuLibraryEnumerateKernels",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryGetGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryGetGlobal",
-        "cuLibraryGetGlobal",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryGetKernel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryGetKernel",
-        "cuLibraryGetKernel",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryGetKernelCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryGetKernelCount",
-        "cuLibraryGetKernelCount",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryGetManaged: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryGetManaged",
-        "cuLibraryGetManaged",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryGetModule: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryGetModule",
-        "cuLibraryGetModule",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryGetUnifiedFunction: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryGetUnifiedFunction",
-        "cuLibraryGetUnifiedFunction",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryLoadData: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryLoadData",
-        "cuLibraryLoadData",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryLoadFromFile: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryLoadFromFile",
-        "cuLibraryLoadFromFile",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLibraryUnload: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLibraryUnload",
-        "cuLibraryUnload",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLinkAddData: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLinkAddData",
-        "cuLinkAddData",
-        5050u32,
-        5050u32,
-        6050u32,
-        1u8,
-        2u8,
-    );
-    pub static cuLinkAddFile: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLinkAddFile",
-        "cuLinkAddFile",
-        5050u32,
-        5050u32,
-        6050u32,
-        1u8,
-        2u8,
-    );
-    pub static cuLinkComplete: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLinkComplete",
-        "cuLinkComplete",
-        5050u32,
-        5050u32,
-        5050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLinkCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLinkCreate",
-        "cuLinkCreate",
-        5050u32,
-        5050u32,
-        6050u32,
-        1u8,
-        2u8,
-    );
-    pub static cuLinkDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLinkDestroy",
-        "cuLinkDestroy",
-        5050u32,
-        5050u32,
-        5050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointAddDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointAddDevice",
-        "cuLogicalEndpointAddDevice",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointBindAddr: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointBindAddr",
-        "cuLogicalEndpointBindAddr",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointBindMem: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointBindMem",
-        "cuLogicalEndpointBindMem",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointCreate",
-        "cuLogicalEndpointCreate",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointDestroy",
-        "cuLogicalEndpointDestroy",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointExport: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointExport",
-        "cuLogicalEndpointExport",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointGetLimits: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointGetLimits",
-        "cuLogicalEndpointGetLimits",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointIdRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointIdRelease",
-        "cuLogicalEndpointIdRelease",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointIdReserve: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointIdReserve",
-        "cuLogicalEndpointIdReserve",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointImport: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointImport",
-        "cuLogicalEndpointImport",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointQuery: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointQuery",
-        "cuLogicalEndpointQuery",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogicalEndpointUnbind: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogicalEndpointUnbind",
-        "cuLogicalEndpointUnbind",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogsCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogsCurrent",
-        "cuLogsCurrent",
-        12090u32,
-        12090u32,
-        12090u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogsDumpToFile: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogsDumpToFile",
-        "cuLogsDumpToFile",
-        12090u32,
-        12090u32,
-        12090u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogsDumpToMemory: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogsDumpToMemory",
-        "cuLogsDumpToMemory",
-        12090u32,
-        12090u32,
-        12090u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogsRegisterCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogsRegisterCallback",
-        "cuLogsRegisterCallback",
-        12090u32,
-        12090u32,
-        12090u32,
-        1u8,
-        1u8,
-    );
-    pub static cuLogsUnregisterCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuLogsUnregisterCallback",
-        "cuLogsUnregisterCallback",
-        12090u32,
-        12090u32,
-        12090u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemAddressFree: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAddressFree",
-        "cuMemAddressFree",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemAddressReserve: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAddressReserve",
-        "cuMemAddressReserve",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemAdvise: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAdvise",
-        "cuMemAdvise",
-        8000u32,
-        8000u32,
-        12020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemAlloc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAlloc",
-        "cuMemAlloc",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemAllocAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAllocAsync",
-        "cuMemAllocAsync",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemAllocFromPoolAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAllocFromPoolAsync",
-        "cuMemAllocFromPoolAsync",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemAllocHost: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAllocHost",
-        "cuMemAllocHost",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemAllocManaged: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAllocManaged",
-        "cuMemAllocManaged",
-        6000u32,
-        6000u32,
-        6000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemAllocPitch: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemAllocPitch",
-        "cuMemAllocPitch",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemBatchDecompressAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemBatchDecompressAsync",
-        "cuMemBatchDecompressAsync",
-        12060u32,
-        12060u32,
-        12060u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemCreate",
-        "cuMemCreate",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemDiscardAndPrefetchBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemDiscardAndPrefetchBatchAsync",
-        "cuMemDiscardAndPrefetchBatchAsync",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemDiscardBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemDiscardBatchAsync",
-        "cuMemDiscardBatchAsync",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemExportToShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemExportToShareableHandle",
-        "cuMemExportToShareableHandle",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemFree: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemFree",
-        "cuMemFree",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemFreeAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemFreeAsync",
-        "cuMemFreeAsync",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemFreeHost: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemFreeHost",
-        "cuMemFreeHost",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetAccess",
-        "cuMemGetAccess",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetAddressRange: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetAddressRange",
-        "cuMemGetAddressRange",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemGetAllocationGranularity: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetAllocationGranularity",
-        "cuMemGetAllocationGranularity",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetAllocationPropertiesFromHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetAllocationPropertiesFromHandle",
-        "cuMemGetAllocationPropertiesFromHandle",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetDefaultMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetDefaultMemPool",
-        "cuMemGetDefaultMemPool",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetHandleForAddressRange: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetHandleForAddressRange",
-        "cuMemGetHandleForAddressRange",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetInfo",
-        "cuMemGetInfo",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemGetLocationInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetLocationInfo",
-        "cuMemGetLocationInfo",
-        13040u32,
-        13040u32,
-        13040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemGetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemGetMemPool",
-        "cuMemGetMemPool",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemHostAlloc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemHostAlloc",
-        "cuMemHostAlloc",
-        2020u32,
-        2020u32,
-        2020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemHostGetDevicePointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemHostGetDevicePointer",
-        "cuMemHostGetDevicePointer",
-        2020u32,
-        2020u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemHostGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemHostGetFlags",
-        "cuMemHostGetFlags",
-        2030u32,
-        2030u32,
-        2030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemHostRegister: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemHostRegister",
-        "cuMemHostRegister",
-        4000u32,
-        4000u32,
-        6050u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemHostUnregister: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemHostUnregister",
-        "cuMemHostUnregister",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemImportFromShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemImportFromShareableHandle",
-        "cuMemImportFromShareableHandle",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemMap: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemMap",
-        "cuMemMap",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemMapArrayAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemMapArrayAsync",
-        "cuMemMapArrayAsync",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemPoolCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolCreate",
-        "cuMemPoolCreate",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolDestroy",
-        "cuMemPoolDestroy",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolExportPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolExportPointer",
-        "cuMemPoolExportPointer",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolExportToShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolExportToShareableHandle",
-        "cuMemPoolExportToShareableHandle",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolGetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolGetAccess",
-        "cuMemPoolGetAccess",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolGetAttribute",
-        "cuMemPoolGetAttribute",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolImportFromShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolImportFromShareableHandle",
-        "cuMemPoolImportFromShareableHandle",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolImportPointer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolImportPointer",
-        "cuMemPoolImportPointer",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolSetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolSetAccess",
-        "cuMemPoolSetAccess",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolSetAttribute",
-        "cuMemPoolSetAttribute",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPoolTrimTo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPoolTrimTo",
-        "cuMemPoolTrimTo",
-        11020u32,
-        11020u32,
-        11020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemPrefetchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPrefetchAsync",
-        "cuMemPrefetchAsync",
-        8000u32,
-        8000u32,
-        12020u32,
-        1u8,
-        4u8,
-    );
-    pub static cuMemPrefetchBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemPrefetchBatchAsync",
-        "cuMemPrefetchBatchAsync",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemRangeGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemRangeGetAttribute",
-        "cuMemRangeGetAttribute",
-        8000u32,
-        8000u32,
-        8000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemRangeGetAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemRangeGetAttributes",
-        "cuMemRangeGetAttributes",
-        8000u32,
-        8000u32,
-        8000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemRelease",
-        "cuMemRelease",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemRetainAllocationHandle: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemRetainAllocationHandle",
-        "cuMemRetainAllocationHandle",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemSetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemSetAccess",
-        "cuMemSetAccess",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemSetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemSetMemPool",
-        "cuMemSetMemPool",
-        13000u32,
-        13000u32,
-        13000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemUnmap: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemUnmap",
-        "cuMemUnmap",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMemcpy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy",
-        "cuMemcpy",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpy2D: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy2D",
-        "cuMemcpy2D",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpy2DAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy2DAsync",
-        "cuMemcpy2DAsync",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpy2DUnaligned: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy2DUnaligned",
-        "cuMemcpy2DUnaligned",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpy3D: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy3D",
-        "cuMemcpy3D",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpy3DAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy3DAsync",
-        "cuMemcpy3DAsync",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpy3DBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy3DBatchAsync",
-        "cuMemcpy3DBatchAsync",
-        12080u32,
-        12080u32,
-        13000u32,
-        1u8,
-        4u8,
-    );
-    pub static cuMemcpy3DPeer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy3DPeer",
-        "cuMemcpy3DPeer",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpy3DPeerAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy3DPeerAsync",
-        "cuMemcpy3DPeerAsync",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpy3DWithAttributesAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpy3DWithAttributesAsync",
-        "cuMemcpy3DWithAttributesAsync",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpyAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyAsync",
-        "cuMemcpyAsync",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpyAtoA: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyAtoA",
-        "cuMemcpyAtoA",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyAtoD: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyAtoD",
-        "cuMemcpyAtoD",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyAtoH: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyAtoH",
-        "cuMemcpyAtoH",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyAtoHAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyAtoHAsync",
-        "cuMemcpyAtoHAsync",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyBatchAsync",
-        "cuMemcpyBatchAsync",
-        12080u32,
-        12080u32,
-        13000u32,
-        1u8,
-        4u8,
-    );
-    pub static cuMemcpyDtoA: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyDtoA",
-        "cuMemcpyDtoA",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyDtoD: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyDtoD",
-        "cuMemcpyDtoD",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyDtoDAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyDtoDAsync",
-        "cuMemcpyDtoDAsync",
-        3000u32,
-        3000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyDtoH: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyDtoH",
-        "cuMemcpyDtoH",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyDtoHAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyDtoHAsync",
-        "cuMemcpyDtoHAsync",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyHtoA: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyHtoA",
-        "cuMemcpyHtoA",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyHtoAAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyHtoAAsync",
-        "cuMemcpyHtoAAsync",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyHtoD: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyHtoD",
-        "cuMemcpyHtoD",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyHtoDAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyHtoDAsync",
-        "cuMemcpyHtoDAsync",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemcpyPeer: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyPeer",
-        "cuMemcpyPeer",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpyPeerAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyPeerAsync",
-        "cuMemcpyPeerAsync",
-        4000u32,
-        4000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemcpyWithAttributesAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemcpyWithAttributesAsync",
-        "cuMemcpyWithAttributesAsync",
-        13020u32,
-        13020u32,
-        13020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemsetD16: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD16",
-        "cuMemsetD16",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemsetD16Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD16Async",
-        "cuMemsetD16Async",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemsetD2D16: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD2D16",
-        "cuMemsetD2D16",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemsetD2D16Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD2D16Async",
-        "cuMemsetD2D16Async",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemsetD2D32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD2D32",
-        "cuMemsetD2D32",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemsetD2D32Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD2D32Async",
-        "cuMemsetD2D32Async",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemsetD2D8: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD2D8",
-        "cuMemsetD2D8",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemsetD2D8Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD2D8Async",
-        "cuMemsetD2D8Async",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemsetD32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD32",
-        "cuMemsetD32",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemsetD32Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD32Async",
-        "cuMemsetD32Async",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMemsetD8: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD8",
-        "cuMemsetD8",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        3u8,
-    );
-    pub static cuMemsetD8Async: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMemsetD8Async",
-        "cuMemsetD8Async",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMipmappedArrayCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMipmappedArrayCreate",
-        "cuMipmappedArrayCreate",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMipmappedArrayDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMipmappedArrayDestroy",
-        "cuMipmappedArrayDestroy",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMipmappedArrayGetLevel: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMipmappedArrayGetLevel",
-        "cuMipmappedArrayGetLevel",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMipmappedArrayGetMemoryRequirements: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMipmappedArrayGetMemoryRequirements",
-        "cuMipmappedArrayGetMemoryRequirements",
-        11060u32,
-        11060u32,
-        11060u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMipmappedArrayGetSparseProperties: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMipmappedArrayGetSparseProperties",
-        "cuMipmappedArrayGetSparseProperties",
-        11010u32,
-        11010u32,
-        11010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleEnumerateFunctions: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleEnumerateFunctions",
-        "cuModuleEnumerateFunctions",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleGetFunction: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleGetFunction",
-        "cuModuleGetFunction",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleGetFunctionCount: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleGetFunctionCount",
-        "cuModuleGetFunctionCount",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleGetGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleGetGlobal",
-        "cuModuleGetGlobal",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuModuleGetLoadingMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleGetLoadingMode",
-        "cuModuleGetLoadingMode",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleGetSurfRef: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleGetSurfRef",
-        "cuModuleGetSurfRef",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleGetTexRef: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleGetTexRef",
-        "cuModuleGetTexRef",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleLoad: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleLoad",
-        "cuModuleLoad",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleLoadData: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleLoadData",
-        "cuModuleLoadData",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleLoadDataEx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleLoadDataEx",
-        "cuModuleLoadDataEx",
-        2010u32,
-        2010u32,
-        2010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleLoadFatBinary: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleLoadFatBinary",
-        "cuModuleLoadFatBinary",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuModuleUnload: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuModuleUnload",
-        "cuModuleUnload",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMulticastAddDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMulticastAddDevice",
-        "cuMulticastAddDevice",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMulticastBindAddr: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMulticastBindAddr",
-        "cuMulticastBindAddr",
-        12010u32,
-        12010u32,
-        13010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMulticastBindMem: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMulticastBindMem",
-        "cuMulticastBindMem",
-        12010u32,
-        12010u32,
-        13010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuMulticastCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMulticastCreate",
-        "cuMulticastCreate",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMulticastGetGranularity: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMulticastGetGranularity",
-        "cuMulticastGetGranularity",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuMulticastUnbind: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuMulticastUnbind",
-        "cuMulticastUnbind",
-        12010u32,
-        12010u32,
-        12010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyAvailableDynamicSMemPerBlock: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyAvailableDynamicSMemPerBlock",
-        "cuOccupancyAvailableDynamicSMemPerBlock",
-        10020u32,
-        10020u32,
-        10020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyMaxActiveBlocksPerMultiprocessor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        6050u32,
-        6050u32,
-        6050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
-        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyMaxActiveClusters: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyMaxActiveClusters",
-        "cuOccupancyMaxActiveClusters",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyMaxPotentialBlockSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyMaxPotentialBlockSize",
-        "cuOccupancyMaxPotentialBlockSize",
-        6050u32,
-        6050u32,
-        6050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyMaxPotentialBlockSizeWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyMaxPotentialBlockSizeWithFlags",
-        "cuOccupancyMaxPotentialBlockSizeWithFlags",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuOccupancyMaxPotentialClusterSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuOccupancyMaxPotentialClusterSize",
-        "cuOccupancyMaxPotentialClusterSize",
-        11070u32,
-        11070u32,
-        11070u32,
-        1u8,
-        1u8,
-    );
-    pub static cuParamSetSize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuParamSetSize",
-        "cuParamSetSize",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuParamSetTexRef: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuParamSetTexRef",
-        "cuParamSetTexRef",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuParamSetf: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuParamSetf",
-        "cuParamSetf",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuParamSeti: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuParamSeti",
-        "cuParamSeti",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuParamSetv: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuParamSetv",
-        "cuParamSetv",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuPointerGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuPointerGetAttribute",
-        "cuPointerGetAttribute",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuPointerGetAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuPointerGetAttributes",
-        "cuPointerGetAttributes",
-        7000u32,
-        7000u32,
-        7000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuPointerSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuPointerSetAttribute",
-        "cuPointerSetAttribute",
-        6000u32,
-        6000u32,
-        6000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuGraphicsVDPAURegisterVideoSurface: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3010,
+        floor: 3010,
+        high: 3010,
+        symbol: *b"cuGraphicsVDPAURegisterVideoSurface\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGraphicsVDPAURegisterVideoSurface\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2732139894,
+        reserved: 0,
+    };
+    pub static cuGreenCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuGreenCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1799414728,
+        reserved: 0,
+    };
+    pub static cuGreenCtxDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuGreenCtxDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3995527932,
+        reserved: 0,
+    };
+    pub static cuGreenCtxGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuGreenCtxGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3298937660,
+        reserved: 0,
+    };
+    pub static cuGreenCtxGetId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12090,
+        floor: 12090,
+        high: 12090,
+        symbol: *b"cuGreenCtxGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2230324402,
+        reserved: 0,
+    };
+    pub static cuGreenCtxRecordEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuGreenCtxRecordEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxRecordEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1327393392,
+        reserved: 0,
+    };
+    pub static cuGreenCtxStreamCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12050,
+        floor: 12050,
+        high: 12050,
+        symbol: *b"cuGreenCtxStreamCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxStreamCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2888405882,
+        reserved: 0,
+    };
+    pub static cuGreenCtxWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuGreenCtxWaitEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuGreenCtxWaitEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1134268312,
+        reserved: 0,
+    };
+    pub static cuImportExternalMemory: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuImportExternalMemory\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuImportExternalMemory\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2526050032,
+        reserved: 0,
+    };
+    pub static cuImportExternalSemaphore: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuImportExternalSemaphore\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuImportExternalSemaphore\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1895367064,
+        reserved: 0,
+    };
+    pub static cuInit: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuInit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuInit\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3663620748,
+        reserved: 0,
+    };
+    pub static cuIpcCloseMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4010,
+        floor: 4010,
+        high: 4010,
+        symbol: *b"cuIpcCloseMemHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuIpcCloseMemHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3016427366,
+        reserved: 0,
+    };
+    pub static cuIpcGetEventHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4010,
+        floor: 4010,
+        high: 4010,
+        symbol: *b"cuIpcGetEventHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuIpcGetEventHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3164958098,
+        reserved: 0,
+    };
+    pub static cuIpcGetMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4010,
+        floor: 4010,
+        high: 4010,
+        symbol: *b"cuIpcGetMemHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuIpcGetMemHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3301291842,
+        reserved: 0,
+    };
+    pub static cuIpcOpenEventHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4010,
+        floor: 4010,
+        high: 4010,
+        symbol: *b"cuIpcOpenEventHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuIpcOpenEventHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3593303874,
+        reserved: 0,
+    };
+    pub static cuIpcOpenMemHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4010,
+        floor: 4010,
+        high: 11000,
+        symbol: *b"cuIpcOpenMemHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuIpcOpenMemHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2490116462,
+        reserved: 0,
+    };
+    pub static cuKernelGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuKernelGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2773257035,
+        reserved: 0,
+    };
+    pub static cuKernelGetFunction: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuKernelGetFunction\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelGetFunction\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2383787027,
+        reserved: 0,
+    };
+    pub static cuKernelGetLibrary: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12050,
+        floor: 12050,
+        high: 12050,
+        symbol: *b"cuKernelGetLibrary\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelGetLibrary\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 203546902,
+        reserved: 0,
+    };
+    pub static cuKernelGetName: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12030,
+        floor: 12030,
+        high: 12030,
+        symbol: *b"cuKernelGetName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelGetName\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1794263317,
+        reserved: 0,
+    };
+    pub static cuKernelGetParamCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuKernelGetParamCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelGetParamCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 783493071,
+        reserved: 0,
+    };
+    pub static cuKernelGetParamInfo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuKernelGetParamInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelGetParamInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2849720560,
+        reserved: 0,
+    };
+    pub static cuKernelSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuKernelSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2170880003,
+        reserved: 0,
+    };
+    pub static cuKernelSetCacheConfig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuKernelSetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuKernelSetCacheConfig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4206821779,
+        reserved: 0,
+    };
+    pub static cuLaunch: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuLaunch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 335731268,
+        reserved: 0,
+    };
+    pub static cuLaunchCooperativeKernel: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 9000,
+        floor: 9000,
+        high: 9000,
+        symbol: *b"cuLaunchCooperativeKernel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchCooperativeKernel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3337848529,
+        reserved: 0,
+    };
+    pub static cuLaunchCooperativeKernelMultiDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 9000,
+        floor: 9000,
+        high: 9000,
+        symbol: *b"cuLaunchCooperativeKernelMultiDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchCooperativeKernelMultiDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3041595932,
+        reserved: 0,
+    };
+    pub static cuLaunchGrid: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuLaunchGrid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchGrid\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1486029384,
+        reserved: 0,
+    };
+    pub static cuLaunchGridAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuLaunchGridAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchGridAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 855464816,
+        reserved: 0,
+    };
+    pub static cuLaunchHostFunc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 10000,
+        floor: 10000,
+        high: 13010,
+        symbol: *b"cuLaunchHostFunc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchHostFunc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 313144806,
+        reserved: 0,
+    };
+    pub static cuLaunchKernel: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuLaunchKernel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchKernel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1721339529,
+        reserved: 0,
+    };
+    pub static cuLaunchKernelEx: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11060,
+        floor: 11060,
+        high: 11060,
+        symbol: *b"cuLaunchKernelEx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLaunchKernelEx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 502519033,
+        reserved: 0,
+    };
+    pub static cuLibraryEnumerateKernels: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuLibraryEnumerateKernels\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryEnumerateKernels\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3719142444,
+        reserved: 0,
+    };
+    pub static cuLibraryGetGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryGetGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryGetGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1351768999,
+        reserved: 0,
+    };
+    pub static cuLibraryGetKernel: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryGetKernel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryGetKernel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1489428555,
+        reserved: 0,
+    };
+    pub static cuLibraryGetKernelCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuLibraryGetKernelCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryGetKernelCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2383466172,
+        reserved: 0,
+    };
+    pub static cuLibraryGetManaged: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryGetManaged\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryGetManaged\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 124642867,
+        reserved: 0,
+    };
+    pub static cuLibraryGetModule: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryGetModule\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryGetModule\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1402023803,
+        reserved: 0,
+    };
+    pub static cuLibraryGetUnifiedFunction: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryGetUnifiedFunction\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryGetUnifiedFunction\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4229244643,
+        reserved: 0,
+    };
+    pub static cuLibraryLoadData: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryLoadData\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryLoadData\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2641984847,
+        reserved: 0,
+    };
+    pub static cuLibraryLoadFromFile: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryLoadFromFile\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryLoadFromFile\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2406225943,
+        reserved: 0,
+    };
+    pub static cuLibraryUnload: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuLibraryUnload\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLibraryUnload\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1785030091,
+        reserved: 0,
+    };
+    pub static cuLinkAddData: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 5050,
+        floor: 5050,
+        high: 6050,
+        symbol: *b"cuLinkAddData\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLinkAddData\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2685454931,
+        reserved: 0,
+    };
+    pub static cuLinkAddFile: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 5050,
+        floor: 5050,
+        high: 6050,
+        symbol: *b"cuLinkAddFile\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLinkAddFile\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1634231059,
+        reserved: 0,
+    };
+    pub static cuLinkComplete: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5050,
+        floor: 5050,
+        high: 5050,
+        symbol: *b"cuLinkComplete\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLinkComplete\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4268626182,
+        reserved: 0,
+    };
+    pub static cuLinkCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 5050,
+        floor: 5050,
+        high: 6050,
+        symbol: *b"cuLinkCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLinkCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2725041035,
+        reserved: 0,
+    };
+    pub static cuLinkDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5050,
+        floor: 5050,
+        high: 5050,
+        symbol: *b"cuLinkDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLinkDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2627868810,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointAddDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointAddDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointAddDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2387237317,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointBindAddr: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointBindAddr\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointBindAddr\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1638567645,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointBindMem: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointBindMem\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointBindMem\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3868988185,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 469364241,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4075089193,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointExport: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointExport\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointExport\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1338670609,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointGetLimits: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointGetLimits\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointGetLimits\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3044715441,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointIdRelease: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointIdRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointIdRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1408397081,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointIdReserve: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointIdReserve\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointIdReserve\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1733664885,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointImport: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointImport\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointImport\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2735660805,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointQuery: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointQuery\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointQuery\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 824739013,
+        reserved: 0,
+    };
+    pub static cuLogicalEndpointUnbind: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuLogicalEndpointUnbind\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogicalEndpointUnbind\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 341471261,
+        reserved: 0,
+    };
+    pub static cuLogsCurrent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12090,
+        floor: 12090,
+        high: 12090,
+        symbol: *b"cuLogsCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogsCurrent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2738819586,
+        reserved: 0,
+    };
+    pub static cuLogsDumpToFile: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12090,
+        floor: 12090,
+        high: 12090,
+        symbol: *b"cuLogsDumpToFile\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogsDumpToFile\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1363509102,
+        reserved: 0,
+    };
+    pub static cuLogsDumpToMemory: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12090,
+        floor: 12090,
+        high: 12090,
+        symbol: *b"cuLogsDumpToMemory\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogsDumpToMemory\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1382688642,
+        reserved: 0,
+    };
+    pub static cuLogsRegisterCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12090,
+        floor: 12090,
+        high: 12090,
+        symbol: *b"cuLogsRegisterCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogsRegisterCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1936233466,
+        reserved: 0,
+    };
+    pub static cuLogsUnregisterCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12090,
+        floor: 12090,
+        high: 12090,
+        symbol: *b"cuLogsUnregisterCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuLogsUnregisterCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3231521426,
+        reserved: 0,
+    };
+    pub static cuMemAddressFree: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemAddressFree\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAddressFree\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1286769636,
+        reserved: 0,
+    };
+    pub static cuMemAddressReserve: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemAddressReserve\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAddressReserve\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 285828516,
+        reserved: 0,
+    };
+    pub static cuMemAdvise: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 8000,
+        floor: 8000,
+        high: 12020,
+        symbol: *b"cuMemAdvise\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAdvise\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2532077282,
+        reserved: 0,
+    };
+    pub static cuMemAlloc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuMemAlloc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAlloc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3941303529,
+        reserved: 0,
+    };
+    pub static cuMemAllocAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemAllocAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAllocAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2116610421,
+        reserved: 0,
+    };
+    pub static cuMemAllocFromPoolAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemAllocFromPoolAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAllocFromPoolAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2193517297,
+        reserved: 0,
+    };
+    pub static cuMemAllocHost: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuMemAllocHost\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAllocHost\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1476476633,
+        reserved: 0,
+    };
+    pub static cuMemAllocManaged: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 6000,
+        floor: 6000,
+        high: 6000,
+        symbol: *b"cuMemAllocManaged\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAllocManaged\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 367763256,
+        reserved: 0,
+    };
+    pub static cuMemAllocPitch: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuMemAllocPitch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemAllocPitch\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 609657441,
+        reserved: 0,
+    };
+    pub static cuMemBatchDecompressAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12060,
+        floor: 12060,
+        high: 12060,
+        symbol: *b"cuMemBatchDecompressAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemBatchDecompressAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 54204645,
+        reserved: 0,
+    };
+    pub static cuMemCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 733567360,
+        reserved: 0,
+    };
+    pub static cuMemDiscardAndPrefetchBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuMemDiscardAndPrefetchBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemDiscardAndPrefetchBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3566789778,
+        reserved: 0,
+    };
+    pub static cuMemDiscardBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuMemDiscardBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemDiscardBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3211592362,
+        reserved: 0,
+    };
+    pub static cuMemExportToShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemExportToShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemExportToShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1458771440,
+        reserved: 0,
+    };
+    pub static cuMemFree: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuMemFree\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemFree\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 219347433,
+        reserved: 0,
+    };
+    pub static cuMemFreeAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemFreeAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemFreeAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3239755673,
+        reserved: 0,
+    };
+    pub static cuMemFreeHost: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuMemFreeHost\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemFreeHost\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3599721624,
+        reserved: 0,
+    };
+    pub static cuMemGetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemGetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2237890528,
+        reserved: 0,
+    };
+    pub static cuMemGetAddressRange: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuMemGetAddressRange\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetAddressRange\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2299945541,
+        reserved: 0,
+    };
+    pub static cuMemGetAllocationGranularity: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemGetAllocationGranularity\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetAllocationGranularity\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1016706908,
+        reserved: 0,
+    };
+    pub static cuMemGetAllocationPropertiesFromHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemGetAllocationPropertiesFromHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetAllocationPropertiesFromHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2670037616,
+        reserved: 0,
+    };
+    pub static cuMemGetDefaultMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuMemGetDefaultMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetDefaultMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2193944415,
+        reserved: 0,
+    };
+    pub static cuMemGetHandleForAddressRange: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuMemGetHandleForAddressRange\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetHandleForAddressRange\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1844103042,
+        reserved: 0,
+    };
+    pub static cuMemGetInfo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuMemGetInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 717138261,
+        reserved: 0,
+    };
+    pub static cuMemGetLocationInfo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13040,
+        floor: 13040,
+        high: 13040,
+        symbol: *b"cuMemGetLocationInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetLocationInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3596090799,
+        reserved: 0,
+    };
+    pub static cuMemGetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuMemGetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemGetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2595834371,
+        reserved: 0,
+    };
+    pub static cuMemHostAlloc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2020,
+        floor: 2020,
+        high: 2020,
+        symbol: *b"cuMemHostAlloc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemHostAlloc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1972322556,
+        reserved: 0,
+    };
+    pub static cuMemHostGetDevicePointer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2020,
+        floor: 2020,
+        high: 3020,
+        symbol: *b"cuMemHostGetDevicePointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemHostGetDevicePointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1943569897,
+        reserved: 0,
+    };
+    pub static cuMemHostGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2030,
+        floor: 2030,
+        high: 2030,
+        symbol: *b"cuMemHostGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemHostGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 975127734,
+        reserved: 0,
+    };
+    pub static cuMemHostRegister: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 6050,
+        symbol: *b"cuMemHostRegister\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemHostRegister\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4105969391,
+        reserved: 0,
+    };
+    pub static cuMemHostUnregister: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuMemHostUnregister\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemHostUnregister\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 709942272,
+        reserved: 0,
+    };
+    pub static cuMemImportFromShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemImportFromShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemImportFromShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3718108520,
+        reserved: 0,
+    };
+    pub static cuMemMap: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemMap\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemMap\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1545629112,
+        reserved: 0,
+    };
+    pub static cuMemMapArrayAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuMemMapArrayAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemMapArrayAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4150720763,
+        reserved: 0,
+    };
+    pub static cuMemPoolCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3766969108,
+        reserved: 0,
+    };
+    pub static cuMemPoolDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1084713444,
+        reserved: 0,
+    };
+    pub static cuMemPoolExportPointer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolExportPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolExportPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 787141708,
+        reserved: 0,
+    };
+    pub static cuMemPoolExportToShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolExportToShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolExportToShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3660694256,
+        reserved: 0,
+    };
+    pub static cuMemPoolGetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolGetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolGetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3940812736,
+        reserved: 0,
+    };
+    pub static cuMemPoolGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2069652696,
+        reserved: 0,
+    };
+    pub static cuMemPoolImportFromShareableHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolImportFromShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolImportFromShareableHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1126359360,
+        reserved: 0,
+    };
+    pub static cuMemPoolImportPointer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolImportPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolImportPointer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2273325036,
+        reserved: 0,
+    };
+    pub static cuMemPoolSetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolSetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolSetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2781001304,
+        reserved: 0,
+    };
+    pub static cuMemPoolSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3319217704,
+        reserved: 0,
+    };
+    pub static cuMemPoolTrimTo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11020,
+        floor: 11020,
+        high: 11020,
+        symbol: *b"cuMemPoolTrimTo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPoolTrimTo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 360062920,
+        reserved: 0,
+    };
+    pub static cuMemPrefetchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 8000,
+        floor: 8000,
+        high: 12020,
+        symbol: *b"cuMemPrefetchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPrefetchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2482616928,
+        reserved: 0,
+    };
+    pub static cuMemPrefetchBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuMemPrefetchBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemPrefetchBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3959407898,
+        reserved: 0,
+    };
+    pub static cuMemRangeGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 8000,
+        floor: 8000,
+        high: 8000,
+        symbol: *b"cuMemRangeGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemRangeGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3778478744,
+        reserved: 0,
+    };
+    pub static cuMemRangeGetAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 8000,
+        floor: 8000,
+        high: 8000,
+        symbol: *b"cuMemRangeGetAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemRangeGetAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 472781120,
+        reserved: 0,
+    };
+    pub static cuMemRelease: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1108019100,
+        reserved: 0,
+    };
+    pub static cuMemRetainAllocationHandle: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuMemRetainAllocationHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemRetainAllocationHandle\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 196552703,
+        reserved: 0,
+    };
+    pub static cuMemSetAccess: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemSetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemSetAccess\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1785426448,
+        reserved: 0,
+    };
+    pub static cuMemSetMemPool: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13000,
+        floor: 13000,
+        high: 13000,
+        symbol: *b"cuMemSetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemSetMemPool\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 941454955,
+        reserved: 0,
+    };
+    pub static cuMemUnmap: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuMemUnmap\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemUnmap\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4030181580,
+        reserved: 0,
+    };
+    pub static cuMemcpy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuMemcpy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2173132889,
+        reserved: 0,
+    };
+    pub static cuMemcpy2D: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpy2D\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy2D\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3987971774,
+        reserved: 0,
+    };
+    pub static cuMemcpy2DAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpy2DAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy2DAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1085656302,
+        reserved: 0,
+    };
+    pub static cuMemcpy2DUnaligned: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpy2DUnaligned\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy2DUnaligned\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4186289674,
+        reserved: 0,
+    };
+    pub static cuMemcpy3D: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpy3D\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy3D\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3101897298,
+        reserved: 0,
+    };
+    pub static cuMemcpy3DAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpy3DAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy3DAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1037765134,
+        reserved: 0,
+    };
+    pub static cuMemcpy3DBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 12080,
+        floor: 12080,
+        high: 13000,
+        symbol: *b"cuMemcpy3DBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy3DBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 271475948,
+        reserved: 0,
+    };
+    pub static cuMemcpy3DPeer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuMemcpy3DPeer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy3DPeer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1844627433,
+        reserved: 0,
+    };
+    pub static cuMemcpy3DPeerAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuMemcpy3DPeerAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy3DPeerAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 499433461,
+        reserved: 0,
+    };
+    pub static cuMemcpy3DWithAttributesAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuMemcpy3DWithAttributesAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpy3DWithAttributesAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1541489686,
+        reserved: 0,
+    };
+    pub static cuMemcpyAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuMemcpyAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1123695757,
+        reserved: 0,
+    };
+    pub static cuMemcpyAtoA: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyAtoA\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyAtoA\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 579865306,
+        reserved: 0,
+    };
+    pub static cuMemcpyAtoD: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyAtoD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyAtoD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2732243190,
+        reserved: 0,
+    };
+    pub static cuMemcpyAtoH: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyAtoH\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyAtoH\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2165449758,
+        reserved: 0,
+    };
+    pub static cuMemcpyAtoHAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyAtoHAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyAtoHAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3496049878,
+        reserved: 0,
+    };
+    pub static cuMemcpyBatchAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 12080,
+        floor: 12080,
+        high: 13000,
+        symbol: *b"cuMemcpyBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyBatchAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 317119344,
+        reserved: 0,
+    };
+    pub static cuMemcpyDtoA: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyDtoA\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyDtoA\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3763494146,
+        reserved: 0,
+    };
+    pub static cuMemcpyDtoD: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyDtoD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyDtoD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1061017690,
+        reserved: 0,
+    };
+    pub static cuMemcpyDtoDAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 3000,
+        floor: 3000,
+        high: 7000,
+        symbol: *b"cuMemcpyDtoDAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyDtoDAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4277572790,
+        reserved: 0,
+    };
+    pub static cuMemcpyDtoH: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyDtoH\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyDtoH\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3491173082,
+        reserved: 0,
+    };
+    pub static cuMemcpyDtoHAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyDtoHAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyDtoHAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2478095942,
+        reserved: 0,
+    };
+    pub static cuMemcpyHtoA: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyHtoA\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyHtoA\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1767241346,
+        reserved: 0,
+    };
+    pub static cuMemcpyHtoAAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyHtoAAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyHtoAAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 714240518,
+        reserved: 0,
+    };
+    pub static cuMemcpyHtoD: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyHtoD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyHtoD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 675818130,
+        reserved: 0,
+    };
+    pub static cuMemcpyHtoDAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemcpyHtoDAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyHtoDAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 912807966,
+        reserved: 0,
+    };
+    pub static cuMemcpyPeer: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuMemcpyPeer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyPeer\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3912320881,
+        reserved: 0,
+    };
+    pub static cuMemcpyPeerAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 4000,
+        floor: 4000,
+        high: 7000,
+        symbol: *b"cuMemcpyPeerAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyPeerAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2918748685,
+        reserved: 0,
+    };
+    pub static cuMemcpyWithAttributesAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13020,
+        floor: 13020,
+        high: 13020,
+        symbol: *b"cuMemcpyWithAttributesAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemcpyWithAttributesAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2856017086,
+        reserved: 0,
+    };
+    pub static cuMemsetD16: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemsetD16\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD16\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 502081954,
+        reserved: 0,
+    };
+    pub static cuMemsetD16Async: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuMemsetD16Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD16Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1720134025,
+        reserved: 0,
+    };
+    pub static cuMemsetD2D16: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemsetD2D16\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD2D16\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1884688026,
+        reserved: 0,
+    };
+    pub static cuMemsetD2D16Async: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuMemsetD2D16Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD2D16Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3328060773,
+        reserved: 0,
+    };
+    pub static cuMemsetD2D32: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemsetD2D32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD2D32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2693687866,
+        reserved: 0,
+    };
+    pub static cuMemsetD2D32Async: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuMemsetD2D32Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD2D32Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1978343601,
+        reserved: 0,
+    };
+    pub static cuMemsetD2D8: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemsetD2D8\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD2D8\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3098414054,
+        reserved: 0,
+    };
+    pub static cuMemsetD2D8Async: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuMemsetD2D8Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD2D8Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3745767573,
+        reserved: 0,
+    };
+    pub static cuMemsetD32: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemsetD32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 273780586,
+        reserved: 0,
+    };
+    pub static cuMemsetD32Async: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuMemsetD32Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD32Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1240502581,
+        reserved: 0,
+    };
+    pub static cuMemsetD8: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuMemsetD8\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD8\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1898207678,
+        reserved: 0,
+    };
+    pub static cuMemsetD8Async: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuMemsetD8Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMemsetD8Async\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3978278817,
+        reserved: 0,
+    };
+    pub static cuMipmappedArrayCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuMipmappedArrayCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMipmappedArrayCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 489959172,
+        reserved: 0,
+    };
+    pub static cuMipmappedArrayDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuMipmappedArrayDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMipmappedArrayDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1649031372,
+        reserved: 0,
+    };
+    pub static cuMipmappedArrayGetLevel: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuMipmappedArrayGetLevel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMipmappedArrayGetLevel\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1302513116,
+        reserved: 0,
+    };
+    pub static cuMipmappedArrayGetMemoryRequirements: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11060,
+        floor: 11060,
+        high: 11060,
+        symbol: *b"cuMipmappedArrayGetMemoryRequirements\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMipmappedArrayGetMemoryRequirements\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1131071884,
+        reserved: 0,
+    };
+    pub static cuMipmappedArrayGetSparseProperties: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11010,
+        floor: 11010,
+        high: 11010,
+        symbol: *b"cuMipmappedArrayGetSparseProperties\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMipmappedArrayGetSparseProperties\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3690580562,
+        reserved: 0,
+    };
+    pub static cuModuleEnumerateFunctions: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuModuleEnumerateFunctions\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleEnumerateFunctions\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1942174948,
+        reserved: 0,
+    };
+    pub static cuModuleGetFunction: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuModuleGetFunction\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleGetFunction\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 638623832,
+        reserved: 0,
+    };
+    pub static cuModuleGetFunctionCount: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuModuleGetFunctionCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleGetFunctionCount\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 589670116,
+        reserved: 0,
+    };
+    pub static cuModuleGetGlobal: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuModuleGetGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleGetGlobal\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1170325333,
+        reserved: 0,
+    };
+    pub static cuModuleGetLoadingMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuModuleGetLoadingMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleGetLoadingMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2076832206,
+        reserved: 0,
+    };
+    pub static cuModuleGetSurfRef: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuModuleGetSurfRef\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleGetSurfRef\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4245860784,
+        reserved: 0,
+    };
+    pub static cuModuleGetTexRef: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuModuleGetTexRef\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleGetTexRef\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2348517720,
+        reserved: 0,
+    };
+    pub static cuModuleLoad: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuModuleLoad\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleLoad\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3923669720,
+        reserved: 0,
+    };
+    pub static cuModuleLoadData: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuModuleLoadData\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleLoadData\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2318736248,
+        reserved: 0,
+    };
+    pub static cuModuleLoadDataEx: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2010,
+        floor: 2010,
+        high: 2010,
+        symbol: *b"cuModuleLoadDataEx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleLoadDataEx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2398902150,
+        reserved: 0,
+    };
+    pub static cuModuleLoadFatBinary: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuModuleLoadFatBinary\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleLoadFatBinary\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3828418824,
+        reserved: 0,
+    };
+    pub static cuModuleUnload: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuModuleUnload\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuModuleUnload\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1365508164,
+        reserved: 0,
+    };
+    pub static cuMulticastAddDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuMulticastAddDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMulticastAddDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2293493097,
+        reserved: 0,
+    };
+    pub static cuMulticastBindAddr: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12010,
+        floor: 12010,
+        high: 13010,
+        symbol: *b"cuMulticastBindAddr\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMulticastBindAddr\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4162125924,
+        reserved: 0,
+    };
+    pub static cuMulticastBindMem: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12010,
+        floor: 12010,
+        high: 13010,
+        symbol: *b"cuMulticastBindMem\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMulticastBindMem\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3358326000,
+        reserved: 0,
+    };
+    pub static cuMulticastCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuMulticastCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMulticastCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1808496089,
+        reserved: 0,
+    };
+    pub static cuMulticastGetGranularity: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuMulticastGetGranularity\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMulticastGetGranularity\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2216284613,
+        reserved: 0,
+    };
+    pub static cuMulticastUnbind: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12010,
+        floor: 12010,
+        high: 12010,
+        symbol: *b"cuMulticastUnbind\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuMulticastUnbind\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3997980325,
+        reserved: 0,
+    };
+    pub static cuOccupancyAvailableDynamicSMemPerBlock: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10020,
+        floor: 10020,
+        high: 10020,
+        symbol: *b"cuOccupancyAvailableDynamicSMemPerBlock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyAvailableDynamicSMemPerBlock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2366632084,
+        reserved: 0,
+    };
+    pub static cuOccupancyMaxActiveBlocksPerMultiprocessor: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 6050,
+        floor: 6050,
+        high: 6050,
+        symbol: *b"cuOccupancyMaxActiveBlocksPerMultiprocessor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyMaxActiveBlocksPerMultiprocessor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 859609050,
+        reserved: 0,
+    };
+    pub static cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1087303812,
+        reserved: 0,
+    };
+    pub static cuOccupancyMaxActiveClusters: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuOccupancyMaxActiveClusters\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyMaxActiveClusters\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1959717154,
+        reserved: 0,
+    };
+    pub static cuOccupancyMaxPotentialBlockSize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 6050,
+        floor: 6050,
+        high: 6050,
+        symbol: *b"cuOccupancyMaxPotentialBlockSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyMaxPotentialBlockSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1315973170,
+        reserved: 0,
+    };
+    pub static cuOccupancyMaxPotentialBlockSizeWithFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuOccupancyMaxPotentialBlockSizeWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyMaxPotentialBlockSizeWithFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1964364608,
+        reserved: 0,
+    };
+    pub static cuOccupancyMaxPotentialClusterSize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11070,
+        floor: 11070,
+        high: 11070,
+        symbol: *b"cuOccupancyMaxPotentialClusterSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuOccupancyMaxPotentialClusterSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3998536522,
+        reserved: 0,
+    };
+    pub static cuParamSetSize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuParamSetSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuParamSetSize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4007826648,
+        reserved: 0,
+    };
+    pub static cuParamSetTexRef: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuParamSetTexRef\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuParamSetTexRef\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3511690368,
+        reserved: 0,
+    };
+    pub static cuParamSetf: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuParamSetf\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuParamSetf\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1772686980,
+        reserved: 0,
+    };
+    pub static cuParamSeti: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuParamSeti\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuParamSeti\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4226781848,
+        reserved: 0,
+    };
+    pub static cuParamSetv: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuParamSetv\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuParamSetv\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 513916260,
+        reserved: 0,
+    };
+    pub static cuPointerGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuPointerGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuPointerGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2357756660,
+        reserved: 0,
+    };
+    pub static cuPointerGetAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 7000,
+        floor: 7000,
+        high: 7000,
+        symbol: *b"cuPointerGetAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuPointerGetAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2338040304,
+        reserved: 0,
+    };
+    pub static cuPointerSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 6000,
+        floor: 6000,
+        high: 6000,
+        symbol: *b"cuPointerSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuPointerSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 758358188,
+        reserved: 0,
+    };
     #[cfg(feature = "profiler")]
-    pub static cuProfilerInitialize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuProfilerInitialize",
-        "cuProfilerInitialize",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuProfilerInitialize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuProfilerInitialize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuProfilerInitialize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 174890688,
+        reserved: 0,
+    };
     #[cfg(feature = "profiler")]
-    pub static cuProfilerStart: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuProfilerStart",
-        "cuProfilerStart",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
+    pub static cuProfilerStart: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuProfilerStart\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuProfilerStart\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2862910204,
+        reserved: 0,
+    };
     #[cfg(feature = "profiler")]
-    pub static cuProfilerStop: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuProfilerStop",
-        "cuProfilerStop",
-        4000u32,
-        4000u32,
-        4000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuSignalExternalSemaphoresAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuSignalExternalSemaphoresAsync",
-        "cuSignalExternalSemaphoresAsync",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamAddCallback: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamAddCallback",
-        "cuStreamAddCallback",
-        5000u32,
-        5000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamAttachMemAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamAttachMemAsync",
-        "cuStreamAttachMemAsync",
-        6000u32,
-        6000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamBatchMemOp: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamBatchMemOp",
-        "cuStreamBatchMemOp",
-        8000u32,
-        8000u32,
-        11070u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamBeginCapture: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamBeginCapture",
-        "cuStreamBeginCapture",
-        10000u32,
-        10000u32,
-        10010u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamBeginCaptureToCig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamBeginCaptureToCig",
-        "cuStreamBeginCaptureToCig",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamBeginCaptureToGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamBeginCaptureToGraph",
-        "cuStreamBeginCaptureToGraph",
-        12030u32,
-        12030u32,
-        12030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamBeginRecaptureToGraph: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamBeginRecaptureToGraph",
-        "cuStreamBeginRecaptureToGraph",
-        13030u32,
-        13030u32,
-        13030u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamCopyAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamCopyAttributes",
-        "cuStreamCopyAttributes",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamCreate",
-        "cuStreamCreate",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuStreamCreateWithPriority: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamCreateWithPriority",
-        "cuStreamCreateWithPriority",
-        5050u32,
-        5050u32,
-        5050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuStreamDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamDestroy",
-        "cuStreamDestroy",
-        2000u32,
-        2000u32,
-        4000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamEndCapture: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamEndCapture",
-        "cuStreamEndCapture",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamEndCaptureToCig: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamEndCaptureToCig",
-        "cuStreamEndCaptureToCig",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetAttribute",
-        "cuStreamGetAttribute",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamGetCaptureInfo: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetCaptureInfo",
-        "cuStreamGetCaptureInfo",
-        10010u32,
-        10010u32,
-        12030u32,
-        1u8,
-        6u8,
-    );
-    pub static cuStreamGetCtx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetCtx",
-        "cuStreamGetCtx",
-        9020u32,
-        9020u32,
-        12050u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetDevResource",
-        "cuStreamGetDevResource",
-        13010u32,
-        13010u32,
-        13010u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetDevice",
-        "cuStreamGetDevice",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetFlags",
-        "cuStreamGetFlags",
-        5050u32,
-        5050u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamGetGreenCtx: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetGreenCtx",
-        "cuStreamGetGreenCtx",
-        12040u32,
-        12040u32,
-        12040u32,
-        1u8,
-        1u8,
-    );
-    pub static cuStreamGetId: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetId",
-        "cuStreamGetId",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamGetPriority: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamGetPriority",
-        "cuStreamGetPriority",
-        5050u32,
-        5050u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamIsCapturing: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamIsCapturing",
-        "cuStreamIsCapturing",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamQuery: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamQuery",
-        "cuStreamQuery",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamSetAttribute",
-        "cuStreamSetAttribute",
-        11000u32,
-        11000u32,
-        11000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamSynchronize",
-        "cuStreamSynchronize",
-        2000u32,
-        2000u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamUpdateCaptureDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamUpdateCaptureDependencies",
-        "cuStreamUpdateCaptureDependencies",
-        11030u32,
-        11030u32,
-        12030u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamWaitEvent",
-        "cuStreamWaitEvent",
-        3020u32,
-        3020u32,
-        7000u32,
-        1u8,
-        2u8,
-    );
-    pub static cuStreamWaitValue32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamWaitValue32",
-        "cuStreamWaitValue32",
-        8000u32,
-        8000u32,
-        11070u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamWaitValue64: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamWaitValue64",
-        "cuStreamWaitValue64",
-        9000u32,
-        9000u32,
-        11070u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamWriteValue32: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamWriteValue32",
-        "cuStreamWriteValue32",
-        8000u32,
-        8000u32,
-        11070u32,
-        1u8,
-        4u8,
-    );
-    pub static cuStreamWriteValue64: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuStreamWriteValue64",
-        "cuStreamWriteValue64",
-        9000u32,
-        9000u32,
-        11070u32,
-        1u8,
-        4u8,
-    );
-    pub static cuSurfObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuSurfObjectCreate",
-        "cuSurfObjectCreate",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuSurfObjectDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuSurfObjectDestroy",
-        "cuSurfObjectDestroy",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuSurfObjectGetResourceDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuSurfObjectGetResourceDesc",
-        "cuSurfObjectGetResourceDesc",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuSurfRefGetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuSurfRefGetArray",
-        "cuSurfRefGetArray",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuSurfRefSetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuSurfRefSetArray",
-        "cuSurfRefSetArray",
-        3000u32,
-        3000u32,
-        3000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTensorMapEncodeIm2col: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTensorMapEncodeIm2col",
-        "cuTensorMapEncodeIm2col",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTensorMapEncodeIm2colWide: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTensorMapEncodeIm2colWide",
-        "cuTensorMapEncodeIm2colWide",
-        12080u32,
-        12080u32,
-        12080u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTensorMapEncodeTiled: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTensorMapEncodeTiled",
-        "cuTensorMapEncodeTiled",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTensorMapReplaceAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTensorMapReplaceAddress",
-        "cuTensorMapReplaceAddress",
-        12000u32,
-        12000u32,
-        12000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTensorMapSetAllocationClass: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTensorMapSetAllocationClass",
-        "cuTensorMapSetAllocationClass",
-        13050u32,
-        13050u32,
-        13050u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexObjectCreate",
-        "cuTexObjectCreate",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexObjectDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexObjectDestroy",
-        "cuTexObjectDestroy",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexObjectGetResourceDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexObjectGetResourceDesc",
-        "cuTexObjectGetResourceDesc",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexObjectGetResourceViewDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexObjectGetResourceViewDesc",
-        "cuTexObjectGetResourceViewDesc",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexObjectGetTextureDesc: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexObjectGetTextureDesc",
-        "cuTexObjectGetTextureDesc",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefCreate",
-        "cuTexRefCreate",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefDestroy",
-        "cuTexRefDestroy",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetAddress",
-        "cuTexRefGetAddress",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuTexRefGetAddressMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetAddressMode",
-        "cuTexRefGetAddressMode",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetArray",
-        "cuTexRefGetArray",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetBorderColor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetBorderColor",
-        "cuTexRefGetBorderColor",
-        8000u32,
-        8000u32,
-        8000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetFilterMode",
-        "cuTexRefGetFilterMode",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetFlags",
-        "cuTexRefGetFlags",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetFormat: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetFormat",
-        "cuTexRefGetFormat",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetMaxAnisotropy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetMaxAnisotropy",
-        "cuTexRefGetMaxAnisotropy",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetMipmapFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetMipmapFilterMode",
-        "cuTexRefGetMipmapFilterMode",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetMipmapLevelBias: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetMipmapLevelBias",
-        "cuTexRefGetMipmapLevelBias",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetMipmapLevelClamp: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetMipmapLevelClamp",
-        "cuTexRefGetMipmapLevelClamp",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefGetMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefGetMipmappedArray",
-        "cuTexRefGetMipmappedArray",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetAddress: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetAddress",
-        "cuTexRefSetAddress",
-        2000u32,
-        2000u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
-    pub static cuTexRefSetAddress2D: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetAddress2D",
-        "cuTexRefSetAddress2D",
-        2020u32,
-        2020u32,
-        4010u32,
-        1u8,
-        3u8,
-    );
-    pub static cuTexRefSetAddressMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetAddressMode",
-        "cuTexRefSetAddressMode",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetArray",
-        "cuTexRefSetArray",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetBorderColor: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetBorderColor",
-        "cuTexRefSetBorderColor",
-        8000u32,
-        8000u32,
-        8000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetFilterMode",
-        "cuTexRefSetFilterMode",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetFlags",
-        "cuTexRefSetFlags",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetFormat: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetFormat",
-        "cuTexRefSetFormat",
-        2000u32,
-        2000u32,
-        2000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetMaxAnisotropy: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetMaxAnisotropy",
-        "cuTexRefSetMaxAnisotropy",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetMipmapFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetMipmapFilterMode",
-        "cuTexRefSetMipmapFilterMode",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetMipmapLevelBias: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetMipmapLevelBias",
-        "cuTexRefSetMipmapLevelBias",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetMipmapLevelClamp: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetMipmapLevelClamp",
-        "cuTexRefSetMipmapLevelClamp",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuTexRefSetMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuTexRefSetMipmappedArray",
-        "cuTexRefSetMipmappedArray",
-        5000u32,
-        5000u32,
-        5000u32,
-        1u8,
-        1u8,
-    );
-    pub static cuThreadExchangeStreamCaptureMode: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuThreadExchangeStreamCaptureMode",
-        "cuThreadExchangeStreamCaptureMode",
-        10010u32,
-        10010u32,
-        10010u32,
-        1u8,
-        1u8,
-    );
-    pub static cuUserObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuUserObjectCreate",
-        "cuUserObjectCreate",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuUserObjectRelease: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuUserObjectRelease",
-        "cuUserObjectRelease",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
-    pub static cuUserObjectRetain: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuUserObjectRetain",
-        "cuUserObjectRetain",
-        11030u32,
-        11030u32,
-        11030u32,
-        1u8,
-        1u8,
-    );
+    pub static cuProfilerStop: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 4000,
+        floor: 4000,
+        high: 4000,
+        symbol: *b"cuProfilerStop\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuProfilerStop\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1352867712,
+        reserved: 0,
+    };
+    pub static cuSignalExternalSemaphoresAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuSignalExternalSemaphoresAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuSignalExternalSemaphoresAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4046407321,
+        reserved: 0,
+    };
+    pub static cuStreamAddCallback: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 5000,
+        floor: 5000,
+        high: 7000,
+        symbol: *b"cuStreamAddCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamAddCallback\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 821606749,
+        reserved: 0,
+    };
+    pub static cuStreamAttachMemAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 6000,
+        floor: 6000,
+        high: 7000,
+        symbol: *b"cuStreamAttachMemAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamAttachMemAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4204144397,
+        reserved: 0,
+    };
+    pub static cuStreamBatchMemOp: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 8000,
+        floor: 8000,
+        high: 11070,
+        symbol: *b"cuStreamBatchMemOp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamBatchMemOp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4265924925,
+        reserved: 0,
+    };
+    pub static cuStreamBeginCapture: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 10000,
+        floor: 10000,
+        high: 10010,
+        symbol: *b"cuStreamBeginCapture\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamBeginCapture\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1403040197,
+        reserved: 0,
+    };
+    pub static cuStreamBeginCaptureToCig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuStreamBeginCaptureToCig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamBeginCaptureToCig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3059121952,
+        reserved: 0,
+    };
+    pub static cuStreamBeginCaptureToGraph: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12030,
+        floor: 12030,
+        high: 12030,
+        symbol: *b"cuStreamBeginCaptureToGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamBeginCaptureToGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3883244048,
+        reserved: 0,
+    };
+    pub static cuStreamBeginRecaptureToGraph: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13030,
+        floor: 13030,
+        high: 13030,
+        symbol: *b"cuStreamBeginRecaptureToGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamBeginRecaptureToGraph\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 793935916,
+        reserved: 0,
+    };
+    pub static cuStreamCopyAttributes: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuStreamCopyAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamCopyAttributes\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4058665410,
+        reserved: 0,
+    };
+    pub static cuStreamCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuStreamCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3436547736,
+        reserved: 0,
+    };
+    pub static cuStreamCreateWithPriority: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5050,
+        floor: 5050,
+        high: 5050,
+        symbol: *b"cuStreamCreateWithPriority\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamCreateWithPriority\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 804381878,
+        reserved: 0,
+    };
+    pub static cuStreamDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 4000,
+        symbol: *b"cuStreamDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1888646989,
+        reserved: 0,
+    };
+    pub static cuStreamEndCapture: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuStreamEndCapture\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamEndCapture\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3429309049,
+        reserved: 0,
+    };
+    pub static cuStreamEndCaptureToCig: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuStreamEndCaptureToCig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamEndCaptureToCig\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2355322460,
+        reserved: 0,
+    };
+    pub static cuStreamGetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuStreamGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1848371986,
+        reserved: 0,
+    };
+    pub static cuStreamGetCaptureInfo: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 6,
+        version: 10010,
+        floor: 10010,
+        high: 12030,
+        symbol: *b"cuStreamGetCaptureInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetCaptureInfo\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4062565336,
+        reserved: 0,
+    };
+    pub static cuStreamGetCtx: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 9020,
+        floor: 9020,
+        high: 12050,
+        symbol: *b"cuStreamGetCtx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetCtx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3207897041,
+        reserved: 0,
+    };
+    pub static cuStreamGetDevResource: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 13010,
+        floor: 13010,
+        high: 13010,
+        symbol: *b"cuStreamGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetDevResource\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3223572644,
+        reserved: 0,
+    };
+    pub static cuStreamGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuStreamGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 509264597,
+        reserved: 0,
+    };
+    pub static cuStreamGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 5050,
+        floor: 5050,
+        high: 7000,
+        symbol: *b"cuStreamGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2248523897,
+        reserved: 0,
+    };
+    pub static cuStreamGetGreenCtx: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12040,
+        floor: 12040,
+        high: 12040,
+        symbol: *b"cuStreamGetGreenCtx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetGreenCtx\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2631426832,
+        reserved: 0,
+    };
+    pub static cuStreamGetId: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuStreamGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetId\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1283840510,
+        reserved: 0,
+    };
+    pub static cuStreamGetPriority: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 5050,
+        floor: 5050,
+        high: 7000,
+        symbol: *b"cuStreamGetPriority\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamGetPriority\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1230241729,
+        reserved: 0,
+    };
+    pub static cuStreamIsCapturing: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuStreamIsCapturing\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamIsCapturing\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3767821021,
+        reserved: 0,
+    };
+    pub static cuStreamQuery: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuStreamQuery\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamQuery\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 708854709,
+        reserved: 0,
+    };
+    pub static cuStreamSetAttribute: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 11000,
+        floor: 11000,
+        high: 11000,
+        symbol: *b"cuStreamSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamSetAttribute\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1135357170,
+        reserved: 0,
+    };
+    pub static cuStreamSynchronize: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 7000,
+        symbol: *b"cuStreamSynchronize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamSynchronize\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1676803281,
+        reserved: 0,
+    };
+    pub static cuStreamUpdateCaptureDependencies: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 11030,
+        floor: 11030,
+        high: 12030,
+        symbol: *b"cuStreamUpdateCaptureDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamUpdateCaptureDependencies\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2265233310,
+        reserved: 0,
+    };
+    pub static cuStreamWaitEvent: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3020,
+        floor: 3020,
+        high: 7000,
+        symbol: *b"cuStreamWaitEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamWaitEvent\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3167001453,
+        reserved: 0,
+    };
+    pub static cuStreamWaitValue32: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 8000,
+        floor: 8000,
+        high: 11070,
+        symbol: *b"cuStreamWaitValue32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamWaitValue32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4003665449,
+        reserved: 0,
+    };
+    pub static cuStreamWaitValue64: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 9000,
+        floor: 9000,
+        high: 11070,
+        symbol: *b"cuStreamWaitValue64\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamWaitValue64\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2560594457,
+        reserved: 0,
+    };
+    pub static cuStreamWriteValue32: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 8000,
+        floor: 8000,
+        high: 11070,
+        symbol: *b"cuStreamWriteValue32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamWriteValue32\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4059266261,
+        reserved: 0,
+    };
+    pub static cuStreamWriteValue64: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 4,
+        version: 9000,
+        floor: 9000,
+        high: 11070,
+        symbol: *b"cuStreamWriteValue64\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuStreamWriteValue64\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1321428561,
+        reserved: 0,
+    };
+    pub static cuSurfObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuSurfObjectCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuSurfObjectCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1708524784,
+        reserved: 0,
+    };
+    pub static cuSurfObjectDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuSurfObjectDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuSurfObjectDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2146820804,
+        reserved: 0,
+    };
+    pub static cuSurfObjectGetResourceDesc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuSurfObjectGetResourceDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuSurfObjectGetResourceDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 34165756,
+        reserved: 0,
+    };
+    pub static cuSurfRefGetArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuSurfRefGetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuSurfRefGetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2618098428,
+        reserved: 0,
+    };
+    pub static cuSurfRefSetArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3000,
+        floor: 3000,
+        high: 3000,
+        symbol: *b"cuSurfRefSetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuSurfRefSetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1948873156,
+        reserved: 0,
+    };
+    pub static cuTensorMapEncodeIm2col: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuTensorMapEncodeIm2col\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTensorMapEncodeIm2col\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1421758183,
+        reserved: 0,
+    };
+    pub static cuTensorMapEncodeIm2colWide: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12080,
+        floor: 12080,
+        high: 12080,
+        symbol: *b"cuTensorMapEncodeIm2colWide\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTensorMapEncodeIm2colWide\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 184685852,
+        reserved: 0,
+    };
+    pub static cuTensorMapEncodeTiled: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuTensorMapEncodeTiled\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTensorMapEncodeTiled\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1076465831,
+        reserved: 0,
+    };
+    pub static cuTensorMapReplaceAddress: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 12000,
+        floor: 12000,
+        high: 12000,
+        symbol: *b"cuTensorMapReplaceAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTensorMapReplaceAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1518877447,
+        reserved: 0,
+    };
+    pub static cuTensorMapSetAllocationClass: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 13050,
+        floor: 13050,
+        high: 13050,
+        symbol: *b"cuTensorMapSetAllocationClass\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTensorMapSetAllocationClass\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4132757937,
+        reserved: 0,
+    };
+    pub static cuTexObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexObjectCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexObjectCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 578449108,
+        reserved: 0,
+    };
+    pub static cuTexObjectDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexObjectDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexObjectDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4234113492,
+        reserved: 0,
+    };
+    pub static cuTexObjectGetResourceDesc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexObjectGetResourceDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexObjectGetResourceDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4188107656,
+        reserved: 0,
+    };
+    pub static cuTexObjectGetResourceViewDesc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexObjectGetResourceViewDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexObjectGetResourceViewDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1225429260,
+        reserved: 0,
+    };
+    pub static cuTexObjectGetTextureDesc: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexObjectGetTextureDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexObjectGetTextureDesc\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3144873684,
+        reserved: 0,
+    };
+    pub static cuTexRefCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 505169272,
+        reserved: 0,
+    };
+    pub static cuTexRefDestroy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefDestroy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 418683976,
+        reserved: 0,
+    };
+    pub static cuTexRefGetAddress: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuTexRefGetAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 398034737,
+        reserved: 0,
+    };
+    pub static cuTexRefGetAddressMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefGetAddressMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetAddressMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 146022792,
+        reserved: 0,
+    };
+    pub static cuTexRefGetArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefGetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2492058468,
+        reserved: 0,
+    };
+    pub static cuTexRefGetBorderColor: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 8000,
+        floor: 8000,
+        high: 8000,
+        symbol: *b"cuTexRefGetBorderColor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetBorderColor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2189720400,
+        reserved: 0,
+    };
+    pub static cuTexRefGetFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefGetFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2984676152,
+        reserved: 0,
+    };
+    pub static cuTexRefGetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 209119700,
+        reserved: 0,
+    };
+    pub static cuTexRefGetFormat: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefGetFormat\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetFormat\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 175855688,
+        reserved: 0,
+    };
+    pub static cuTexRefGetMaxAnisotropy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefGetMaxAnisotropy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetMaxAnisotropy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4022482812,
+        reserved: 0,
+    };
+    pub static cuTexRefGetMipmapFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefGetMipmapFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetMipmapFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2585601388,
+        reserved: 0,
+    };
+    pub static cuTexRefGetMipmapLevelBias: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefGetMipmapLevelBias\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetMipmapLevelBias\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2489404368,
+        reserved: 0,
+    };
+    pub static cuTexRefGetMipmapLevelClamp: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefGetMipmapLevelClamp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetMipmapLevelClamp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4097665168,
+        reserved: 0,
+    };
+    pub static cuTexRefGetMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefGetMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefGetMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 36859180,
+        reserved: 0,
+    };
+    pub static cuTexRefSetAddress: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 2000,
+        floor: 2000,
+        high: 3020,
+        symbol: *b"cuTexRefSetAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetAddress\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1001032185,
+        reserved: 0,
+    };
+    pub static cuTexRefSetAddress2D: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 3,
+        version: 2020,
+        floor: 2020,
+        high: 4010,
+        symbol: *b"cuTexRefSetAddress2D\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetAddress2D\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4023491400,
+        reserved: 0,
+    };
+    pub static cuTexRefSetAddressMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefSetAddressMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetAddressMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1724037416,
+        reserved: 0,
+    };
+    pub static cuTexRefSetArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefSetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4081088924,
+        reserved: 0,
+    };
+    pub static cuTexRefSetBorderColor: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 8000,
+        floor: 8000,
+        high: 8000,
+        symbol: *b"cuTexRefSetBorderColor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetBorderColor\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 555401648,
+        reserved: 0,
+    };
+    pub static cuTexRefSetFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefSetFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1306519912,
+        reserved: 0,
+    };
+    pub static cuTexRefSetFlags: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefSetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetFlags\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2281514988,
+        reserved: 0,
+    };
+    pub static cuTexRefSetFormat: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2000,
+        floor: 2000,
+        high: 2000,
+        symbol: *b"cuTexRefSetFormat\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetFormat\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1339501136,
+        reserved: 0,
+    };
+    pub static cuTexRefSetMaxAnisotropy: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefSetMaxAnisotropy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetMaxAnisotropy\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3489298020,
+        reserved: 0,
+    };
+    pub static cuTexRefSetMipmapFilterMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefSetMipmapFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetMipmapFilterMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2667959580,
+        reserved: 0,
+    };
+    pub static cuTexRefSetMipmapLevelBias: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefSetMipmapLevelBias\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetMipmapLevelBias\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 274910728,
+        reserved: 0,
+    };
+    pub static cuTexRefSetMipmapLevelClamp: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefSetMipmapLevelClamp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetMipmapLevelClamp\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3992005672,
+        reserved: 0,
+    };
+    pub static cuTexRefSetMipmappedArray: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 5000,
+        floor: 5000,
+        high: 5000,
+        symbol: *b"cuTexRefSetMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuTexRefSetMipmappedArray\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1350878076,
+        reserved: 0,
+    };
+    pub static cuThreadExchangeStreamCaptureMode: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 10010,
+        floor: 10010,
+        high: 10010,
+        symbol: *b"cuThreadExchangeStreamCaptureMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuThreadExchangeStreamCaptureMode\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2715764510,
+        reserved: 0,
+    };
+    pub static cuUserObjectCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuUserObjectCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuUserObjectCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3637083074,
+        reserved: 0,
+    };
+    pub static cuUserObjectRelease: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuUserObjectRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuUserObjectRelease\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1029692778,
+        reserved: 0,
+    };
+    pub static cuUserObjectRetain: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 11030,
+        floor: 11030,
+        high: 11030,
+        symbol: *b"cuUserObjectRetain\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuUserObjectRetain\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 3125608838,
+        reserved: 0,
+    };
     #[cfg(feature = "vdpau")]
-    pub static cuVDPAUCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuVDPAUCtxCreate",
-        "cuVDPAUCtxCreate",
-        3010u32,
-        3010u32,
-        3020u32,
-        1u8,
-        2u8,
-    );
+    pub static cuVDPAUCtxCreate: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 3010,
+        floor: 3010,
+        high: 3020,
+        symbol: *b"cuVDPAUCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuVDPAUCtxCreate\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 2623443105,
+        reserved: 0,
+    };
     #[cfg(feature = "vdpau")]
-    pub static cuVDPAUGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuVDPAUGetDevice",
-        "cuVDPAUGetDevice",
-        3010u32,
-        3010u32,
-        3010u32,
-        1u8,
-        1u8,
-    );
+    pub static cuVDPAUGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 3010,
+        floor: 3010,
+        high: 3010,
+        symbol: *b"cuVDPAUGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuVDPAUGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4096841894,
+        reserved: 0,
+    };
     #[cfg(feature = "wgl")]
-    pub static cuWGLGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuWGLGetDevice",
-        "cuWGLGetDevice",
-        2020u32,
-        2020u32,
-        2020u32,
-        1u8,
-        1u8,
-    );
-    pub static cuWaitExternalSemaphoresAsync: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-        crate::registry::EntryRecord::NEWEST,
-        "cuWaitExternalSemaphoresAsync",
-        "cuWaitExternalSemaphoresAsync",
-        10000u32,
-        10000u32,
-        10000u32,
-        1u8,
-        2u8,
-    );
+    pub static cuWGLGetDevice: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 1,
+        version: 2020,
+        floor: 2020,
+        high: 2020,
+        symbol: *b"cuWGLGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuWGLGetDevice\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 1410343932,
+        reserved: 0,
+    };
+    pub static cuWaitExternalSemaphoresAsync: crate::registry::EntryRecord = crate::registry::EntryRecord {
+        magic: *b"\xC3cuRec\x1A\n",
+        layout: 1,
+        how: 2,
+        flags: 1,
+        abis: 2,
+        version: 10000,
+        floor: 10000,
+        high: 10000,
+        symbol: *b"cuWaitExternalSemaphoresAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        exported: *b"cuWaitExternalSemaphoresAsync\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        check: 4070946729,
+        reserved: 0,
+    };
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use codegen::emit::record::{self, Abi, Record};
 use cuda_sys_gen::min_driver::{floor, Floor};
 use cuda_sys_gen_tests::*;
 
@@ -187,6 +188,77 @@ fn the_records_are_exactly_those_of_the_code_kept() {
         assert!(f.uses.iter().all(|u| u.reading == "record"), "{profile}:\n{report}");
         let newest = f.uses.iter().find(|u| u.marker == oldest_capture).unwrap();
         assert_eq!(newest.read_as, "oldest ABI", "{report}");
+    }
+}
+
+/// Every record a built program holds, whole (160 bytes from each magic).
+fn records_in(path: &Path) -> Vec<[u8; record::LEN]> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut out: Vec<[u8; record::LEN]> = Vec::new();
+    for at in 0..bytes.len().saturating_sub(record::LEN - 1) {
+        if bytes[at..at + 8] == record::MAGIC {
+            let r: [u8; record::LEN] = bytes[at..at + record::LEN].try_into().unwrap();
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// The bytes of each entry or symbol record in a binary, in every profile, are exactly what
+/// the generator computes for that entry from the registry (`codegen::emit::record`, the one
+/// function the emitters write the records with): the records the crate writes as literals
+/// are the records min-driver reads.
+#[test]
+fn a_binarys_records_are_the_bytes_the_generator_computes() {
+    let json = json();
+    let name_of = |field: &[u8]| -> String {
+        String::from_utf8(field.iter().take_while(|&&b| b != 0).copied().collect()).unwrap()
+    };
+    for profile in PROFILES {
+        let path = binary(profile, "app");
+        let found = records_in(&path);
+        let mut compared = Vec::new();
+        for r in &found {
+            let symbol = name_of(&r[24..88]);
+            let abis: Vec<(&codegen::registry_json::Entry, Abi<'_>)> = json
+                .entries
+                .iter()
+                .filter(|e| e.symbol == symbol)
+                .map(|e| {
+                    let abi = Abi {
+                        version: e.version,
+                        per_thread: e.variant.is_some(),
+                        exported: &e.exported,
+                        min_driver: e.min_driver,
+                    };
+                    (e, abi)
+                })
+                .collect();
+            let want = match r[9] {
+                record::ENTRY => {
+                    let version = u32::from_le_bytes(r[12..16].try_into().unwrap());
+                    let per_thread = r[10] == 2;
+                    let (e, abi) = abis
+                        .iter()
+                        .find(|(e, _)| e.version == version && e.variant.is_some() == per_thread)
+                        .unwrap_or_else(|| panic!("{profile}: a record of {symbol} v{version} the registry lacks"));
+                    compared.push(e.pfn.trim_start_matches("PFN_").to_owned());
+                    Record::entry(&e.symbol, *abi).bytes().unwrap()
+                }
+                record::NEWEST => {
+                    let all: Vec<Abi<'_>> = abis.iter().map(|(_, a)| *a).collect();
+                    compared.push(format!("newest {symbol}"));
+                    Record::newest(&symbol, &all).unwrap().bytes().unwrap()
+                }
+                _ => continue,
+            };
+            assert_eq!(r.as_slice(), want.as_slice(), "{profile}: the record of {symbol} in {}", path.display());
+        }
+        compared.sort();
+        let (ctx_create, _) = cu_ctx_create();
+        assert_eq!(compared, [ctx_create, "newest cuStreamBeginCapture".to_owned()], "{profile}");
     }
 }
 

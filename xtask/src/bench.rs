@@ -22,7 +22,7 @@ mod regen;
 pub mod rusage;
 mod size;
 
-/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size,min-driver,forward,first-call]`.
+/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,features,lookup,size,min-driver,forward,first-call]`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Paired runs per metric (default: 5 for regeneration, 3 for compile time, 31 rounds for
@@ -50,6 +50,8 @@ pub enum Group {
     /// The first call through the stand-in that found the real driver itself, against the
     /// real driver's (20 processes each).
     FirstCall,
+    /// A clean debug build of the crate with each feature alone, against its default build.
+    Features,
 }
 
 /// Run counts of one invocation.
@@ -86,8 +88,6 @@ impl Plan {
 pub enum Target {
     /// ours / baseline at most this.
     Ratio(f64),
-    /// ours / baseline under this.
-    RatioBelow(f64),
     /// ours - baseline at most this many units.
     More(f64, &'static str),
     /// ours at most this many units, whatever the baseline.
@@ -129,7 +129,6 @@ impl Paired<'_> {
         let d = self.digits;
         let (target, pass, spread) = match self.target {
             Target::Ratio(max) => (format!("<= {max}x"), ratio <= max, spread_of("ratio", &ratios, 2, "x")),
-            Target::RatioBelow(max) => (format!("< {max}x"), ratio < max, spread_of("ratio", &ratios, 2, "x")),
             Target::More(max, unit) => {
                 let diff = median(&diffs);
                 (format!("<= {max} {unit} more"), diff <= max, spread_of("difference", &diffs, d.max(1), unit))
@@ -146,7 +145,7 @@ impl Paired<'_> {
             Target::More(..) => format!("{ratio:.3}x ({:+.d$} {})", median(&diffs), self.unit),
             // Against a bound, two decimals could print the bound itself for a miss (0.2514x
             // as "0.25x", a miss of "<= 0.25x").
-            Target::Ratio(_) | Target::RatioBelow(_) => format!("{ratio:.3}x"),
+            Target::Ratio(_) => format!("{ratio:.3}x"),
             _ => format!("{ratio:.2}x"),
         };
         Row {
@@ -264,6 +263,7 @@ pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
         vec![
             Group::Regen,
             Group::Compile,
+            Group::Features,
             Group::Lookup,
             Group::Size,
             Group::MinDriver,
@@ -293,6 +293,7 @@ pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
             Group::MinDriver => min_driver::run(&env, plan.min_driver_runs)?,
             Group::Forward => forward::run(&env, plan.lookup_rounds)?,
             Group::FirstCall => first_call::run(&env, plan.first_call_runs)?,
+            Group::Features => compile::features(&env, plan.compile_runs)?,
         };
         progress!("{g:?}: {:.0} s", t.elapsed().as_secs_f64());
         rows.extend(r);

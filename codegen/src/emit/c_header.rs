@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::ctx::Ctx;
-use super::record::RecordFields;
+use super::record::{Abi, Record};
 use crate::model::Entry;
 use crate::platform::Platform;
 use crate::version::{format_cuda_version, ToolkitVersion};
@@ -154,7 +154,7 @@ fn header_entries<'a>(ctx: &Ctx<'a>) -> (BTreeMap<&'a str, HeaderEntry<'a>>, Vec
             left_out.push(format!("{} (a parameter type of CUDA {t}'s declaration has no C spelling here)", e.pfn));
             continue;
         }
-        if RecordFields::of_entry(e).bytes().is_none() {
+        if Record::entry(&e.symbol, Abi::of(e)).bytes().is_err() {
             left_out.push(format!("{} (a name longer than a record holds)", e.pfn));
             continue;
         }
@@ -235,9 +235,9 @@ pub fn c_header(ctx: &Ctx<'_>) -> String {
     for h in entries.values() {
         let e = h.entry;
         let abi = abi_name(e);
-        let Some(r) = RecordFields::of_entry(e).bytes() else { continue };
+        let fields = Record::entry(&e.symbol, Abi::of(e));
+        let Ok(r) = fields.bytes() else { continue };
         let check = u32::from_le_bytes([r[152], r[153], r[154], r[155]]);
-        let fields = RecordFields::of_entry(e);
         let declared: Vec<ToolkitVersion> = h.typedefs.iter().flat_map(|(t, _)| t.clone()).collect();
         let mut cond = vec![format!("({})", version_condition(all, &declared))];
         cond.extend(h.cond.iter().cloned());

@@ -87,7 +87,7 @@ const OUTPUTS: &[Output] = &[
     }),
     Output::rendered(Paths::One(pfn::ALIASES_RS), |p, _, path| rust(p, path, pfn::aliases_rs(p.ctx))),
     Output::rendered(Paths::One(registry::REGISTRY_RS), |p, _, path| {
-        rust(p, path, registry::registry_rs(p.ctx, p.docs))
+        rust(p, path, registry::registry_rs(p.ctx, p.docs)?)
     }),
     Output::rendered(Paths::One(registry::REGISTRY_JSON), |p, _, _| registry::registry_json(p.ctx).map(Some)),
     Output::same(Paths::Each(&shim::PATHS), |p, i, _| {

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ctx::Ctx;
+use super::record::{self, Abi, Record};
 use crate::model::Entry;
 use crate::names::Variant;
 use crate::version::format_cuda_version;
@@ -87,14 +88,15 @@ pub(crate) fn per_thread_order<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
     out
 }
 
-/// The entry's index in `ENTRIES`, by its marker's name, so that a new toolkit changes the
-/// lines of the symbols it changes, not every index after them.
+/// The entry's index in `ENTRIES`, written as a number, as the registry and api.rs write it:
+/// `<entries::X as Entry>::INDEX` read the same, but rustc resolved an impl and evaluated a
+/// constant for each of the crate's cases, 5% of a `newest` build (docs/performance.md).
 fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<TokenStream, Error> {
-    if !ctx.index_of.contains_key(e.pfn.as_str()) {
+    let Some(&index) = ctx.index_of.get(e.pfn.as_str()) else {
         return Err(Error::Emit { file: NEWEST_RS.into(), message: format!("`{}` is not in the registry", e.pfn) });
-    }
-    let m = marker(e);
-    Ok(quote!(<crate::entries::#m as crate::registry::Entry>::INDEX))
+    };
+    let index = Literal::usize_unsuffixed(index);
+    Ok(quote!(#index))
 }
 
 pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
@@ -179,24 +181,16 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             }
         });
         let m = ident(symbol);
-        // Read as the oldest ABI it accepts: the default variant's, as both orders end with it.
-        let oldest = entries
-            .iter()
-            .filter(|e| e.variant.is_none())
-            .min_by_key(|e| e.version)
-            .or_else(|| entries.iter().min_by_key(|e| e.version))
-            .copied()
-            .unwrap_or(*first);
-        let (low, low_exported) = (oldest.version, &oldest.exported);
-        let floor = oldest.min_driver.unwrap_or(low).max(low);
-        let high = entries.iter().map(|e| e.version).max().unwrap_or(low);
-        let flag = u8::from(oldest.variant.is_some()) + 1;
-        let abis = u8::try_from(entries.len()).unwrap_or(u8::MAX);
+        // Read as the oldest ABI it accepts (`Record::newest`).
+        let abis: Vec<Abi<'_>> = entries.iter().map(|e| Abi::of(e)).collect();
+        let bytes = Record::newest(symbol, &abis)
+            .ok_or_else(|| "no ABIs".to_owned())
+            .and_then(|r| r.bytes())
+            .map_err(|message| Error::Emit { file: NEWEST_RS.into(), message: format!("{symbol}: {message}") })?;
+        let record = record::literal(&quote!(crate::registry::EntryRecord), &bytes);
         records.push(quote! {
             #cfg
-            pub static #m: crate::registry::EntryRecord = crate::registry::EntryRecord::new(
-                crate::registry::EntryRecord::NEWEST, #symbol, #low_exported, #low, #floor, #high, #flag, #abis,
-            );
+            pub static #m: crate::registry::EntryRecord = #record;
         });
         let mdoc = format!(
             " The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name})."

@@ -1,25 +1,34 @@
-//! The bytes of an entry's record (the generated crate's `EntryRecord`, which min-driver reads),
-//! computed by the generator: what the C header (`include/cuda_pfn.h`) writes into a program
-//! beside every getter, byte for byte what the Rust crate's `const fn EntryRecord::new` builds
-//! for the same entry (tested against it).
+//! The bytes of an entry's record (the generated crate's `EntryRecord`, read by min-driver),
+//! computed here once: the emitters write them into the crate as literals, so that rustc
+//! evaluates no `const fn` per entry, and a test compares a built binary's records with them.
+//!
+//! The layout (160 bytes, little-endian integers) is the one `EntryRecord`'s rustdoc gives and
+//! `cuda-sys-gen min-driver` reads: magic, layout, how, flags, abis, version, floor, high, the
+//! symbol and the exported name NUL-padded to 64 bytes each, FNV-1a of bytes 0 to 151, zero.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
 
 use crate::model::Entry;
 
 /// A record's size.
-pub const RECORD_SIZE: usize = 160;
-/// The first 8 bytes of every record.
+pub const LEN: usize = 160;
+/// The first 8 bytes of every record (`EntryRecord::MAGIC`).
 pub const MAGIC: [u8; 8] = *b"\xc3cuRec\x1a\n";
-/// The record layout this writes.
+/// The layout byte every record holds.
 pub const LAYOUT: u8 = 1;
 /// `EntryRecord::ENTRY`: an exact entry.
 pub const ENTRY: u8 = 1;
-/// The most bytes a record's name holds (then a NUL at least).
+/// `EntryRecord::NEWEST`: any of `abis` ABIs of a symbol.
+pub const NEWEST: u8 = 2;
+/// How many bytes a name may take (one more is its NUL).
 pub const NAME_MAX: usize = 63;
 
-/// The fields of a record, before they are laid out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordFields<'a> {
+/// What a record says, before it is laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
     pub how: u8,
+    /// The `cuGetProcAddress` flags (1: legacy stream, 2: per-thread).
     pub flags: u8,
     pub abis: u8,
     pub version: u32,
@@ -29,52 +38,126 @@ pub struct RecordFields<'a> {
     pub exported: &'a str,
 }
 
-impl<'a> RecordFields<'a> {
-    /// An exact entry's record, as the registry's `records::X` static holds it: its version,
-    /// its floor (the measured `min_driver` where that is higher), its stream flag.
-    pub fn of_entry(e: &'a Entry) -> RecordFields<'a> {
-        RecordFields {
-            how: ENTRY,
-            flags: u8::from(e.variant.is_some()) + 1,
-            abis: 1,
-            version: e.version,
-            floor: e.min_driver.unwrap_or(e.version).max(e.version),
-            high: e.version,
-            symbol: &e.symbol,
-            exported: &e.exported,
-        }
+/// What a record needs of one ABI of a symbol.
+#[derive(Clone, Copy, Debug)]
+pub struct Abi<'a> {
+    pub version: u32,
+    pub per_thread: bool,
+    pub exported: &'a str,
+    /// The driver floor measured above its version, if any (`Entry::min_driver`).
+    pub min_driver: Option<u32>,
+}
+
+impl<'a> Abi<'a> {
+    pub fn of(e: &'a Entry) -> Abi<'a> {
+        Abi { version: e.version, per_thread: e.variant.is_some(), exported: &e.exported, min_driver: e.min_driver }
     }
 
-    /// The 160 bytes, integers little-endian, or `None` where a name does not fit (63 bytes,
-    /// no NUL): the Rust crate refuses such a record at compile time.
-    pub fn bytes(&self) -> Option<[u8; RECORD_SIZE]> {
-        let mut r = [0u8; RECORD_SIZE];
-        r[..8].copy_from_slice(&MAGIC);
-        r[8..12].copy_from_slice(&[LAYOUT, self.how, self.flags, self.abis]);
-        r[12..16].copy_from_slice(&self.version.to_le_bytes());
-        r[16..20].copy_from_slice(&self.floor.to_le_bytes());
-        r[20..24].copy_from_slice(&self.high.to_le_bytes());
-        for (at, name) in [(24, self.symbol), (88, self.exported)] {
-            let b = name.as_bytes();
-            if b.len() > NAME_MAX || b.contains(&0) {
-                return None;
-            }
-            r[at..at + b.len()].copy_from_slice(b);
-        }
-        let check = checksum(&r[..152]);
-        r[152..156].copy_from_slice(&check.to_le_bytes());
-        Some(r)
+    fn floor(&self) -> u32 {
+        self.min_driver.unwrap_or(self.version).max(self.version)
     }
 
-    /// The checksum field (FNV-1a of bytes 0 to 151).
-    pub fn check(&self) -> Option<u32> {
-        self.bytes().map(|r| checksum(&r[..152]))
+    fn flags(&self) -> u8 {
+        u8::from(self.per_thread) + 1
     }
 }
 
-/// FNV-1a (32 bits): the record's `check`.
-pub fn checksum(bytes: &[u8]) -> u32 {
+impl<'a> Record<'a> {
+    /// The record of an exact entry (`entries::X::RECORD`).
+    pub fn entry(symbol: &'a str, abi: Abi<'a>) -> Record<'a> {
+        Record {
+            how: ENTRY,
+            flags: abi.flags(),
+            abis: 1,
+            version: abi.version,
+            floor: abi.floor(),
+            high: abi.version,
+            symbol,
+            exported: abi.exported,
+        }
+    }
+
+    /// The record of `newest::<symbols::X>` over every ABI of the symbol: read as its oldest
+    /// ABI (the default variant's, where it has one: both orders of `newest` end with it).
+    /// `None` for a symbol without ABIs.
+    pub fn newest(symbol: &'a str, abis: &[Abi<'a>]) -> Option<Record<'a>> {
+        let oldest = abis
+            .iter()
+            .filter(|a| !a.per_thread)
+            .min_by_key(|a| a.version)
+            .or_else(|| abis.iter().min_by_key(|a| a.version))?;
+        Some(Record {
+            how: NEWEST,
+            flags: oldest.flags(),
+            abis: u8::try_from(abis.len()).unwrap_or(u8::MAX),
+            version: oldest.version,
+            floor: oldest.floor(),
+            high: abis.iter().map(|a| a.version).max().unwrap_or(oldest.version),
+            symbol,
+            exported: oldest.exported,
+        })
+    }
+
+    /// The record's 160 bytes, as a binary holds them; an error names a name that does not fit
+    /// (more than 63 bytes, or a NUL in it).
+    pub fn bytes(&self) -> Result<[u8; LEN], String> {
+        let mut r = [0u8; LEN];
+        r[..8].copy_from_slice(&MAGIC);
+        r[8] = LAYOUT;
+        r[9] = self.how;
+        r[10] = self.flags;
+        r[11] = self.abis;
+        r[12..16].copy_from_slice(&self.version.to_le_bytes());
+        r[16..20].copy_from_slice(&self.floor.to_le_bytes());
+        r[20..24].copy_from_slice(&self.high.to_le_bytes());
+        r[24..88].copy_from_slice(&padded(self.symbol)?);
+        r[88..152].copy_from_slice(&padded(self.exported)?);
+        let check = fnv1a(&r[..152]);
+        r[152..156].copy_from_slice(&check.to_le_bytes());
+        Ok(r)
+    }
+}
+
+/// FNV-1a (32 bits), as `EntryRecord::check` holds it.
+pub fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+fn padded(name: &str) -> Result<[u8; 64], String> {
+    let b = name.as_bytes();
+    if b.len() > NAME_MAX || b.contains(&0) {
+        return Err(format!("`{name}` does not fit a record's name (at most {NAME_MAX} bytes, no NUL)"));
+    }
+    let mut out = [0u8; 64];
+    out[..b.len()].copy_from_slice(b);
+    Ok(out)
+}
+
+/// A record as a struct literal of `ty` (`super::EntryRecord`), each field read back from
+/// `bytes`: constants only, so that the static costs rustc a literal, not an evaluation.
+pub fn literal(ty: &TokenStream, bytes: &[u8; LEN]) -> TokenStream {
+    let u32_at = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    let arr = |from: usize, to: usize| Literal::byte_string(&bytes[from..to]);
+    let magic = arr(0, 8);
+    let (layout, how, flags, abis) = (
+        Literal::u8_unsuffixed(bytes[8]),
+        Literal::u8_unsuffixed(bytes[9]),
+        Literal::u8_unsuffixed(bytes[10]),
+        Literal::u8_unsuffixed(bytes[11]),
+    );
+    let (version, floor, high) =
+        (Literal::u32_unsuffixed(u32_at(12)), Literal::u32_unsuffixed(u32_at(16)), Literal::u32_unsuffixed(u32_at(20)));
+    let (symbol, exported) = (arr(24, 88), arr(88, 152));
+    let check = Literal::u32_unsuffixed(u32_at(152));
+    let reserved = Literal::u32_unsuffixed(u32_at(156));
+    quote! {
+        #ty {
+            magic: *#magic, layout: #layout, how: #how, flags: #flags, abis: #abis,
+            version: #version, floor: #floor, high: #high,
+            symbol: *#symbol, exported: *#exported,
+            check: #check, reserved: #reserved,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -82,26 +165,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn layout_and_check() {
-        let f = RecordFields {
-            how: ENTRY,
-            flags: 1,
-            abis: 1,
-            version: 12050,
-            floor: 12050,
-            high: 12050,
-            symbol: "cuCtxCreate",
-            exported: "cuCtxCreate_v4",
-        };
-        let r = f.bytes().unwrap();
-        assert_eq!(&r[..8], &MAGIC);
-        assert_eq!(u32::from_le_bytes([r[12], r[13], r[14], r[15]]), 12050);
-        assert_eq!(&r[24..35], b"cuCtxCreate");
-        assert_eq!(&r[88..102], b"cuCtxCreate_v4");
-        assert_eq!(u32::from_le_bytes([r[152], r[153], r[154], r[155]]), checksum(&r[..152]));
-        assert_eq!(&r[156..], &[0; 4]);
+    fn a_record_is_laid_out_and_checked() {
+        let abi = Abi { version: 3020, per_thread: false, exported: "cuMemAlloc_v2", min_driver: None };
+        let r = Record::entry("cuMemAlloc", abi).bytes().unwrap();
+        assert_eq!(&r[..8], b"\xc3cuRec\x1a\n");
+        assert_eq!(r[8..12], [1, ENTRY, 1, 1]);
+        assert_eq!(r[12..24], [0xcc, 0x0b, 0, 0, 0xcc, 0x0b, 0, 0, 0xcc, 0x0b, 0, 0]);
+        assert_eq!(&r[24..35], b"cuMemAlloc\0");
+        assert_eq!(&r[88..102], b"cuMemAlloc_v2\0");
+        assert_eq!(u32::from_le_bytes(r[152..156].try_into().unwrap()), fnv1a(&r[..152]));
+        assert_eq!(r[156..], [0; 4]);
+    }
+
+    #[test]
+    fn newest_reads_as_its_oldest_default_abi() {
+        let abis = [
+            Abi { version: 7000, per_thread: true, exported: "cuX_ptds", min_driver: None },
+            Abi { version: 9000, per_thread: false, exported: "cuX_v2", min_driver: Some(9020) },
+            Abi { version: 12000, per_thread: false, exported: "cuX_v3", min_driver: None },
+        ];
+        let r = Record::newest("cuX", &abis).unwrap();
+        assert_eq!((r.how, r.flags, r.abis, r.version, r.floor, r.high), (NEWEST, 1, 3, 9000, 9020, 12000));
+        assert_eq!(r.exported, "cuX_v2");
+        assert!(Record::newest("cuX", &[]).is_none());
+    }
+
+    #[test]
+    fn names_that_do_not_fit_are_refused() {
         let long = "x".repeat(64);
-        assert_eq!(RecordFields { symbol: &long, ..f.clone() }.bytes(), None);
-        assert_eq!(RecordFields { exported: "a\0b", ..f }.bytes(), None);
+        let abi = Abi { version: 1, per_thread: false, exported: "e", min_driver: None };
+        assert!(Record::entry(&long, abi).bytes().unwrap_err().contains("63 bytes"));
+        assert!(Record::entry("a\0b", abi).bytes().is_err());
+        assert!(Record::entry(&long[..63], abi).bytes().is_ok());
     }
 }

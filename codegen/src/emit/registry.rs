@@ -5,13 +5,14 @@
 //! entry's record (the crate's `EntryRecord`, read by min-driver) is one named static
 //! that only the marker's `RECORD` points at: per-entry items are what the crate's compile time is
 //! made of (docs/performance.md), and a table pointing at the records would keep every one of
-//! them in every binary.
+//! them in every binary. Each record is a literal of the bytes `record.rs` computes.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::ctx::Ctx;
 use super::docs::{Context, Docs};
+use super::record::{self, Abi, Record};
 use crate::names::Variant;
 use crate::Error;
 
@@ -22,7 +23,7 @@ pub const REGISTRY_JSON: &str = "registry.json";
 const COMMON_HEADER: &str = "cudaTypedefs.h";
 const COMMON_MODULE: &str = "cuda";
 
-pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
+pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error> {
     let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
     let n_toolkits = toolkits.len();
     let mut infos = Vec::new();
@@ -90,12 +91,13 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
                 const MIN_DRIVER: u32 = #v;
             }
         });
-        let floor = e.min_driver.unwrap_or(version).max(version);
-        let flag = u8::from(e.variant.is_some()) + 1;
+        let bytes = Record::entry(symbol, Abi::of(e))
+            .bytes()
+            .map_err(|message| Error::Emit { file: REGISTRY_RS.into(), message: format!("{}: {message}", e.pfn) })?;
+        let record = record::literal(&quote!(super::EntryRecord), &bytes);
         records.push(quote! {
             #cfg
-            pub static #marker: super::EntryRecord =
-                super::EntryRecord::new(super::EntryRecord::ENTRY, #symbol, #exported, #version, #floor, #version, #flag, 1);
+            pub static #marker: super::EntryRecord = #record;
         });
         markers.push(quote! {
             #[doc = #doc]
@@ -114,7 +116,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     }
     let n = infos.len();
     let record_type = record_type();
-    quote! {
+    Ok(quote! {
         //! The registry: every entry point ABI the crate knows, as a static table
         //! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no
         //! values) whose constants are all a lookup needs.
@@ -334,11 +336,15 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         pub mod records {
             #(#records)*
         }
-    }
+    })
 }
 
-/// The record type, its layout and its constructor (a `const fn`, so that every record is
-/// built at compile time).
+/// The record type, its layout and its constructor. The entries' and symbols' records are
+/// written as literals (`record.rs` computes their bytes, check included): a `const fn` per
+/// record cost rustc a const evaluation each, 1,341 of them, about 40% of the types crate's
+/// build (docs/performance.md).
+/// The constructor stays for the few records built in the shim (`get_raw`, `resolve`) and by
+/// `get_raw!` in a user's crate, which the generator cannot know.
 fn record_type() -> TokenStream {
     quote! {
             /// What a lookup leaves in the compiled program, for `cuda-sys-gen min-driver`:

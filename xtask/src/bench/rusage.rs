@@ -1,5 +1,7 @@
 //! The compile-time bench's rustc wrapper: this executable, set as `RUSTC_WRAPPER`, runs the
-//! rustc cargo asked for and appends that rustc's peak resident memory and wall time to a log.
+//! rustc cargo asked for and appends that rustc's peak resident memory, wall time and CPU time
+//! (user and system, every thread) to a log. On a shared machine the CPU time is the steadier
+//! figure: another session's build stretches a rustc's wall time, much less its CPU time.
 //!
 //! The wrapper has exactly one child, so `getrusage(RUSAGE_CHILDREN)` after it exits is that
 //! rustc's own peak, per crate, with no tool to install.
@@ -21,6 +23,8 @@ pub struct Rustc {
     pub krate: String,
     pub peak_kib: u64,
     pub secs: f64,
+    /// User and system CPU seconds, every thread of the rustc.
+    pub cpu: f64,
 }
 
 /// When cargo started this process as its rustc wrapper (`$RUSTC_WRAPPER $RUSTC args...`),
@@ -45,7 +49,8 @@ pub fn wrap_if_asked() {
     // `___` is cargo asking rustc about the target, not a crate.
     if let Some(krate) = krate.filter(|k| k != "___") {
         // One short write per line with O_APPEND: concurrent rustcs do not interleave.
-        let line = format!("{krate}\t{}\t{secs:.3}\n", children_peak_kib());
+        let (peak, cpu) = children_usage();
+        let line = format!("{krate}\t{peak}\t{secs:.3}\t{cpu:.3}\n");
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -58,15 +63,17 @@ pub fn wrap_if_asked() {
     std::process::exit(code);
 }
 
-fn children_peak_kib() -> u64 {
+/// The child's peak resident memory (KiB) and its CPU seconds, user and system.
+fn children_usage() -> (u64, f64) {
     // SAFETY: getrusage fills the struct it is given.
     let mut r: libc::rusage = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut r) } == 0;
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     // Linux reports ru_maxrss in KiB.
     if ok {
-        r.ru_maxrss.max(0) as u64
+        (r.ru_maxrss.max(0) as u64, secs(r.ru_utime) + secs(r.ru_stime))
     } else {
-        0
+        (0, 0.0)
     }
 }
 
@@ -75,11 +82,13 @@ pub fn read_log(path: &Path) -> Result<Vec<Rustc>> {
     let mut out = Vec::new();
     for line in text.lines() {
         let f: Vec<&str> = line.split('\t').collect();
-        if let [krate, kib, secs] = f[..] {
+        if let [krate, kib, secs, cpu] = f[..] {
+            let bad = || format!("bad line in {}: {line}", path.display());
             out.push(Rustc {
                 krate: krate.to_owned(),
-                peak_kib: kib.parse().with_context(|| format!("bad line in {}: {line}", path.display()))?,
-                secs: secs.parse().with_context(|| format!("bad line in {}: {line}", path.display()))?,
+                peak_kib: kib.parse().with_context(bad)?,
+                secs: secs.parse().with_context(bad)?,
+                cpu: cpu.parse().with_context(bad)?,
             });
         }
     }
