@@ -126,7 +126,10 @@ fn fetch_zig() -> Result<PathBuf, String> {
         return Ok(zig);
     }
     if std::env::consts::ARCH != "x86_64" || std::env::consts::OS != "linux" {
-        return Err(format!("no clang on the PATH, and the pinned zig wheel is for x86-64 Linux, not {}", std::env::consts::ARCH));
+        return Err(format!(
+            "no clang on the PATH, and the pinned zig wheel is for x86-64 Linux, not {}",
+            std::env::consts::ARCH
+        ));
     }
     let wheels = root.join("ziglang-wheel");
     std::fs::create_dir_all(&wheels).map_err(|e| format!("{}: {e}", wheels.display()))?;

@@ -12,12 +12,14 @@
 //! 1. flags with a bit other than `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (1) and
 //!    `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (2): `CUDA_ERROR_INVALID_VALUE`, the
 //!    status unwritten;
-//! 2. a driver of CUDA 13.0 or later asked for a version above its own:
-//!    `CUDA_ERROR_INVALID_VALUE`, the status unwritten (measured on 580). Older drivers go on;
+//! 2. a driver of CUDA 13.0 or later asked for a version above its own, compared as signed
+//!    numbers: `CUDA_ERROR_INVALID_VALUE`, the status unwritten (measured on 580, which answers
+//!    a negative version by the next steps). Older drivers go on;
 //! 3. the ABIs of `symbol` the driver has are the registry's entries of the symbol for this
 //!    platform whose version is at most the driver's own (no driver of 418 to 580 serves an
 //!    entry above its version). None: `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`;
-//! 4. of those, the newest introduced at or below `version`, among the symbol's default ABIs
+//! 4. of those, the newest introduced at or below `version` read as unsigned (a negative
+//!    version asks for the newest; measured on 470 to 580), among the symbol's default ABIs
 //!    with flags 0 and 1; with the per-thread flag, among its `_ptds`/`_ptsz` variants where it
 //!    has any, else among its default ABIs. None: `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`.
 //!    (So `cuMemcpy` with the per-thread flag at 4000, where its first ABI begins, is not
@@ -133,11 +135,14 @@ pub fn driver_answer(symbol: &[u8], version: i32, flags: u64, driver_version: u3
     if flags & !KNOWN_FLAGS != 0 {
         return DriverAnswer::InvalidValue(Invalid::Flags);
     }
-    // Drivers read the version as unsigned (measured on 470 to 555): -1 asks for the newest.
-    let version = version as u32;
-    if driver_version >= FIRST_REFUSING_DRIVER && version > driver_version {
+    // From 13.0 a version above the driver's own is refused, compared as a signed number: 580
+    // answers -1, -2, -1000 and i32::MIN with its newest ABI.
+    if driver_version >= FIRST_REFUSING_DRIVER && i64::from(version) > i64::from(driver_version) {
         return DriverAnswer::InvalidValue(Invalid::AboveDriver);
     }
+    // The ABI is picked reading the version as unsigned (measured on 470 to 580): a negative
+    // version asks for the newest.
+    let version = version as u32;
     let start = ENTRIES.partition_point(|e| e.symbol.as_bytes() < symbol);
     let has = |e: &&'static EntryInfo| e.platforms.here() && driver_has(e.version, driver_version);
     let abis = ENTRIES[start..].iter().take_while(|e| e.symbol.as_bytes() == symbol).filter(has);
@@ -300,8 +305,9 @@ mod tests {
         assert_eq!(DriverAnswer::Entry(e).result_without_status(), 0);
     }
 
-    /// A negative version is read as unsigned, as drivers 470 to 555 read it (measured: -1,
-    /// -2, -1000 and `i32::MIN` ask for the newest ABI the driver has).
+    /// A negative version is read as unsigned, as drivers 470 to 580 read it (measured: -1,
+    /// -2, -1000 and `i32::MIN` ask for the newest ABI the driver has), and a 13.0 driver does
+    /// not refuse it as above its own version.
     #[test]
     fn a_negative_version_asks_for_the_newest() {
         for v in [-1, -2, -1000, i32::MIN] {
@@ -309,7 +315,11 @@ mod tests {
             assert_eq!(answer("cuCtxCreate", v, 0, 12000), Some("PFN_cuCtxCreate_v11040"), "{v}");
             assert_eq!(answer("cuMemcpy", v, 2, 12050), Some("PFN_cuMemcpy_v7000_ptds"), "{v}");
         }
-        // From 13.0 on, a version above the driver's own is refused: so is -1, read so.
-        assert!(matches!(driver_answer(b"cuCtxCreate", -1, 0, 13000), DriverAnswer::InvalidValue(_)));
+        // From 13.0 on, a version above the driver's own is refused, but not a negative one
+        // (580, measured: the newest ABI).
+        for v in [-1, -2, -1000, i32::MIN] {
+            assert_eq!(answer("cuCtxCreate", v, 0, 13000), Some("PFN_cuCtxCreate_v12050"), "{v}");
+        }
+        assert!(matches!(driver_answer(b"cuCtxCreate", 13010, 0, 13000), DriverAnswer::InvalidValue(_)));
     }
 }

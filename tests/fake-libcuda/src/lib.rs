@@ -216,13 +216,14 @@ fn answer(symbol: &[u8], version: c_int, flags: u64, api: c_int) -> (c_uint, c_i
     if flags & !KNOWN_FLAGS != 0 {
         return (CUDA_ERROR_INVALID_VALUE, STATUS_UNWRITTEN, 0);
     }
-    // The driver reads the version as unsigned (measured on 470 to 555: -1 asks for the newest).
+    // The driver picks the ABI reading the version as unsigned (measured on 470 to 580: -1
+    // asks for the newest).
     let unsigned = i64::from(version as u32);
     let limit = if api == API_RT_ENTRY_POINT { i64::from(s.runtime_version) } else { unsigned };
-    // Above its own version: INVALID_VALUE from 13.0 on (measured on 580); older drivers
+    // Above its own version: INVALID_VALUE from 13.0 on (measured on 580), compared as a signed
+    // number there (580 answers -1, -2, -1000 and INT_MIN with its newest ABI); older drivers
     // (470 to 555) go on and hand out the newest ABI they have at or below `version`.
-    if api != API_RT_ENTRY_POINT && unsigned > i64::from(s.driver_version) && s.driver_version >= FIRST_REFUSING_DRIVER
-    {
+    if api != API_RT_ENTRY_POINT && version > s.driver_version && s.driver_version >= FIRST_REFUSING_DRIVER {
         return (CUDA_ERROR_INVALID_VALUE, STATUS_UNWRITTEN, 0);
     }
     let mut known = false;
