@@ -264,6 +264,7 @@ fn docs_options_are_the_command_lines() {
         "--locked",
         "--help",
         "--git",
+        "--rev",
         "--example",
         "--depth",
         "--features",
