@@ -88,6 +88,20 @@ impl Fetched {
     }
 }
 
+/// The pinned drivers for a test, fetched where the cache lacks them; `None` where this machine
+/// cannot fetch them at all (no apt-get or dpkg-deb), which the test then skips, saying so,
+/// except under `CI=true`, where that fails (`crate::skip`). Any other failure panics.
+pub fn fetched() -> Option<Vec<Fetched>> {
+    match fetch() {
+        Ok(d) => Some(d),
+        Err(FetchError::Unavailable(why)) => {
+            crate::skip(&format!("the real-driver tests: {why}"));
+            None
+        }
+        Err(e) => panic!("the real drivers could not be had: {e}"),
+    }
+}
+
 /// Why the drivers could not be had.
 #[derive(Debug)]
 pub enum FetchError {

@@ -15,19 +15,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::drivers::{self, Fetched};
 use cuda_sys_gen_tests::{doctor_binary, text};
-
-fn fetched() -> Option<Vec<Fetched>> {
-    match drivers::fetch() {
-        Ok(d) => Some(d),
-        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("SKIPPED: the mutated-driver tests: {why}");
-            None
-        }
-        Err(e) => panic!("the real drivers could not be had: {e}"),
-    }
-}
 
 /// How a doctor run ended.
 struct Ended {
@@ -246,7 +235,7 @@ const DOCUMENTED: &[i32] = &[0, 1, 3, 4];
 
 /// `count` mutants of each driver; every one ends with a documented status and a message.
 fn campaign(count: usize) {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     for driver in &drivers {
@@ -315,7 +304,7 @@ fn mutated_real_drivers_end_with_a_message_and_a_documented_status() {
 /// doctor's child dies of it; the doctor says so, with the signal, and exits 1.
 #[test]
 fn an_initialiser_jumping_into_data_is_reported_as_a_crash_of_the_loader() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut tried = 0;
     for driver in &drivers {

@@ -15,19 +15,8 @@
 
 use std::process::Command;
 
-use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::drivers::{self, Fetched};
 use cuda_sys_gen_tests::text;
-
-fn fetched() -> Option<Vec<Fetched>> {
-    match drivers::fetch() {
-        Ok(d) => Some(d),
-        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("SKIPPED: the real-driver tests: {why}");
-            None
-        }
-        Err(e) => panic!("the real drivers could not be had: {e}"),
-    }
-}
 
 /// `conformance answers` with `driver` on `LD_LIBRARY_PATH`: its exit code and output.
 fn answers(driver: &Fetched, env: &[(&str, &std::ffi::OsStr)]) -> (Option<i32>, String) {
@@ -47,7 +36,7 @@ fn requests(out: &str) -> usize {
 
 #[test]
 fn every_real_driver_answers_as_the_rule_says() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let mut failures = Vec::new();
     let mut total = 0;
     for driver in &drivers {

@@ -25,23 +25,12 @@ use std::process::Command;
 
 use cuda_driver_pfn::{visit_entries, Entry, EntryVisitor, ENTRIES};
 use cuda_sys_gen_tests::conformance::probe;
-use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::drivers::{self, Fetched};
 use cuda_sys_gen_tests::fake::{pointer_for, Fake, Flavour};
 use cuda_sys_gen_tests::{repo_root, text};
 
 const BEGIN: &str = "<!-- matrix:begin (tests/tests/real_drivers.rs writes this table) -->";
 const END: &str = "<!-- matrix:end -->";
-
-fn fetched() -> Option<Vec<Fetched>> {
-    match drivers::fetch() {
-        Ok(d) => Some(d),
-        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("SKIPPED: the real-driver tests: {why}");
-            None
-        }
-        Err(e) => panic!("the real drivers could not be had: {e}"),
-    }
-}
 
 /// Runs `program args` with the driver on `LD_LIBRARY_PATH`; its exit code and output.
 fn run(driver: &Fetched, program: &mut Command) -> (Option<i32>, String) {
@@ -318,7 +307,7 @@ fn release_examples() -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_lookup_on_every_real_driver() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let doctor = doctor();
     let mut failures = Vec::new();
     let rows: Vec<Row> = drivers.iter().map(|d| check_driver(d, &doctor, &mut failures)).collect();
@@ -348,7 +337,7 @@ fn every_lookup_on_every_real_driver() {
 /// to install the driver they have.
 #[test]
 fn a_driver_without_a_library_it_links_names_that_library() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let d = drivers.iter().find(|d| d.pin.name == "418").expect("the matrix pins driver 418");
     // This process's loader path does not hold the fatbinaryloader's folder.
     let e = cuda_driver_pfn::Driver::from_path(&d.libcuda).unwrap_err();

@@ -18,19 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cuda_driver_pfn::ENTRIES;
-use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::drivers::{self, Fetched};
 use cuda_sys_gen_tests::{repo_root, text};
-
-fn fetched() -> Option<Vec<Fetched>> {
-    match drivers::fetch() {
-        Ok(d) => Some(d),
-        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("SKIPPED: the real-driver tests: {why}");
-            None
-        }
-        Err(e) => panic!("the real drivers could not be had: {e}"),
-    }
-}
 
 /// The stand-in, built (as the tests' own build is) and copied into a folder of its own as
 /// `libcuda.so.1`.
@@ -71,7 +60,7 @@ fn answers(driver: &Fetched, standin: &Path, named: bool) -> (Option<i32>, Strin
 
 #[test]
 fn the_standin_answers_every_request_with_its_function_of_the_abi_the_driver_returned() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let standin = standin(dir.path());
     let mut failures = Vec::new();
@@ -110,7 +99,7 @@ fn the_standin_answers_every_request_with_its_function_of_the_abi_the_driver_ret
 /// verdict.
 #[test]
 fn the_tracer_writes_one_line_per_call_from_many_threads() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
     let dir = tempfile::tempdir().unwrap();
     let tracer = built_cdylib("cuda-sys-gen-tracer", "libcuda_tracer.so", dir.path());
@@ -150,7 +139,7 @@ fn the_tracer_writes_one_line_per_call_from_many_threads() {
 /// `cuGetProcAddress_v2` hands out, and taking it away restores the real driver's answer.
 #[test]
 fn a_hook_takes_its_abi_s_calls_by_name_and_through_the_lookup() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
     let dir = tempfile::tempdir().unwrap();
     let standin = standin(dir.path());
@@ -293,7 +282,7 @@ fn the_tracer_logs_what_output_parameters_point_to_after_a_successful_call() {
     assert!(ok("cuDriverGetVersion") && ok("cuGetProcAddress_v2") && ok("cuGetProcAddress"), "{got:?}");
     // The fake's cuInit answers 9009; it has no cuDeviceGet (the stand-in answers NOT_FOUND).
     assert!(got.iter().any(|(n, r)| n == "cuDeviceGet" && *r == 500), "{got:?}");
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let mut checked = 0;
     for driver in drivers.iter().filter(|d| d.pin.cuda_version().is_some_and(|v| v >= 12000)) {
         let got = check_outputs(&tracer, &driver.libcuda, false, &trace);
@@ -314,7 +303,7 @@ fn the_tracer_logs_what_output_parameters_point_to_after_a_successful_call() {
 /// driver's file as the one it opened.
 #[test]
 fn two_standins_on_one_search_path_each_forward_to_the_real_driver() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let Some(driver) = drivers.iter().find(|d| d.pin.name == "555") else { panic!("driver 555 is pinned") };
     let dir = tempfile::tempdir().unwrap();
     let folder = |name: &str| {

@@ -15,19 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::drivers::{self, Fetched};
 use cuda_sys_gen_tests::{repo_root, text};
-
-fn fetched() -> Option<Vec<Fetched>> {
-    match drivers::fetch() {
-        Ok(d) => Some(d),
-        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("SKIPPED: the real-driver tests: {why}");
-            None
-        }
-        Err(e) => panic!("the real drivers could not be had: {e}"),
-    }
-}
 
 fn driver<'a>(drivers: &'a [Fetched], name: &str) -> &'a Fetched {
     drivers.iter().find(|d| d.pin.name == name).unwrap_or_else(|| panic!("driver {name} is pinned"))
@@ -118,7 +107,7 @@ fn line<'a>(out: &'a str, prefix: &str) -> &'a str {
 /// and each child's call is traced under the child's own thread id.
 #[test]
 fn fork_children_call_through_the_standin_and_the_tracer() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let real = driver(&drivers, "555");
@@ -156,7 +145,7 @@ fn fork_children_call_through_the_standin_and_the_tracer() {
 /// set-up allocated: SIGSEGV or malloc's assertion). Through the stand-in and the tracer.
 #[test]
 fn signal_handlers_call_through_the_standin_and_the_tracer() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let real = driver(&drivers, "555");
@@ -196,7 +185,7 @@ fn signal_handlers_call_through_the_standin_and_the_tracer() {
 /// loader also knows by that name. Over every driver.
 #[test]
 fn dlclose_then_dlopen_finds_the_standin_again() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let library = standin(&dir.path().join("s"));
@@ -232,7 +221,7 @@ fn thirty_two_bit(from: &Path, dir: &Path) -> PathBuf {
 /// `$CUDA_SYS_GEN_REAL_LIBCUDA` naming another stand-in is refused, with the reason.
 #[test]
 fn the_standin_searches_for_the_real_driver_as_the_loader_does() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let real = driver(&drivers, "555");
@@ -296,7 +285,7 @@ fn the_standin_searches_for_the_real_driver_as_the_loader_does() {
 /// find, and falls back) among them.
 #[test]
 fn an_older_runtime_sees_the_lookup_functions_the_driver_has() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let wheel = repo_root()
         .join("target/cuda-headers/wheels/nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl");
     let Ok(file) = std::fs::File::open(&wheel) else {
@@ -355,7 +344,7 @@ fn an_older_runtime_sees_the_lookup_functions_the_driver_has() {
 /// exit 141).
 #[test]
 fn a_trace_sink_never_blocks_or_signals_the_program() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let real = driver(&drivers, "555");
@@ -404,7 +393,7 @@ fn a_trace_sink_never_blocks_or_signals_the_program() {
 /// and so does the rule: every answer `rule ok`.
 #[test]
 fn negative_versions_are_read_as_the_drivers_read_them() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let tracer = tracer(&dir.path().join("t"));
@@ -440,7 +429,7 @@ fn negative_versions_are_read_as_the_drivers_read_them() {
 /// flagged, nor a request at 535's own version, nor one at a negative version.
 #[test]
 fn a_request_answered_with_an_older_abi_than_it_names_is_flagged() {
-    let Some(drivers) = fetched() else { return };
+    let Some(drivers) = drivers::fetched() else { return };
     let dir = tempfile::tempdir().unwrap();
     let Some(exe) = program(dir.path()) else { return };
     let tracer = tracer(&dir.path().join("t"));

@@ -12,23 +12,8 @@ use anyhow::{bail, Context, Result};
 use super::{run_quiet, Env, Paired, Row, Target};
 use crate::progress;
 
-const PROGRAM: &str = r#"#include <dlfcn.h>
-#include <stdio.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
-int main(void) {
-    double start = now();
-    void *h = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!h) { printf("no libcuda.so.1: %s\n", dlerror()); return 1; }
-    int (*version)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
-    int v = 0;
-    int r = version ? version(&v) : -1;
-    double took = now() - start;
-    if (r != 0 || v <= 0) { printf("cuDriverGetVersion: %d %d\n", r, v); return 1; }
-    printf("first-call-ms\t%.4f\n", took);
-    return 0;
-}
-"#;
+/// The program timed, the same file the GPU machine's run builds.
+const PROGRAM: &str = include_str!("../../../examples/libcuda-tracer/gpu-run/first_call.c");
 
 /// Debian's 555 driver as the real-driver tests unpack it (`tests/src/drivers.rs`).
 fn driver_555(root: &Path) -> Result<PathBuf> {
