@@ -1485,8 +1485,19 @@ pub fn check_file(path: &Path) -> Result<Option<Vec<u8>>, Error> {
     let old = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => return Err(refuse("it is a symbolic link")),
         Ok(m) if !m.is_file() => return Err(refuse("it is not a regular file")),
+        // Far above any header the generator writes (under 1 MB): not read, let alone replaced.
+        Ok(m) if m.len() > MAX_FILE => {
+            return Err(refuse(&format!("it is {} bytes, more than any file cuda-sys-gen writes", m.len())))
+        }
         Ok(_) => read_head_and_all(path)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Said before the work, not after it when the file cannot be created.
+            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !folder.is_dir() {
+                return Err(refuse(&format!("its folder {} does not exist: create it first", folder.display())));
+            }
+            return Ok(None);
+        }
         Err(source) => return Err(Error::Io { path: path.to_owned(), source }),
     };
     if !has_marker(&old) {
@@ -1494,6 +1505,9 @@ pub fn check_file(path: &Path) -> Result<Option<Vec<u8>>, Error> {
     }
     Ok(Some(old))
 }
+
+/// The largest file at a `--c-header` path that [`check_file`] reads.
+const MAX_FILE: u64 = 64 << 20;
 
 /// A regular file's bytes (the generated file is at most a few megabytes: read whole).
 fn read_head_and_all(path: &Path) -> Result<Vec<u8>, Error> {
