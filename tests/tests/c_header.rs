@@ -98,8 +98,7 @@ fn compilers() -> Option<Vec<Compiler>> {
         }
     }
     if out.is_empty() {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and no C compiler");
-        eprintln!("SKIPPED: no C compiler (gcc, cc)");
+        cuda_sys_gen_tests::skip("no C compiler (gcc, cc)");
         return None;
     }
     Some(out)
@@ -172,8 +171,7 @@ fn headers_cached() -> bool {
     if cache_dir().join("include").is_dir() {
         return true;
     }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and no header cache");
-    eprintln!("SKIPPED: no header cache under {}", cache_dir().display());
+    cuda_sys_gen_tests::skip(&format!("no header cache under {}", cache_dir().display()));
     false
 }
 
@@ -365,15 +363,7 @@ fn every_getter_program(reg: &Registry, dir: &Path) -> Option<PathBuf> {
 /// where the Rust crate's `Driver` refuses; no wrong ABI.
 #[test]
 fn every_getter_on_every_real_driver() {
-    let drivers = match cuda_sys_gen_tests::drivers::fetch() {
-        Ok(d) => d,
-        Err(cuda_sys_gen_tests::drivers::FetchError::Unavailable(why)) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and no drivers: {why}");
-            eprintln!("SKIPPED: the real drivers cannot be fetched here: {why}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let Some(drivers) = cuda_sys_gen_tests::drivers::fetched() else { return };
     let reg = registry();
     let by_marker: BTreeMap<&str, &Entry> = header_entries(&reg).into_iter().map(|e| (marker(e), e)).collect();
     let dir = tempfile::tempdir().unwrap();
