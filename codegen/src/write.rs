@@ -574,32 +574,20 @@ pub fn sync_tree(
         ours,
         files,
     };
-    for folder in &report.kept_folders {
-        let dir = new.path().join(folder);
-        fs::create_dir_all(&dir).map_err(io(&dir))?;
-    }
-    let half = files.len() / 2;
-    for (i, (rel, bytes)) in files.iter().enumerate() {
-        if i == half {
-            fault::point("write:staged-half");
+    let staged = (|| {
+        stage(&new, &report.kept_folders, files, &same, &root)?;
+        swap_dirs(new.path(), &root, &parent, &name)
+    })();
+    let old = match staged {
+        Ok(old) => old,
+        Err(source) => {
+            // Cleared now rather than when `new` drops, so that the error can name what stays.
+            return Err(match new.clear() {
+                Some(kept) => Error::StagedKept { source: Box::new(source), kept },
+                None => source,
+            });
         }
-        fault::slow_write();
-        let target = new.path().join(rel);
-        if let Some(dir) = target.parent() {
-            fs::create_dir_all(dir).map_err(io(dir))?;
-        }
-        // An unchanged file keeps its inode, and with it the timestamp cargo and git look at.
-        if same.contains(rel.as_str()) && fs::hard_link(root.join(rel), &target).is_ok() {
-            continue;
-        }
-        write_synced(&target, bytes).map_err(io(&target))?;
-    }
-    if let Ok(meta) = fs::metadata(&root) {
-        let _ = fs::set_permissions(new.path(), meta.permissions());
-    }
-    sync_dir(new.path());
-    fault::point("write:staged");
-    let old = swap_dirs(new.path(), &root, &parent, &name)?;
+    };
     fault::point("write:swapped");
     // `new`'s path now holds the old tree (or nothing, if there was none), or `old`'s does.
     let old_tree = old.unwrap_or_else(|| new.path().to_owned());
@@ -624,6 +612,47 @@ pub fn sync_tree(
     Ok(report)
 }
 
+/// Writes the new tree into `new` (the user's empty folders `kept_folders` included); an
+/// unchanged file (in `same`) is a hard link to `root`'s, which keeps its inode.
+fn stage(
+    new: &Staged<'_>,
+    kept_folders: &[String],
+    files: &BTreeMap<String, Vec<u8>>,
+    same: &BTreeSet<&str>,
+    root: &Path,
+) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| Error::Io { path, source }
+    };
+    for folder in kept_folders {
+        let dir = new.path().join(folder);
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+    }
+    let half = files.len() / 2;
+    for (i, (rel, bytes)) in files.iter().enumerate() {
+        if i == half {
+            fault::point("write:staged-half");
+        }
+        fault::slow_write();
+        let target = new.path().join(rel);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        // An unchanged file keeps its inode, and with it the timestamp cargo and git look at.
+        if same.contains(rel.as_str()) && fs::hard_link(root.join(rel), &target).is_ok() {
+            continue;
+        }
+        write_synced(&target, bytes).map_err(io(&target))?;
+    }
+    if let Ok(meta) = fs::metadata(root) {
+        let _ = fs::set_permissions(new.path(), meta.permissions());
+    }
+    sync_dir(new.path());
+    fault::point("write:staged");
+    Ok(())
+}
+
 /// A new tree being staged: cleared ([`clear_tree`]) if the run fails before it is swapped in
 /// (`armed`).
 struct Staged<'a> {
@@ -645,16 +674,28 @@ impl Staged<'_> {
     }
 }
 
+impl Staged<'_> {
+    /// Clears the staged tree (once: it disarms) and returns where what could not be removed
+    /// is now: `<out>.kept-N` beside the output folder, or the staged tree itself where even
+    /// the move failed.
+    fn clear(&mut self) -> Option<PathBuf> {
+        if !std::mem::replace(&mut self.armed, false) {
+            return None;
+        }
+        let parent = self.path.parent()?;
+        let (ours, files) = (self.ours, self.files);
+        let written = |rel: &str, head: &[u8]| ours(rel, head) || files.get(rel).is_some_and(|b| b.starts_with(head));
+        match clear_tree(&self.path, parent, self.name, self.owned, &self.carried, &written) {
+            Ok(cleared) => cleared.kept,
+            Err(_) => Some(self.path.clone()),
+        }
+    }
+}
+
 impl Drop for Staged<'_> {
     fn drop(&mut self) {
-        let Some(parent) = self.path.parent() else { return };
-        if self.armed {
-            // What is left goes to `<out>.kept-N` beside the output folder, named for it.
-            let (ours, files) = (self.ours, self.files);
-            let written =
-                |rel: &str, head: &[u8]| ours(rel, head) || files.get(rel).is_some_and(|b| b.starts_with(head));
-            let _ = clear_tree(&self.path, parent, self.name, self.owned, &self.carried, &written);
-        }
+        // A panic between staging and the swap: nothing to report the leftovers to.
+        let _ = self.clear();
     }
 }
 

@@ -369,3 +369,54 @@ fn a_full_disk_while_staging_leaves_no_half_file() {
     let left = walk(&mnt);
     assert!(left.iter().all(|p| p.is_dir()), "files were left: {left:?}\n{said}");
 }
+
+/// A folder of the user's made, while a run stages, where the run writes its last file: the
+/// run fails before its swap (the crate unchanged), and its error names the `<out>.kept-N`
+/// that holds what it could not remove (the user's file), never leaving it unnamed.
+#[test]
+fn a_failure_before_the_swap_names_the_folder_that_keeps_what_stayed() {
+    let case = Case::new();
+    let o = case.generate(&["cuda-11.4"]);
+    assert!(o.status.success(), "{}", all(&o));
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for e in std::fs::read_dir(case.out().join(&rel)).unwrap().flatten() {
+            let rel = rel.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                stack.push(rel)
+            } else {
+                files.push(rel)
+            }
+        }
+    }
+    // The run writes its files in this order (a sorted map of `/`-separated names).
+    files.sort_by_key(|p| p.to_string_lossy().into_owned());
+    let last = files.pop().unwrap();
+    let before = std::fs::read(case.out().join("src/lib.rs")).unwrap();
+    let mut child = case.command(&["cuda-11.4", "cuda-11.5"], &[("CUDA_SYS_GEN_FAULT", "write:slow")]).spawn().unwrap();
+    let start = std::time::Instant::now();
+    let staged = loop {
+        let found = std::fs::read_dir(case.dir.path())
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().as_bytes().starts_with(b".out.new"));
+        if let Some(e) = found {
+            break e.path();
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before a staged tree was seen");
+        }
+        assert!(start.elapsed().as_secs() < 60, "no staged tree appeared");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    std::fs::create_dir_all(staged.join(&last)).unwrap();
+    std::fs::write(staged.join(&last).join("mine.txt"), "the user's\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let said = all(&o);
+    assert!(!o.status.success(), "{said}");
+    let kept = case.dir.path().join("out.kept-1");
+    assert!(said.contains(&kept.display().to_string()), "the kept folder is not named: {said}");
+    assert!(kept.join(&last).join("mine.txt").is_file(), "{said}");
+    assert_eq!(std::fs::read(case.out().join("src/lib.rs")).unwrap(), before, "the crate changed: {said}");
+}
