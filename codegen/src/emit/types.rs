@@ -754,7 +754,10 @@ mod tests {
     fn clone_is_written_by_hand_where_copy_is_derived() {
         for (src, kept) in [
             ("#[derive(Copy, Clone)] pub union U { a: u32 }", "# [derive (Copy)] pub union U { a : u32 }"),
-            ("#[derive(Copy, Clone)] #[repr(C)] pub struct S { pub a: u32 }", "# [derive (Copy)] # [repr (C)] pub struct S { pub a : u32 }"),
+            (
+                "#[derive(Copy, Clone)] #[repr(C)] pub struct S { pub a: u32 }",
+                "# [derive (Copy)] # [repr (C)] pub struct S { pub a : u32 }",
+            ),
         ] {
             let name = if src.contains("union") { "U" } else { "S" };
             assert_eq!(
