@@ -418,11 +418,30 @@ impl fmt::Display for CodeName<'_> {
 /// The library the loader could not open while loading `name`, where that is another file:
 /// glibc's message for a missing file starts with the name it looked for
 /// (`libnvidia-fatbinaryloader.so.418.226.00: cannot open shared object file: ...`).
+///
+/// Bytes, not `split_once`/`rsplit`: `str`'s patterns bring std's substring and `char` searches
+/// along, a tenth of the machine code this crate compiles. Each cut is after an ASCII byte, so a
+/// `char` boundary.
 fn missing_dependency<'a>(name: &str, message: &'a str) -> Option<&'a str> {
-    let (file, rest) = message.split_once(": ")?;
-    let asked = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let missing = file.rsplit('/').next().unwrap_or(file);
-    (rest.starts_with("cannot open shared object file") && !missing.is_empty() && missing != asked).then_some(missing)
+    let m = message.as_bytes();
+    let mut colon = 0;
+    while m.get(colon..colon + 2)? != b": " {
+        colon += 1;
+    }
+    let (file, rest) = (&message[..colon], &m[colon + 2..]);
+    let f = file.as_bytes();
+    let mut start = f.len();
+    while start > 0 && f[start - 1] != b'/' {
+        start -= 1;
+    }
+    let missing = &file[start..];
+    let n = name.as_bytes();
+    let mut start = n.len();
+    while start > 0 && n[start - 1] != b'/' && n[start - 1] != b'\\' {
+        start -= 1;
+    }
+    let asked = &name[start..];
+    (rest.starts_with(b"cannot open shared object file") && !missing.is_empty() && missing != asked).then_some(missing)
 }
 
 /// `12050, 11040`: a per-thread variant and its default share a version, shown once.

@@ -283,7 +283,9 @@ pub(crate) mod elf {
             return Err(format!("not loaded: its program headers take {} bytes, more than a library has", phentsize * phnum));
         }
         let mut headers = vec![0u8; (phentsize * phnum) as usize];
-        let read = file.seek(SeekFrom::Start(phoff)).and_then(|_| file.read_exact(&mut headers));
+        // Through `&File`, as `Image::read` does: one copy of std's `read_exact`, not two.
+        let mut shared = &file;
+        let read = shared.seek(SeekFrom::Start(phoff)).and_then(|_| shared.read_exact(&mut headers));
         if read.is_err() {
             return Err(format!("not loaded: its program headers at byte {phoff} cannot be read"));
         }

@@ -4,8 +4,10 @@
 //! **Markers carry no code.** Entry and symbol markers are empty enums with no derives, and each
 //! entry's record (the crate's `EntryRecord`, read by min-driver) is one named static
 //! that only the marker's `RECORD` points at: per-entry items are what the crate's compile time is
-//! made of (docs/performance.md), and a table pointing at the records would keep every one of
-//! them in every binary. Each record is a literal of the bytes `record.rs` computes.
+//! made of (docs/performance.md), and a `static` table pointing at the records would keep every
+//! one of them in every binary. `RECORD` comes from a `const` table indexed by the marker's
+//! `INDEX`, which the compiler reads and the program never holds. Each record is a literal of the
+//! bytes `record.rs` computes.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -29,6 +31,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error>
     let mut infos = Vec::new();
     let mut markers = Vec::new();
     let mut records = Vec::new();
+    let mut record_rows = Vec::new();
     // `emit` refuses more than `model::MAX_TOOLKITS` (64) toolkits: a bit each, `i < 64`.
     let all_toolkits: u64 = (0..n_toolkits).fold(0, |m, i| m | (1u64 << i));
     for (index, e) in ctx.model.entries.values().enumerate() {
@@ -81,7 +84,16 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error>
             },
         });
         let marker = super::ctx::marker_ident(e);
-        let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
+        let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else {
+            record_rows.push(quote!(&NO_RECORD,));
+            continue;
+        };
+        // A row for every index: where the marker's feature is off, the row points at
+        // `NO_RECORD`, which no marker then reads.
+        record_rows.push(match ctx.module_of(&e.module).and_then(|m| m.feature.as_deref()) {
+            Some(f) => quote!(#[cfg(feature = #f)] &records::#marker, #[cfg(not(feature = #f))] &NO_RECORD,),
+            None => quote!(&records::#marker,),
+        });
         let doc = match docs.function_brief(e, &Context::module(ctx.module_of(&e.module))) {
             Some(brief) => format!("{brief}\n\n{}", marker_doc(ctx, e)),
             None => marker_doc(ctx, e),
@@ -109,7 +121,6 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error>
             unsafe impl super::Entry for #marker {
                 type Fn = #ty;
                 const INDEX: usize = #index;
-                const RECORD: &'static super::EntryRecord = &super::records::#marker;
                 #min_driver
             }
         });
@@ -277,6 +288,31 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error>
             }
         }
 
+        /// Each entry's record, by index: where [`Entry::RECORD`] comes from. A `const`, not a
+        /// `static`: evaluated at compile time, `RECORDS[i]` is a pointer to one record's
+        /// static, so a program holds the records of the entries it looks up and no others.
+        /// One table instead of a `const RECORD` in each marker's impl: 780 constants fewer
+        /// for rustc to check (docs/performance.md).
+        const RECORDS: [&EntryRecord; ENTRY_COUNT] = [#(#record_rows)*];
+
+        /// What `RECORDS` holds for an entry whose feature is off: no marker reads it, and it
+        /// is all zeros, not a record (no magic). Unused where every feature is on.
+        #[allow(dead_code)]
+        static NO_RECORD: EntryRecord = EntryRecord {
+            magic: [0; 8],
+            layout: 0,
+            how: 0,
+            flags: 0,
+            abis: 0,
+            version: 0,
+            floor: 0,
+            high: 0,
+            symbol: [0; 64],
+            exported: [0; 64],
+            check: 0,
+            reserved: 0,
+        };
+
         mod sealed {
             pub trait Sealed {}
         }
@@ -304,7 +340,7 @@ pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> Result<TokenStream, Error>
             /// This entry's [`EntryRecord`]: a static of its own, which every lookup of the
             /// entry reaches (its name is the one passed to the driver), so that the program
             /// holds it exactly where it holds code that looks the entry up.
-            const RECORD: &'static EntryRecord;
+            const RECORD: &'static EntryRecord = RECORDS[Self::INDEX];
             /// The name passed to `cuGetProcAddress`: the bytes of [`Self::RECORD`].
             const SYMBOL: &'static CStr = Self::RECORD.c_symbol();
             /// The exact version passed to `cuGetProcAddress`.

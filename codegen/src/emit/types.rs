@@ -38,8 +38,8 @@ impl VisitMut for SystemAbi {
 }
 
 /// Rewrites every `extern "C"` to `extern "system"`, compiles bindgen's layout checks only
-/// where they can fail for a user (see [`LAYOUT_CHECKS_CFG`]), and implements `Eq` by hand
-/// (see [`eq_by_hand`]).
+/// where they can fail for a user (see [`LAYOUT_CHECKS_CFG`]), and implements `Eq` and `Clone`
+/// by hand (see [`eq_by_hand`], [`clone_by_hand`]).
 pub(crate) fn system_abi(items: &[syn::Item]) -> Vec<syn::Item> {
     let when: TokenStream = LAYOUT_CHECKS_CFG.parse().unwrap_or_default();
     let cfg: syn::Attribute = syn::parse_quote!(#[cfg(#when)]);
@@ -54,8 +54,10 @@ pub(crate) fn system_abi(items: &[syn::Item]) -> Vec<syn::Item> {
             }
         }
         let eq = eq_by_hand(&mut item);
+        let clone = clone_by_hand(&mut item);
         out.push(item);
         out.extend(eq);
+        out.extend(clone);
     }
     out
 }
@@ -86,6 +88,46 @@ fn eq_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
         *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
         let name = &st.ident;
         return Some(syn::parse_quote!(impl Eq for #name {}));
+    }
+    None
+}
+
+/// bindgen derives `Clone` beside `Copy` on each struct and union; the derive checks that every
+/// field is `Clone` (a line per field) before its `*self`, 290 bodies in cuda.h's types. The
+/// same `impl Clone` written by hand is `*self` alone: the same impl, less for rustc to expand
+/// and check (docs/performance.md). Takes `Clone` out of the derive of a non-generic struct or
+/// union whose derive also has `Copy`, and returns the impl.
+fn clone_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
+    let (attrs, name, generics) = match item {
+        syn::Item::Struct(s) => (&mut s.attrs, &s.ident, &s.generics),
+        syn::Item::Union(u) => (&mut u.attrs, &u.ident, &u.generics),
+        _ => return None,
+    };
+    if !generics.params.is_empty() {
+        return None;
+    }
+    for attr in attrs.iter_mut() {
+        if !attr.path().is_ident("derive") {
+            continue;
+        }
+        let Ok(paths) =
+            attr.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+        else {
+            continue;
+        };
+        if !paths.iter().any(|p| p.is_ident("Copy")) || !paths.iter().any(|p| p.is_ident("Clone")) {
+            continue;
+        }
+        let kept = paths.iter().filter(|p| !p.is_ident("Clone"));
+        *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
+        return Some(syn::parse_quote! {
+            impl Clone for #name {
+                #[inline]
+                fn clone(&self) -> Self {
+                    *self
+                }
+            }
+        });
     }
     None
 }
@@ -693,17 +735,36 @@ mod tests {
         let got = out("#[derive(Copy, Clone, Hash, PartialEq, Eq)] #[repr(transparent)] pub struct E(pub u32);");
         assert_eq!(
             got,
-            "# [derive (Copy , Clone , Hash , PartialEq)] # [repr (transparent)] pub struct E (pub u32) ;\nimpl Eq for E { }"
+            "# [derive (Copy , Hash , PartialEq)] # [repr (transparent)] pub struct E (pub u32) ;\nimpl Eq for E { }\n\
+             impl Clone for E { # [inline] fn clone (& self) -> Self { * self } }"
         );
-        // Left alone: no PartialEq beside it, a generic struct, a union, no Eq at all.
+        // Left alone: no PartialEq beside it, a generic struct, no Eq at all, no Copy.
         for src in [
             "#[derive(Eq)] pub struct A(u32);",
             "#[derive(PartialEq, Eq)] pub struct G<T>(T);",
-            "#[derive(Copy, Clone)] pub union U { a: u32 }",
-            "#[derive(Copy, Clone, PartialEq)] pub struct P(u32);",
+            "#[derive(Clone, PartialEq)] pub struct P(u32);",
+            "#[derive(Copy, Clone)] pub struct C<T>(T);",
         ] {
             let file: syn::File = syn::parse_str(src).unwrap();
             assert_eq!(out(src), file.items[0].to_token_stream().to_string(), "{src}");
+        }
+    }
+
+    #[test]
+    fn clone_is_written_by_hand_where_copy_is_derived() {
+        for (src, kept) in [
+            ("#[derive(Copy, Clone)] pub union U { a: u32 }", "# [derive (Copy)] pub union U { a : u32 }"),
+            (
+                "#[derive(Copy, Clone)] #[repr(C)] pub struct S { pub a: u32 }",
+                "# [derive (Copy)] # [repr (C)] pub struct S { pub a : u32 }",
+            ),
+        ] {
+            let name = if src.contains("union") { "U" } else { "S" };
+            assert_eq!(
+                out(src),
+                format!("{kept}\nimpl Clone for {name} {{ # [inline] fn clone (& self) -> Self {{ * self }} }}"),
+                "{src}"
+            );
         }
     }
 }

@@ -45,9 +45,15 @@ impl CUd3d10DeviceList_enum {
 }
 /// CUDA devices corresponding to a D3D10 device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUd3d10DeviceList_enum(pub ::core::ffi::c_int);
 impl Eq for CUd3d10DeviceList_enum {}
+impl Clone for CUd3d10DeviceList_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA devices corresponding to a D3D10 device
 pub use self::CUd3d10DeviceList_enum as CUd3d10DeviceList;
 impl CUD3D10register_flags_enum {
@@ -60,9 +66,15 @@ impl CUD3D10register_flags_enum {
 }
 /// Flags to register a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUD3D10register_flags_enum(pub ::core::ffi::c_int);
 impl Eq for CUD3D10register_flags_enum {}
+impl Clone for CUD3D10register_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to register a resource
 pub use self::CUD3D10register_flags_enum as CUD3D10register_flags;
 impl CUD3D10map_flags_enum {
@@ -78,9 +90,15 @@ impl CUD3D10map_flags_enum {
 }
 /// Flags to map or unmap a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUD3D10map_flags_enum(pub ::core::ffi::c_int);
 impl Eq for CUD3D10map_flags_enum {}
+impl Clone for CUD3D10map_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to map or unmap a resource
 pub use self::CUD3D10map_flags_enum as CUD3D10map_flags;
 #[cfg(feature = "bare-enumerators")]

@@ -45,9 +45,15 @@ impl CUd3d11DeviceList_enum {
 }
 /// CUDA devices corresponding to a D3D11 device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUd3d11DeviceList_enum(pub ::core::ffi::c_int);
 impl Eq for CUd3d11DeviceList_enum {}
+impl Clone for CUd3d11DeviceList_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA devices corresponding to a D3D11 device
 pub use self::CUd3d11DeviceList_enum as CUd3d11DeviceList;
 #[cfg(feature = "bare-enumerators")]

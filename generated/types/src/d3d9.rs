@@ -49,9 +49,15 @@ impl CUd3d9DeviceList_enum {
 }
 /// CUDA devices corresponding to a D3D9 device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUd3d9DeviceList_enum(pub ::core::ffi::c_int);
 impl Eq for CUd3d9DeviceList_enum {}
+impl Clone for CUd3d9DeviceList_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA devices corresponding to a D3D9 device
 pub use self::CUd3d9DeviceList_enum as CUd3d9DeviceList;
 impl CUd3d9register_flags_enum {
@@ -64,9 +70,15 @@ impl CUd3d9register_flags_enum {
 }
 /// Flags to register a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUd3d9register_flags_enum(pub ::core::ffi::c_int);
 impl Eq for CUd3d9register_flags_enum {}
+impl Clone for CUd3d9register_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to register a resource
 pub use self::CUd3d9register_flags_enum as CUd3d9register_flags;
 impl CUd3d9map_flags_enum {
@@ -82,9 +94,15 @@ impl CUd3d9map_flags_enum {
 }
 /// Flags to map or unmap a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUd3d9map_flags_enum(pub ::core::ffi::c_int);
 impl Eq for CUd3d9map_flags_enum {}
+impl Clone for CUd3d9map_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to map or unmap a resource
 pub use self::CUd3d9map_flags_enum as CUd3d9map_flags;
 #[cfg(feature = "bare-enumerators")]

@@ -206,9 +206,15 @@ pub struct CUgreenCtx_st {
 /// A green context handle. This handle can be used safely from only one CPU thread at a time. Created via [`cuGreenCtxCreate`](crate::pfn::PFN_cuGreenCtxCreate_v12040)
 pub type CUgreenCtx = *mut CUgreenCtx_st;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUuuid_st {
     pub bytes: [::core::ffi::c_char; 16usize],
+}
+impl Clone for CUuuid_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -222,9 +228,15 @@ const _: () = {
 pub type CUuuid = CUuuid_st;
 /// Fabric handle - An opaque handle representing a memory allocation that can be exported to processes in same or different nodes. For IPC between processes on different nodes they must be connected via the NVSwitch fabric.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemFabricHandle_st {
     pub data: [::core::ffi::c_uchar; 64usize],
+}
+impl Clone for CUmemFabricHandle_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -245,9 +257,15 @@ pub type CUmemFabricHandle_v1 = CUmemFabricHandle_st;
 pub type CUmemFabricHandle = CUmemFabricHandle_v1;
 /// CUDA IPC event handle
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUipcEventHandle_st {
     pub reserved: [::core::ffi::c_char; 64usize],
+}
+impl Clone for CUipcEventHandle_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -268,9 +286,15 @@ pub type CUipcEventHandle_v1 = CUipcEventHandle_st;
 pub type CUipcEventHandle = CUipcEventHandle_v1;
 /// CUDA IPC mem handle
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUipcMemHandle_st {
     pub reserved: [::core::ffi::c_char; 64usize],
+}
+impl Clone for CUipcMemHandle_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -295,9 +319,15 @@ impl CUipcMem_flags_enum {
 }
 /// CUDA Ipc Mem Flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUipcMem_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUipcMem_flags_enum {}
+impl Clone for CUipcMem_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA Ipc Mem Flags
 pub use self::CUipcMem_flags_enum as CUipcMem_flags;
 impl CUmemAttach_flags_enum {
@@ -310,9 +340,15 @@ impl CUmemAttach_flags_enum {
 }
 /// CUDA Mem Attach Flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemAttach_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemAttach_flags_enum {}
+impl Clone for CUmemAttach_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA Mem Attach Flags
 pub use self::CUmemAttach_flags_enum as CUmemAttach_flags;
 impl CUctx_flags_enum {
@@ -343,9 +379,15 @@ impl CUctx_flags_enum {
 }
 /// Context creation flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUctx_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUctx_flags_enum {}
+impl Clone for CUctx_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Context creation flags
 pub use self::CUctx_flags_enum as CUctx_flags;
 impl CUevent_sched_flags_enum {
@@ -368,9 +410,15 @@ impl CUevent_sched_flags_enum {
 }
 /// Event sched flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUevent_sched_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUevent_sched_flags_enum {}
+impl Clone for CUevent_sched_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Event sched flags
 pub use self::CUevent_sched_flags_enum as CUevent_sched_flags;
 impl cl_event_flags_enum {
@@ -387,9 +435,15 @@ impl cl_event_flags_enum {
 }
 /// NVCL event scheduling flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct cl_event_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for cl_event_flags_enum {}
+impl Clone for cl_event_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// NVCL event scheduling flags
 pub use self::cl_event_flags_enum as cl_event_flags;
 impl cl_context_flags_enum {
@@ -406,9 +460,15 @@ impl cl_context_flags_enum {
 }
 /// NVCL context scheduling flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct cl_context_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for cl_context_flags_enum {}
+impl Clone for cl_context_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// NVCL context scheduling flags
 pub use self::cl_context_flags_enum as cl_context_flags;
 impl CUhostTaskSyncMode_enum {
@@ -422,9 +482,15 @@ impl CUhostTaskSyncMode_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUhostTaskSyncMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUhostTaskSyncMode_enum {}
+impl Clone for CUhostTaskSyncMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUhostTaskSyncMode_enum as CUhostTaskSyncMode;
 impl CUstream_flags_enum {
     /// Default stream flag
@@ -434,9 +500,15 @@ impl CUstream_flags_enum {
 }
 /// Stream creation flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstream_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstream_flags_enum {}
+impl Clone for CUstream_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Stream creation flags
 pub use self::CUstream_flags_enum as CUstream_flags;
 impl CUevent_flags_enum {
@@ -451,9 +523,15 @@ impl CUevent_flags_enum {
 }
 /// Event creation flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUevent_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUevent_flags_enum {}
+impl Clone for CUevent_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Event creation flags
 pub use self::CUevent_flags_enum as CUevent_flags;
 impl CUevent_record_flags_enum {
@@ -468,9 +546,15 @@ impl CUevent_record_flags_enum {
 }
 /// Event record flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUevent_record_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUevent_record_flags_enum {}
+impl Clone for CUevent_record_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Event record flags
 pub use self::CUevent_record_flags_enum as CUevent_record_flags;
 impl CUevent_wait_flags_enum {
@@ -485,9 +569,15 @@ impl CUevent_wait_flags_enum {
 }
 /// Event wait flags
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUevent_wait_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUevent_wait_flags_enum {}
+impl Clone for CUevent_wait_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Event wait flags
 pub use self::CUevent_wait_flags_enum as CUevent_wait_flags;
 impl CUatomicOperation_enum {
@@ -534,9 +624,15 @@ impl CUatomicOperation_enum {
 }
 /// CUDA-valid Atomic Operations
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUatomicOperation_enum(pub ::core::ffi::c_uint);
 impl Eq for CUatomicOperation_enum {}
+impl Clone for CUatomicOperation_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA-valid Atomic Operations
 pub use self::CUatomicOperation_enum as CUatomicOperation;
 impl CUatomicOperationCapability_enum {
@@ -564,9 +660,15 @@ impl CUatomicOperationCapability_enum {
 }
 /// CUDA-valid Atomic Operation capabilities
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUatomicOperationCapability_enum(pub ::core::ffi::c_uint);
 impl Eq for CUatomicOperationCapability_enum {}
+impl Clone for CUatomicOperationCapability_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA-valid Atomic Operation capabilities
 pub use self::CUatomicOperationCapability_enum as CUatomicOperationCapability;
 impl CUstreamWaitValue_flags_enum {
@@ -593,9 +695,15 @@ impl CUstreamWaitValue_flags_enum {
 }
 /// Flags for [`cuStreamWaitValue32`](crate::pfn::PFN_cuStreamWaitValue32_v11070) and [`cuStreamWaitValue64`](crate::pfn::PFN_cuStreamWaitValue64_v11070)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamWaitValue_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamWaitValue_flags_enum {}
+impl Clone for CUstreamWaitValue_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for ::cuStreamWaitValue32 and ::cuStreamWaitValue64
 pub use self::CUstreamWaitValue_flags_enum as CUstreamWaitValue_flags;
 impl CUstreamWriteValue_flags_enum {
@@ -610,9 +718,15 @@ impl CUstreamWriteValue_flags_enum {
 }
 /// Flags for [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamWriteValue_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamWriteValue_flags_enum {}
+impl Clone for CUstreamWriteValue_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for ::cuStreamWriteValue32
 pub use self::CUstreamWriteValue_flags_enum as CUstreamWriteValue_flags;
 impl CUstreamBatchMemOpType_enum {
@@ -647,9 +761,15 @@ impl CUstreamBatchMemOpType_enum {
 }
 /// Operations for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamBatchMemOpType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamBatchMemOpType_enum {}
+impl Clone for CUstreamBatchMemOpType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Operations for ::cuStreamBatchMemOp
 pub use self::CUstreamBatchMemOpType_enum as CUstreamBatchMemOpType;
 impl CUstreamMemoryBarrier_flags_enum {
@@ -664,9 +784,15 @@ impl CUstreamMemoryBarrier_flags_enum {
 }
 /// Flags for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`memoryBarrier`
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamMemoryBarrier_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamMemoryBarrier_flags_enum {}
+impl Clone for CUstreamMemoryBarrier_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for ::CUstreamBatchMemOpParams::memoryBarrier
 pub use self::CUstreamMemoryBarrier_flags_enum as CUstreamMemoryBarrier_flags;
 impl CUstreamAtomicReductionOpType_enum {
@@ -685,9 +811,15 @@ impl CUstreamAtomicReductionOpType_enum {
 }
 /// Atomic reduction operation types for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction``reductionOp`
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamAtomicReductionOpType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamAtomicReductionOpType_enum {}
+impl Clone for CUstreamAtomicReductionOpType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Atomic reduction operation types for ::CUstreamBatchMemOpParams::atomicReduction::reductionOp
 pub use self::CUstreamAtomicReductionOpType_enum as CUstreamAtomicReductionOpType;
 impl CUstreamAtomicReductionDataType_enum {
@@ -700,14 +832,20 @@ impl CUstreamAtomicReductionDataType_enum {
 }
 /// Atomic reduction data types for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction``dataType`
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamAtomicReductionDataType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamAtomicReductionDataType_enum {}
+impl Clone for CUstreamAtomicReductionDataType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Atomic reduction data types for ::CUstreamBatchMemOpParams::atomicReduction::dataType
 pub use self::CUstreamAtomicReductionDataType_enum as CUstreamAtomicReductionDataType;
 /// Per-operation parameters for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUstreamBatchMemOpParams_union {
     /// Operation. This is the first field of all the union elemets and acts as a TAG to determine which union member is valid.
     pub operation: CUstreamBatchMemOpType,
@@ -722,8 +860,14 @@ pub union CUstreamBatchMemOpParams_union {
     pub atomicReduction: CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st,
     pub pad: [cuuint64_t; 6usize],
 }
+impl Clone for CUstreamBatchMemOpParams_union {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
     pub operation: CUstreamBatchMemOpType,
     pub address: CUdeviceptr,
@@ -733,11 +877,24 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
     /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
 }
+impl Clone for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 {
     pub value: cuuint32_t,
     pub value64: cuuint64_t,
+}
+impl Clone
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -800,7 +957,7 @@ const _: () = {
     ) - 32usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
     pub operation: CUstreamBatchMemOpType,
     pub address: CUdeviceptr,
@@ -810,11 +967,24 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
     /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
 }
+impl Clone for CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 {
     pub value: cuuint32_t,
     pub value64: cuuint64_t,
+}
+impl Clone
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -877,11 +1047,17 @@ const _: () = {
     ) - 32usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpFlushRemoteWritesParams_st {
     pub operation: CUstreamBatchMemOpType,
     /// Must be 0.
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUstreamBatchMemOpParams_union_CUstreamMemOpFlushRemoteWritesParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -908,11 +1084,17 @@ const _: () = {
     ) - 4usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpMemoryBarrierParams_st {
     pub operation: CUstreamBatchMemOpType,
     /// See `CUstreamMemoryBarrier_flags`
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUstreamBatchMemOpParams_union_CUstreamMemOpMemoryBarrierParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -939,7 +1121,7 @@ const _: () = {
     ) - 4usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st {
     pub operation: CUstreamBatchMemOpType,
     /// Must be 0
@@ -954,6 +1136,12 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st 
     pub value: cuuint64_t,
     /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
+}
+impl Clone for CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1044,12 +1232,18 @@ pub type CUstreamBatchMemOpParams = CUstreamBatchMemOpParams_v1;
 
  Used in the legacy [`cuGraphAddBatchMemOpNode`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070) api. New code should use [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040)*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st {
     pub ctx: CUcontext,
     pub count: ::core::ffi::c_uint,
     pub paramArray: *mut CUstreamBatchMemOpParams,
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1084,7 +1278,7 @@ pub type CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
 pub type CUDA_BATCH_MEM_OP_NODE_PARAMS = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1;
 /// Batch memory operation node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
     /// Context to use for the operations.
     pub ctx: CUcontext,
@@ -1094,6 +1288,12 @@ pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
     pub paramArray: *mut CUstreamBatchMemOpParams,
     /// Flags to control the node.
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1130,9 +1330,15 @@ impl CUoccupancy_flags_enum {
 }
 /// Occupancy calculator flag
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUoccupancy_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUoccupancy_flags_enum {}
+impl Clone for CUoccupancy_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Occupancy calculator flag
 pub use self::CUoccupancy_flags_enum as CUoccupancy_flags;
 impl CUstreamUpdateCaptureDependencies_flags_enum {
@@ -1147,9 +1353,15 @@ impl CUstreamUpdateCaptureDependencies_flags_enum {
 }
 /// Flags for [`cuStreamUpdateCaptureDependencies`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamUpdateCaptureDependencies_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamUpdateCaptureDependencies_flags_enum {}
+impl Clone for CUstreamUpdateCaptureDependencies_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for ::cuStreamUpdateCaptureDependencies
 pub use self::CUstreamUpdateCaptureDependencies_flags_enum as CUstreamUpdateCaptureDependencies_flags;
 impl CUasyncNotificationType_enum {
@@ -1160,31 +1372,55 @@ impl CUasyncNotificationType_enum {
 }
 /// Types of async notification that can be sent
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUasyncNotificationType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUasyncNotificationType_enum {}
+impl Clone for CUasyncNotificationType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Types of async notification that can be sent
 pub use self::CUasyncNotificationType_enum as CUasyncNotificationType;
 /// Information passed to the user via the async notification callback
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUasyncNotificationInfo_st {
     /// The type of notification being sent
     pub type_: CUasyncNotificationType,
     /// Information about the notification. `type` must be checked in order to interpret this field.
     pub info: CUasyncNotificationInfo_st__bindgen_ty_1,
 }
+impl Clone for CUasyncNotificationInfo_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUasyncNotificationInfo_st__bindgen_ty_1 {
     /// Information about notifications of type `CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET`
     pub overBudget: CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1,
 }
+impl Clone for CUasyncNotificationInfo_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1 {
     /// The number of bytes that the process has allocated above its device memory budget
     pub bytesOverBudget: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1426,9 +1662,15 @@ impl CUarray_format_enum {
 }
 /// Array formats
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUarray_format_enum(pub ::core::ffi::c_uint);
 impl Eq for CUarray_format_enum {}
+impl Clone for CUarray_format_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Array formats
 pub use self::CUarray_format_enum as CUarray_format;
 impl CUaddress_mode_enum {
@@ -1443,9 +1685,15 @@ impl CUaddress_mode_enum {
 }
 /// Texture reference addressing modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUaddress_mode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUaddress_mode_enum {}
+impl Clone for CUaddress_mode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Texture reference addressing modes
 pub use self::CUaddress_mode_enum as CUaddress_mode;
 impl CUfilter_mode_enum {
@@ -1456,9 +1704,15 @@ impl CUfilter_mode_enum {
 }
 /// Texture reference filtering modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUfilter_mode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUfilter_mode_enum {}
+impl Clone for CUfilter_mode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Texture reference filtering modes
 pub use self::CUfilter_mode_enum as CUfilter_mode;
 impl CUdevice_attribute_enum {
@@ -2136,14 +2390,20 @@ impl CUdevice_attribute_enum {
 }
 /// Device properties
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdevice_attribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUdevice_attribute_enum {}
+impl Clone for CUdevice_attribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Device properties
 pub use self::CUdevice_attribute_enum as CUdevice_attribute;
 /// Legacy device properties
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUdevprop_st {
     /// Maximum number of threads per block
     pub maxThreadsPerBlock: ::core::ffi::c_int,
@@ -2165,6 +2425,12 @@ pub struct CUdevprop_st {
     pub clockRate: ::core::ffi::c_int,
     /// Alignment requirement for textures
     pub textureAlign: ::core::ffi::c_int,
+}
+impl Clone for CUdevprop_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2298,9 +2564,15 @@ impl CUpointer_attribute_enum {
 }
 /// Pointer information
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUpointer_attribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUpointer_attribute_enum {}
+impl Clone for CUpointer_attribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Pointer information
 pub use self::CUpointer_attribute_enum as CUpointer_attribute;
 impl CUfunction_attribute_enum {
@@ -2425,9 +2697,15 @@ impl CUfunction_attribute_enum {
 }
 /// Function properties
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUfunction_attribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUfunction_attribute_enum {}
+impl Clone for CUfunction_attribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Function properties
 pub use self::CUfunction_attribute_enum as CUfunction_attribute;
 impl CUfunc_cache_enum {
@@ -2442,9 +2720,15 @@ impl CUfunc_cache_enum {
 }
 /// Function cache configurations
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUfunc_cache_enum(pub ::core::ffi::c_uint);
 impl Eq for CUfunc_cache_enum {}
+impl Clone for CUfunc_cache_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Function cache configurations
 pub use self::CUfunc_cache_enum as CUfunc_cache;
 impl CUsharedconfig_enum {
@@ -2463,9 +2747,15 @@ impl CUsharedconfig_enum {
 }
 /// Shared memory configurations
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUsharedconfig_enum(pub ::core::ffi::c_uint);
 impl Eq for CUsharedconfig_enum {}
+impl Clone for CUsharedconfig_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** \deprecated
 
  Shared memory configurations*/
@@ -2486,9 +2776,15 @@ impl CUshared_carveout_enum {
 }
 /// Shared memory carveout configurations. These may be passed to [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000) or [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUshared_carveout_enum(pub ::core::ffi::c_int);
 impl Eq for CUshared_carveout_enum {}
+impl Clone for CUshared_carveout_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Shared memory carveout configurations. These may be passed to ::cuFuncSetAttribute or ::cuKernelSetAttribute
 pub use self::CUshared_carveout_enum as CUshared_carveout;
 impl CUmemorytype_enum {
@@ -2503,9 +2799,15 @@ impl CUmemorytype_enum {
 }
 /// Memory types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemorytype_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemorytype_enum {}
+impl Clone for CUmemorytype_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Memory types
 pub use self::CUmemorytype_enum as CUmemorytype;
 impl CUcomputemode_enum {
@@ -2520,9 +2822,15 @@ impl CUcomputemode_enum {
 }
 /// Compute Modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUcomputemode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUcomputemode_enum {}
+impl Clone for CUcomputemode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Compute Modes
 pub use self::CUcomputemode_enum as CUcomputemode;
 impl CUmem_advise_enum {
@@ -2545,9 +2853,15 @@ impl CUmem_advise_enum {
 }
 /// Memory advise values
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmem_advise_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmem_advise_enum {}
+impl Clone for CUmem_advise_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Memory advise values
 pub use self::CUmem_advise_enum as CUmem_advise;
 impl CUmem_range_attribute_enum {
@@ -2585,9 +2899,15 @@ impl CUmem_range_attribute_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmem_range_attribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmem_range_attribute_enum {}
+impl Clone for CUmem_range_attribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUmem_range_attribute_enum as CUmem_range_attribute;
 impl CUjit_option_enum {
     /** Max number of registers that a thread may use.\
@@ -2783,9 +3103,15 @@ impl CUjit_option_enum {
 }
 /// Online compiler and linker options
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUjit_option_enum(pub ::core::ffi::c_uint);
 impl Eq for CUjit_option_enum {}
+impl Clone for CUjit_option_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Online compiler and linker options
 pub use self::CUjit_option_enum as CUjit_option;
 impl CUjit_target_enum {
@@ -2853,9 +3179,15 @@ impl CUjit_target_enum {
 }
 /// Online compilation targets
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUjit_target_enum(pub ::core::ffi::c_uint);
 impl Eq for CUjit_target_enum {}
+impl Clone for CUjit_target_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Online compilation targets
 pub use self::CUjit_target_enum as CUjit_target;
 impl CUjit_fallback_enum {
@@ -2866,9 +3198,15 @@ impl CUjit_fallback_enum {
 }
 /// Cubin matching fallback strategies
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUjit_fallback_enum(pub ::core::ffi::c_uint);
 impl Eq for CUjit_fallback_enum {}
+impl Clone for CUjit_fallback_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Cubin matching fallback strategies
 pub use self::CUjit_fallback_enum as CUjit_fallback;
 impl CUjit_cacheMode_enum {
@@ -2881,9 +3219,15 @@ impl CUjit_cacheMode_enum {
 }
 /// Caching modes for dlcm
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUjit_cacheMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUjit_cacheMode_enum {}
+impl Clone for CUjit_cacheMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Caching modes for dlcm
 pub use self::CUjit_cacheMode_enum as CUjit_cacheMode;
 impl CUjitInputType_enum {
@@ -2915,9 +3259,15 @@ impl CUjitInputType_enum {
 }
 /// Device code formats
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUjitInputType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUjitInputType_enum {}
+impl Clone for CUjitInputType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Device code formats
 pub use self::CUjitInputType_enum as CUjitInputType;
 #[repr(C)]
@@ -2945,9 +3295,15 @@ impl CUgraphicsRegisterFlags_enum {
 }
 /// Flags to register a graphics resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphicsRegisterFlags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphicsRegisterFlags_enum {}
+impl Clone for CUgraphicsRegisterFlags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to register a graphics resource
 pub use self::CUgraphicsRegisterFlags_enum as CUgraphicsRegisterFlags;
 impl CUgraphicsMapResourceFlags_enum {
@@ -2963,9 +3319,15 @@ impl CUgraphicsMapResourceFlags_enum {
 }
 /// Flags for mapping and unmapping interop resources
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphicsMapResourceFlags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphicsMapResourceFlags_enum {}
+impl Clone for CUgraphicsMapResourceFlags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for mapping and unmapping interop resources
 pub use self::CUgraphicsMapResourceFlags_enum as CUgraphicsMapResourceFlags;
 impl CUarray_cubemap_face_enum {
@@ -2996,9 +3358,15 @@ impl CUarray_cubemap_face_enum {
 }
 /// Array indices for cube faces
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUarray_cubemap_face_enum(pub ::core::ffi::c_uint);
 impl Eq for CUarray_cubemap_face_enum {}
+impl Clone for CUarray_cubemap_face_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Array indices for cube faces
 pub use self::CUarray_cubemap_face_enum as CUarray_cubemap_face;
 impl CUlimit_enum {
@@ -3028,9 +3396,15 @@ impl CUlimit_enum {
 }
 /// Limits
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlimit_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlimit_enum {}
+impl Clone for CUlimit_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Limits
 pub use self::CUlimit_enum as CUlimit;
 impl CUresourcetype_enum {
@@ -3047,9 +3421,15 @@ impl CUresourcetype_enum {
 }
 /// Resource types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUresourcetype_enum(pub ::core::ffi::c_uint);
 impl Eq for CUresourcetype_enum {}
+impl Clone for CUresourcetype_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Resource types
 pub use self::CUresourcetype_enum as CUresourcetype;
 /** CUDA host function
@@ -3076,14 +3456,20 @@ impl CUaccessProperty_enum {
 }
 /// Specifies performance hint with [`CUaccessPolicyWindow`](crate::types::CUaccessPolicyWindow) for hitProp and missProp members.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUaccessProperty_enum(pub ::core::ffi::c_uint);
 impl Eq for CUaccessProperty_enum {}
+impl Clone for CUaccessProperty_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Specifies performance hint with ::CUaccessPolicyWindow for hitProp and missProp members.
 pub use self::CUaccessProperty_enum as CUaccessProperty;
 /// Specifies an access policy for a window, a contiguous extent of memory beginning at base\_ptr and ending at base\_ptr + num\_bytes. num\_bytes is limited by CU\_DEVICE\_ATTRIBUTE\_MAX\_ACCESS\_POLICY\_WINDOW\_SIZE. Partition into many segments and assign segments such that: sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUaccessPolicyWindow_st {
     /// Starting address of the access policy window. CUDA driver may align it.
     pub base_ptr: *mut ::core::ffi::c_void,
@@ -3095,6 +3481,12 @@ pub struct CUaccessPolicyWindow_st {
     pub hitProp: CUaccessProperty,
     /// `CUaccessProperty` set for miss. Must be either NORMAL or STREAMING
     pub missProp: CUaccessProperty,
+}
+impl Clone for CUaccessPolicyWindow_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3127,7 +3519,7 @@ pub type CUaccessPolicyWindow_v1 = CUaccessPolicyWindow_st;
 pub type CUaccessPolicyWindow = CUaccessPolicyWindow_v1;
 /// GPU kernel node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_KERNEL_NODE_PARAMS_st {
     /// Kernel to launch
     pub func: CUfunction,
@@ -3149,6 +3541,12 @@ pub struct CUDA_KERNEL_NODE_PARAMS_st {
     pub kernelParams: *mut *mut ::core::ffi::c_void,
     /// Extra options
     pub extra: *mut *mut ::core::ffi::c_void,
+}
+impl Clone for CUDA_KERNEL_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3194,7 +3592,7 @@ const _: () = {
 pub type CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
 /// GPU kernel node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_KERNEL_NODE_PARAMS_v2_st {
     /// Kernel to launch
     pub func: CUfunction,
@@ -3220,6 +3618,12 @@ pub struct CUDA_KERNEL_NODE_PARAMS_v2_st {
     pub kern: CUkernel,
     /// Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
     pub ctx: CUcontext,
+}
+impl Clone for CUDA_KERNEL_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3273,7 +3677,7 @@ pub type CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS_v2_st;
 pub type CUDA_KERNEL_NODE_PARAMS = CUDA_KERNEL_NODE_PARAMS_v2;
 /// GPU kernel node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_KERNEL_NODE_PARAMS_v3_st {
     /// Kernel to launch
     pub func: CUfunction,
@@ -3299,6 +3703,12 @@ pub struct CUDA_KERNEL_NODE_PARAMS_v3_st {
     pub kern: CUkernel,
     /// Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
     pub ctx: CUcontext,
+}
+impl Clone for CUDA_KERNEL_NODE_PARAMS_v3_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3350,7 +3760,7 @@ const _: () = {
 pub type CUDA_KERNEL_NODE_PARAMS_v3 = CUDA_KERNEL_NODE_PARAMS_v3_st;
 /// Memset node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMSET_NODE_PARAMS_st {
     /// Destination device pointer
     pub dst: CUdeviceptr,
@@ -3364,6 +3774,12 @@ pub struct CUDA_MEMSET_NODE_PARAMS_st {
     pub width: usize,
     /// Number of rows
     pub height: usize,
+}
+impl Clone for CUDA_MEMSET_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3399,7 +3815,7 @@ pub type CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS_st;
 pub type CUDA_MEMSET_NODE_PARAMS = CUDA_MEMSET_NODE_PARAMS_v1;
 /// Memset node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMSET_NODE_PARAMS_v2_st {
     /// Destination device pointer
     pub dst: CUdeviceptr,
@@ -3415,6 +3831,12 @@ pub struct CUDA_MEMSET_NODE_PARAMS_v2_st {
     pub height: usize,
     /// Context on which to run the node
     pub ctx: CUcontext,
+}
+impl Clone for CUDA_MEMSET_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3451,12 +3873,18 @@ const _: () = {
 pub type CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st;
 /// Host node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_HOST_NODE_PARAMS_st {
     /// The function to call when the node executes
     pub fn_: CUhostFn,
     /// Argument to pass to the function
     pub userData: *mut ::core::ffi::c_void,
+}
+impl Clone for CUDA_HOST_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3480,7 +3908,7 @@ pub type CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS_st;
 pub type CUDA_HOST_NODE_PARAMS = CUDA_HOST_NODE_PARAMS_v1;
 /// Host node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_HOST_NODE_PARAMS_v2_st {
     /// The function to call when the node executes
     pub fn_: CUhostFn,
@@ -3490,11 +3918,23 @@ pub struct CUDA_HOST_NODE_PARAMS_v2_st {
     pub syncMode: ::core::ffi::c_uint,
     pub __bindgen_anon_1: CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1,
 }
+impl Clone for CUDA_HOST_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
+}
+impl Clone for CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3549,14 +3989,20 @@ impl CUgraphConditionalNodeType_enum {
 }
 /// Conditional node types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphConditionalNodeType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphConditionalNodeType_enum {}
+impl Clone for CUgraphConditionalNodeType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Conditional node types
 pub use self::CUgraphConditionalNodeType_enum as CUgraphConditionalNodeType;
 /// Conditional node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_CONDITIONAL_NODE_PARAMS {
     /// Conditional node handle. Handles must be created in advance of creating the node using [`cuGraphConditionalHandleCreate`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
     pub handle: CUgraphConditionalHandle,
@@ -3575,6 +4021,12 @@ pub struct CUDA_CONDITIONAL_NODE_PARAMS {
     pub phGraph_out: *mut CUgraph,
     /// Context on which to run the node.  Must match context used to create the handle and all body nodes.
     pub ctx: CUcontext,
+}
+impl Clone for CUDA_CONDITIONAL_NODE_PARAMS {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3673,9 +4125,15 @@ impl CUgraphNodeType_enum {
 }
 /// Graph node types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphNodeType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphNodeType_enum {}
+impl Clone for CUgraphNodeType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Graph node types
 pub use self::CUgraphNodeType_enum as CUgraphNodeType;
 impl CUgraphDependencyType_enum {
@@ -3690,14 +4148,20 @@ impl CUgraphDependencyType_enum {
 }
 /// Type annotations that can be applied to graph edges as part of [`CUgraphEdgeData`](crate::types::CUgraphEdgeData).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphDependencyType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphDependencyType_enum {}
+impl Clone for CUgraphDependencyType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Type annotations that can be applied to graph edges as part of ::CUgraphEdgeData.
 pub use self::CUgraphDependencyType_enum as CUgraphDependencyType;
 /// Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUgraphEdgeData_st {
     /// This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by `to_port`). &lt;br&gt; Only kernel nodes define non-zero ports. A kernel node can use the following output port types: [`CU_GRAPH_KERNEL_NODE_PORT_DEFAULT`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT), [`CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC), or [`CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER).
     pub from_port: ::core::ffi::c_uchar,
@@ -3707,6 +4171,12 @@ pub struct CUgraphEdgeData_st {
     pub type_: ::core::ffi::c_uchar,
     /// These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
     pub reserved: [::core::ffi::c_uchar; 5usize],
+}
+impl Clone for CUgraphEdgeData_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3760,14 +4230,20 @@ impl CUgraphInstantiateResult_enum {
 }
 /// Graph instantiation results
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphInstantiateResult_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphInstantiateResult_enum {}
+impl Clone for CUgraphInstantiateResult_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Graph instantiation results
 pub use self::CUgraphInstantiateResult_enum as CUgraphInstantiateResult;
 /// Graph instantiation parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
     /// Instantiation flags
     pub flags: cuuint64_t,
@@ -3777,6 +4253,12 @@ pub struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
     pub hErrNode_out: CUgraphNode,
     /// Whether instantiation was successful.  If it failed, the reason why
     pub result_out: CUgraphInstantiateResult,
+}
+impl Clone for CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3817,9 +4299,15 @@ impl CUsynchronizationPolicy_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUsynchronizationPolicy_enum(pub ::core::ffi::c_uint);
 impl Eq for CUsynchronizationPolicy_enum {}
+impl Clone for CUsynchronizationPolicy_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUsynchronizationPolicy_enum as CUsynchronizationPolicy;
 impl CUclusterSchedulingPolicy_enum {
     /// the default policy
@@ -3845,9 +4333,15 @@ impl CUclusterSchedulingPolicy_enum {
 }
 /// Cluster scheduling policies. These may be passed to [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000) or [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUclusterSchedulingPolicy_enum(pub ::core::ffi::c_uint);
 impl Eq for CUclusterSchedulingPolicy_enum {}
+impl Clone for CUclusterSchedulingPolicy_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Cluster scheduling policies. These may be passed to ::cuFuncSetAttribute or ::cuKernelSetAttribute
 pub use self::CUclusterSchedulingPolicy_enum as CUclusterSchedulingPolicy;
 impl CUlaunchMemSyncDomain_enum {
@@ -3868,9 +4362,15 @@ impl CUlaunchMemSyncDomain_enum {
 
  Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU.*/
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlaunchMemSyncDomain_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlaunchMemSyncDomain_enum {}
+impl Clone for CUlaunchMemSyncDomain_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** Memory Synchronization Domain
 
  A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
@@ -3894,12 +4394,18 @@ pub use self::CUlaunchMemSyncDomain_enum as CUlaunchMemSyncDomain;
 
  Domain ID range is available through [`CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT).*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchMemSyncDomainMap_st {
     /// The default domain ID to use for designated kernels
     pub default_: ::core::ffi::c_uchar,
     /// The remote domain ID to use for designated kernels
     pub remote: ::core::ffi::c_uchar,
+}
+impl Clone for CUlaunchMemSyncDomainMap_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3941,9 +4447,15 @@ impl CUlaunchAttributePortableClusterMode_enum {
 }
 /// Enum for defining applicability of portable cluster size, used with [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlaunchAttributePortableClusterMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlaunchAttributePortableClusterMode_enum {}
+impl Clone for CUlaunchAttributePortableClusterMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Enum for defining applicability of portable cluster size, used with ::cuLaunchKernelEx
 pub use self::CUlaunchAttributePortableClusterMode_enum as CUlaunchAttributePortableClusterMode;
 impl CUsharedMemoryMode_enum {
@@ -3970,9 +4482,15 @@ impl CUsharedMemoryMode_enum {
 }
 /// Shared memory related attributes for use with [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUsharedMemoryMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUsharedMemoryMode_enum {}
+impl Clone for CUsharedMemoryMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Shared memory related attributes for use with ::cuLaunchKernelEx
 pub use self::CUsharedMemoryMode_enum as CUsharedMemoryMode;
 impl CUlaunchAttributeID_enum {
@@ -4054,14 +4572,20 @@ impl CUlaunchAttributeID_enum {
 }
 /// Launch attributes enum; used as id field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlaunchAttributeID_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlaunchAttributeID_enum {}
+impl Clone for CUlaunchAttributeID_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Launch attributes enum; used as id field of ::CUlaunchAttribute
 pub use self::CUlaunchAttributeID_enum as CUlaunchAttributeID;
 /// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUlaunchAttributeValue_union {
     /// Pad to 64 bytes
     pub pad: [::core::ffi::c_char; 64usize],
@@ -4098,17 +4622,29 @@ pub union CUlaunchAttributeValue_union {
     /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE). See `CUsharedMemoryMode` for acceptable values.
     pub sharedMemoryMode: CUsharedMemoryMode,
 }
+impl Clone for CUlaunchAttributeValue_union {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) that represents the desired cluster dimensions for the kernel. Opaque type with the following fields:
 
  - `x` - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension.
  - `y` - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension.
  - `z` - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_1 {
     pub x: ::core::ffi::c_uint,
     pub y: ::core::ffi::c_uint,
     pub z: ::core::ffi::c_uint,
+}
+impl Clone for CUlaunchAttributeValue_union__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4135,7 +4671,7 @@ const _: () = {
  - `Event` record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept :CU\_EVENT\_RECORD\_EXTERNAL.
  - `triggerAtBlockStart` - If this is set to non-0, each block launch will automatically trigger the event.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_2 {
     /// Event to fire when all blocks trigger it
     pub event: CUevent,
@@ -4143,6 +4679,12 @@ pub struct CUlaunchAttributeValue_union__bindgen_ty_2 {
     pub flags: ::core::ffi::c_int,
     /// If this is set to non-0, each block launch will automatically trigger the event
     pub triggerAtBlockStart: ::core::ffi::c_int,
+}
+impl Clone for CUlaunchAttributeValue_union__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4172,12 +4714,18 @@ const _: () = {
  - `CUevent` event - Event to fire when the last block launches
  - `int` flags; - Event record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL).*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_3 {
     /// Event to fire when the last block launches
     pub event: CUevent,
     /// Event record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL).
     pub flags: ::core::ffi::c_int,
+}
+impl Clone for CUlaunchAttributeValue_union__bindgen_ty_3 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4203,11 +4751,17 @@ const _: () = {
  - `y` - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the `y` field of [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.
  - `z` - The Z dimension of the preferred cluster, in blocks. Must be equal to the `z` field of [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_4 {
     pub x: ::core::ffi::c_uint,
     pub y: ::core::ffi::c_uint,
     pub z: ::core::ffi::c_uint,
+}
+impl Clone for CUlaunchAttributeValue_union__bindgen_ty_4 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4233,10 +4787,16 @@ const _: () = {
  - `int` deviceUpdatable - Whether or not the resulting kernel node should be device-updatable.
  - `CUgraphDeviceNode` devNode - Returns a handle to pass to the various device-side update functions.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_5 {
     pub deviceUpdatable: ::core::ffi::c_int,
     pub devNode: CUgraphDeviceNode,
+}
+impl Clone for CUlaunchAttributeValue_union__bindgen_ty_5 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4335,13 +4895,19 @@ const _: () = {
 pub type CUlaunchAttributeValue = CUlaunchAttributeValue_union;
 /// Launch attribute
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchAttribute_st {
     /// Attribute to set
     pub id: CUlaunchAttributeID,
     pub pad: [::core::ffi::c_char; 4usize],
     /// Value of the attribute
     pub value: CUlaunchAttributeValue,
+}
+impl Clone for CUlaunchAttribute_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4366,7 +4932,7 @@ const _: () = {
 pub type CUlaunchAttribute = CUlaunchAttribute_st;
 /// CUDA extensible launch configuration
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlaunchConfig_st {
     /// Width of grid in blocks
     pub gridDimX: ::core::ffi::c_uint,
@@ -4388,6 +4954,12 @@ pub struct CUlaunchConfig_st {
     pub attrs: *mut CUlaunchAttribute,
     /// Number of attributes populated in [`CUlaunchConfig`](crate::types::CUlaunchConfig)`attrs`
     pub numAttrs: ::core::ffi::c_uint,
+}
+impl Clone for CUlaunchConfig_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4451,9 +5023,15 @@ impl CUstreamCaptureStatus_enum {
 }
 /// Possible stream capture statuses returned by [`cuStreamIsCapturing`](crate::pfn::PFN_cuStreamIsCapturing_v10000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamCaptureStatus_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamCaptureStatus_enum {}
+impl Clone for CUstreamCaptureStatus_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Possible stream capture statuses returned by ::cuStreamIsCapturing
 pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
 impl CUstreamCaptureMode_enum {
@@ -4469,9 +5047,15 @@ impl CUstreamCaptureMode_enum {
 }
 /// Possible modes for stream capture thread interactions. For more details see [`cuStreamBeginCapture`](crate::pfn::PFN_cuStreamBeginCapture_v10010) and [`cuThreadExchangeStreamCaptureMode`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamCaptureMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamCaptureMode_enum {}
+impl Clone for CUstreamCaptureMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** Possible modes for stream capture thread interactions. For more details see
  ::cuStreamBeginCapture and ::cuThreadExchangeStreamCaptureMode*/
 pub use self::CUstreamCaptureMode_enum as CUstreamCaptureMode;
@@ -4497,9 +5081,15 @@ impl CUdriverProcAddress_flags_enum {
 }
 /// Flags to specify search options. For more details see [`cuGetProcAddress`](crate::pfn::PFN_cuGetProcAddress_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdriverProcAddress_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUdriverProcAddress_flags_enum {}
+impl Clone for CUdriverProcAddress_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to specify search options. For more details see ::cuGetProcAddress
 pub use self::CUdriverProcAddress_flags_enum as CUdriverProcAddress_flags;
 impl CUdriverProcAddressQueryResult_enum {
@@ -4518,9 +5108,15 @@ impl CUdriverProcAddressQueryResult_enum {
 }
 /// Flags to indicate search status. For more details see [`cuGetProcAddress`](crate::pfn::PFN_cuGetProcAddress_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdriverProcAddressQueryResult_enum(pub ::core::ffi::c_uint);
 impl Eq for CUdriverProcAddressQueryResult_enum {}
+impl Clone for CUdriverProcAddressQueryResult_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to indicate search status. For more details see ::cuGetProcAddress
 pub use self::CUdriverProcAddressQueryResult_enum as CUdriverProcAddressQueryResult;
 impl CUexecAffinityType_enum {
@@ -4534,17 +5130,29 @@ impl CUexecAffinityType_enum {
 }
 /// Execution Affinity Types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUexecAffinityType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUexecAffinityType_enum {}
+impl Clone for CUexecAffinityType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Execution Affinity Types
 pub use self::CUexecAffinityType_enum as CUexecAffinityType;
 /// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUexecAffinitySmCount_st {
     /// The number of SMs the context is limited to use.
     pub val: ::core::ffi::c_uint,
+}
+impl Clone for CUexecAffinitySmCount_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4565,17 +5173,29 @@ pub type CUexecAffinitySmCount_v1 = CUexecAffinitySmCount_st;
 pub type CUexecAffinitySmCount = CUexecAffinitySmCount_v1;
 /// Execution Affinity Parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUexecAffinityParam_st {
     /// Type of execution affinity.
     pub type_: CUexecAffinityType,
     pub param: CUexecAffinityParam_st__bindgen_ty_1,
 }
+impl Clone for CUexecAffinityParam_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUexecAffinityParam_st__bindgen_ty_1 {
     /// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
     pub smCount: CUexecAffinitySmCount,
+}
+impl Clone for CUexecAffinityParam_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4619,18 +5239,30 @@ impl CUcigDataType_enum {
     pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum(2);
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUcigDataType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUcigDataType_enum {}
+impl Clone for CUcigDataType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUcigDataType_enum as CUcigDataType;
 /// CIG Context Create Params
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUctxCigParam_st {
     /// Type of shared data from graphics client (D3D12 or Vulkan).
     pub sharedDataType: CUcigDataType,
     /// Graphics client data handle (ID3D12CommandQueue or Nvidia specific data blob).
     pub sharedData: *mut ::core::ffi::c_void,
+}
+impl Clone for CUctxCigParam_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4650,7 +5282,7 @@ const _: () = {
 pub type CUctxCigParam = CUctxCigParam_st;
 /// Params for creating CUDA context. Both execAffinityParams and cigParams cannot be non-NULL at the same time. If both are NULL, the context will be created as a regular CUDA context.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUctxCreateParams_st {
     /// Array of execution affinity parameters to limit context resources (e.g., SM count). Only supported Volta+ MPS. Mutually exclusive with cigParams.
     pub execAffinityParams: *mut CUexecAffinityParam,
@@ -4658,6 +5290,12 @@ pub struct CUctxCreateParams_st {
     pub numExecAffinityParams: ::core::ffi::c_int,
     /// CIG (CUDA in Graphics) parameters for sharing data from D3D12/Vulkan graphics clients. Mutually exclusive with execAffinityParams.
     pub cigParams: *mut CUctxCigParam,
+}
+impl Clone for CUctxCreateParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4691,18 +5329,30 @@ impl CUstreamCigDataType_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUstreamCigDataType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUstreamCigDataType_enum {}
+impl Clone for CUstreamCigDataType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUstreamCigDataType_enum as CUstreamCigDataType;
 /// CIG Stream Capture Params
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamCigParam_st {
     /// Type of shared data from graphics client (D3D12).
     pub streamSharedDataType: CUstreamCigDataType,
     /// Graphics client data handle (ID3D12CommandList/ID3D12GraphicsCommandList).
     pub streamSharedData: *mut ::core::ffi::c_void,
+}
+impl Clone for CUstreamCigParam_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4724,10 +5374,16 @@ const _: () = {
 pub type CUstreamCigParam = CUstreamCigParam_st;
 /// Params for capturing CUDA stream to CIG streamCigParams must be non-NULL.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUstreamCigCaptureParams_st {
     /// CIG (CUDA in Graphics) parameters for sharing command list data from D3D12 graphics clients.
     pub streamCigParams: *mut CUstreamCigParam,
+}
+impl Clone for CUstreamCigCaptureParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4757,18 +5413,30 @@ impl CUlibraryOption_enum {
 }
 /// Library options to be specified with [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) or [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlibraryOption_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlibraryOption_enum {}
+impl Clone for CUlibraryOption_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Library options to be specified with ::cuLibraryLoadData() or ::cuLibraryLoadFromFile()
 pub use self::CUlibraryOption_enum as CUlibraryOption;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlibraryHostUniversalFunctionAndDataTable_st {
     pub functionTable: *mut ::core::ffi::c_void,
     pub functionWindowSize: usize,
     pub dataTable: *mut ::core::ffi::c_void,
     pub dataWindowSize: usize,
+}
+impl Clone for CUlibraryHostUniversalFunctionAndDataTable_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5042,9 +5710,15 @@ impl cudaError_enum {
 }
 /// Error codes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct cudaError_enum(pub ::core::ffi::c_uint);
 impl Eq for cudaError_enum {}
+impl Clone for cudaError_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Error codes
 pub use self::cudaError_enum as CUresult;
 impl CUdevice_P2PAttribute_enum {
@@ -5075,9 +5749,15 @@ impl CUdevice_P2PAttribute_enum {
 }
 /// P2P Attributes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdevice_P2PAttribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUdevice_P2PAttribute_enum {}
+impl Clone for CUdevice_P2PAttribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// P2P Attributes
 pub use self::CUdevice_P2PAttribute_enum as CUdevice_P2PAttribute;
 /** CUDA stream callback
@@ -5104,7 +5784,7 @@ pub type CUoccupancyB2DSize = ::core::option::Option<
 >;
 /// 2D memory copy parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY2D_st {
     /// Source X in bytes
     pub srcXInBytes: usize,
@@ -5138,6 +5818,12 @@ pub struct CUDA_MEMCPY2D_st {
     pub WidthInBytes: usize,
     /// Height of 2D memory copy
     pub Height: usize,
+}
+impl Clone for CUDA_MEMCPY2D_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5201,7 +5887,7 @@ pub type CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D_st;
 pub type CUDA_MEMCPY2D = CUDA_MEMCPY2D_v2;
 /// 3D memory copy parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY3D_st {
     /// Source X in bytes
     pub srcXInBytes: usize,
@@ -5253,6 +5939,12 @@ pub struct CUDA_MEMCPY3D_st {
     pub Height: usize,
     /// Depth of 3D memory copy
     pub Depth: usize,
+}
+impl Clone for CUDA_MEMCPY3D_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5343,7 +6035,7 @@ pub type CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
 pub type CUDA_MEMCPY3D = CUDA_MEMCPY3D_v2;
 /// 3D memory cross-context copy parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY3D_PEER_st {
     /// Source X in bytes
     pub srcXInBytes: usize,
@@ -5395,6 +6087,12 @@ pub struct CUDA_MEMCPY3D_PEER_st {
     pub Height: usize,
     /// Depth of 3D memory copy
     pub Depth: usize,
+}
+impl Clone for CUDA_MEMCPY3D_PEER_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5487,7 +6185,7 @@ pub type CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER_st;
 pub type CUDA_MEMCPY3D_PEER = CUDA_MEMCPY3D_PEER_v1;
 /// Memcpy node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY_NODE_PARAMS_st {
     /// Must be zero
     pub flags: ::core::ffi::c_int,
@@ -5497,6 +6195,12 @@ pub struct CUDA_MEMCPY_NODE_PARAMS_st {
     pub copyCtx: CUcontext,
     /// Parameters for the memory copy
     pub copyParams: CUDA_MEMCPY3D,
+}
+impl Clone for CUDA_MEMCPY_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5524,7 +6228,7 @@ const _: () = {
 pub type CUDA_MEMCPY_NODE_PARAMS = CUDA_MEMCPY_NODE_PARAMS_st;
 /// Array descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY_DESCRIPTOR_st {
     /// Width of array
     pub Width: usize,
@@ -5534,6 +6238,12 @@ pub struct CUDA_ARRAY_DESCRIPTOR_st {
     pub Format: CUarray_format,
     /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_ARRAY_DESCRIPTOR_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5563,7 +6273,7 @@ pub type CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR_st;
 pub type CUDA_ARRAY_DESCRIPTOR = CUDA_ARRAY_DESCRIPTOR_v2;
 /// 3D array descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY3D_DESCRIPTOR_st {
     /// Width of 3D array
     pub Width: usize,
@@ -5577,6 +6287,12 @@ pub struct CUDA_ARRAY3D_DESCRIPTOR_st {
     pub NumChannels: ::core::ffi::c_uint,
     /// Flags
     pub Flags: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_ARRAY3D_DESCRIPTOR_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5612,7 +6328,7 @@ pub type CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR_st;
 pub type CUDA_ARRAY3D_DESCRIPTOR = CUDA_ARRAY3D_DESCRIPTOR_v2;
 /// CUDA array sparse properties
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st {
     pub tileExtent: CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1,
     /// First mip level at which the mip tail begins.
@@ -5623,8 +6339,14 @@ pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st {
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 4usize],
 }
+impl Clone for CUDA_ARRAY_SPARSE_PROPERTIES_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1 {
     /// Width of sparse tile in elements
     pub width: ::core::ffi::c_uint,
@@ -5632,6 +6354,12 @@ pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1 {
     pub height: ::core::ffi::c_uint,
     /// Depth of sparse tile in elements
     pub depth: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5687,13 +6415,19 @@ pub type CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES_st;
 pub type CUDA_ARRAY_SPARSE_PROPERTIES = CUDA_ARRAY_SPARSE_PROPERTIES_v1;
 /// CUDA array memory requirements
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st {
     /// Total required memory size
     pub size: usize,
     /// alignment requirement
     pub alignment: usize,
     pub reserved: [::core::ffi::c_uint; 4usize],
+}
+impl Clone for CUDA_ARRAY_MEMORY_REQUIREMENTS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5720,7 +6454,7 @@ pub type CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
 pub type CUDA_ARRAY_MEMORY_REQUIREMENTS = CUDA_ARRAY_MEMORY_REQUIREMENTS_v1;
 /// CUDA Resource descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_DESC_st {
     /// Resource type
     pub resType: CUresourcetype,
@@ -5728,8 +6462,14 @@ pub struct CUDA_RESOURCE_DESC_st {
     /// Flags (must be zero)
     pub flags: ::core::ffi::c_uint,
 }
+impl Clone for CUDA_RESOURCE_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_RESOURCE_DESC_st__bindgen_ty_1 {
     pub array: CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1,
     pub mipmap: CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_2,
@@ -5737,11 +6477,23 @@ pub union CUDA_RESOURCE_DESC_st__bindgen_ty_1 {
     pub pitch2D: CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4,
     pub reserved: CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_5,
 }
+impl Clone for CUDA_RESOURCE_DESC_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     /// CUDA array
     pub hArray: CUarray,
+}
+impl Clone for CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5760,10 +6512,16 @@ const _: () = {
         - 0usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_2 {
     /// CUDA mipmapped array
     pub hMipmappedArray: CUmipmappedArray,
+}
+impl Clone for CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5783,7 +6541,7 @@ const _: () = {
     ) - 0usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
     /// Device pointer
     pub devPtr: CUdeviceptr,
@@ -5793,6 +6551,12 @@ pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
     pub numChannels: ::core::ffi::c_uint,
     /// Size in bytes
     pub sizeInBytes: usize,
+}
+impl Clone for CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5825,7 +6589,7 @@ const _: () = {
     ) - 16usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
     /// Device pointer
     pub devPtr: CUdeviceptr,
@@ -5839,6 +6603,12 @@ pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
     pub height: usize,
     /// Pitch between two rows in bytes
     pub pitchInBytes: usize,
+}
+impl Clone for CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5879,9 +6649,15 @@ const _: () = {
     ) - 32usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_5 {
     pub reserved: [::core::ffi::c_int; 32usize],
+}
+impl Clone for CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_5 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5950,7 +6726,7 @@ pub type CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC_st;
 pub type CUDA_RESOURCE_DESC = CUDA_RESOURCE_DESC_v1;
 /// Texture descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_TEXTURE_DESC_st {
     /// Address modes
     pub addressMode: [CUaddress_mode; 3usize],
@@ -5971,6 +6747,12 @@ pub struct CUDA_TEXTURE_DESC_st {
     /// Border Color
     pub borderColor: [f32; 4usize],
     pub reserved: [::core::ffi::c_int; 12usize],
+}
+impl Clone for CUDA_TEXTURE_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6160,14 +6942,20 @@ impl CUresourceViewFormat_enum {
 }
 /// Resource view format
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUresourceViewFormat_enum(pub ::core::ffi::c_uint);
 impl Eq for CUresourceViewFormat_enum {}
+impl Clone for CUresourceViewFormat_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Resource view format
 pub use self::CUresourceViewFormat_enum as CUresourceViewFormat;
 /// Resource view descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_RESOURCE_VIEW_DESC_st {
     /// Resource view format
     pub format: CUresourceViewFormat,
@@ -6186,6 +6974,12 @@ pub struct CUDA_RESOURCE_VIEW_DESC_st {
     /// Last layer index
     pub lastLayer: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
+}
+impl Clone for CUDA_RESOURCE_VIEW_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6231,9 +7025,15 @@ pub type CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_v1;
 /// Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
 #[repr(C)]
 #[repr(align(128))]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUtensorMap_st {
     pub opaque: [cuuint64_t; 16usize],
+}
+impl Clone for CUtensorMap_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6300,9 +7100,15 @@ impl CUtensorMapDataType_enum {
 }
 /// Tensor map data type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapDataType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapDataType_enum {}
+impl Clone for CUtensorMapDataType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Tensor map data type
 pub use self::CUtensorMapDataType_enum as CUtensorMapDataType;
 impl CUtensorMapInterleave_enum {
@@ -6318,9 +7124,15 @@ impl CUtensorMapInterleave_enum {
 }
 /// Tensor map interleave layout type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapInterleave_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapInterleave_enum {}
+impl Clone for CUtensorMapInterleave_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Tensor map interleave layout type
 pub use self::CUtensorMapInterleave_enum as CUtensorMapInterleave;
 impl CUtensorMapSwizzle_enum {
@@ -6348,9 +7160,15 @@ impl CUtensorMapSwizzle_enum {
 }
 /// Tensor map swizzling mode of shared memory banks
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapSwizzle_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapSwizzle_enum {}
+impl Clone for CUtensorMapSwizzle_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Tensor map swizzling mode of shared memory banks
 pub use self::CUtensorMapSwizzle_enum as CUtensorMapSwizzle;
 impl CUtensorMapL2promotion_enum {
@@ -6369,9 +7187,15 @@ impl CUtensorMapL2promotion_enum {
 }
 /// Tensor map L2 promotion type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapL2promotion_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapL2promotion_enum {}
+impl Clone for CUtensorMapL2promotion_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Tensor map L2 promotion type
 pub use self::CUtensorMapL2promotion_enum as CUtensorMapL2promotion;
 impl CUtensorMapFloatOOBfill_enum {
@@ -6384,9 +7208,15 @@ impl CUtensorMapFloatOOBfill_enum {
 }
 /// Tensor map out-of-bounds fill type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapFloatOOBfill_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapFloatOOBfill_enum {}
+impl Clone for CUtensorMapFloatOOBfill_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Tensor map out-of-bounds fill type
 pub use self::CUtensorMapFloatOOBfill_enum as CUtensorMapFloatOOBfill;
 impl CUtensorMapIm2ColWideMode_enum {
@@ -6399,9 +7229,15 @@ impl CUtensorMapIm2ColWideMode_enum {
 }
 /// Tensor map Im2Col wide mode
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapIm2ColWideMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapIm2ColWideMode_enum {}
+impl Clone for CUtensorMapIm2ColWideMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Tensor map Im2Col wide mode
 pub use self::CUtensorMapIm2ColWideMode_enum as CUtensorMapIm2ColWideMode;
 impl CUtensorMapAllocClass_enum {
@@ -6420,9 +7256,15 @@ impl CUtensorMapAllocClass_enum {
 }
 /// Tensor-map allocation class. On devices where allocation-class selection affects Tensor Memory Accelerator (TMA) out-of-bounds address generation, this controls the mode encoded in a [`CUtensorMap`](crate::types::CUtensorMap). The "large" class enables a wider (128 KiB) OOB address-generation window that improves performance but is only safe when the tensor's base allocation is backed by a contiguous, accessible region of at least [`CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE) bytes. On devices where allocation-class selection has no effect, all requests have the same SMALL effective behavior.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUtensorMapAllocClass_enum(pub ::core::ffi::c_uint);
 impl Eq for CUtensorMapAllocClass_enum {}
+impl Clone for CUtensorMapAllocClass_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** Tensor-map allocation class. On devices where allocation-class selection
  affects Tensor Memory Accelerator (TMA) out-of-bounds address generation,
  this controls the mode encoded in a ::CUtensorMap. The "large" class
@@ -6435,10 +7277,16 @@ impl Eq for CUtensorMapAllocClass_enum {}
 pub use self::CUtensorMapAllocClass_enum as CUtensorMapAllocClass;
 /// GPU Direct v3 tokens
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
     pub p2pToken: ::core::ffi::c_ulonglong,
     pub vaSpaceToken: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6477,15 +7325,21 @@ impl CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
 }
 /// Access flags that specify the level of access the current context's device has on the memory referenced.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(pub ::core::ffi::c_uint);
 impl Eq for CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {}
+impl Clone for CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** Access flags that specify the level of access the current context's device has
  on the memory referenced.*/
 pub use self::CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum as CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS;
 /// Kernel launch parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_LAUNCH_PARAMS_st {
     /// Kernel to launch
     pub function: CUfunction,
@@ -6507,6 +7361,12 @@ pub struct CUDA_LAUNCH_PARAMS_st {
     pub hStream: CUstream,
     /// Array of pointers to kernel parameters
     pub kernelParams: *mut *mut ::core::ffi::c_void,
+}
+impl Clone for CUDA_LAUNCH_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6592,14 +7452,20 @@ impl CUexternalMemoryHandleType_enum {
 }
 /// External memory handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUexternalMemoryHandleType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUexternalMemoryHandleType_enum {}
+impl Clone for CUexternalMemoryHandleType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// External memory handle types
 pub use self::CUexternalMemoryHandleType_enum as CUexternalMemoryHandleType;
 /// External memory handle descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
     /// Type of the handle
     pub type_: CUexternalMemoryHandleType,
@@ -6610,14 +7476,26 @@ pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+impl Clone for CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1 {
     /// File descriptor referencing the memory object. Valid when type is [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD)
     pub fd: ::core::ffi::c_int,
     pub win32: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1,
     /// A handle representing an NvSciBuf Object. Valid when type is [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF)
     pub nvSciBufObject: *const ::core::ffi::c_void,
+}
+impl Clone for CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 /** Win32 handle referencing the semaphore object. Valid when type is one of the following:
 
@@ -6628,12 +7506,18 @@ pub union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1 {
  - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE)
  - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT) Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT) [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT) then 'name' must be NULL.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     /// Valid NT handle. Must be NULL if 'name' is non-NULL
     pub handle: *mut ::core::ffi::c_void,
     /// Name of a valid memory object. Must be NULL if 'handle' is non-NULL.
     pub name: *const ::core::ffi::c_void,
+}
+impl Clone for CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6715,7 +7599,7 @@ pub type CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_
 pub type CUDA_EXTERNAL_MEMORY_HANDLE_DESC = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1;
 /// External memory buffer descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
     /// Offset into the memory object where the buffer's base is
     pub offset: ::core::ffi::c_ulonglong,
@@ -6724,6 +7608,12 @@ pub struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
     /// Flags reserved for future use. Must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
+}
+impl Clone for CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6753,7 +7643,7 @@ pub type CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_
 pub type CUDA_EXTERNAL_MEMORY_BUFFER_DESC = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1;
 /// External memory mipmap descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
     /// Offset into the memory object where the base level of the mipmap chain is.
     pub offset: ::core::ffi::c_ulonglong,
@@ -6762,6 +7652,12 @@ pub struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
     /// Total number of levels in the mipmap chain
     pub numLevels: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
+}
+impl Clone for CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6837,14 +7733,20 @@ impl CUexternalSemaphoreHandleType_enum {
 }
 /// External semaphore handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUexternalSemaphoreHandleType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUexternalSemaphoreHandleType_enum {}
+impl Clone for CUexternalSemaphoreHandleType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// External semaphore handle types
 pub use self::CUexternalSemaphoreHandleType_enum as CUexternalSemaphoreHandleType;
 /// External semaphore handle descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
     /// Type of the handle
     pub type_: CUexternalSemaphoreHandleType,
@@ -6853,8 +7755,14 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1 {
     /** File descriptor referencing the semaphore object. Valid when type is one of the following:
 
@@ -6864,6 +7772,12 @@ pub union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1 {
     pub win32: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1,
     /// Valid NvSciSyncObj. Must be non NULL
     pub nvSciSyncObj: *const ::core::ffi::c_void,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 /** Win32 handle referencing the semaphore object. Valid when type is one of the following:
 
@@ -6876,12 +7790,18 @@ pub union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1 {
  - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT)
  - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT) then 'name' must be NULL.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     /// Valid NT handle. Must be NULL if 'name' is non-NULL
     pub handle: *mut ::core::ffi::c_void,
     /// Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL.
     pub name: *const ::core::ffi::c_void,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6962,27 +7882,45 @@ pub type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE
 pub type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1;
 /// External semaphore signal parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st {
     pub params: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1,
     /// Only when [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS) is used to signal a [`CUexternalSemaphore`](crate::types::CUexternalSemaphore) of type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC), the valid flag is [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC) which indicates that while signaling the [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), no memory synchronization operations should be performed for any external memory object imported as [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF). For all other types of [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), flags must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1 {
     pub fence: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_1,
     pub nvSciSync: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2,
     pub keyedMutex: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3,
     pub reserved: [::core::ffi::c_uint; 12usize],
 }
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Parameters for fence objects
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
     /// Value of fence to be signaled
     pub value: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7004,11 +7942,17 @@ const _: () = {
     ) - 0usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
     /// Pointer to NvSciSyncFence. Valid if `CUexternalSemaphoreHandleType` is of type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC).
     pub fence: *mut ::core::ffi::c_void,
     pub reserved: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7036,10 +7980,16 @@ const _: () = {
 };
 /// Parameters for keyed mutex objects
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
     /// Value of key to release the mutex with
     pub key: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7120,27 +8070,45 @@ pub type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGN
 pub type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1;
 /// External semaphore wait parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st {
     pub params: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1,
     /// Only when [`CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS) is used to wait on a [`CUexternalSemaphore`](crate::types::CUexternalSemaphore) of type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC), the valid flag is [`CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC) which indicates that while waiting for the [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), no memory synchronization operations should be performed for any external memory object imported as [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF). For all other types of [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), flags must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1 {
     pub fence: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1,
     pub nvSciSync: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2,
     pub keyedMutex: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3,
     pub reserved: [::core::ffi::c_uint; 10usize],
 }
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Parameters for fence objects
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
     /// Value of fence to be waited on
     pub value: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7163,10 +8131,16 @@ const _: () = {
 };
 /// Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType is of type CU\_EXTERNAL\_SEMAPHORE\_HANDLE\_TYPE\_NVSCISYNC.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
     pub fence: *mut ::core::ffi::c_void,
     pub reserved: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7194,12 +8168,18 @@ const _: () = {
 };
 /// Parameters for keyed mutex objects
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
     /// Value of key to acquire the mutex with
     pub key: ::core::ffi::c_ulonglong,
     /// Timeout in milliseconds to wait to acquire the mutex
     pub timeoutMs: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7283,7 +8263,7 @@ pub type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_P
 pub type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1;
 /// Semaphore signal node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
     /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
@@ -7291,6 +8271,12 @@ pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
     pub paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS,
     /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7317,7 +8303,7 @@ pub type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st
 pub type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1;
 /// Semaphore signal node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
     /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
@@ -7327,11 +8313,23 @@ pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
     pub numExtSems: ::core::ffi::c_uint,
     pub __bindgen_anon_1: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1,
 }
+impl Clone for CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
+}
+impl Clone for CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7379,7 +8377,7 @@ const _: () = {
 pub type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st;
 /// Semaphore wait node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
     /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
@@ -7387,6 +8385,12 @@ pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
     pub paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS,
     /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7413,7 +8417,7 @@ pub type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
 pub type CUDA_EXT_SEM_WAIT_NODE_PARAMS = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1;
 /// Semaphore wait node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
     /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
@@ -7423,11 +8427,23 @@ pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
     pub numExtSems: ::core::ffi::c_uint,
     pub __bindgen_anon_1: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1,
 }
+impl Clone for CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
+}
+impl Clone for CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7502,9 +8518,15 @@ impl CUmemAllocationHandleType_enum {
 }
 /// Flags for specifying particular handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemAllocationHandleType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemAllocationHandleType_enum {}
+impl Clone for CUmemAllocationHandleType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for specifying particular handle types
 pub use self::CUmemAllocationHandleType_enum as CUmemAllocationHandleType;
 impl CUmemAccess_flags_enum {
@@ -7526,9 +8548,15 @@ impl CUmemAccess_flags_enum {
 }
 /// Specifies the memory protection flags for mapping.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemAccess_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemAccess_flags_enum {}
+impl Clone for CUmemAccess_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Specifies the memory protection flags for mapping.
 pub use self::CUmemAccess_flags_enum as CUmemAccess_flags;
 impl CUmemLocationType_enum {
@@ -7569,9 +8597,15 @@ impl CUmemLocationType_enum {
 }
 /// Specifies the type of location
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemLocationType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemLocationType_enum {}
+impl Clone for CUmemLocationType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Specifies the type of location
 pub use self::CUmemLocationType_enum as CUmemLocationType;
 impl CUmemAllocationType_enum {
@@ -7593,9 +8627,15 @@ impl CUmemAllocationType_enum {
 }
 /// Defines the allocation types available
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemAllocationType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemAllocationType_enum {}
+impl Clone for CUmemAllocationType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Defines the allocation types available
 pub use self::CUmemAllocationType_enum as CUmemAllocationType;
 impl CUmemAllocationGranularity_flags_enum {
@@ -7610,9 +8650,15 @@ impl CUmemAllocationGranularity_flags_enum {
 }
 /// Flag for requesting different optimal and required granularities for an allocation.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemAllocationGranularity_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemAllocationGranularity_flags_enum {}
+impl Clone for CUmemAllocationGranularity_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flag for requesting different optimal and required granularities for an allocation.
 pub use self::CUmemAllocationGranularity_flags_enum as CUmemAllocationGranularity_flags;
 impl CUmemRangeHandleType_enum {
@@ -7625,9 +8671,15 @@ impl CUmemRangeHandleType_enum {
 }
 /// Specifies the handle type for address range
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemRangeHandleType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemRangeHandleType_enum {}
+impl Clone for CUmemRangeHandleType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Specifies the handle type for address range
 pub use self::CUmemRangeHandleType_enum as CUmemRangeHandleType;
 impl CUmemRangeFlags_enum {
@@ -7638,9 +8690,15 @@ impl CUmemRangeFlags_enum {
 }
 /// Flag for requesting handle type for address range.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemRangeFlags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemRangeFlags_enum {}
+impl Clone for CUmemRangeFlags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flag for requesting handle type for address range.
 pub use self::CUmemRangeFlags_enum as CUmemRangeFlags;
 impl CUarraySparseSubresourceType_enum {
@@ -7653,9 +8711,15 @@ impl CUarraySparseSubresourceType_enum {
 }
 /// Sparse subresource types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUarraySparseSubresourceType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUarraySparseSubresourceType_enum {}
+impl Clone for CUarraySparseSubresourceType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Sparse subresource types
 pub use self::CUarraySparseSubresourceType_enum as CUarraySparseSubresourceType;
 impl CUmemOperationType_enum {
@@ -7668,9 +8732,15 @@ impl CUmemOperationType_enum {
 }
 /// Memory operation types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemOperationType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemOperationType_enum {}
+impl Clone for CUmemOperationType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Memory operation types
 pub use self::CUmemOperationType_enum as CUmemOperationType;
 impl CUmemHandleType_enum {
@@ -7678,14 +8748,20 @@ impl CUmemHandleType_enum {
 }
 /// Memory handle types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemHandleType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemHandleType_enum {}
+impl Clone for CUmemHandleType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Memory handle types
 pub use self::CUmemHandleType_enum as CUmemHandleType;
 /// Specifies the CUDA array or CUDA mipmapped array memory mapping information
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUarrayMapInfo_st {
     /// Resource type
     pub resourceType: CUresourcetype,
@@ -7707,11 +8783,23 @@ pub struct CUarrayMapInfo_st {
     /// Reserved for future use, must be zero now.
     pub reserved: [::core::ffi::c_uint; 2usize],
 }
+impl Clone for CUarrayMapInfo_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUarrayMapInfo_st__bindgen_ty_1 {
     pub mipmap: CUmipmappedArray,
     pub array: CUarray,
+}
+impl Clone for CUarrayMapInfo_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7730,13 +8818,19 @@ const _: () = {
     ][::core::mem::offset_of!(CUarrayMapInfo_st__bindgen_ty_1, array) - 0usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUarrayMapInfo_st__bindgen_ty_2 {
     pub sparseLevel: CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1,
     pub miptail: CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2,
 }
+impl Clone for CUarrayMapInfo_st__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1 {
     /// For CUDA mipmapped arrays must a valid mipmap level. For CUDA arrays must be zero
     pub level: ::core::ffi::c_uint,
@@ -7754,6 +8848,12 @@ pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1 {
     pub extentHeight: ::core::ffi::c_uint,
     /// Depth in elements
     pub extentDepth: ::core::ffi::c_uint,
+}
+impl Clone for CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7799,7 +8899,7 @@ const _: () = {
         - 28usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2 {
     /// For CUDA layered arrays must be a valid layer index. Otherwise, must be zero
     pub layer: ::core::ffi::c_uint,
@@ -7807,6 +8907,12 @@ pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2 {
     pub offset: ::core::ffi::c_ulonglong,
     /// Extent in bytes
     pub size: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7847,9 +8953,15 @@ const _: () = {
     ][::core::mem::offset_of!(CUarrayMapInfo_st__bindgen_ty_2, miptail) - 0usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUarrayMapInfo_st__bindgen_ty_3 {
     pub memHandle: CUmemGenericAllocationHandle,
+}
+impl Clone for CUarrayMapInfo_st__bindgen_ty_3 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7911,27 +9023,45 @@ pub type CUarrayMapInfo_v1 = CUarrayMapInfo_st;
 pub type CUarrayMapInfo = CUarrayMapInfo_v1;
 /// Specifies a memory location.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemLocation_st {
     /// Specifies the location type, which modifies the meaning of id.
     pub type_: CUmemLocationType,
     pub __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1,
 }
+impl Clone for CUmemLocation_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUmemLocation_st__bindgen_ty_1 {
     /// Identifier for CUmemLocationType[`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE), CUmemLocationType[`CU_MEM_LOCATION_TYPE_HOST`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST), CUmemLocationType[`CU_MEM_LOCATION_TYPE_HOST_NUMA`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA).
     pub id: ::core::ffi::c_int,
     /// Identifier for CUmemLocationType[`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN).
     pub localized: CUmemLocation_st__bindgen_ty_1__bindgen_ty_1,
 }
+impl Clone for CUmemLocation_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
     /// Device ID
     pub deviceId: ::core::ffi::c_uchar,
     /// Locality domain ID
     pub localityDomainId: ::core::ffi::c_uchar,
+}
+impl Clone for CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7995,14 +9125,20 @@ impl CUmemAllocationCompType_enum {
 }
 /// Specifies compression attribute for an allocation.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemAllocationCompType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemAllocationCompType_enum {}
+impl Clone for CUmemAllocationCompType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Specifies compression attribute for an allocation.
 pub use self::CUmemAllocationCompType_enum as CUmemAllocationCompType;
 /// Specifies the allocation properties for a allocation.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemAllocationProp_st {
     /// Allocation type
     pub type_: CUmemAllocationType,
@@ -8014,8 +9150,14 @@ pub struct CUmemAllocationProp_st {
     pub win32HandleMetaData: *mut ::core::ffi::c_void,
     pub allocFlags: CUmemAllocationProp_st__bindgen_ty_1,
 }
+impl Clone for CUmemAllocationProp_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemAllocationProp_st__bindgen_ty_1 {
     /// Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020) using [`cuMemGetAllocationPropertiesFromHandle`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020) to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices.
     pub compressionType: ::core::ffi::c_uchar,
@@ -8027,6 +9169,12 @@ pub struct CUmemAllocationProp_st__bindgen_ty_1 {
     /// Bitmask indicating intended usage for this allocation
     pub usage: ::core::ffi::c_ushort,
     pub reserved: [::core::ffi::c_uchar; 4usize],
+}
+impl Clone for CUmemAllocationProp_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8093,14 +9241,20 @@ impl CUmulticastGranularity_flags_enum {
 }
 /// Flags for querying different granularities for a multicast object
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmulticastGranularity_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmulticastGranularity_flags_enum {}
+impl Clone for CUmulticastGranularity_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for querying different granularities for a multicast object
 pub use self::CUmulticastGranularity_flags_enum as CUmulticastGranularity_flags;
 /// Specifies the properties for a multicast object.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmulticastObjectProp_st {
     /// The number of devices in the multicast team that will bind memory to this object
     pub numDevices: ::core::ffi::c_uint,
@@ -8110,6 +9264,12 @@ pub struct CUmulticastObjectProp_st {
     pub handleTypes: ::core::ffi::c_ulonglong,
     /// Flags for future use, must be zero now
     pub flags: ::core::ffi::c_ulonglong,
+}
+impl Clone for CUmulticastObjectProp_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8139,12 +9299,18 @@ pub type CUmulticastObjectProp_v1 = CUmulticastObjectProp_st;
 pub type CUmulticastObjectProp = CUmulticastObjectProp_v1;
 /// Memory access descriptor
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemAccessDesc_st {
     /// Location on which the request is to change it's accessibility
     pub location: CUmemLocation,
     /// `CUmemProt` accessibility flags to set on the request
     pub flags: CUmemAccess_flags,
+}
+impl Clone for CUmemAccessDesc_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8206,14 +9372,20 @@ impl CUgraphExecUpdateResult_enum {
 }
 /// CUDA Graph Update error types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphExecUpdateResult_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphExecUpdateResult_enum {}
+impl Clone for CUgraphExecUpdateResult_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA Graph Update error types
 pub use self::CUgraphExecUpdateResult_enum as CUgraphExecUpdateResult;
 /// Result information returned by cuGraphExecUpdate
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUgraphExecUpdateResultInfo_st {
     /// Gives more specific detail when a cuda graph update fails.
     pub result: CUgraphExecUpdateResult,
@@ -8221,6 +9393,12 @@ pub struct CUgraphExecUpdateResultInfo_st {
     pub errorNode: CUgraphNode,
     /// The from node of error edge when the topologies do not match. Otherwise NULL.
     pub errorFromNode: CUgraphNode,
+}
+impl Clone for CUgraphExecUpdateResultInfo_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8311,14 +9489,20 @@ impl CUmemPool_attribute_enum {
 }
 /// CUDA memory pool attributes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemPool_attribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemPool_attribute_enum {}
+impl Clone for CUmemPool_attribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA memory pool attributes
 pub use self::CUmemPool_attribute_enum as CUmemPool_attribute;
 /// Specifies the properties of allocations made from the pool.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemPoolProps_st {
     /// Allocation type. Currently must be specified as CU\_MEM\_ALLOCATION\_TYPE\_PINNED
     pub allocType: CUmemAllocationType,
@@ -8339,6 +9523,12 @@ pub struct CUmemPoolProps_st {
     pub gpuDirectRDMACapable: ::core::ffi::c_uchar,
     /// reserved for future use, must be 0
     pub reserved: [::core::ffi::c_uchar; 53usize],
+}
+impl Clone for CUmemPoolProps_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8378,9 +9568,15 @@ pub type CUmemPoolProps_v1 = CUmemPoolProps_st;
 pub type CUmemPoolProps = CUmemPoolProps_v1;
 /// Opaque data for exporting a pool allocation
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemPoolPtrExportData_st {
     pub reserved: [::core::ffi::c_uchar; 64usize],
+}
+impl Clone for CUmemPoolPtrExportData_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8408,9 +9604,15 @@ impl CUmemcpyFlags_enum {
 }
 /// Flags to specify for copies within a batch. For more details see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemcpyFlags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemcpyFlags_enum {}
+impl Clone for CUmemcpyFlags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to specify for copies within a batch. For more details see ::cuMemcpyBatchAsync.
 pub use self::CUmemcpyFlags_enum as CUmemcpyFlags;
 impl CUmemcpySrcAccessOrder_enum {
@@ -8437,15 +9639,21 @@ impl CUmemcpySrcAccessOrder_enum {
 }
 /// These flags allow applications to convey the source access ordering CUDA must maintain. The destination will always be accessed in stream order.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemcpySrcAccessOrder_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemcpySrcAccessOrder_enum {}
+impl Clone for CUmemcpySrcAccessOrder_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** These flags allow applications to convey the source access ordering CUDA must maintain.
  The destination will always be accessed in stream order.*/
 pub use self::CUmemcpySrcAccessOrder_enum as CUmemcpySrcAccessOrder;
 /// Attributes specific to copies within a batch. For more details on usage see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemcpyAttributes_st {
     /// Source access ordering to be observed for copies with this attribute.
     pub srcAccessOrder: CUmemcpySrcAccessOrder,
@@ -8455,6 +9663,12 @@ pub struct CUmemcpyAttributes_st {
     pub dstLocHint: CUmemLocation,
     /// Additional flags for copies with this attribute. See `CUmemcpyFlags`
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUmemcpyAttributes_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8497,18 +9711,30 @@ impl CUmemcpy3DOperandType_enum {
 }
 /// These flags allow applications to convey the operand type for individual copies specified in [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemcpy3DOperandType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemcpy3DOperandType_enum {}
+impl Clone for CUmemcpy3DOperandType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// These flags allow applications to convey the operand type for individual copies specified in ::cuMemcpy3DBatchAsync.
 pub use self::CUmemcpy3DOperandType_enum as CUmemcpy3DOperandType;
 /// Struct representing a 3D offset
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUoffset3D_st {
     pub x: usize,
     pub y: usize,
     pub z: usize,
+}
+impl Clone for CUoffset3D_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8531,11 +9757,17 @@ pub type CUoffset3D_v1 = CUoffset3D_st;
 pub type CUoffset3D = CUoffset3D_v1;
 /// Struct representing width/height/depth of a CUarray in elements
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUextent3D_st {
     pub width: usize,
     pub height: usize,
     pub depth: usize,
+}
+impl Clone for CUextent3D_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8558,20 +9790,32 @@ pub type CUextent3D_v1 = CUextent3D_st;
 pub type CUextent3D = CUextent3D_v1;
 /// Struct representing an operand for copy with [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemcpy3DOperand_st {
     pub type_: CUmemcpy3DOperandType,
     pub op: CUmemcpy3DOperand_st__bindgen_ty_1,
 }
+impl Clone for CUmemcpy3DOperand_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUmemcpy3DOperand_st__bindgen_ty_1 {
     pub ptr: CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1,
     pub array: CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2,
 }
+impl Clone for CUmemcpy3DOperand_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Struct representing an operand when [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`type` is [`CU_MEMCPY_OPERAND_TYPE_POINTER`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1 {
     pub ptr: CUdeviceptr,
     /// Length of each row in elements.
@@ -8580,6 +9824,12 @@ pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1 {
     pub layerHeight: usize,
     /// Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub locHint: CUmemLocation,
+}
+impl Clone for CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8613,12 +9863,18 @@ const _: () = {
 };
 /// Struct representing an operand when [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`type` is [`CU_MEMCPY_OPERAND_TYPE_ARRAY`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2 {
     /// referenced array
     pub array: CUarray,
     /// offset into the array in elements
     pub offset: CUoffset3D,
+}
+impl Clone for CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8677,7 +9933,7 @@ pub type CUmemcpy3DOperand_v1 = CUmemcpy3DOperand_st;
 /// Struct representing an operand for copy with [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000)
 pub type CUmemcpy3DOperand = CUmemcpy3DOperand_v1;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY3D_BATCH_OP_st {
     /// Source memcpy operand.
     pub src: CUmemcpy3DOperand,
@@ -8689,6 +9945,12 @@ pub struct CUDA_MEMCPY3D_BATCH_OP_st {
     pub srcAccessOrder: CUmemcpySrcAccessOrder,
     /// Additional flags for copies with this attribute. See `CUmemcpyFlags`
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_MEMCPY3D_BATCH_OP_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8719,7 +9981,7 @@ pub type CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP_st;
 pub type CUDA_MEMCPY3D_BATCH_OP = CUDA_MEMCPY3D_BATCH_OP_v1;
 /// Memory allocation node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
     /// in: location where the allocation should reside (specified in `location`). `handleTypes` must be [`CU_MEM_HANDLE_TYPE_NONE`](crate::types::CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE). IPC is not supported.
     pub poolProps: CUmemPoolProps,
@@ -8731,6 +9993,12 @@ pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
     pub bytesize: usize,
     /// out: address of the allocation returned by CUDA
     pub dptr: CUdeviceptr,
+}
+impl Clone for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8764,7 +10032,7 @@ pub type CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
 pub type CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1;
 /// Memory allocation node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
     /// in: location where the allocation should reside (specified in `location`). `handleTypes` must be [`CU_MEM_HANDLE_TYPE_NONE`](crate::types::CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE). IPC is not supported.
     pub poolProps: CUmemPoolProps,
@@ -8776,6 +10044,12 @@ pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
     pub bytesize: usize,
     /// out: address of the allocation returned by CUDA
     pub dptr: CUdeviceptr,
+}
+impl Clone for CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8807,10 +10081,16 @@ const _: () = {
 pub type CUDA_MEM_ALLOC_NODE_PARAMS_v2 = CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
 /// Memory free node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEM_FREE_NODE_PARAMS_st {
     /// in: the pointer to free
     pub dptr: CUdeviceptr,
+}
+impl Clone for CUDA_MEM_FREE_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8846,9 +10126,15 @@ impl CUgraphMem_attribute_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphMem_attribute_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphMem_attribute_enum {}
+impl Clone for CUgraphMem_attribute_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
 impl CUgraphChildGraphNodeOwnership_enum {
     /// Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph.
@@ -8868,19 +10154,31 @@ impl CUgraphChildGraphNodeOwnership_enum {
 }
 /// Child graph node ownership
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphChildGraphNodeOwnership_enum(pub ::core::ffi::c_int);
 impl Eq for CUgraphChildGraphNodeOwnership_enum {}
+impl Clone for CUgraphChildGraphNodeOwnership_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Child graph node ownership
 pub use self::CUgraphChildGraphNodeOwnership_enum as CUgraphChildGraphNodeOwnership;
 /// Child graph node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_CHILD_GRAPH_NODE_PARAMS_st {
     /// The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent.
     pub graph: CUgraph,
     /// The ownership relationship of the child graph node.
     pub ownership: CUgraphChildGraphNodeOwnership,
+}
+impl Clone for CUDA_CHILD_GRAPH_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8902,17 +10200,29 @@ const _: () = {
 pub type CUDA_CHILD_GRAPH_NODE_PARAMS = CUDA_CHILD_GRAPH_NODE_PARAMS_st;
 /// Event record node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EVENT_RECORD_NODE_PARAMS_st {
     /// The event to record when the node executes
     pub event: CUevent,
     pub __bindgen_anon_1: CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1,
 }
+impl Clone for CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
+}
+impl Clone for CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8950,10 +10260,16 @@ const _: () = {
 pub type CUDA_EVENT_RECORD_NODE_PARAMS = CUDA_EVENT_RECORD_NODE_PARAMS_st;
 /// Event wait node parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
     /// The event to wait on from the node
     pub event: CUevent,
+}
+impl Clone for CUDA_EVENT_WAIT_NODE_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8972,7 +10288,7 @@ const _: () = {
 pub type CUDA_EVENT_WAIT_NODE_PARAMS = CUDA_EVENT_WAIT_NODE_PARAMS_st;
 /// CUDA Batch Memcpy Node Parameters
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st {
     /// Size of `dsts`, `srcs` and `sizes` arrays. This field cannot be updated in an instantiated graph.
     pub count: usize,
@@ -8990,13 +10306,25 @@ pub struct CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st {
     pub numAttrs: usize,
     pub __bindgen_anon_1: CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1,
 }
+impl Clone for CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
     /// Preferred context to use for the copies. This field cannot be updated in an instantiated graph.
     pub ctx: CUcontext,
     /// Preferred green context to use for the copies. This field cannot be updated in an instantiated graph.
     pub gCtx: CUgreenCtx,
+}
+impl Clone for CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9061,7 +10389,7 @@ pub type CUDA_FABRIC_COPY_BATCH_OP = CUDA_FABRIC_COPY_BATCH_OP_v1;
 
  The application must keep every logical endpoint ID referenced by `opList` valid and bound for as long as a graph or executable graph may use the node. Fabric copy batch nodes are not supported in device-launched graphs or conditional nodes.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st {
     /// Number of entries in `opList`. This field cannot be updated after instantiation.
     pub numOps: usize,
@@ -9071,13 +10399,25 @@ pub struct CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st {
     pub flags: ::core::ffi::c_ulonglong,
     pub __bindgen_anon_1: CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1,
 }
+impl Clone for CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
     /// Preferred context. This field cannot be updated after instantiation.
     pub ctx: CUcontext,
     /// Preferred green context. This field cannot be updated after instantiation.
     pub gCtx: CUgreenCtx,
+}
+impl Clone for CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9129,7 +10469,7 @@ pub type CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1 = CUDA_FABRIC_CPY_BATCH_NODE_PARAM
 pub type CUDA_FABRIC_CPY_BATCH_NODE_PARAMS = CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1;
 /// Graph node parameters.  See [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040).
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUgraphNodeParams_st {
     /// Type of the node
     pub type_: CUgraphNodeType,
@@ -9139,8 +10479,14 @@ pub struct CUgraphNodeParams_st {
     /// Reserved bytes. Must be zero.
     pub reserved2: ::core::ffi::c_longlong,
 }
+impl Clone for CUgraphNodeParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUgraphNodeParams_st__bindgen_ty_1 {
     /// Padding. Unused bytes must be zero.
     pub reserved1: [::core::ffi::c_longlong; 29usize],
@@ -9176,6 +10522,12 @@ pub union CUgraphNodeParams_st__bindgen_ty_1 {
     pub fabricCpyBatch: CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1,
     /// Padding as bytes
     pub asBytes: [::core::ffi::c_char; 232usize],
+}
+impl Clone for CUgraphNodeParams_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9273,9 +10625,15 @@ impl CUflushGPUDirectRDMAWritesOptions_enum {
 }
 /// Bitmasks for [`CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUflushGPUDirectRDMAWritesOptions_enum(pub ::core::ffi::c_uint);
 impl Eq for CUflushGPUDirectRDMAWritesOptions_enum {}
+impl Clone for CUflushGPUDirectRDMAWritesOptions_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Bitmasks for ::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
 pub use self::CUflushGPUDirectRDMAWritesOptions_enum as CUflushGPUDirectRDMAWritesOptions;
 impl CUGPUDirectRDMAWritesOrdering_enum {
@@ -9294,9 +10652,15 @@ impl CUGPUDirectRDMAWritesOrdering_enum {
 }
 /// Platform native ordering for GPUDirect RDMA writes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUGPUDirectRDMAWritesOrdering_enum(pub ::core::ffi::c_uint);
 impl Eq for CUGPUDirectRDMAWritesOrdering_enum {}
+impl Clone for CUGPUDirectRDMAWritesOrdering_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Platform native ordering for GPUDirect RDMA writes
 pub use self::CUGPUDirectRDMAWritesOrdering_enum as CUGPUDirectRDMAWritesOrdering;
 impl CUflushGPUDirectRDMAWritesScope_enum {
@@ -9311,9 +10675,15 @@ impl CUflushGPUDirectRDMAWritesScope_enum {
 }
 /// The scopes for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUflushGPUDirectRDMAWritesScope_enum(pub ::core::ffi::c_uint);
 impl Eq for CUflushGPUDirectRDMAWritesScope_enum {}
+impl Clone for CUflushGPUDirectRDMAWritesScope_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// The scopes for ::cuFlushGPUDirectRDMAWrites
 pub use self::CUflushGPUDirectRDMAWritesScope_enum as CUflushGPUDirectRDMAWritesScope;
 impl CUflushGPUDirectRDMAWritesTarget_enum {
@@ -9324,9 +10694,15 @@ impl CUflushGPUDirectRDMAWritesTarget_enum {
 }
 /// The targets for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUflushGPUDirectRDMAWritesTarget_enum(pub ::core::ffi::c_uint);
 impl Eq for CUflushGPUDirectRDMAWritesTarget_enum {}
+impl Clone for CUflushGPUDirectRDMAWritesTarget_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// The targets for ::cuFlushGPUDirectRDMAWrites
 pub use self::CUflushGPUDirectRDMAWritesTarget_enum as CUflushGPUDirectRDMAWritesTarget;
 impl CUgraphDebugDot_flags_enum {
@@ -9405,9 +10781,15 @@ impl CUgraphDebugDot_flags_enum {
 }
 /// The additional write options for [`cuGraphDebugDotPrint`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphDebugDot_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphDebugDot_flags_enum {}
+impl Clone for CUgraphDebugDot_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// The additional write options for ::cuGraphDebugDotPrint
 pub use self::CUgraphDebugDot_flags_enum as CUgraphDebugDot_flags;
 impl CUuserObject_flags_enum {
@@ -9418,9 +10800,15 @@ impl CUuserObject_flags_enum {
 }
 /// Flags for user objects for graphs
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUuserObject_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUuserObject_flags_enum {}
+impl Clone for CUuserObject_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for user objects for graphs
 pub use self::CUuserObject_flags_enum as CUuserObject_flags;
 impl CUuserObjectRetain_flags_enum {
@@ -9431,9 +10819,15 @@ impl CUuserObjectRetain_flags_enum {
 }
 /// Flags for retaining user object references for graphs
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUuserObjectRetain_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUuserObjectRetain_flags_enum {}
+impl Clone for CUuserObjectRetain_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for retaining user object references for graphs
 pub use self::CUuserObjectRetain_flags_enum as CUuserObjectRetain_flags;
 impl CUgraphInstantiate_flags_enum {
@@ -9456,9 +10850,15 @@ impl CUgraphInstantiate_flags_enum {
 }
 /// Flags for instantiating a graph
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphInstantiate_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphInstantiate_flags_enum {}
+impl Clone for CUgraphInstantiate_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for instantiating a graph
 pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
 impl CUdeviceNumaConfig_enum {
@@ -9473,9 +10873,15 @@ impl CUdeviceNumaConfig_enum {
 }
 /// CUDA device NUMA configuration
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdeviceNumaConfig_enum(pub ::core::ffi::c_uint);
 impl Eq for CUdeviceNumaConfig_enum {}
+impl Clone for CUdeviceNumaConfig_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA device NUMA configuration
 pub use self::CUdeviceNumaConfig_enum as CUdeviceNumaConfig;
 impl CUprocessState_enum {
@@ -9498,14 +10904,20 @@ impl CUprocessState_enum {
 }
 /// CUDA Process States
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUprocessState_enum(pub ::core::ffi::c_uint);
 impl Eq for CUprocessState_enum {}
+impl Clone for CUprocessState_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA Process States
 pub use self::CUprocessState_enum as CUprocessState;
 /// Per-GPU data for zero-copy mapped device memory used with CUDA checkpoint/restore on custom storage
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointCustomStoragePerDeviceData_st {
     /// Zero-copy mapped device memory pointer for the user to copy to/from
     pub devPtr: CUdeviceptr,
@@ -9513,6 +10925,12 @@ pub struct CUcheckpointCustomStoragePerDeviceData_st {
     pub size: usize,
     /// Stream the user may use for the copy; the CUDA driver synchronizes on this stream before completing checkpoint or restore
     pub stream: CUstream,
+}
+impl Clone for CUcheckpointCustomStoragePerDeviceData_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9546,7 +10964,7 @@ pub struct CUIcheckpointOperation_st {
 pub type CUcheckpointOperationHandle = *mut CUIcheckpointOperation_st;
 /// Output from CUDA custom storage checkpoint/restore: per-GPU device pointers and a handle to complete the operation
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointCustomStorageInfo_st {
     /// Handle returned that is needed to complete checkpoint or restore
     pub handle: CUcheckpointOperationHandle,
@@ -9554,6 +10972,12 @@ pub struct CUcheckpointCustomStorageInfo_st {
     pub perDeviceData: *mut CUcheckpointCustomStoragePerDeviceData,
     /// Number of devices (and elements in `perDeviceData` array)
     pub deviceCount: ::core::ffi::c_uint,
+}
+impl Clone for CUcheckpointCustomStorageInfo_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9578,7 +11002,7 @@ const _: () = {
 pub type CUcheckpointCustomStorageInfo = CUcheckpointCustomStorageInfo_st;
 /// CUDA checkpoint optional lock arguments
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointLockArgs_st {
     /// Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout
     pub timeoutMs: ::core::ffi::c_uint,
@@ -9586,6 +11010,12 @@ pub struct CUcheckpointLockArgs_st {
     pub reserved0: ::core::ffi::c_uint,
     /// Reserved for future use, must be zeroed
     pub reserved1: [cuuint64_t; 7usize],
+}
+impl Clone for CUcheckpointLockArgs_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9610,12 +11040,18 @@ const _: () = {
 pub type CUcheckpointLockArgs = CUcheckpointLockArgs_st;
 /// CUDA checkpoint optional checkpoint arguments
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointCheckpointArgs_st {
     /// Optional custom storage; if NULL, GPU memory is checkpointed to host
     pub customStorageInfo_out: *mut *mut CUcheckpointCustomStorageInfo,
     /// Reserved for future use, must be zeroed
     pub reserved: [::core::ffi::c_char; 56usize],
+}
+impl Clone for CUcheckpointCheckpointArgs_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9638,12 +11074,18 @@ const _: () = {
 pub type CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
 /// CUDA checkpoint GPU UUID pairs for device remapping during restore
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointGpuPair_st {
     /// UUID of the GPU that was checkpointed
     pub oldUuid: CUuuid,
     /// UUID of the GPU to restore onto
     pub newUuid: CUuuid,
+}
+impl Clone for CUcheckpointGpuPair_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9665,7 +11107,7 @@ const _: () = {
 pub type CUcheckpointGpuPair = CUcheckpointGpuPair_st;
 /// CUDA checkpoint optional restore arguments
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointRestoreArgs_st {
     /// Pointer to array of gpu pairs that indicate how to remap GPUs during restore
     pub gpuPairs: *mut CUcheckpointGpuPair,
@@ -9677,6 +11119,12 @@ pub struct CUcheckpointRestoreArgs_st {
     pub customStorageInfo_out: *mut *mut CUcheckpointCustomStorageInfo,
     /// Reserved for future use, must be zeroed; includes alignment before `customStorageInfo`
     pub reserved: [::core::ffi::c_char; 40usize],
+}
+impl Clone for CUcheckpointRestoreArgs_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9708,10 +11156,16 @@ const _: () = {
 pub type CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
 /// CUDA checkpoint optional unlock arguments
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcheckpointUnlockArgs_st {
     /// Reserved for future use, must be zeroed
     pub reserved: [cuuint64_t; 8usize],
+}
+impl Clone for CUcheckpointUnlockArgs_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9740,9 +11194,15 @@ impl CUmoduleLoadingMode_enum {
 }
 /// CUDA Lazy Loading status
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmoduleLoadingMode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmoduleLoadingMode_enum {}
+impl Clone for CUmoduleLoadingMode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA Lazy Loading status
 pub use self::CUmoduleLoadingMode_enum as CUmoduleLoadingMode;
 impl CUmemDecompressAlgorithm_enum {
@@ -9765,14 +11225,20 @@ impl CUmemDecompressAlgorithm_enum {
 }
 /// Bitmasks for CU\_DEVICE\_ATTRIBUTE\_MEM\_DECOMPRESS\_ALGORITHM\_MASK.
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUmemDecompressAlgorithm_enum(pub ::core::ffi::c_uint);
 impl Eq for CUmemDecompressAlgorithm_enum {}
+impl Clone for CUmemDecompressAlgorithm_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// \brief Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK.
 pub use self::CUmemDecompressAlgorithm_enum as CUmemDecompressAlgorithm;
 /// Structure describing the parameters that compose a single decompression operation.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUmemDecompressParams_st {
     /// The number of bytes to be read and decompressed from `CUmemDecompressParams_st.src`.
     pub srcNumBytes: usize,
@@ -9787,6 +11253,12 @@ pub struct CUmemDecompressParams_st {
     /// The decompression algorithm to use.
     pub algo: CUmemDecompressAlgorithm,
     pub padding: [::core::ffi::c_uchar; 20usize],
+}
+impl Clone for CUmemDecompressParams_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9837,19 +11309,31 @@ impl CUcliqueType_enum {
 }
 /// Fabric clique types
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUcliqueType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUcliqueType_enum {}
+impl Clone for CUcliqueType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Fabric clique types
 pub use self::CUcliqueType_enum as CUcliqueType;
 /// Fabric clique information
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUcliqueInfo_st {
     /// Type of the fabric clique
     pub type_: CUcliqueType,
     /// ID of the fabric clique
     pub id: ::core::ffi::c_uint,
+}
+impl Clone for CUcliqueInfo_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9881,16 +11365,28 @@ impl CUlogicalEndpointIpcHandleType_enum {
 }
 /// IPC handle types that can be requested/queried for a given logical endpoint
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlogicalEndpointIpcHandleType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlogicalEndpointIpcHandleType_enum {}
+impl Clone for CUlogicalEndpointIpcHandleType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// IPC handle types that can be requested/queried for a given logical endpoint
 pub use self::CUlogicalEndpointIpcHandleType_enum as CUlogicalEndpointIpcHandleType;
 /// Fabric handle for a logical endpoint
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlogicalEndpointFabricHandle_st {
     pub data: [::core::ffi::c_uchar; 64usize],
+}
+impl Clone for CUlogicalEndpointFabricHandle_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9920,9 +11416,15 @@ impl CUlogicalEndpointType_enum {
 }
 /// Logical endpoint type
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlogicalEndpointType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlogicalEndpointType_enum {}
+impl Clone for CUlogicalEndpointType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Logical endpoint type
 pub use self::CUlogicalEndpointType_enum as CUlogicalEndpointType;
 impl CUlogicalEndpointFlag_enum {
@@ -9937,14 +11439,20 @@ impl CUlogicalEndpointFlag_enum {
 }
 /// Flags for [`CUlogicalEndpointProp`](crate::types::CUlogicalEndpointProp)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlogicalEndpointFlag_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlogicalEndpointFlag_enum {}
+impl Clone for CUlogicalEndpointFlag_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for ::CUlogicalEndpointProp
 pub use self::CUlogicalEndpointFlag_enum as CUlogicalEndpointFlag;
 /// Properties of a logical endpoint construction
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlogicalEndpointProp_struct {
     /// Type of the logical endpoint defined in `CUlogicalEndpointType`
     pub type_: CUlogicalEndpointType,
@@ -9956,17 +11464,35 @@ pub struct CUlogicalEndpointProp_struct {
     /// A bitmask of flags defined in `CUlogicalEndpointFlag`
     pub flags: ::core::ffi::c_uint,
 }
+impl Clone for CUlogicalEndpointProp_struct {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUlogicalEndpointProp_struct__bindgen_ty_1 {
     pub unicast: CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_1,
     pub multicast: CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2,
 }
+impl Clone for CUlogicalEndpointProp_struct__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_1 {
     /// Owner device of the unicast logical endpoint
     pub device: CUdevice,
+}
+impl Clone for CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9986,10 +11512,16 @@ const _: () = {
     ) - 0usize];
 };
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2 {
     /// Number of devices in the multicast logical endpoint team
     pub numDevices: ::core::ffi::c_uint,
+}
+impl Clone for CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10065,33 +11597,57 @@ impl CUfabricCpyOperandType_enum {
 }
 /// These flags allow applications to convey the operand type for individual copies specified in [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050).
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUfabricCpyOperandType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUfabricCpyOperandType_enum {}
+impl Clone for CUfabricCpyOperandType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** These flags allow applications to convey the operand type for individual
  copies specified in ::cuFabricCpyBatchAsync.*/
 pub use self::CUfabricCpyOperandType_enum as CUfabricCpyOperandType;
 /// Struct representing an operand for copy with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUfabricCpyOperand_st {
     pub type_: CUfabricCpyOperandType,
     pub op: CUfabricCpyOperand_st__bindgen_ty_1,
 }
+impl Clone for CUfabricCpyOperand_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUfabricCpyOperand_st__bindgen_ty_1 {
     pub ptr: CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1,
     pub le: CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2,
 }
+impl Clone for CUfabricCpyOperand_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Struct representing an operand when [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`type` is [`CU_FABRIC_COPY_OPERAND_TYPE_POINTER`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1 {
     /// Pointer where the copy should begin.
     pub ptr: CUdeviceptr,
     /// Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub locHint: CUmemLocation,
+}
+impl Clone for CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10115,12 +11671,18 @@ const _: () = {
 };
 /// Struct representing an operand when [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`type` is [`CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2 {
     /// Logical endpoint ID.
     pub id: CUlogicalEndpointId,
     /// Byte offset into the logical endpoint.
     pub offset: cuuint64_t,
+}
+impl Clone for CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10178,7 +11740,7 @@ const _: () = {
 pub type CUfabricCpyOperand = CUfabricCpyOperand_st;
 /// Struct representing a single copy operation for use with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_FABRIC_COPY_BATCH_OP_st {
     /// Source copy operand.
     pub src: CUfabricCpyOperand,
@@ -10188,6 +11750,12 @@ pub struct CUDA_FABRIC_COPY_BATCH_OP_st {
     pub size: usize,
     /// Additional flags for fabric copy. Must be 0.
     pub flags: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_FABRIC_COPY_BATCH_OP_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10226,9 +11794,15 @@ impl CUgraphRecaptureStatus_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgraphRecaptureStatus_enum(pub ::core::ffi::c_uint);
 impl Eq for CUgraphRecaptureStatus_enum {}
+impl Clone for CUgraphRecaptureStatus_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUgraphRecaptureStatus_enum as CUgraphRecaptureStatus;
 /** Callback function invoked when node parameter mismatches are detected while recapturing to an existing graph. Parameter struct pointers are only valid within the callback.
 
@@ -10264,9 +11838,15 @@ impl CUfunctionLoadingState_enum {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUfunctionLoadingState_enum(pub ::core::ffi::c_uint);
 impl Eq for CUfunctionLoadingState_enum {}
+impl Clone for CUfunctionLoadingState_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub use self::CUfunctionLoadingState_enum as CUfunctionLoadingState;
 impl CUcoredumpSettings_enum {
     pub const CU_COREDUMP_ENABLE_ON_EXCEPTION: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
@@ -10290,9 +11870,15 @@ impl CUcoredumpSettings_enum {
 }
 /// Flags for choosing a coredump attribute to get/set
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUcoredumpSettings_enum(pub ::core::ffi::c_uint);
 impl Eq for CUcoredumpSettings_enum {}
+impl Clone for CUcoredumpSettings_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags for choosing a coredump attribute to get/set
 pub use self::CUcoredumpSettings_enum as CUcoredumpSettings;
 impl CUCoredumpGenerationFlags {
@@ -10338,9 +11924,15 @@ impl CUCoredumpGenerationFlags {
 }
 /// Flags for controlling coredump contents
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUCoredumpGenerationFlags(pub ::core::ffi::c_int);
 impl Eq for CUCoredumpGenerationFlags {}
+impl Clone for CUCoredumpGenerationFlags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
 #[derive(Debug)]
 pub struct CUcoredumpCallbackEntry_st {
@@ -10384,9 +11976,15 @@ impl CUgreenCtxCreate_flags {
 }
 /// Flags for green context creation
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUgreenCtxCreate_flags(pub ::core::ffi::c_uint);
 impl Eq for CUgreenCtxCreate_flags {}
+impl Clone for CUgreenCtxCreate_flags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl CUdevSmResourceGroup_flags {
     pub const CU_DEV_SM_RESOURCE_GROUP_DEFAULT: CUdevSmResourceGroup_flags = CUdevSmResourceGroup_flags(
         0,
@@ -10405,9 +12003,15 @@ impl CUdevSmResourceGroup_flags {
 }
 /// Flags for a CUdevSmResource group
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdevSmResourceGroup_flags(pub ::core::ffi::c_uint);
 impl Eq for CUdevSmResourceGroup_flags {}
+impl Clone for CUdevSmResourceGroup_flags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl CUdevSmResourceSplitByCount_flags {
     pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: CUdevSmResourceSplitByCount_flags = CUdevSmResourceSplitByCount_flags(
         1,
@@ -10417,9 +12021,15 @@ impl CUdevSmResourceSplitByCount_flags {
     );
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdevSmResourceSplitByCount_flags(pub ::core::ffi::c_uint);
 impl Eq for CUdevSmResourceSplitByCount_flags {}
+impl Clone for CUdevSmResourceSplitByCount_flags {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 impl CUdevResourceType {
     pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType(0);
     /// Streaming multiprocessors related information
@@ -10435,12 +12045,18 @@ impl CUdevResourceType {
 }
 /// Type of resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdevResourceType(pub ::core::ffi::c_uint);
 impl Eq for CUdevResourceType {}
+impl Clone for CUdevResourceType {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Data for SM-related resources All parameters in this structure are OUTPUT only. Do not write to any of the fields in this structure.
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUdevSmResource_st {
     /// The amount of streaming multiprocessors available in this resource.
     pub smCount: ::core::ffi::c_uint,
@@ -10452,6 +12068,12 @@ pub struct CUdevSmResource_st {
     pub flags: ::core::ffi::c_uint,
     /// Locality domain that the SM must be located on. Only valid if CU\_DEV\_SM\_RESOURCE\_GROUP\_LOCALITY\_DOMAIN\_ID is set in flags. If the backfill flag is set, SMs may be assigned from other locality domains.
     pub localityDomainId: ::core::ffi::c_uint,
+}
+impl Clone for CUdevSmResource_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10492,12 +12114,18 @@ impl CUdevWorkqueueConfigScope {
 }
 /// Sharing scope for workqueues
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUdevWorkqueueConfigScope(pub ::core::ffi::c_uint);
 impl Eq for CUdevWorkqueueConfigScope {}
+impl Clone for CUdevWorkqueueConfigScope {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Data for workqueue configuration related resources
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUdevWorkqueueConfigResource_st {
     /// The device on which the workqueue resources are available
     pub device: CUdevice,
@@ -10505,6 +12133,12 @@ pub struct CUdevWorkqueueConfigResource_st {
     pub wqConcurrencyLimit: ::core::ffi::c_uint,
     /// The sharing scope for the workqueue resources
     pub sharingScope: CUdevWorkqueueConfigScope,
+}
+impl Clone for CUdevWorkqueueConfigResource_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10530,10 +12164,16 @@ const _: () = {
 pub type CUdevWorkqueueConfigResource = CUdevWorkqueueConfigResource_st;
 /// Handle to a pre-existing workqueue related resource
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUdevWorkqueueResource_st {
     /// Reserved for future use
     pub reserved: [::core::ffi::c_uchar; 40usize],
+}
+impl Clone for CUdevWorkqueueResource_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10552,7 +12192,7 @@ const _: () = {
 pub type CUdevWorkqueueResource = CUdevWorkqueueResource_st;
 /// Input data for splitting SMs
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
     /// The amount of SMs available in this resource.
     pub smCount: ::core::ffi::c_uint,
@@ -10566,6 +12206,12 @@ pub struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
     pub localityDomainId: ::core::ffi::c_uint,
     /// Reserved for future use - ensure this is is zero initialized.
     pub reserved: [::core::ffi::c_uint; 11usize],
+}
+impl Clone for CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10619,7 +12265,7 @@ pub type CU_DEV_SM_RESOURCE_GROUP_PARAMS = CU_DEV_SM_RESOURCE_GROUP_PARAMS_st;
  - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`, the [`CUdevWorkqueueConfigResource`](crate::types::CUdevWorkqueueConfigResource) structure `wqConfig` is filled in.
  - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE`, the [`CUdevWorkqueueResource`](crate::types::CUdevWorkqueueResource) structure `wq` is filled in.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUdevResource_st {
     /// Type of resource, dictates which union field was last set
     pub type_: CUdevResourceType,
@@ -10627,8 +12273,14 @@ pub struct CUdevResource_st {
     pub __bindgen_anon_1: CUdevResource_st__bindgen_ty_1,
     pub nextResource: *mut CUdevResource_st,
 }
+impl Clone for CUdevResource_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUdevResource_st__bindgen_ty_1 {
     /// Resource corresponding to CU\_DEV\_RESOURCE\_TYPE\_SM `type`.
     pub sm: CUdevSmResource,
@@ -10637,6 +12289,12 @@ pub union CUdevResource_st__bindgen_ty_1 {
     /// Resource corresponding to CU\_DEV\_RESOURCE\_TYPE\_WORKQUEUE `type`.
     pub wq: CUdevWorkqueueResource,
     pub _oversize: [::core::ffi::c_uchar; 40usize],
+}
+impl Clone for CUdevResource_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10718,9 +12376,15 @@ impl CUlogLevel_enum {
     pub const CU_LOG_LEVEL_WARNING: CUlogLevel_enum = CUlogLevel_enum(1);
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUlogLevel_enum(pub ::core::ffi::c_uint);
 impl Eq for CUlogLevel_enum {}
+impl Clone for CUlogLevel_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** \defgroup CUDA_LOGS Error Log Management Functions
 
  ___MANBRIEF___ error log management functions for the low-level CUDA API
@@ -10748,7 +12412,7 @@ pub type CUlogsCallback = ::core::option::Option<
 pub type CUlogIterator = ::core::ffi::c_uint;
 pub type CUdeviceptr_v1 = ::core::ffi::c_uint;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY2D_v1_st {
     /// Source X in bytes
     pub srcXInBytes: ::core::ffi::c_uint,
@@ -10782,6 +12446,12 @@ pub struct CUDA_MEMCPY2D_v1_st {
     pub WidthInBytes: ::core::ffi::c_uint,
     /// Height of 2D memory copy
     pub Height: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_MEMCPY2D_v1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10843,7 +12513,7 @@ const _: () = {
 };
 pub type CUDA_MEMCPY2D_v1 = CUDA_MEMCPY2D_v1_st;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_MEMCPY3D_v1_st {
     /// Source X in bytes
     pub srcXInBytes: ::core::ffi::c_uint,
@@ -10895,6 +12565,12 @@ pub struct CUDA_MEMCPY3D_v1_st {
     pub Height: ::core::ffi::c_uint,
     /// Depth of 3D memory copy
     pub Depth: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_MEMCPY3D_v1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -10983,7 +12659,7 @@ const _: () = {
 };
 pub type CUDA_MEMCPY3D_v1 = CUDA_MEMCPY3D_v1_st;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY_DESCRIPTOR_v1_st {
     /// Width of array
     pub Width: ::core::ffi::c_uint,
@@ -10993,6 +12669,12 @@ pub struct CUDA_ARRAY_DESCRIPTOR_v1_st {
     pub Format: CUarray_format,
     /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_ARRAY_DESCRIPTOR_v1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -11018,7 +12700,7 @@ const _: () = {
 };
 pub type CUDA_ARRAY_DESCRIPTOR_v1 = CUDA_ARRAY_DESCRIPTOR_v1_st;
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUDA_ARRAY3D_DESCRIPTOR_v1_st {
     /// Width of 3D array
     pub Width: ::core::ffi::c_uint,
@@ -11032,6 +12714,12 @@ pub struct CUDA_ARRAY3D_DESCRIPTOR_v1_st {
     pub NumChannels: ::core::ffi::c_uint,
     /// Flags
     pub Flags: ::core::ffi::c_uint,
+}
+impl Clone for CUDA_ARRAY3D_DESCRIPTOR_v1_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -11076,9 +12764,15 @@ impl CUGLDeviceList_enum {
 }
 /// CUDA devices corresponding to an OpenGL device
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUGLDeviceList_enum(pub ::core::ffi::c_uint);
 impl Eq for CUGLDeviceList_enum {}
+impl Clone for CUGLDeviceList_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA devices corresponding to an OpenGL device
 pub use self::CUGLDeviceList_enum as CUGLDeviceList;
 impl CUGLmap_flags_enum {
@@ -11092,9 +12786,15 @@ impl CUGLmap_flags_enum {
 }
 /// Flags to map or unmap a resource
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUGLmap_flags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUGLmap_flags_enum {}
+impl Clone for CUGLmap_flags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Flags to map or unmap a resource
 pub use self::CUGLmap_flags_enum as CUGLmap_flags;
 pub type khronos_int32_t = i32;
@@ -11110,9 +12810,15 @@ impl CUeglFrameType_enum {
 }
 /// CUDA EglFrame type - array or pointer
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUeglFrameType_enum(pub ::core::ffi::c_uint);
 impl Eq for CUeglFrameType_enum {}
+impl Clone for CUeglFrameType_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// CUDA EglFrame type - array or pointer
 pub use self::CUeglFrameType_enum as CUeglFrameType;
 impl CUeglResourceLocationFlags_enum {
@@ -11137,9 +12843,15 @@ impl CUeglResourceLocationFlags_enum {
 
  There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory.*/
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUeglResourceLocationFlags_enum(pub ::core::ffi::c_uint);
 impl Eq for CUeglResourceLocationFlags_enum {}
+impl Clone for CUeglResourceLocationFlags_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** Resource location flags- sysmem or vidmem
 
  For CUDA context on iGPU, since video and system memory are equivalent -
@@ -11615,9 +13327,15 @@ impl CUeglColorFormat_enum {
 }
 /// CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA\_EGL interops. Three channel formats are currently not supported for [`CU_EGL_FRAME_TYPE_ARRAY`](crate::types::CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY)
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUeglColorFormat_enum(pub ::core::ffi::c_uint);
 impl Eq for CUeglColorFormat_enum {}
+impl Clone for CUeglColorFormat_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops.
  Three channel formats are currently not supported for ::CU_EGL_FRAME_TYPE_ARRAY*/
 pub use self::CUeglColorFormat_enum as CUeglColorFormat;
@@ -11625,7 +13343,7 @@ pub use self::CUeglColorFormat_enum as CUeglColorFormat;
 
  Each frame may contain one or more planes depending on whether the surface  \* is Multiplanar or not.*/
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub struct CUeglFrame_st {
     pub frame: CUeglFrame_st__bindgen_ty_1,
     /// Width of first plane
@@ -11647,13 +13365,25 @@ pub struct CUeglFrame_st {
     /// CUDA Array Format
     pub cuFormat: CUarray_format,
 }
+impl Clone for CUeglFrame_st {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 #[repr(C)]
-#[derive(Copy, Clone)]
+#[derive(Copy)]
 pub union CUeglFrame_st__bindgen_ty_1 {
     /// Array of CUarray corresponding to each plane
     pub pArray: [CUarray; 3usize],
     /// Array of Pointers corresponding to each plane
     pub pPitch: [*mut ::core::ffi::c_void; 3usize],
+}
+impl Clone for CUeglFrame_st__bindgen_ty_1 {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 #[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -11753,9 +13483,15 @@ impl VdpStatus {
     pub const VDP_STATUS_ERROR: VdpStatus = VdpStatus(25);
 }
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct VdpStatus(pub ::core::ffi::c_uint);
 impl Eq for VdpStatus {}
+impl Clone for VdpStatus {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 pub type VdpDevice = u32;
 pub type VdpVideoSurface = u32;
 pub type VdpOutputSurface = u32;
@@ -11775,9 +13511,15 @@ impl CUoutput_mode_enum {
 }
 /// Profiler Output Modes
 #[repr(transparent)]
-#[derive(Copy, Clone, Hash, PartialEq)]
+#[derive(Copy, Hash, PartialEq)]
 pub struct CUoutput_mode_enum(pub ::core::ffi::c_uint);
 impl Eq for CUoutput_mode_enum {}
+impl Clone for CUoutput_mode_enum {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 /// Profiler Output Modes
 pub use self::CUoutput_mode_enum as CUoutput_mode;
 /// cuda.h's `#define CU_STREAM_LEGACY ((CUstream)0x1)`. The legacy default stream, whatever the per-thread setting.
