@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod platform;
 pub mod prereq;
 pub mod read;
+pub mod record_format;
 pub mod registry_json;
 pub mod report;
 pub mod reserved;

@@ -375,6 +375,9 @@ mod lookup;
 #[cfg(feature = "newest")]
 #[rustfmt::skip]
 pub mod newest;
+#[cfg(feature = "newest")]
+#[rustfmt::skip]
+mod newest_abi;
 #[cfg(feature = "runtime")]
 #[rustfmt::skip]
 pub mod runtime;

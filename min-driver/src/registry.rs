@@ -103,14 +103,14 @@ impl Registry {
         })
     }
 
-    /// The entry a lookup of `symbol` at exactly `version` with `flags` (1: the default
-    /// variant, 2: per-thread) asks for; of two per-thread variants, the higher floor.
-    pub fn entry_of(&self, symbol: &str, version: u32, flags: u8) -> Option<usize> {
+    /// The entry a lookup of `symbol` at exactly `version` asks for, of the per-thread
+    /// variants or the default one; of two per-thread variants, the higher floor.
+    pub fn entry_of(&self, symbol: &str, version: u32, per_thread: bool) -> Option<usize> {
         let all = self.by_symbol.get(symbol)?;
         let matching = all
             .iter()
             .copied()
-            .filter(|&i| self.entries[i].version == version && self.entries[i].default_variant == (flags != 2));
+            .filter(|&i| self.entries[i].version == version && self.entries[i].default_variant != per_thread);
         self.highest(matching)
     }
 

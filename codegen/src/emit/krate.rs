@@ -330,6 +330,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "newest")]
         #[rustfmt::skip]
         pub mod newest;
+        #[cfg(feature = "newest")]
+        #[rustfmt::skip]
+        mod newest_abi;
         #[cfg(feature = "runtime")]
         #[rustfmt::skip]
         pub mod runtime;
@@ -418,6 +421,10 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub mod codes;
         #[rustfmt::skip]
         pub mod answer;
+        #[rustfmt::skip]
+        mod entry;
+        #[rustfmt::skip]
+        mod record;
         #[rustfmt::skip]
         pub mod registry;
         #[rustfmt::skip]

@@ -11,13 +11,16 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 9] = [
+pub const SOURCES: [(&str, &str); 12] = [
     ("types/src/answer.rs", include_str!("../shim/answer.rs")),
+    ("types/src/entry.rs", include_str!("../shim/entry.rs")),
+    ("types/src/record.rs", include_str!("../shim/record.rs")),
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),
     ("src/error.rs", include_str!("../shim/error.rs")),
     ("src/library.rs", include_str!("../shim/library.rs")),
     ("src/lookup.rs", include_str!("../shim/lookup.rs")),
+    ("src/newest_abi.rs", include_str!("../shim/newest_abi.rs")),
     ("src/runtime.rs", include_str!("../shim/runtime.rs")),
     ("src/standin.rs", include_str!("../shim/standin.rs")),
     ("src/table.rs", include_str!("../shim/table.rs")),

@@ -16,6 +16,10 @@ pub mod codes;
 #[rustfmt::skip]
 pub mod answer;
 #[rustfmt::skip]
+mod entry;
+#[rustfmt::skip]
+mod record;
+#[rustfmt::skip]
 pub mod registry;
 #[rustfmt::skip]
 pub mod types;
