@@ -26,6 +26,7 @@ pub const RESERVED_MODULES: &[&str] = &[
     "pfn",
     "record",
     "registry",
+    "result",
     "runtime",
     "standin",
     "standin_exports",
@@ -35,6 +36,8 @@ pub const RESERVED_MODULES: &[&str] = &[
     "visit",
     "visit_entries",
     "visit_symbols",
+    "visitor",
+    "zeroed",
 ];
 
 /// Features the generated Cargo.toml defines itself: no header row may take one.

@@ -392,6 +392,9 @@ pub mod table;
 #[cfg(feature = "visit")]
 #[rustfmt::skip]
 pub mod visit;
+#[cfg(feature = "visit")]
+#[rustfmt::skip]
+mod visitor;
 use cuda_driver_pfn_types::codes;
 #[cfg(feature = "d3d10")]
 #[doc(inline)]

@@ -10,18 +10,9 @@
 //! a visitor that calls `Driver::get`. Code that only needs every entry's pointer
 //! walks [`ENTRIES`](crate::ENTRIES) with [`Driver::resolve`](crate::Driver::resolve)
 //! instead, which is one function.
+pub use crate::visitor::EntryVisitor;
 #[cfg(feature = "newest")]
-use crate::newest::Symbol;
-use crate::registry::Entry;
-/// Code to run for one entry type: `driver.get::<E>()`, say.
-pub trait EntryVisitor {
-    fn visit<E: Entry>(&mut self);
-}
-/// Code to run for one symbol type: `driver.newest::<S>()`, say.
-#[cfg(feature = "newest")]
-pub trait SymbolVisitor {
-    fn visit<S: Symbol>(&mut self);
-}
+pub use crate::visitor::SymbolVisitor;
 /// Calls `visitor.visit::<E>()` for every marker in [`entries`](crate::entries), in
 /// the order of [`ENTRIES`](crate::ENTRIES): those of the modules the crate's features
 /// compile.

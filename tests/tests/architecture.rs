@@ -215,20 +215,31 @@ fn runtime_in_quote(tokens: proc_macro2::TokenStream, per_entry: bool, out: &mut
     let mut i = 0;
     // Whether the next brace group is the body of a per-entry item.
     let mut body_per_entry = per_entry;
+    // The item after `#[cfg(doctest)]` is the docs' test harness, not the crate's runtime.
+    let mut doctest_only = false;
     while i < tokens.len() {
+        if is_hash(tokens.get(i))
+            && matches!(tokens.get(i + 1), Some(TokenTree::Group(g)) if g.stream().to_string() == "cfg (doctest)")
+        {
+            doctest_only = true;
+            i += 2;
+            continue;
+        }
         match &tokens[i] {
             TokenTree::Ident(id) => {
                 let word = id.to_string();
                 match word.as_str() {
                     "struct" | "enum" | "union" | "trait" | "fn" | "type" | "const" | "static" | "mod" => {
                         let named = is_hash(tokens.get(i + 1));
-                        if !named && !per_entry && matches!(word.as_str(), "struct" | "enum" | "union" | "trait") {
+                        let runtime = matches!(word.as_str(), "struct" | "enum" | "union" | "trait");
+                        if !named && !per_entry && !doctest_only && runtime {
                             out.push(format!(
                                 "`{word} {}`",
                                 tokens.get(i + 1).map_or(String::new(), |t| t.to_string())
                             ));
                         }
                         body_per_entry = per_entry || named;
+                        doctest_only = false;
                     }
                     "macro_rules" => {
                         let named = is_hash(tokens.get(i + 2));
@@ -307,12 +318,42 @@ fn no_runtime_inside_quote() {
         problems
             .extend(found.into_iter().map(|f| format!("{}: {f}", path.strip_prefix(repo_root()).unwrap().display())));
     }
+    // What stays, each for its reason; the list is exact, so a fragment moved out must leave it.
+    let known: Vec<String> = STILL_QUOTED.iter().map(|(file, what, _)| format!("{file}: {what}")).collect();
+    let new: Vec<&String> = problems.iter().filter(|p| !known.contains(p)).collect();
+    let gone: Vec<&String> = known.iter().filter(|k| !problems.contains(k)).collect();
     assert!(
-        problems.is_empty(),
+        new.is_empty(),
         "runtime code inside quote! (move it to codegen/src/shim/, where it is compiled and linted):\n{}",
-        problems.join("\n")
+        new.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
     );
+    assert!(gone.is_empty(), "no longer inside a quote!, so drop it from STILL_QUOTED: {gone:?}");
 }
+
+/// The runtime pieces still written inside `quote!`, and why.
+const STILL_QUOTED: &[(&str, &str, &str)] = &[
+    (
+        "codegen/src/emit/standin.rs",
+        "`macro_rules! export_libcuda`",
+        "its body is the per-entry exported functions, expanded in the user's cdylib: a table of the \
+         model that only a macro can carry",
+    ),
+    (
+        "codegen/src/emit/standin.rs",
+        "an `unsafe` block: `unsafe { :: core :: mem :: transmute ::< _ , usize > (v) }`",
+        "a fragment of a per-entry exported function (an output argument shown as an address)",
+    ),
+    (
+        "codegen/src/emit/standin.rs",
+        "an `unsafe` block: `unsafe { :: core :: ptr :: read (p as * const # elem) }`",
+        "a fragment of a per-entry exported function (an output argument read after the call)",
+    ),
+    (
+        "codegen/src/emit/standin.rs",
+        "an `unsafe` block: `unsafe { :: core :: mem :: transmute ::< _ , usize > (# a) }`",
+        "a fragment of a per-entry exported function (a function-pointer argument shown as an address)",
+    ),
+];
 
 /// The check above finds what it looks for: each kind of runtime item, and none of the
 /// per-entry ones.

@@ -347,6 +347,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "visit")]
         #[rustfmt::skip]
         pub mod visit;
+        #[cfg(feature = "visit")]
+        #[rustfmt::skip]
+        mod visitor;
         // The types crate's modules, re-exported where they stood when this was one crate.
         use #types_crate::codes;
         #(#modules)*
@@ -425,6 +428,10 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         mod entry;
         #[rustfmt::skip]
         mod record;
+        #[rustfmt::skip]
+        mod result;
+        #[rustfmt::skip]
+        mod zeroed;
         #[rustfmt::skip]
         pub mod registry;
         #[rustfmt::skip]

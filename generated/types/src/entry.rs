@@ -8,8 +8,9 @@
 
 use core::ffi::CStr;
 
-use crate::record::EntryRecord;
-use crate::registry::{ENTRIES, ENTRY_COUNT, TOOLKITS};
+// `super::`, not `crate::`: the types crate is a module of the shim's check crate.
+use super::record::EntryRecord;
+use super::registry::{ENTRIES, ENTRY_COUNT, TOOLKITS};
 
 /// Which per-thread default stream variant an entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -144,7 +145,7 @@ pub(crate) mod sealed {
 }
 
 /// A registry entry, as a type: implemented only by the markers in
-/// [`entries`](crate::registry::entries), each of which sets only its index; the rest is the
+/// [`entries`](super::registry::entries), each of which sets only its index; the rest is the
 /// entry's row.
 ///
 /// # Safety

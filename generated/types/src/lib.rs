@@ -20,6 +20,10 @@ mod entry;
 #[rustfmt::skip]
 mod record;
 #[rustfmt::skip]
+mod result;
+#[rustfmt::skip]
+mod zeroed;
+#[rustfmt::skip]
 pub mod registry;
 #[rustfmt::skip]
 pub mod types;
