@@ -5,6 +5,7 @@
 //! own alias macros), merge every toolkit into the [`model`], render the crate ([`emit`]),
 //! write it ([`mod@write`]) and say what happened ([`report`]).
 
+pub mod answer_rule;
 pub mod archive;
 pub mod crate_name;
 pub mod diff;

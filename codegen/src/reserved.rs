@@ -27,6 +27,7 @@ pub const RESERVED_MODULES: &[&str] = &[
     "record",
     "registry",
     "result",
+    "rule",
     "runtime",
     "standin",
     "standin_exports",

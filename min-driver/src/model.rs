@@ -24,6 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use codegen::answer_rule::entry_floor;
 use codegen::record_format::RecordKind;
 
 use super::binary::{self, Record};
@@ -429,13 +430,14 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
             Ok(RecordKind::Fixed) => {
                 // A version that introduced no ABI (12010) gets the ABI the driver answers with
                 // at it: the newest at or below it, whose measured floor may be above its own.
-                let entry =
-                    reg.entry_of(&r.symbol, r.version, r.per_thread).or_else(|| reg.newest_at(&r.symbol, r.version));
+                let entry = reg
+                    .entry_of(&r.symbol, r.version, r.per_thread)
+                    .or_else(|| reg.newest_at(&r.symbol, r.version, r.per_thread));
                 let known = entry.map(|e| reg.entries[e].floor);
                 let marker =
                     entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 let spelled = format!("get_raw!(\"{}\", {}), {}", r.symbol, r.version, r.at);
-                add(mk(marker, known.unwrap_or(r.floor).max(r.floor), spelled, "exact", "record"))
+                add(mk(marker, entry_floor(r.floor, known), spelled, "exact", "record"))
             }
             Ok(RecordKind::Runtime) => read.unresolved.push(Unresolved {
                 spelled: format!("Driver::{}", r.exported),

@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use codegen::answer_rule::{entry_floor, pick, Pick};
+use codegen::record_format::EntryRecord;
 use codegen::registry_json;
 
 /// One entry: what a floor needs of it.
@@ -69,7 +71,7 @@ impl Registry {
             reg.exported.insert(e.exported.clone(), index);
             reg.entries.push(Entry {
                 marker,
-                floor: e.min_driver.unwrap_or(e.version).max(e.version),
+                floor: entry_floor(e.version, e.min_driver),
                 default_variant: e.variant.is_none(),
                 symbol: e.symbol.clone(),
                 version: e.version,
@@ -114,13 +116,17 @@ impl Registry {
         self.highest(matching)
     }
 
-    /// The entry the driver answers a lookup of `symbol` at `version` with: its newest ABI
-    /// (default variant) at or below `version`.
-    pub fn newest_at(&self, symbol: &str, version: u32) -> Option<usize> {
+    /// The entry a driver that has every ABI answers a lookup of `symbol` at `version` with
+    /// (of the per-thread variants or the default ones, as `per_thread` asks): by the answer
+    /// rule itself ([`pick`]), the newest ABI at or below `version`.
+    pub fn newest_at(&self, symbol: &str, version: u32, per_thread: bool) -> Option<usize> {
         let all = self.by_symbol.get(symbol)?;
-        let at_or_below =
-            all.iter().copied().filter(|&i| self.entries[i].default_variant && self.entries[i].version <= version);
-        at_or_below.max_by_key(|&i| (self.entries[i].version, self.entries[i].floor))
+        let abis = all.iter().map(|&i| (i, self.entries[i].version, !self.entries[i].default_variant));
+        let flags = u64::from(EntryRecord::flags_for(per_thread));
+        match pick(abis, i32::try_from(version).unwrap_or(i32::MAX), flags, 0) {
+            Pick::Abi(i) => Some(i),
+            _ => None,
+        }
     }
 
     /// The entry a library exports under `name` (`cuCtxCreate_v4`).

@@ -431,6 +431,8 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[rustfmt::skip]
         mod result;
         #[rustfmt::skip]
+        mod rule;
+        #[rustfmt::skip]
         mod zeroed;
         #[rustfmt::skip]
         pub mod registry;

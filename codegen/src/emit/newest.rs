@@ -269,7 +269,7 @@ pub fn visit_rs(ctx: &Ctx<'_>) -> TokenStream {
     quote! {
         //! Generic dispatch over the registry (feature `visit`): [`visit_entries`] calls a
         //! visitor once per entry marker, `visit_symbols` (with the `newest` feature too) once
-        //! per symbol marker, in registry order, so that code generic over [`Entry`] or
+        //! per symbol marker, in registry order, so that code generic over [`Entry`](crate::Entry) or
         //! `Symbol` can run for all of them.
         //!
         //! Each such call is a generic function compiled once per entry: about 700 of them for

@@ -51,7 +51,7 @@ impl<'a> Abi<'a> {
     }
 
     fn floor(&self) -> u32 {
-        self.min_driver.unwrap_or(self.version).max(self.version)
+        crate::answer_rule::entry_floor(self.version, self.min_driver)
     }
 
     fn flags(&self) -> u8 {

@@ -12,11 +12,12 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 15] = [
+pub const SOURCES: [(&str, &str); 16] = [
     ("types/src/answer.rs", include_str!("../shim/answer.rs")),
     ("types/src/entry.rs", include_str!("../shim/entry.rs")),
     ("types/src/record.rs", include_str!("../shim/record.rs")),
     ("types/src/result.rs", include_str!("../shim/result.rs")),
+    ("types/src/rule.rs", include_str!("../shim/rule.rs")),
     ("types/src/zeroed.rs", include_str!("../shim/zeroed.rs")),
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),

@@ -22,6 +22,8 @@ mod record;
 #[rustfmt::skip]
 mod result;
 #[rustfmt::skip]
+mod rule;
+#[rustfmt::skip]
 mod zeroed;
 #[rustfmt::skip]
 pub mod registry;
