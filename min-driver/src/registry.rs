@@ -155,3 +155,33 @@ impl Registry {
         pool.into_iter().min_by_key(|&i| (self.entries[i].floor, i))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `newest_at` is the answer rule's: each entry asked at its own version with its own kind
+    /// of flag is an ABI of that version and kind; between ABIs, the older; below the first
+    /// per-thread variant with the per-thread flag, nothing (measured on 470 to 555).
+    #[test]
+    fn newest_at_answers_by_the_rule() {
+        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        for e in &reg.entries {
+            let got = reg.newest_at(&e.symbol, e.version, !e.default_variant).map(|i| &reg.entries[i]);
+            assert!(
+                got.is_some_and(|g| g.version == e.version && g.default_variant == e.default_variant),
+                "{}: {:?}",
+                e.marker,
+                got.map(|g| &g.marker)
+            );
+        }
+        let marker = |symbol: &str, version: u32, per_thread: bool| {
+            reg.newest_at(symbol, version, per_thread).map(|i| reg.entries[i].marker.as_str())
+        };
+        assert_eq!(marker("cuCtxCreate", 12040, false), Some("cuCtxCreate_v11040"));
+        assert_eq!(marker("cuMemcpy", 7000, true), Some("cuMemcpy_v7000_ptds"));
+        assert_eq!(marker("cuMemcpy", 6999, true), None);
+        assert_eq!(marker("cuMemcpy", 7000, false), Some("cuMemcpy_v4000"));
+        assert_eq!(marker("cuNoSuchThing", 12000, false), None);
+    }
+}
