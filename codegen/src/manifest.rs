@@ -257,6 +257,9 @@ impl fmt::Display for Sha256 {
 /// A byte range of the manifest's text.
 type Span = std::ops::Range<usize>;
 
+/// An error at a span of the manifest (its start where there is none).
+type ErrAt<'a> = &'a dyn Fn(Option<Span>, String) -> Error;
+
 /// Where each value `validate` may refuse stands in the text: the text read again with
 /// `toml::Spanned` (it parsed as a [`Manifest`], so it parses as this), so that an error
 /// points at the value itself, not at the first mention of its text (a comment, or the first of
@@ -398,6 +401,14 @@ impl Manifest {
                 ))
             }
         }
+        self.check_arch_only(&spans, &err)?;
+        self.check_driver_floors(&spans, &err)?;
+        self.check_headers(&spans, &err)?;
+        self.check_pins(&spans, &err)
+    }
+
+    /// `[[arch_only]]`: a known architecture, evidence, each symbol once.
+    fn check_arch_only(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut only = BTreeSet::new();
         for (i, a) in self.arch_only.iter().enumerate() {
             let at = spans.arch_only.get(i);
@@ -417,6 +428,11 @@ impl Manifest {
                 return Err(err(at.map(|a| a.symbol.span()), format!("[[arch_only]] names `{}` twice", a.symbol)));
             }
         }
+        Ok(())
+    }
+
+    /// `[[driver_floor]]`: a CUDA version above the typedef's own, evidence, each typedef once.
+    fn check_driver_floors(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut floors = BTreeSet::new();
         for (i, f) in self.driver_floors.iter().enumerate() {
             let at = spans.driver_floor.get(i);
@@ -450,10 +466,15 @@ impl Manifest {
                 return Err(err(at.map(|f| f.pfn.span()), format!("[[driver_floor]] names `{}` twice", f.pfn)));
             }
         }
+        Ok(())
+    }
+
+    /// `[[header]]`: names, header files, features, stand-ins and defines.
+    fn check_headers(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut names = BTreeSet::new();
         let mut features = std::collections::BTreeMap::new();
         for (i, h) in self.headers.iter().enumerate() {
-            let at = header(i);
+            let at = spans.header.get(i);
             let name_at = at.map(|h| h.name.span());
             if !is_ident(&h.name) || syn::parse_str::<syn::Ident>(&h.name).is_err() {
                 return Err(err(
@@ -529,6 +550,11 @@ impl Manifest {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `[[toolkit]]` and `libclang`: wheel names, folders and platforms; each toolkit once, with packages, and not too many.
+    fn check_pins(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut versions = BTreeSet::new();
         let pins = self.toolkits.iter().flat_map(|t| &t.packages).chain(&self.libclang);
         // The same pins' spans, in the same order.
