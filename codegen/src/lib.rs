@@ -5,6 +5,7 @@
 //! own alias macros), merge every toolkit into the [`model`], render the crate ([`emit`]),
 //! write it ([`mod@write`]) and say what happened ([`report`]).
 
+pub mod add_toolkit;
 pub mod answer_rule;
 pub mod archive;
 pub mod crate_name;
@@ -20,7 +21,6 @@ pub mod manifest;
 pub mod model;
 pub mod names;
 pub mod output_folder;
-pub mod pin;
 pub mod pipeline;
 pub mod platform;
 pub mod prereq;
