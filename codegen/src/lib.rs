@@ -5,6 +5,8 @@
 //! own alias macros), merge every toolkit into the [`model`], render the crate ([`emit`]),
 //! write it ([`mod@write`]) and say what happened ([`report`]).
 
+pub mod add_toolkit;
+pub mod answer_rule;
 pub mod archive;
 pub mod crate_name;
 pub mod diff;
@@ -19,11 +21,11 @@ pub mod manifest;
 pub mod model;
 pub mod names;
 pub mod output_folder;
-pub mod pin;
 pub mod pipeline;
 pub mod platform;
 pub mod prereq;
 pub mod read;
+pub mod record_format;
 pub mod registry_json;
 pub mod report;
 pub mod reserved;

@@ -254,6 +254,70 @@ impl fmt::Display for Sha256 {
     }
 }
 
+/// A byte range of the manifest's text.
+type Span = std::ops::Range<usize>;
+
+/// An error at a span of the manifest (its start where there is none).
+type ErrAt<'a> = &'a dyn Fn(Option<Span>, String) -> Error;
+
+/// Where each value `validate` may refuse stands in the text: the text read again with
+/// `toml::Spanned` (it parsed as a [`Manifest`], so it parses as this), so that an error
+/// points at the value itself, not at the first mention of its text (a comment, or the first of
+/// two duplicates). Keys it does not name are skipped.
+#[derive(Default, Deserialize)]
+struct Spans {
+    schema: Option<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    header: Vec<HeaderSpans>,
+    #[serde(default)]
+    toolkit: Vec<ToolkitSpans>,
+    libclang: Option<PackageSpans>,
+    #[serde(default)]
+    arch_only: Vec<ArchOnlySpans>,
+    #[serde(default)]
+    driver_floor: Vec<DriverFloorSpans>,
+}
+
+#[derive(Deserialize)]
+struct HeaderSpans {
+    name: toml::Spanned<String>,
+    api: toml::Spanned<String>,
+    typedefs: toml::Spanned<String>,
+    feature: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    system: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    standins: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    defines: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+struct ToolkitSpans {
+    version: toml::Spanned<toml::Value>,
+    #[serde(default)]
+    package: Vec<PackageSpans>,
+}
+
+#[derive(Deserialize)]
+struct PackageSpans {
+    file: toml::Spanned<String>,
+    include: toml::Spanned<String>,
+    platform: Option<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+struct ArchOnlySpans {
+    symbol: toml::Spanned<String>,
+    arch: toml::Spanned<String>,
+}
+
+#[derive(Deserialize)]
+struct DriverFloorSpans {
+    pfn: toml::Spanned<String>,
+    cuda: toml::Spanned<String>,
+}
+
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest, Error> {
@@ -300,17 +364,22 @@ impl Manifest {
     }
 
     fn validate(&self, path: &Path, text: &str) -> Result<(), Error> {
-        // Semantic errors point at the first line that mentions the offending value.
-        let err = |needle: &str, message: String| {
-            let offset = text.find(needle).unwrap_or(0);
-            let (line, col) = line_col(text, offset);
+        // Semantic errors point at the offending value itself (its span, from `Spans`), the
+        // file's start where it has none.
+        let spans: Spans = toml::from_str(text).unwrap_or_default();
+        let err = |span: Option<Span>, message: String| {
+            let (line, col) = line_col(text, span.map_or(0, |s| s.start).min(text.len()));
             Error::Manifest { path: path.to_owned(), line, col, message }
         };
+        let header = |i: usize| spans.header.get(i);
         if self.schema != 1 {
-            return Err(err("schema", format!("schema {} is not known; this generator reads schema 1", self.schema)));
+            return Err(err(
+                spans.schema.as_ref().map(|v| v.span()),
+                format!("schema {} is not known; this generator reads schema 1", self.schema),
+            ));
         }
         if self.headers.is_empty() {
-            return Err(err("", "the manifest lists no [[header]]".into()));
+            return Err(err(None, "the manifest lists no [[header]]".into()));
         }
         // cuda.h's row is required, and first: the Linux unit includes the other headers after
         // cuda.h, and their types and the crate's lookups are its.
@@ -319,42 +388,57 @@ impl Manifest {
         let cuda_row = format!("[[header]]\nname = \"cuda\"\napi = \"{api}\"\ntypedefs = \"{typedefs}\"");
         match self.headers.iter().position(is_cuda) {
             Some(0) => {}
-            Some(_) => {
+            Some(i) => {
                 return Err(err(
-                    &format!("\"{typedefs}\""),
+                    header(i).map(|h| h.typedefs.span()),
                     format!("the row of {api} ({typedefs}) must be the first [[header]]: the others are read after it and build on its types; move it up"),
                 ))
             }
             None => {
                 return Err(err(
-                    "[[header]]",
+                    header(0).map(|h| h.name.span()),
                     format!("the manifest has no [[header]] row for {api}: its typedef header {typedefs} is required (the driver API itself, whose types every other header uses and whose entries the crate looks up); add it as the first row:\n{cuda_row}"),
                 ))
             }
         }
+        self.check_arch_only(&spans, &err)?;
+        self.check_driver_floors(&spans, &err)?;
+        self.check_headers(&spans, &err)?;
+        self.check_pins(&spans, &err)
+    }
+
+    /// `[[arch_only]]`: a known architecture, evidence, each symbol once.
+    fn check_arch_only(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut only = BTreeSet::new();
-        for a in &self.arch_only {
+        for (i, a) in self.arch_only.iter().enumerate() {
+            let at = spans.arch_only.get(i);
             if !ARCHES.contains(&a.arch.as_str()) {
                 return Err(err(
-                    &format!("\"{}\"", a.arch),
+                    at.map(|a| a.arch.span()),
                     format!("arch `{}` is not one of {}", a.arch, ARCHES.join(", ")),
                 ));
             }
             if a.evidence.trim().is_empty() {
                 return Err(err(
-                    &a.symbol,
+                    at.map(|a| a.symbol.span()),
                     format!("[[arch_only]] `{}` needs its `evidence`: how it was found out", a.symbol),
                 ));
             }
             if !only.insert(a.symbol.as_str()) {
-                return Err(err(&a.symbol, format!("[[arch_only]] names `{}` twice", a.symbol)));
+                return Err(err(at.map(|a| a.symbol.span()), format!("[[arch_only]] names `{}` twice", a.symbol)));
             }
         }
+        Ok(())
+    }
+
+    /// `[[driver_floor]]`: a CUDA version above the typedef's own, evidence, each typedef once.
+    fn check_driver_floors(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut floors = BTreeSet::new();
-        for f in &self.driver_floors {
+        for (i, f) in self.driver_floors.iter().enumerate() {
+            let at = spans.driver_floor.get(i);
             let Some(version) = f.version() else {
                 return Err(err(
-                    &format!("\"{}\"", f.cuda),
+                    at.map(|f| f.cuda.span()),
                     format!(
                         "[[driver_floor]] `{}`: cuda = \"{}\" is not a CUDA version such as \"11.2\"",
                         f.pfn, f.cuda
@@ -364,7 +448,7 @@ impl Manifest {
             let named = crate::names::split_pfn_name(&f.pfn).ok().map(|n| n.version);
             if named.is_none_or(|n| n >= version) {
                 return Err(err(
-                    &f.pfn,
+                    at.map(|f| f.pfn.span()),
                     format!(
                         "[[driver_floor]] `{}`: not a typedef name whose version is below CUDA {} (a floor at or \
                          below the typedef's own version changes nothing)",
@@ -374,26 +458,33 @@ impl Manifest {
             }
             if f.evidence.trim().is_empty() {
                 return Err(err(
-                    &f.pfn,
+                    at.map(|f| f.pfn.span()),
                     format!("[[driver_floor]] `{}` needs its `evidence`: how it was found out", f.pfn),
                 ));
             }
             if !floors.insert(f.pfn.as_str()) {
-                return Err(err(&f.pfn, format!("[[driver_floor]] names `{}` twice", f.pfn)));
+                return Err(err(at.map(|f| f.pfn.span()), format!("[[driver_floor]] names `{}` twice", f.pfn)));
             }
         }
+        Ok(())
+    }
+
+    /// `[[header]]`: names, header files, features, stand-ins and defines.
+    fn check_headers(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut names = BTreeSet::new();
         let mut features = std::collections::BTreeMap::new();
-        for h in &self.headers {
+        for (i, h) in self.headers.iter().enumerate() {
+            let at = spans.header.get(i);
+            let name_at = at.map(|h| h.name.span());
             if !is_ident(&h.name) || syn::parse_str::<syn::Ident>(&h.name).is_err() {
                 return Err(err(
-                    &h.name,
+                    name_at.clone(),
                     format!("header name `{}` must be a lower-case Rust identifier (and not a keyword)", h.name),
                 ));
             }
             if crate::reserved::RESERVED_MODULES.contains(&crate::reserved::module_name(&h.name)) && h.name != "cuda" {
                 return Err(err(
-                    &format!("\"{}\"", h.name),
+                    name_at.clone(),
                     format!(
                         "header name `{}` is taken by the generated crate itself (it has {}): choose another",
                         h.name,
@@ -402,34 +493,38 @@ impl Manifest {
                 ));
             }
             if !names.insert(h.name.as_str()) {
-                return Err(err(&h.name, format!("header `{}` is listed twice", h.name)));
+                return Err(err(name_at, format!("header `{}` is listed twice", h.name)));
             }
-            for file in [&h.api, &h.typedefs] {
+            for (file, file_at) in [(&h.api, at.map(|h| h.api.span())), (&h.typedefs, at.map(|h| h.typedefs.span()))] {
                 if !is_plain_header_name(file) {
-                    return Err(err(file, format!("`{file}` must be a plain header file name such as cudaTypedefs.h")));
+                    return Err(err(
+                        file_at,
+                        format!("`{file}` must be a plain header file name such as cudaTypedefs.h"),
+                    ));
                 }
             }
             if let Some(f) = &h.feature {
+                let f_at = at.and_then(|h| h.feature.as_ref()).map(|f| f.span());
                 if !is_ident(f) {
-                    return Err(err(f, format!("feature `{f}` must be a lower-case identifier")));
+                    return Err(err(f_at.clone(), format!("feature `{f}` must be a lower-case identifier")));
                 }
                 if f == "default" {
-                    return Err(err(&format!("\"{f}\""), "feature `default` is Cargo's own list of default features: use `default = true` on the row instead".into()));
+                    return Err(err(f_at.clone(), "feature `default` is Cargo's own list of default features: use `default = true` on the row instead".into()));
                 }
                 if crate::reserved::RESERVED_FEATURES.contains(&f.as_str()) {
                     return Err(err(
-                        &format!("\"{f}\""),
+                        f_at.clone(),
                         format!("feature `{f}` is the generated crate's own: choose another"),
                     ));
                 }
                 if let Some(other) = features.insert(f.as_str(), h.name.as_str()) {
-                    return Err(err(&format!("\"{f}\""), format!("feature `{f}` is given to both `{other}` and `{}`: each header row needs a feature of its own", h.name)));
+                    return Err(err(f_at, format!("feature `{f}` is given to both `{other}` and `{}`: each header row needs a feature of its own", h.name)));
                 }
             }
-            for s in &h.standins {
+            for (j, s) in h.standins.iter().enumerate() {
                 if !crate::standins::standin_exists(h.target, s) {
                     return Err(err(
-                        s,
+                        at.and_then(|h| h.standins.get(j)).map(|s| s.span()),
                         format!(
                             "there is no {} stand-in header `{s}` (codegen/standins/{}/): add it, or remove it here",
                             h.target, h.target
@@ -437,32 +532,46 @@ impl Manifest {
                     ));
                 }
             }
-            for s in &h.system {
+            for (j, s) in h.system.iter().enumerate() {
                 if !crate::standins::standin_exists(h.target, s) {
-                    return Err(err(s, format!("there is no {} stand-in for the system header `{s}` (codegen/standins/{}/): add one, or remove it here", h.target, h.target)));
+                    return Err(err(at.and_then(|h| h.system.get(j)).map(|s| s.span()), format!("there is no {} stand-in for the system header `{s}` (codegen/standins/{}/): add one, or remove it here", h.target, h.target)));
                 }
             }
-            for d in &h.defines {
+            for (j, d) in h.defines.iter().enumerate() {
                 let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n);
                 if !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
                     || name.is_empty()
                     || d.contains(char::is_whitespace)
                 {
-                    return Err(err(d, format!("define `{d}` must be NAME or NAME=VALUE without spaces")));
+                    return Err(err(
+                        at.and_then(|h| h.defines.get(j)).map(|d| d.span()),
+                        format!("define `{d}` must be NAME or NAME=VALUE without spaces"),
+                    ));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `[[toolkit]]` and `libclang`: wheel names, folders and platforms; each toolkit once, with packages, and not too many.
+    fn check_pins(&self, spans: &Spans, err: ErrAt<'_>) -> Result<(), Error> {
         let mut versions = BTreeSet::new();
         let pins = self.toolkits.iter().flat_map(|t| &t.packages).chain(&self.libclang);
+        // The same pins' spans, in the same order.
+        let mut pin_spans = spans.toolkit.iter().flat_map(|t| &t.package).chain(&spans.libclang);
         for p in pins {
+            let at = pin_spans.next();
             if let Some(platform) = &p.platform {
                 if platform.is_empty() || !platform.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(err(platform, format!("`{platform}` is not a pip platform tag")));
+                    return Err(err(
+                        at.and_then(|p| p.platform.as_ref()).map(|p| p.span()),
+                        format!("`{platform}` is not a pip platform tag"),
+                    ));
                 }
             }
             if !p.file.ends_with(".whl") || p.file.contains(['/', '\\']) {
                 return Err(err(
-                    &p.file,
+                    at.map(|p| p.file.span()),
                     format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file),
                 ));
             }
@@ -471,29 +580,30 @@ impl Manifest {
                 crate::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok_and(|r| r.is_some());
             if p.include.starts_with('/') || p.include.split('/').any(|c| c == ".." || c.is_empty()) || !entry_ok {
                 return Err(err(
-                    &p.include,
+                    at.map(|p| p.include.span()),
                     format!("include folder `{}` must be a relative path inside the wheel", p.include.escape_debug()),
                 ));
             }
             // The wheel file name carries its version: a mismatch is a copy-paste slip.
             let stem = p.name.replace('-', "_");
             if !p.file.starts_with(&format!("{stem}-{}-", p.version)) {
-                return Err(err(&p.file, format!("wheel `{}` is not {} {}", p.file, p.name, p.version)));
+                return Err(err(
+                    at.map(|p| p.file.span()),
+                    format!("wheel `{}` is not {} {}", p.file, p.name, p.version),
+                ));
             }
         }
-        for t in &self.toolkits {
+        for (i, t) in self.toolkits.iter().enumerate() {
+            let at = spans.toolkit.get(i).map(|t| t.version.span());
             if !versions.insert(t.version) {
-                return Err(err(&format!("\"{}\"", t.version), format!("toolkit {} is pinned twice", t.version)));
+                return Err(err(at.clone(), format!("toolkit {} is pinned twice", t.version)));
             }
             if t.packages.is_empty() {
-                return Err(err(
-                    &format!("\"{}\"", t.version),
-                    format!("toolkit {} names no [[toolkit.package]]", t.version),
-                ));
+                return Err(err(at.clone(), format!("toolkit {} names no [[toolkit.package]]", t.version)));
             }
             if versions.len() > crate::model::MAX_TOOLKITS {
                 return Err(err(
-                    &format!("\"{}\"", t.version),
+                    at,
                     format!(
                         "toolkit {} is pin {} of {}: a crate is generated from at most {} toolkits (the registry records an entry's toolkits as the bits of a u64); remove pins",
                         t.version,
@@ -528,4 +638,34 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     let col = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
     (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line of the error `text` gets, and its message.
+    fn error_of(text: &str) -> (usize, String) {
+        match Manifest::parse(Path::new("m.toml"), text) {
+            Err(Error::Manifest { line, message, .. }) => (line, message),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// An error points at the value refused, not at the first mention of its text: the second
+    /// of two rows of one name, after a comment that names it.
+    #[test]
+    fn errors_point_at_the_value_itself() {
+        let real = include_str!("../../headers-manifest.toml");
+        let text =
+            format!("# gl: the GL row\n{real}\n[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"x.h\"\n");
+        let line = text.lines().position(|l| l == "name = \"gl\"").unwrap();
+        let second = text.lines().skip(line + 1).position(|l| l == "name = \"gl\"").unwrap() + line + 2;
+        assert_eq!(error_of(&text), (second, "header `gl` is listed twice".to_owned()));
+        // A stand-in refused on its own line, though an earlier comment holds its name.
+        let text = format!("# GL/none.h\n{real}").replacen("system = [\"GL/gl.h\"]", "system = [\"GL/none.h\"]", 1);
+        let line = text.lines().position(|l| l == "system = [\"GL/none.h\"]").unwrap() + 1;
+        let (at, message) = error_of(&text);
+        assert_eq!(at, line, "{message}");
+    }
 }

@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::add_toolkit::journal;
 use crate::emit::{self, EmitOptions};
 use crate::error::Warning;
 use crate::fetch::{self, Fetcher, ToolkitHeaders};
 use crate::manifest::{HeaderSpec, Manifest, ToolkitPin};
 use crate::model::{CrateTypes, Model};
 use crate::output_folder::{check_output_folder, write_crate};
-use crate::pin::journal;
 use crate::platform::Platform;
 use crate::read::{self, clang, UnitTypes};
 use crate::report::{self, Report};

@@ -1,6 +1,6 @@
 //! Which toolkits a run reads: the manifest's pins, with local toolkits (`--toolkit`, a path
 //! given to `diff` or `--add-toolkit`) replacing a pin of the same version or added beside,
-//! each named by the version its cuda.h says. Shared by `generate`, `diff` and `pin`.
+//! each named by the version its cuda.h says. Shared by `generate`, `diff` and `add_toolkit`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

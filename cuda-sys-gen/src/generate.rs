@@ -182,7 +182,7 @@ fn run_generate(args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Check
         codegen::Error::Stale { files, .. } => codegen::Error::Stale { files, command: paths.rerun.clone() },
         e => e,
     });
-    let journal = codegen::pin::journal_path(&paths.manifest);
+    let journal = codegen::add_toolkit::journal_path(&paths.manifest);
     let report = generated.with_context(|| {
         let mut s = format!("generation failed; {} is unchanged", paths.out.display());
         if args.check && journal.exists() {
@@ -226,7 +226,7 @@ pub fn stderr_progress() -> codegen::fetch::Progress {
 }
 
 /// `generate --add-toolkit`: pin, regenerate, report. The crate of the new manifest is rendered
-/// in memory first; then both are written as one change ([`codegen::pin::commit`]), so that a
+/// in memory first; then both are written as one change ([`codegen::add_toolkit::commit`]), so that a
 /// pin is only ever added together with the crate it produces, whatever stops the run.
 fn add_toolkit(spec: &ToolkitSpec, args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Checked) -> Result<()> {
     let manifest = checked.manifest();
@@ -235,12 +235,12 @@ fn add_toolkit(spec: &ToolkitSpec, args: &GenerateArgs, paths: &Paths, cfg: &Con
     fetcher.progress = cfg.progress.clone();
     let unchanged =
         || format!("could not add CUDA {spec}; {} and {} are unchanged", paths.manifest.display(), paths.out.display());
-    let new = codegen::pin::prepare(manifest, &fetcher, spec).with_context(unchanged)?;
+    let new = codegen::add_toolkit::prepare(manifest, &fetcher, spec).with_context(unchanged)?;
     codegen::fault::point("pin:prepared");
     let new_manifest = codegen::manifest::Manifest::parse(&paths.manifest, &new.text).with_context(unchanged)?;
     let start = std::time::Instant::now();
     let (files, mut report) = pipeline::render(cfg, &new_manifest).with_context(unchanged)?;
-    report.write = codegen::pin::commit(&new.change(manifest), &paths.out, &files, &paths.command)
+    report.write = codegen::add_toolkit::commit(&new.change(manifest), &paths.out, &files, &paths.command)
         .with_context(|| format!("could not add CUDA {spec}"))?;
     for p in &new.pin.packages {
         crate::say!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);

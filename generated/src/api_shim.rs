@@ -212,3 +212,24 @@ macro_rules! cu {
         $crate::api::check(::core::stringify!($name), $crate::api::$name($($arg),*))
     };
 }
+
+/// `cu!` with the legacy default stream, whatever the crate's features:
+/// `use cuda_driver_pfn::cu_legacy as cu;` chooses it for a module, as C's default
+/// does for a translation unit. See [stream mode](crate::api#stream-mode).
+#[macro_export]
+macro_rules! cu_legacy {
+    ($name:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::api::legacy::check(::core::stringify!($name), $crate::api::legacy::$name($($arg),*))
+    };
+}
+
+/// `cu!` with the per-thread default stream, whatever the crate's features:
+/// `use cuda_driver_pfn::cu_ptds as cu;` chooses it for a module, as
+/// `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for a C translation unit. See
+/// [stream mode](crate::api#stream-mode).
+#[macro_export]
+macro_rules! cu_ptds {
+    ($name:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::api::ptds::check(::core::stringify!($name), $crate::api::ptds::$name($($arg),*))
+    };
+}

@@ -193,8 +193,8 @@ impl fmt::Display for CudaVersion {
 }
 
 /// The first driver version that refuses a request above its own version with
-/// `CUDA_ERROR_INVALID_VALUE` (older ones answer it with an older ABI).
-const FIRST_REFUSING_DRIVER: u32 = 13000;
+/// `CUDA_ERROR_INVALID_VALUE` (older ones answer it with an older ABI): the answer rule's.
+use crate::answer::FIRST_REFUSING_DRIVER;
 
 /// `CUDA 12.5 (12050)`, for messages.
 struct Cuda(u32);
@@ -220,26 +220,12 @@ impl fmt::Display for Release {
 // every build of it pays for that code (the text of `Error` was a tenth of the crate's clean
 // build, measured with `cargo xtask bench --only compile`: docs/performance.md).
 
-/// The newest ABI of `lookup`'s symbol at or below `limit` in the registry, as a driver picks
-/// it: with the per-thread flag its `_ptds`/`_ptsz` variants count (and win at the same
-/// version), without it only the default ones.
-fn served_at(lookup: &Lookup, limit: u32) -> Option<&'static crate::EntryInfo> {
-    let per_thread = lookup.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM;
-    let mut best: Option<&'static crate::EntryInfo> = None;
-    for e in crate::EntryInfo::of_symbol(&lookup.symbol) {
-        if e.version > limit || !(per_thread || e.variant.is_none()) {
-            continue;
-        }
-        // The last of the greatest (version, is a variant), as `max_by_key` picks it.
-        let newer = match best {
-            None => true,
-            Some(b) => e.version > b.version || (e.version == b.version && (e.variant.is_some() || b.variant.is_none())),
-        };
-        if newer {
-            best = Some(e);
-        }
-    }
-    best
+/// The ABI a driver of version `driver` hands out for `lookup`'s symbol and flags where it is
+/// asked at its own version: the answer rule's ([`crate::answer::driver_answer`]), which is
+/// also what a driver older than CUDA 13.0 answers a request above its version with.
+fn served_at(lookup: &Lookup, driver: u32) -> Option<&'static crate::EntryInfo> {
+    let version = i32::try_from(driver).unwrap_or(i32::MAX);
+    crate::answer::driver_answer(lookup.symbol.as_bytes(), version, lookup.flags.0, driver).entry()
 }
 
 /// The registry entry a lookup asks for exactly, if it is one.

@@ -375,6 +375,9 @@ mod lookup;
 #[cfg(feature = "newest")]
 #[rustfmt::skip]
 pub mod newest;
+#[cfg(feature = "newest")]
+#[rustfmt::skip]
+mod newest_abi;
 #[cfg(feature = "runtime")]
 #[rustfmt::skip]
 pub mod runtime;
@@ -389,6 +392,9 @@ pub mod table;
 #[cfg(feature = "visit")]
 #[rustfmt::skip]
 pub mod visit;
+#[cfg(feature = "visit")]
+#[rustfmt::skip]
+mod visitor;
 use cuda_driver_pfn_types::codes;
 #[cfg(feature = "d3d10")]
 #[doc(inline)]

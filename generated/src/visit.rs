@@ -3,25 +3,16 @@
 
 //! Generic dispatch over the registry (feature `visit`): [`visit_entries`] calls a
 //! visitor once per entry marker, `visit_symbols` (with the `newest` feature too) once
-//! per symbol marker, in registry order, so that code generic over [`Entry`] or
+//! per symbol marker, in registry order, so that code generic over [`Entry`](crate::Entry) or
 //! `Symbol` can run for all of them.
 //!
 //! Each such call is a generic function compiled once per entry: about 700 of them for
 //! a visitor that calls `Driver::get`. Code that only needs every entry's pointer
 //! walks [`ENTRIES`](crate::ENTRIES) with [`Driver::resolve`](crate::Driver::resolve)
 //! instead, which is one function.
+pub use crate::visitor::EntryVisitor;
 #[cfg(feature = "newest")]
-use crate::newest::Symbol;
-use crate::registry::Entry;
-/// Code to run for one entry type: `driver.get::<E>()`, say.
-pub trait EntryVisitor {
-    fn visit<E: Entry>(&mut self);
-}
-/// Code to run for one symbol type: `driver.newest::<S>()`, say.
-#[cfg(feature = "newest")]
-pub trait SymbolVisitor {
-    fn visit<S: Symbol>(&mut self);
-}
+pub use crate::visitor::SymbolVisitor;
 /// Calls `visitor.visit::<E>()` for every marker in [`entries`](crate::entries), in
 /// the order of [`ENTRIES`](crate::ENTRIES): those of the modules the crate's features
 /// compile.

@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use codegen::record_format::{EntryRecord, RecordKind};
 use memchr::memmem;
 use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef, SectionKind};
@@ -25,28 +26,14 @@ use super::registry::Registry;
 use super::releases::Platform;
 use super::Unresolved;
 
-/// The first bytes of every record (the generated crate's `EntryRecord::MAGIC`). Built at run
-/// time, so that this program's own image does not hold a record's magic.
-fn magic() -> [u8; 8] {
-    let mut m = *b"\x00cuRec\x1a\n";
-    m[0] = 0xc3;
-    m
-}
-
-/// `EntryRecord`'s size and the offsets of its fields.
-const RECORD_SIZE: usize = 160;
-
-/// The kinds of record (`EntryRecord::how`).
-pub(super) const ENTRY: u8 = 1;
-pub(super) const NEWEST: u8 = 2;
-pub(super) const RUNTIME: u8 = 3;
-pub(super) const FIXED: u8 = 4;
-
-/// One record, read and checked.
+/// One record, read and checked by [`EntryRecord::decode`], the generated crate's own
+/// definition of the format.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Record {
-    pub how: u8,
-    pub flags: u8,
+    /// Its kind, or the `how` byte of a kind this reader does not know (a newer crate's).
+    pub kind: Result<RecordKind, u8>,
+    /// It asks for a per-thread variant (its `flags`).
+    pub per_thread: bool,
     pub abis: u8,
     pub version: u32,
     pub floor: u32,
@@ -57,56 +44,29 @@ pub(super) struct Record {
     pub at: String,
 }
 
-/// FNV-1a over the bytes the record's `check` covers.
-fn fnv(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
-}
-
-/// A NUL-padded name of a record: ASCII identifier bytes, then only NULs.
-fn name(field: &[u8]) -> Option<String> {
-    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-    let (text, rest) = field.split_at(end);
-    let ok = text.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'!'))
-        && rest.iter().all(|&b| b == 0);
-    ok.then(|| String::from_utf8_lossy(text).into_owned())
+impl Record {
+    /// The record `r`, found at `at`.
+    pub(super) fn of(r: &EntryRecord, at: String) -> Record {
+        Record {
+            kind: r.kind().ok_or(r.how),
+            per_thread: r.per_thread(),
+            abis: r.abis,
+            version: r.version,
+            floor: r.floor,
+            high: r.high,
+            symbol: r.symbol_name().unwrap_or_default().to_owned(),
+            exported: r.exported_name().unwrap_or_default().to_owned(),
+            at,
+        }
+    }
 }
 
 /// The records in `data` (one section's bytes); `little`: the file's byte order.
 pub(super) fn records(data: &[u8], little: bool, section: &str, out: &mut Vec<Record>) {
-    let magic = magic();
-    let u32_at = |b: &[u8], o: usize| {
-        let w = [b[o], b[o + 1], b[o + 2], b[o + 3]];
-        if little {
-            u32::from_le_bytes(w)
-        } else {
-            u32::from_be_bytes(w)
+    for at in memmem::find_iter(data, &EntryRecord::MAGIC) {
+        if let Some(r) = EntryRecord::decode(&data[at..], little) {
+            out.push(Record::of(&r, format!("{section}+{at:#x}")));
         }
-    };
-    for at in memmem::find_iter(data, &magic) {
-        let Some(r) = data.get(at..at + RECORD_SIZE) else { continue };
-        if r[8] != 1 {
-            continue;
-        }
-        // The check is over the integers little-endian, whatever the target's order.
-        let mut canonical = r[..152].to_vec();
-        for o in [12, 16, 20] {
-            canonical[o..o + 4].copy_from_slice(&u32_at(r, o).to_le_bytes());
-        }
-        if fnv(&canonical) != u32_at(r, 152) {
-            continue;
-        }
-        let (Some(symbol), Some(exported)) = (name(&r[24..88]), name(&r[88..152])) else { continue };
-        out.push(Record {
-            how: r[9],
-            flags: r[10],
-            abis: r[11],
-            version: u32_at(r, 12),
-            floor: u32_at(r, 16),
-            high: u32_at(r, 20),
-            symbol,
-            exported,
-            at: format!("{section}+{at:#x}"),
-        });
     }
 }
 
@@ -531,16 +491,12 @@ mod tests {
 
     #[test]
     fn a_damaged_record_is_not_read() {
-        let mut r = vec![0u8; RECORD_SIZE];
-        r[..8].copy_from_slice(&magic());
-        r[8] = 1;
-        r[9] = ENTRY;
-        r[24..30].copy_from_slice(b"cuInit");
-        let check = fnv(&r[..152]);
-        r[152..156].copy_from_slice(&check.to_le_bytes());
+        let r = EntryRecord::new(EntryRecord::ENTRY, "cuInit", "", 2000, 2000, 2000, 1, 1).to_bytes();
+        let mut r = r.to_vec();
         let mut out = Vec::new();
         records(&r, true, "t", &mut out);
         assert_eq!(out.len(), 1);
+        assert_eq!((out[0].kind, out[0].symbol.as_str(), out[0].per_thread), (Ok(RecordKind::Entry), "cuInit", false));
         r[25] ^= 1;
         out.clear();
         records(&r, true, "t", &mut out);

@@ -958,7 +958,8 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             match (l.symbol.as_deref(), l.version) {
                 // The driver answers with the newest ABI at or below the version asked for.
                 (Some(symbol), Some(v)) => {
-                    if let Some(e) = reg.newest_at(symbol, v) {
+                    // Its flags are not read from the source: the default variant's.
+                    if let Some(e) = reg.newest_at(symbol, v, false) {
                         let e = &reg.entries[e];
                         uses.entry(e.marker.clone()).or_insert(Use {
                             marker: e.marker.clone(),

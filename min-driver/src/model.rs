@@ -24,7 +24,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::binary::{self, Record, ENTRY, FIXED, NEWEST, RUNTIME};
+use codegen::answer_rule::entry_floor;
+use codegen::record_format::RecordKind;
+
+use super::binary::{self, Record};
 use super::kernels::{self, Image};
 use super::registry::Registry;
 use super::releases::{cuda_text, Platform, Releases};
@@ -405,16 +408,16 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
         reading,
     };
     for r in &ev.records {
-        match r.how {
-            ENTRY => {
-                let e = reg.entry_of(&r.symbol, r.version, r.flags);
+        match r.kind {
+            Ok(RecordKind::Entry) => {
+                let e = reg.entry_of(&r.symbol, r.version, r.per_thread);
                 let marker =
                     e.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 let floor = e.map_or(r.floor, |e| reg.entries[e].floor);
                 let spelled = format!("{} at {} ({}), {}", r.symbol, r.version, r.exported, r.at);
                 add(mk(marker, floor.max(r.floor), spelled, "exact", "record"));
             }
-            NEWEST => add(mk(
+            Ok(RecordKind::Newest) => add(mk(
                 format!("{}_v{}", r.symbol, r.version),
                 r.floor,
                 format!(
@@ -424,17 +427,19 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
                 "oldest ABI",
                 "record",
             )),
-            FIXED => {
+            Ok(RecordKind::Fixed) => {
                 // A version that introduced no ABI (12010) gets the ABI the driver answers with
                 // at it: the newest at or below it, whose measured floor may be above its own.
-                let entry = reg.entry_of(&r.symbol, r.version, r.flags).or_else(|| reg.newest_at(&r.symbol, r.version));
+                let entry = reg
+                    .entry_of(&r.symbol, r.version, r.per_thread)
+                    .or_else(|| reg.newest_at(&r.symbol, r.version, r.per_thread));
                 let known = entry.map(|e| reg.entries[e].floor);
                 let marker =
                     entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 let spelled = format!("get_raw!(\"{}\", {}), {}", r.symbol, r.version, r.at);
-                add(mk(marker, known.unwrap_or(r.floor).max(r.floor), spelled, "exact", "record"))
+                add(mk(marker, entry_floor(r.floor, known), spelled, "exact", "record"))
             }
-            RUNTIME => read.unresolved.push(Unresolved {
+            Ok(RecordKind::Runtime) => read.unresolved.push(Unresolved {
                 spelled: format!("Driver::{}", r.exported),
                 file: file.clone(),
                 line: 0,
@@ -446,7 +451,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
                 ),
                 reading: "runtime",
             }),
-            other => read.unresolved.push(Unresolved {
+            Err(other) => read.unresolved.push(Unresolved {
                 spelled: format!("a record of kind {other}"),
                 file: file.clone(),
                 line: 0,
@@ -755,8 +760,8 @@ mod tests {
         let mut ev = base();
         ev.imports.extend(["dlopen".to_owned(), "dlsym".to_owned()]);
         ev.records.push(Record {
-            how: ENTRY,
-            flags: 0,
+            kind: Ok(RecordKind::Entry),
+            per_thread: false,
             abis: 1,
             version: 2000,
             floor: 2000,

@@ -202,3 +202,178 @@ fn published_packages_carry_the_repository_licences() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Where the tokens of one `quote!` declare a piece of the generated crate's runtime: a type,
+/// trait or macro whose name is not interpolated (`#name`), an `impl` whose header
+/// interpolates nothing, or an `unsafe` block or function outside the body of an item that
+/// is per entry. Such code belongs in `codegen/src/shim/`, where it is compiled and linted as
+/// it is edited; the emitters render only tables of the model.
+fn runtime_in_quote(tokens: proc_macro2::TokenStream, per_entry: bool, out: &mut Vec<String>) {
+    use proc_macro2::TokenTree;
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_hash = |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == '#');
+    let mut i = 0;
+    // Whether the next brace group is the body of a per-entry item.
+    let mut body_per_entry = per_entry;
+    // The item after `#[cfg(doctest)]` is the docs' test harness, not the crate's runtime.
+    let mut doctest_only = false;
+    while i < tokens.len() {
+        if is_hash(tokens.get(i))
+            && matches!(tokens.get(i + 1), Some(TokenTree::Group(g)) if g.stream().to_string() == "cfg (doctest)")
+        {
+            doctest_only = true;
+            i += 2;
+            continue;
+        }
+        match &tokens[i] {
+            TokenTree::Ident(id) => {
+                let word = id.to_string();
+                match word.as_str() {
+                    "struct" | "enum" | "union" | "trait" | "fn" | "type" | "const" | "static" | "mod" => {
+                        let named = is_hash(tokens.get(i + 1));
+                        let runtime = matches!(word.as_str(), "struct" | "enum" | "union" | "trait");
+                        if !named && !per_entry && !doctest_only && runtime {
+                            out.push(format!(
+                                "`{word} {}`",
+                                tokens.get(i + 1).map_or(String::new(), |t| t.to_string())
+                            ));
+                        }
+                        body_per_entry = per_entry || named;
+                        doctest_only = false;
+                    }
+                    "macro_rules" => {
+                        let named = is_hash(tokens.get(i + 2));
+                        if !named && !per_entry {
+                            out.push(format!(
+                                "`macro_rules! {}`",
+                                tokens.get(i + 2).map_or(String::new(), |t| t.to_string())
+                            ));
+                        }
+                        body_per_entry = per_entry || named;
+                    }
+                    "impl" => {
+                        let end = tokens[i..]
+                            .iter()
+                            .position(
+                                |t| matches!(t, TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace),
+                            )
+                            .map_or(tokens.len(), |n| i + n);
+                        let interpolated = tokens[i..end].iter().any(|t| is_hash(Some(t)));
+                        if !interpolated && !per_entry {
+                            let header: Vec<String> = tokens[i..end].iter().map(|t| t.to_string()).collect();
+                            out.push(format!("`{}`", header.join(" ")));
+                        }
+                        body_per_entry = per_entry || interpolated;
+                    }
+                    "unsafe" if !per_entry => {
+                        if matches!(tokens.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Brace)
+                        {
+                            out.push(format!("an `unsafe` block: `unsafe {}`", tokens[i + 1]));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => {
+                runtime_in_quote(g.stream(), body_per_entry, out);
+                body_per_entry = per_entry;
+            }
+            TokenTree::Group(g) => runtime_in_quote(g.stream(), per_entry, out),
+            TokenTree::Punct(p) if p.as_char() == ';' => body_per_entry = per_entry,
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Every `quote!` of a file.
+#[derive(Default)]
+struct Quotes(Vec<proc_macro2::TokenStream>);
+
+impl VisitMut for Quotes {
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        if m.path.segments.last().is_some_and(|s| s.ident == "quote" || s.ident == "quote_spanned") {
+            self.0.push(m.tokens.clone());
+        }
+    }
+}
+
+/// The generated crate's runtime is hand-written Rust in `codegen/src/shim/`, compiled where it
+/// is edited: no emitter writes a type, trait, macro, impl or `unsafe` block of its own inside
+/// a `quote!` (only items named by the model: a marker, an enum per symbol, their impls).
+#[test]
+fn no_runtime_inside_quote() {
+    let dir = repo_root().join("codegen/src/emit");
+    let mut problems = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "rs")) {
+        let mut file: syn::File = syn::parse_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut quotes = Quotes::default();
+        quotes.visit_file_mut(&mut file);
+        let mut found = Vec::new();
+        for q in quotes.0 {
+            runtime_in_quote(q, false, &mut found);
+        }
+        problems
+            .extend(found.into_iter().map(|f| format!("{}: {f}", path.strip_prefix(repo_root()).unwrap().display())));
+    }
+    // What stays, each for its reason; the list is exact, so a fragment moved out must leave it.
+    let known: Vec<String> = STILL_QUOTED.iter().map(|(file, what, _)| format!("{file}: {what}")).collect();
+    let new: Vec<&String> = problems.iter().filter(|p| !known.contains(p)).collect();
+    let gone: Vec<&String> = known.iter().filter(|k| !problems.contains(k)).collect();
+    assert!(
+        new.is_empty(),
+        "runtime code inside quote! (move it to codegen/src/shim/, where it is compiled and linted):\n{}",
+        new.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+    );
+    assert!(gone.is_empty(), "no longer inside a quote!, so drop it from STILL_QUOTED: {gone:?}");
+}
+
+/// The runtime pieces still written inside `quote!`, and why.
+const STILL_QUOTED: &[(&str, &str, &str)] = &[
+    (
+        "codegen/src/emit/standin.rs",
+        "`macro_rules! export_libcuda`",
+        "its body is the per-entry exported functions, expanded in the user's cdylib: a table of the \
+         model that only a macro can carry",
+    ),
+    (
+        "codegen/src/emit/standin.rs",
+        "an `unsafe` block: `unsafe { :: core :: mem :: transmute ::< _ , usize > (v) }`",
+        "a fragment of a per-entry exported function (an output argument shown as an address)",
+    ),
+    (
+        "codegen/src/emit/standin.rs",
+        "an `unsafe` block: `unsafe { :: core :: ptr :: read (p as * const # elem) }`",
+        "a fragment of a per-entry exported function (an output argument read after the call)",
+    ),
+    (
+        "codegen/src/emit/standin.rs",
+        "an `unsafe` block: `unsafe { :: core :: mem :: transmute ::< _ , usize > (# a) }`",
+        "a fragment of a per-entry exported function (a function-pointer argument shown as an address)",
+    ),
+];
+
+/// The check above finds what it looks for: each kind of runtime item, and none of the
+/// per-entry ones.
+#[test]
+fn runtime_in_quote_finds_runtime_items() {
+    let mut found = Vec::new();
+    let runtime: proc_macro2::TokenStream = quote::quote! {
+        pub struct Table(u8);
+        trait Seal {}
+        impl Table { fn get(&self) -> u8 { unsafe { core::ptr::read(&self.0) } } }
+        #[macro_export]
+        macro_rules! call { () => {} }
+    };
+    runtime_in_quote(runtime, false, &mut found);
+    assert_eq!(found.len(), 5, "{found:?}");
+    let mut none = Vec::new();
+    let per_entry: proc_macro2::TokenStream = "pub enum #marker {} impl super::Entry for #marker { const X: u8 = 1; } \
+         unsafe extern \"C\" fn #name() { unsafe { f() } } pub static #m: R = R { a: 1 };"
+        .parse()
+        .unwrap();
+    runtime_in_quote(per_entry, false, &mut none);
+    assert!(none.is_empty(), "{none:?}");
+}

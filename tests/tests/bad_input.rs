@@ -228,7 +228,7 @@ fn manifest_more_toolkits_than_the_registry_holds() {
     let cache = tempfile::tempdir().unwrap();
     let fetcher = Fetcher::new(cache.path().to_owned(), &full);
     let spec: codegen::locate::ToolkitSpec = "14.0".parse().unwrap();
-    let err = codegen::pin::prepare(&full, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
+    let err = codegen::add_toolkit::prepare(&full, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("65 toolkits (13.0 to 14.0)") && err.contains("at most 64"), "{err}");
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "{err}");
     let err = manifest_error(&format!("{HEAD}{}", pins(codegen::model::MAX_TOOLKITS + 1)));
@@ -462,7 +462,7 @@ fn add_toolkit_explains_the_version_form() {
     let manifest = Manifest::load(&path).unwrap();
     let fetcher = Fetcher::new(cache_dir(), &manifest);
     let spec: codegen::locate::ToolkitSpec = "12.x".parse().unwrap();
-    let err = codegen::pin::prepare(&manifest, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
+    let err = codegen::add_toolkit::prepare(&manifest, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("not a toolkit version of the form major.minor, such as 12.9"), "{err}");
     let d = codegen::diff::toolkits::diff_toolkits(&codegen::diff::toolkits::DiffConfig {
         manifest: path.clone(),

@@ -784,7 +784,7 @@ fn inserted_pins_reproduce_the_manifest() {
         let manifest = Manifest::parse(Path::new("m.toml"), &cut).unwrap();
         assert_eq!(manifest.toolkits.len(), full.toolkits.len() - 1);
         let pin = full.toolkit(v(version)).unwrap();
-        let back = codegen::pin::insert_pin(&cut, &manifest, pin);
+        let back = codegen::add_toolkit::insert_pin(&cut, &manifest, pin);
         assert_eq!(back, real, "adding {version} back does not give the manifest");
     }
 }
@@ -863,8 +863,8 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
     let manifest = Manifest::load(&manifest_path).unwrap();
     let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
     fetcher.python = fake_pip(scratch.path(), INDEX, &wheels);
-    let new =
-        codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_or_else(|e| panic!("{e}"));
+    let new = codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6")))
+        .unwrap_or_else(|e| panic!("{e}"));
     // The packages of the newest pin (13.5), at 13.6's newest patch, each hashed.
     let got: Vec<(&str, &str, &str, Option<&str>, Platform)> = new
         .pin
@@ -923,12 +923,13 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
         std::fs::write(path, body).unwrap();
     }
     let new =
-        codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Path(local.parent().unwrap().to_owned())).unwrap();
+        codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Path(local.parent().unwrap().to_owned()))
+            .unwrap();
     assert_eq!(new.pin.version, v("13.6"));
     let pinned = "nvidia-cuda-runtime 13.6.12, nvidia-cuda-profiler-api 13.6.12";
     assert_eq!(new.notes, [format!("the headers at {} are identical to the pinned {pinned}", local.display())]);
     std::fs::write(local.join("cudaTypedefs.h"), "/* edited */\n").unwrap();
-    let new = codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Path(local.clone())).unwrap();
+    let new = codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Path(local.clone())).unwrap();
     assert!(new.notes[0].contains(&format!("differ from the pinned {pinned}: cudaTypedefs.h;")), "{:?}", new.notes);
 }
 
@@ -946,10 +947,12 @@ fn add_toolkit_errors() {
         "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.49",
         &wheels,
     );
-    let err = codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
+    let err =
+        codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert_eq!(err, "CUDA 13.6 is not on PyPI: nvidia-cuda-runtime has releases for CUDA 13.4, 13.5 only");
 
-    let err = codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
+    let err =
+        codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
     assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37, nvidia-cuda-profiler-api 13.5.25, nvidia-cuda-runtime 13.5.37 (win_amd64)); nothing to add"), "{err}");
     assert!(err.contains(&format!("{}:", manifest_path.display())), "{err}");
 
@@ -959,7 +962,8 @@ fn add_toolkit_errors() {
         *cuda = cuda.replacen("CUDA_VERSION 13060", "CUDA_VERSION 13050", 1);
     });
     fetcher.python = fake_pip(scratch.path(), INDEX, &liars);
-    let err = codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
+    let err =
+        codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert!(err.ends_with("its cuda.h says CUDA 13.5, but the package version is 13.6.12"), "{err}");
 }
 
@@ -1070,11 +1074,12 @@ fn add_toolkit_against_pypi() {
     let manifest = Manifest::load(&manifest_path).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let fetcher = Fetcher::new(scratch.path().to_owned(), &manifest);
-    let new =
-        codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_or_else(|e| panic!("{e}"));
+    let new = codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.5")))
+        .unwrap_or_else(|e| panic!("{e}"));
     let real = Manifest::load(&real_manifest()).unwrap();
     assert_eq!(&new.pin, real.toolkit(v("13.5")).unwrap());
-    let err = codegen::pin::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("12.7"))).unwrap_err().to_string();
+    let err =
+        codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("12.7"))).unwrap_err().to_string();
     assert!(
         err.starts_with("CUDA 12.7 is not on PyPI: nvidia-cuda-runtime-cu12 has releases for CUDA 12.0, 12.1,"),
         "{err}"

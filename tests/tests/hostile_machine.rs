@@ -303,7 +303,7 @@ fn a_refusal_for_a_mounted_crate_offers_only_a_folder_that_passes() {
 /// the pin; a hard link is not broken. Each way of writing is said.
 #[test]
 fn the_manifest_keeps_its_mode_owner_and_links() {
-    use codegen::pin::journal::write_manifest;
+    use codegen::add_toolkit::journal::write_manifest;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let dir = tempfile::tempdir().unwrap();
     // Mode and owner (owner: as root only).

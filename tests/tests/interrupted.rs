@@ -425,7 +425,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
     let reset = |tree: &BTreeMap<String, String>| {
         std::fs::write(&manifest, &old_manifest).unwrap();
         write_tree(&out, tree);
-        let _ = std::fs::remove_file(codegen::pin::journal_path(&manifest));
+        let _ = std::fs::remove_file(codegen::add_toolkit::journal_path(&manifest));
     };
     // The old crate, and the new manifest and crate of one uninterrupted run.
     std::fs::write(&manifest, &old_manifest).unwrap();
@@ -472,7 +472,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
                 // Held off during the commit: both old before it, both new once it began.
                 let want = if *step == "pin:prepared" { "old" } else { "new" };
                 assert_eq!(after, (want, want), "{what}");
-                assert!(!codegen::pin::journal_path(&manifest).exists(), "{what}: the journal was left");
+                assert!(!codegen::add_toolkit::journal_path(&manifest).exists(), "{what}: the journal was left");
             }
             let check = run(false, true, None);
             if after.0 != after.1 {
@@ -486,7 +486,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
             assert!(next.status.success(), "{what}: {}", text(&next.stderr));
             let settled = state();
             assert_eq!(settled.0, settled.1, "{what}: the next run left {settled:?}");
-            assert!(!codegen::pin::journal_path(&manifest).exists(), "{what}");
+            assert!(!codegen::add_toolkit::journal_path(&manifest).exists(), "{what}");
             let check = run(false, true, None);
             assert!(check.status.success(), "{what}: {}", text(&check.stderr));
             seen.push(format!("{what}: {after:?} -> {settled:?}"));

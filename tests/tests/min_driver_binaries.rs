@@ -14,6 +14,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use codegen::emit::record::{self, Abi, Record};
+use codegen::record_format::{EntryRecord, RecordKind};
 use cuda_sys_gen::min_driver::{floor, Floor};
 use cuda_sys_gen_tests::*;
 
@@ -213,15 +214,13 @@ fn records_in(path: &Path) -> Vec<[u8; record::LEN]> {
 #[test]
 fn a_binarys_records_are_the_bytes_the_generator_computes() {
     let json = json();
-    let name_of = |field: &[u8]| -> String {
-        String::from_utf8(field.iter().take_while(|&&b| b != 0).copied().collect()).unwrap()
-    };
     for profile in PROFILES {
         let path = binary(profile, "app");
         let found = records_in(&path);
         let mut compared = Vec::new();
         for r in &found {
-            let symbol = name_of(&r[24..88]);
+            let decoded = EntryRecord::decode(r, true).unwrap_or_else(|| panic!("{profile}: {r:?} does not decode"));
+            let symbol = decoded.symbol_name().unwrap().to_owned();
             let abis: Vec<(&codegen::registry_json::Entry, Abi<'_>)> = json
                 .entries
                 .iter()
@@ -236,10 +235,9 @@ fn a_binarys_records_are_the_bytes_the_generator_computes() {
                     (e, abi)
                 })
                 .collect();
-            let want = match r[9] {
-                record::ENTRY => {
-                    let version = u32::from_le_bytes(r[12..16].try_into().unwrap());
-                    let per_thread = r[10] == 2;
+            let want = match decoded.kind() {
+                Some(RecordKind::Entry) => {
+                    let (version, per_thread) = (decoded.version, decoded.per_thread());
                     let (e, abi) = abis
                         .iter()
                         .find(|(e, _)| e.version == version && e.variant.is_some() == per_thread)
@@ -247,7 +245,7 @@ fn a_binarys_records_are_the_bytes_the_generator_computes() {
                     compared.push(e.pfn.trim_start_matches("PFN_").to_owned());
                     Record::entry(&e.symbol, *abi).bytes().unwrap()
                 }
-                record::NEWEST => {
+                Some(RecordKind::Newest) => {
                     let all: Vec<Abi<'_>> = abis.iter().map(|(_, a)| *a).collect();
                     compared.push(format!("newest {symbol}"));
                     Record::newest(&symbol, &all).unwrap().bytes().unwrap()
@@ -259,6 +257,46 @@ fn a_binarys_records_are_the_bytes_the_generator_computes() {
         compared.sort();
         let (ctx_create, _) = cu_ctx_create();
         assert_eq!(compared, [ctx_create, "newest cuStreamBeginCapture".to_owned()], "{profile}");
+    }
+}
+
+/// Every record of every built program, in every profile, decodes with `EntryRecord::decode`
+/// (the one definition of the format: the crate's type, the emitter's and min-driver's reader's)
+/// and encodes back to its own bytes; the programs hold records of every kind, and min-driver
+/// reads exactly the records the definition decodes.
+#[test]
+fn every_record_of_a_built_binary_decodes_with_the_one_definition() {
+    for profile in PROFILES {
+        let mut kinds = std::collections::BTreeSet::new();
+        for name in ["app", "raw", "fixed"] {
+            let path = binary(profile, name);
+            let found = records_in(&path);
+            assert!(!found.is_empty(), "{profile}: no record in {}", path.display());
+            let mut symbols = Vec::new();
+            for r in &found {
+                let d = EntryRecord::decode(r, true)
+                    .unwrap_or_else(|| panic!("{profile}: a record of {} does not decode: {r:?}", path.display()));
+                assert_eq!(d.to_bytes(), *r, "{profile}: {}", path.display());
+                assert_eq!(d.check, d.checksum());
+                kinds.insert(d.kind().unwrap_or_else(|| panic!("{profile}: a record of kind {}", d.how)));
+                symbols.push((d.symbol_name().unwrap().to_owned(), d.version));
+                // Damaged anywhere the check covers, it is no record.
+                let mut bad = *r;
+                bad[20] ^= 0x40;
+                assert!(EntryRecord::decode(&bad, true).is_none());
+            }
+            // What min-driver reads of the program: the records the definition decodes.
+            let f = floor_of(&path);
+            for u in f.uses.iter().filter(|u| u.reading == "record") {
+                assert!(
+                    symbols.iter().any(|(s, _)| u.spelled.contains(s.as_str())),
+                    "{profile}: min-driver read {} that the definition did not decode",
+                    u.spelled
+                );
+            }
+        }
+        let all = [RecordKind::Entry, RecordKind::Newest, RecordKind::Runtime, RecordKind::Fixed];
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), all, "{profile}");
     }
 }
 

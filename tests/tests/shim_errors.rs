@@ -519,3 +519,34 @@ fn driver_versions_out_of_range() {
     fake.set_driver_version_raw(i32::MAX);
     assert_eq!(driver(&fake).version(), i32::MAX as u32);
 }
+
+/// What `DriverTooOld` says the driver would have handed out (and offers instead) is the
+/// answer rule's, for every entry, flag and older driver: the error text cannot name another
+/// ABI than the rule does.
+#[test]
+fn driver_too_old_names_the_abi_the_rule_answers() {
+    use cuda_driver_pfn::answer::{driver_answer, FIRST_REFUSING_DRIVER};
+    use cuda_driver_pfn::ENTRIES;
+    let mut named = 0;
+    for e in ENTRIES.iter().filter(|e| e.platforms.here()) {
+        for driver in [e.version.saturating_sub(10), 11040, 12000, 12040] {
+            if driver == 0 || driver >= e.version {
+                continue;
+            }
+            let lookup =
+                Lookup { symbol: e.symbol.to_owned(), version: e.version, flags: e.flags, via: "cuGetProcAddress_v2" };
+            let err = Error::DriverTooOld { lookup, driver_version: driver };
+            // A driver before 13.0 answers the request itself with it; a later one refuses the
+            // request, and has it at its own version.
+            let asked = if driver < FIRST_REFUSING_DRIVER { e.version } else { driver };
+            let rule = driver_answer(e.symbol.as_bytes(), asked as i32, e.flags.0, driver).entry();
+            assert_eq!(err.served_instead().map(|x| x.pfn), rule.map(|x| x.pfn), "{} on {driver}", e.pfn);
+            if let Some(r) = rule {
+                let marker = format!("`entries::{}`", r.pfn.trim_start_matches("PFN_"));
+                assert!(err.to_string().contains(&marker), "{err}");
+                named += 1;
+            }
+        }
+    }
+    assert!(named > 100, "only {named} errors named an ABI");
+}

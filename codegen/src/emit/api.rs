@@ -448,18 +448,6 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
          [stream mode](super#stream-mode).",
     );
     const PER_THREAD: &str = "per-thread-default-stream";
-    // One `///` line each, as hand-written docs would be.
-    let legacy_doc = [
-        " `cu!` with the legacy default stream, whatever the crate's features:".to_owned(),
-        format!(" `use {krate}::cu_legacy as cu;` chooses it for a module, as C's default"),
-        " does for a translation unit. See [stream mode](crate::api#stream-mode).".to_owned(),
-    ];
-    let ptds_doc = [
-        " `cu!` with the per-thread default stream, whatever the crate's features:".to_owned(),
-        format!(" `use {krate}::cu_ptds as cu;` chooses it for a module, as"),
-        " `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for a C translation unit. See".to_owned(),
-        " [stream mode](crate::api#stream-mode).".to_owned(),
-    ];
     quote! {
         #![doc = #doc]
         #![allow(non_snake_case, clippy::too_many_arguments, clippy::missing_safety_doc, unused_imports)]
@@ -471,22 +459,6 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
         pub use self::legacy::*;
         #[cfg(feature = #PER_THREAD)]
         pub use self::ptds::*;
-
-        #(#[doc = #legacy_doc])*
-        #[macro_export]
-        macro_rules! cu_legacy {
-            ($name:ident ( $($arg:expr),* $(,)? )) => {
-                $crate::api::legacy::check(::core::stringify!($name), $crate::api::legacy::$name($($arg),*))
-            };
-        }
-
-        #(#[doc = #ptds_doc])*
-        #[macro_export]
-        macro_rules! cu_ptds {
-            ($name:ident ( $($arg:expr),* $(,)? )) => {
-                $crate::api::ptds::check(::core::stringify!($name), $crate::api::ptds::$name($($arg),*))
-            };
-        }
 
         /// The functions whose entry is the same in both stream modes.
         mod both {

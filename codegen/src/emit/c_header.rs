@@ -236,8 +236,7 @@ pub fn c_header(ctx: &Ctx<'_>) -> String {
         let e = h.entry;
         let abi = abi_name(e);
         let fields = Record::entry(&e.symbol, Abi::of(e));
-        let Ok(r) = fields.bytes() else { continue };
-        let check = u32::from_le_bytes([r[152], r[153], r[154], r[155]]);
+        let Ok(check) = fields.record().map(|r| r.check) else { continue };
         let declared: Vec<ToolkitVersion> = h.typedefs.iter().flat_map(|(t, _)| t.clone()).collect();
         let mut cond = vec![format!("({})", version_condition(all, &declared))];
         cond.extend(h.cond.iter().cloned());

@@ -330,6 +330,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "newest")]
         #[rustfmt::skip]
         pub mod newest;
+        #[cfg(feature = "newest")]
+        #[rustfmt::skip]
+        mod newest_abi;
         #[cfg(feature = "runtime")]
         #[rustfmt::skip]
         pub mod runtime;
@@ -344,6 +347,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "visit")]
         #[rustfmt::skip]
         pub mod visit;
+        #[cfg(feature = "visit")]
+        #[rustfmt::skip]
+        mod visitor;
         // The types crate's modules, re-exported where they stood when this was one crate.
         use #types_crate::codes;
         #(#modules)*
@@ -418,6 +424,16 @@ pub fn types_lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub mod codes;
         #[rustfmt::skip]
         pub mod answer;
+        #[rustfmt::skip]
+        mod entry;
+        #[rustfmt::skip]
+        mod record;
+        #[rustfmt::skip]
+        mod result;
+        #[rustfmt::skip]
+        mod rule;
+        #[rustfmt::skip]
+        mod zeroed;
         #[rustfmt::skip]
         pub mod registry;
         #[rustfmt::skip]

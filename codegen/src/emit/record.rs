@@ -2,27 +2,24 @@
 //! computed here once: the emitters write them into the crate as literals, so that rustc
 //! evaluates no `const fn` per entry, and a test compares a built binary's records with them.
 //!
-//! The layout (160 bytes, little-endian integers) is the one `EntryRecord`'s rustdoc gives and
-//! `cuda-sys-gen min-driver` reads: magic, layout, how, flags, abis, version, floor, high, the
-//! symbol and the exported name NUL-padded to 64 bytes each, FNV-1a of bytes 0 to 151, zero.
+//! The layout, the kinds, the flags and the check are [`EntryRecord`]'s
+//! ([`crate::record_format`], the one definition the crate and min-driver's reader share):
+//! this room only says which fields an entry's or a symbol's record holds.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::model::Entry;
+pub use crate::record_format::{EntryRecord, RecordKind};
 
 /// A record's size.
-pub const LEN: usize = 160;
+pub const LEN: usize = EntryRecord::SIZE;
 /// The first 8 bytes of every record (`EntryRecord::MAGIC`).
-pub const MAGIC: [u8; 8] = *b"\xc3cuRec\x1a\n";
-/// The layout byte every record holds.
-pub const LAYOUT: u8 = 1;
+pub const MAGIC: [u8; 8] = EntryRecord::MAGIC;
 /// `EntryRecord::ENTRY`: an exact entry.
-pub const ENTRY: u8 = 1;
+pub const ENTRY: u8 = EntryRecord::ENTRY;
 /// `EntryRecord::NEWEST`: any of `abis` ABIs of a symbol.
-pub const NEWEST: u8 = 2;
-/// How many bytes a name may take (one more is its NUL).
-pub const NAME_MAX: usize = 63;
+pub const NEWEST: u8 = EntryRecord::NEWEST;
 
 /// What a record says, before it is laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,11 +51,11 @@ impl<'a> Abi<'a> {
     }
 
     fn floor(&self) -> u32 {
-        self.min_driver.unwrap_or(self.version).max(self.version)
+        crate::answer_rule::entry_floor(self.version, self.min_driver)
     }
 
     fn flags(&self) -> u8 {
-        u8::from(self.per_thread) + 1
+        EntryRecord::flags_for(self.per_thread)
     }
 }
 
@@ -98,39 +95,26 @@ impl<'a> Record<'a> {
         })
     }
 
-    /// The record's 160 bytes, as a binary holds them; an error names a name that does not fit
-    /// (more than 63 bytes, or a NUL in it).
+    /// The record, laid out and checked; an error names a name that does not fit (more than
+    /// 63 bytes, or a NUL in it).
+    pub fn record(&self) -> Result<EntryRecord, String> {
+        for name in [self.symbol, self.exported] {
+            if !EntryRecord::fits(name) {
+                return Err(format!(
+                    "`{name}` does not fit a record's name (at most {} bytes, no NUL)",
+                    EntryRecord::NAME_MAX
+                ));
+            }
+        }
+        let (s, r) = (self, EntryRecord::new);
+        Ok(r(s.how, s.symbol, s.exported, s.version, s.floor, s.high, s.flags, s.abis))
+    }
+
+    /// The record's 160 bytes, as a little-endian binary holds them; an error as
+    /// [`Record::record`]'s.
     pub fn bytes(&self) -> Result<[u8; LEN], String> {
-        let mut r = [0u8; LEN];
-        r[..8].copy_from_slice(&MAGIC);
-        r[8] = LAYOUT;
-        r[9] = self.how;
-        r[10] = self.flags;
-        r[11] = self.abis;
-        r[12..16].copy_from_slice(&self.version.to_le_bytes());
-        r[16..20].copy_from_slice(&self.floor.to_le_bytes());
-        r[20..24].copy_from_slice(&self.high.to_le_bytes());
-        r[24..88].copy_from_slice(&padded(self.symbol)?);
-        r[88..152].copy_from_slice(&padded(self.exported)?);
-        let check = fnv1a(&r[..152]);
-        r[152..156].copy_from_slice(&check.to_le_bytes());
-        Ok(r)
+        self.record().map(|r| r.to_bytes())
     }
-}
-
-/// FNV-1a (32 bits), as `EntryRecord::check` holds it.
-pub fn fnv1a(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
-}
-
-fn padded(name: &str) -> Result<[u8; 64], String> {
-    let b = name.as_bytes();
-    if b.len() > NAME_MAX || b.contains(&0) {
-        return Err(format!("`{name}` does not fit a record's name (at most {NAME_MAX} bytes, no NUL)"));
-    }
-    let mut out = [0u8; 64];
-    out[..b.len()].copy_from_slice(b);
-    Ok(out)
 }
 
 /// A record as a struct literal of `ty` (`super::EntryRecord`), each field read back from
@@ -173,7 +157,9 @@ mod tests {
         assert_eq!(r[12..24], [0xcc, 0x0b, 0, 0, 0xcc, 0x0b, 0, 0, 0xcc, 0x0b, 0, 0]);
         assert_eq!(&r[24..35], b"cuMemAlloc\0");
         assert_eq!(&r[88..102], b"cuMemAlloc_v2\0");
+        let fnv1a = |b: &[u8]| b.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
         assert_eq!(u32::from_le_bytes(r[152..156].try_into().unwrap()), fnv1a(&r[..152]));
+        assert_eq!(EntryRecord::decode(&r, true).map(|d| d.to_bytes()), Some(r));
         assert_eq!(r[156..], [0; 4]);
     }
 

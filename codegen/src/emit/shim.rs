@@ -3,7 +3,8 @@
 //! repository's generated tables, by the `cuda-sys-gen-shim-check` crate in
 //! `codegen/shim-check/`), and written into every crate as it is after the `@generated`
 //! marker, with the crate's name put in. What it needs from the inputs is rendered beside it:
-//! `types/src/codes.rs`, the names and descriptions of the `CUresult` codes.
+//! `types/src/codes.rs`, the names and descriptions of the `CUresult` codes (which the shim's
+//! `result.rs` gives `CUresult` as its name, `Debug` and `Display`).
 
 use std::collections::BTreeMap;
 
@@ -11,16 +12,23 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 9] = [
+pub const SOURCES: [(&str, &str); 16] = [
     ("types/src/answer.rs", include_str!("../shim/answer.rs")),
+    ("types/src/entry.rs", include_str!("../shim/entry.rs")),
+    ("types/src/record.rs", include_str!("../shim/record.rs")),
+    ("types/src/result.rs", include_str!("../shim/result.rs")),
+    ("types/src/rule.rs", include_str!("../shim/rule.rs")),
+    ("types/src/zeroed.rs", include_str!("../shim/zeroed.rs")),
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),
     ("src/error.rs", include_str!("../shim/error.rs")),
     ("src/library.rs", include_str!("../shim/library.rs")),
     ("src/lookup.rs", include_str!("../shim/lookup.rs")),
+    ("src/newest_abi.rs", include_str!("../shim/newest_abi.rs")),
     ("src/runtime.rs", include_str!("../shim/runtime.rs")),
     ("src/standin.rs", include_str!("../shim/standin.rs")),
     ("src/table.rs", include_str!("../shim/table.rs")),
+    ("src/visitor.rs", include_str!("../shim/visitor.rs")),
 ];
 
 /// The paths of [`SOURCES`], in its order.
@@ -83,52 +91,6 @@ pub fn codes_rs(types: &syn::File, docs: &BTreeMap<String, String>) -> TokenStre
         let v = Literal::u32_unsuffixed(*v);
         Some(quote!(#v => Some(#doc),))
     });
-    // `CUresult` prints as its name, with no driver, where the headers define the type.
-    let impls = (!by_value.is_empty()).then(|| {
-        quote! {
-            impl crate::types::cudaError_enum {
-                /// The code's name in the newest pinned toolkit's `cuda.h`
-                /// (`CUDA_ERROR_INVALID_VALUE`), if it defines the code.
-                pub fn name(self) -> Option<&'static str> {
-                    result_name(self.0)
-                }
-
-                /// What the newest pinned toolkit's `cuda.h` says of the code, if it does.
-                pub fn description(self) -> Option<&'static str> {
-                    result_description(self.0)
-                }
-
-                /// `Ok` for `CUDA_SUCCESS`, else the code as the error, for `?`.
-                pub fn result(self) -> Result<(), crate::types::cudaError_enum> {
-                    if self.0 == 0 { Ok(()) } else { Err(self) }
-                }
-            }
-
-            /// `CUDA_ERROR_INVALID_VALUE`, or `CUresult(999)` for a code the headers lack.
-            impl core::fmt::Debug for crate::types::cudaError_enum {
-                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match result_name(self.0) {
-                        Some(name) => f.write_str(name),
-                        None => write!(f, "CUresult({})", self.0),
-                    }
-                }
-            }
-
-            /// `CUDA_ERROR_INVALID_VALUE (1): This indicates that ...` (cuda.h's words), or
-            /// `CUresult 999 (not in cuda.h of this crate)`.
-            impl core::fmt::Display for crate::types::cudaError_enum {
-                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match (result_name(self.0), result_description(self.0)) {
-                        (Some(name), Some(what)) => write!(f, "{name} ({}): {what}", self.0),
-                        (Some(name), None) => write!(f, "{name} ({})", self.0),
-                        _ => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
-                    }
-                }
-            }
-
-            impl std::error::Error for crate::types::cudaError_enum {}
-        }
-    });
     quote! {
         //! The names of the `CUresult` codes, from the newest pinned toolkit's `cuda.h`: what
         //! the shim shows when the driver has no `cuGetErrorName`, or does not know a code,
@@ -143,15 +105,12 @@ pub fn codes_rs(types: &syn::File, docs: &BTreeMap<String, String>) -> TokenStre
         }
 
         /// What cuda.h says of a `CUresult` code, if it says anything.
-        #[allow(dead_code)]
         pub fn result_description(code: u32) -> Option<&'static str> {
             match code {
                 #(#described)*
                 _ => None,
             }
         }
-
-        #impls
     }
 }
 

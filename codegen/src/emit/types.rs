@@ -701,20 +701,7 @@ pub(crate) fn record_impls(items: &[syn::Item]) -> TokenStream {
     }
     quote! {
         #enum_default
-        /// `Default` as C's `= {0}`: every byte zero.
-        macro_rules! zeroed_default {
-            ($($record:ident)*) => {$(
-                impl Default for $record {
-                    #[inline]
-                    fn default() -> Self {
-                        // SAFETY: every field of the record is an integer, a float, a raw
-                        // pointer, an `Option` of a function pointer or a record of those
-                        // (checked by the generator), for which all zero bytes are a value.
-                        unsafe { ::core::mem::zeroed() }
-                    }
-                }
-            )*};
-        }
+        use super::zeroed::zeroed_default;
         zeroed_default!(#(#zeroed)*);
         #(#anon)*
     }

@@ -46,11 +46,9 @@ use crate::registry::ENTRIES;
 use crate::registry::{Entry, EntryRecord, StreamFlags, ENTRY_COUNT};
 use crate::types::CUresult;
 
-pub(crate) const CUDA_SUCCESS: c_uint = 0;
-pub(crate) const CUDA_ERROR_NOT_FOUND: c_uint = 500;
-pub(crate) const STATUS_SUCCESS: c_uint = 0;
-const STATUS_SYMBOL_NOT_FOUND: c_uint = 1;
-const STATUS_VERSION_NOT_SUFFICIENT: c_uint = 2;
+// The codes and statuses of the answer rule's own module: one spelling of each.
+pub(crate) use crate::answer::{CUDA_ERROR_NOT_FOUND, CUDA_SUCCESS, STATUS_SUCCESS};
+use crate::answer::{STATUS_SYMBOL_NOT_FOUND, STATUS_VERSION_NOT_SUFFICIENT};
 /// What `symbolStatus` is set to before the call, to see whether the driver wrote it.
 pub(crate) const STATUS_UNSET: c_uint = c_uint::MAX;
 

@@ -41,10 +41,8 @@
 //! may answer with an ABI the registry does not know yet.
 
 use super::registry::{EntryInfo, ENTRIES};
-
-/// The first driver version (CUDA 13.0) that answers a request for a version above its own
-/// with `CUDA_ERROR_INVALID_VALUE` rather than with the newest ABI it has.
-pub const FIRST_REFUSING_DRIVER: u32 = 13000;
+use super::rule::{pick, Pick};
+pub use super::rule::{driver_has, entry_floor, Invalid, FIRST_REFUSING_DRIVER};
 
 /// `CUDA_SUCCESS`.
 pub const CUDA_SUCCESS: u32 = 0;
@@ -58,10 +56,6 @@ pub const STATUS_SUCCESS: u32 = 0;
 pub const STATUS_SYMBOL_NOT_FOUND: u32 = 1;
 /// `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`.
 pub const STATUS_VERSION_NOT_SUFFICIENT: u32 = 2;
-
-/// The flag bits a driver knows: `LEGACY_STREAM` (1) and `PER_THREAD_DEFAULT_STREAM` (2).
-const KNOWN_FLAGS: u64 = 3;
-const PER_THREAD: u64 = 2;
 
 /// What a driver answers to one `cuGetProcAddress` request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,15 +71,6 @@ pub enum DriverAnswer {
     VersionNotSufficient,
     /// `CUDA_ERROR_INVALID_VALUE`, the status unwritten, the pointer NULL.
     InvalidValue(Invalid),
-}
-
-/// Why a request is `CUDA_ERROR_INVALID_VALUE`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Invalid {
-    /// A flag bit other than 1 and 2.
-    Flags,
-    /// A version above the driver's own, asked of a driver of CUDA 13.0 or later.
-    AboveDriver,
 }
 
 impl DriverAnswer {
@@ -119,53 +104,23 @@ impl DriverAnswer {
     }
 }
 
-/// Whether a driver of `driver_version` has the ABIs introduced at `version`: whether it is at
-/// least that version (`driver_version` 0, unknown, has all). No driver of 418 to 580 exports
-/// an entry above its own version, and drivers before CUDA 13.0 asked for such a version answer
-/// with an older ABI: so a request for an entry the driver does not have is never answered
-/// with the entry, and the crate's lookups refuse it before asking (`Lookups::refuses`).
-#[inline]
-pub const fn driver_has(version: u32, driver_version: u32) -> bool {
-    driver_version == 0 || version <= driver_version
-}
-
 /// The answer a driver of `driver_version` (`major*1000 + minor*10`, as `cuDriverGetVersion`
 /// says it) gives to `cuGetProcAddress(symbol, &pfn, version, flags, &status)` on the platform
 /// this is compiled for. See the [module docs](self) for the rule and where it was measured.
 ///
 /// `symbol` is the name as bytes, without its NUL (`b"cuCtxCreate"`, `cstr.to_bytes()`).
 pub fn driver_answer(symbol: &[u8], version: i32, flags: u64, driver_version: u32) -> DriverAnswer {
-    if flags & !KNOWN_FLAGS != 0 {
-        return DriverAnswer::InvalidValue(Invalid::Flags);
-    }
-    // From 13.0 a version above the driver's own is refused, compared as a signed number: 580
-    // answers -1, -2, -1000 and i32::MIN with its newest ABI.
-    if driver_version >= FIRST_REFUSING_DRIVER && i64::from(version) > i64::from(driver_version) {
-        return DriverAnswer::InvalidValue(Invalid::AboveDriver);
-    }
-    // The ABI is picked reading the version as unsigned (measured on 470 to 580): a negative
-    // version asks for the newest.
-    let version = version as u32;
     let start = ENTRIES.partition_point(|e| e.symbol.as_bytes() < symbol);
-    let has = |e: &&'static EntryInfo| e.platforms.here() && driver_has(e.version, driver_version);
-    let abis = ENTRIES[start..].iter().take_while(|e| e.symbol.as_bytes() == symbol).filter(has);
-    let mut known = false;
-    let mut per_thread_variants = false;
-    for e in abis.clone() {
-        known = true;
-        per_thread_variants |= e.variant.is_some();
-    }
-    if !known {
-        return DriverAnswer::SymbolNotFound;
-    }
-    // Which kind of ABI answers: per-thread ones for the per-thread flag where the symbol has
-    // them, default ones otherwise.
-    let per_thread = flags & PER_THREAD != 0 && per_thread_variants;
-    let eligible = abis.filter(|e| e.variant.is_some() == per_thread && e.version <= version);
-    // ENTRIES is sorted by version within a symbol: the last eligible row is the newest.
-    match eligible.last() {
-        Some(e) => DriverAnswer::Entry(e),
-        None => DriverAnswer::VersionNotSufficient,
+    let abis = ENTRIES[start..]
+        .iter()
+        .take_while(|e| e.symbol.as_bytes() == symbol)
+        .filter(|e| e.platforms.here())
+        .map(|e| (e, e.version, e.variant.is_some()));
+    match pick(abis, version, flags, driver_version) {
+        Pick::Abi(e) => DriverAnswer::Entry(e),
+        Pick::SymbolNotFound => DriverAnswer::SymbolNotFound,
+        Pick::VersionNotSufficient => DriverAnswer::VersionNotSufficient,
+        Pick::InvalidValue(why) => DriverAnswer::InvalidValue(why),
     }
 }
 

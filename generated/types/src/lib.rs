@@ -16,6 +16,16 @@ pub mod codes;
 #[rustfmt::skip]
 pub mod answer;
 #[rustfmt::skip]
+mod entry;
+#[rustfmt::skip]
+mod record;
+#[rustfmt::skip]
+mod result;
+#[rustfmt::skip]
+mod rule;
+#[rustfmt::skip]
+mod zeroed;
+#[rustfmt::skip]
 pub mod registry;
 #[rustfmt::skip]
 pub mod types;

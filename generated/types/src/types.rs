@@ -19990,13 +19990,7 @@ impl Default for cudaError_enum {
         Self::CUDA_SUCCESS
     }
 }
-/// `Default` as C's `= {0}`: every byte zero.
-macro_rules! zeroed_default {
-    ($($record:ident)*) => {
-        $(impl Default for $record { #[inline] fn default() -> Self { unsafe {
-        ::core::mem::zeroed() } } })*
-    };
-}
+use super::zeroed::zeroed_default;
 zeroed_default!(
     CUDA_ARRAY3D_DESCRIPTOR_st CUDA_ARRAY3D_DESCRIPTOR_v1_st CUDA_ARRAY_DESCRIPTOR_st
     CUDA_ARRAY_DESCRIPTOR_v1_st CUDA_ARRAY_MEMORY_REQUIREMENTS_st

@@ -8,8 +8,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::add_toolkit::signals::HoldSignals;
 use crate::emit::Files;
-use crate::pin::signals::HoldSignals;
 use crate::version::ToolkitVersion;
 use crate::write::WriteReport;
 use crate::Error;
