@@ -10,7 +10,7 @@ use core::ffi::CStr;
 
 // `super::`, not `crate::`: the types crate is a module of the shim's check crate.
 use super::record::EntryRecord;
-use super::registry::{ENTRIES, ENTRY_COUNT, TOOLKITS};
+use super::registry::{ENTRIES, ENTRY_COUNT, RECORDS, TOOLKITS};
 
 /// Which per-thread default stream variant an entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -167,8 +167,9 @@ pub unsafe trait Entry: sealed::Sealed + 'static {
     const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
     /// This entry's [`EntryRecord`]: a static of its own, which every lookup of the
     /// entry reaches (its name is the one passed to the driver), so that the program
-    /// holds it exactly where it holds code that looks the entry up.
-    const RECORD: &'static EntryRecord;
+    /// holds it exactly where it holds code that looks the entry up. From the registry's
+    /// `RECORDS` table, a `const`: one table instead of a constant in each marker's impl.
+    const RECORD: &'static EntryRecord = RECORDS[Self::INDEX];
     /// The name passed to `cuGetProcAddress`: the bytes of [`Self::RECORD`].
     const SYMBOL: &'static CStr = Self::RECORD.c_symbol();
     /// The exact version passed to `cuGetProcAddress`.

@@ -7325,6 +7325,1095 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         ..COMMON
     },
 ];
+/// Each entry's record, by index: where [`Entry::RECORD`] comes from. A `const`, not a
+/// `static`: evaluated at compile time, `RECORDS[i]` is a pointer to one record's
+/// static, so a program holds the records of the entries it looks up and no others.
+/// One table instead of a `const RECORD` in each marker's impl: 780 constants fewer
+/// for rustc to check (docs/performance.md).
+pub(crate) const RECORDS: [&EntryRecord; ENTRY_COUNT] = [
+    &records::cuArray3DCreate_v2000,
+    &records::cuArray3DCreate_v3020,
+    &records::cuArray3DGetDescriptor_v2000,
+    &records::cuArray3DGetDescriptor_v3020,
+    &records::cuArrayCreate_v2000,
+    &records::cuArrayCreate_v3020,
+    &records::cuArrayDestroy_v2000,
+    &records::cuArrayGetDescriptor_v2000,
+    &records::cuArrayGetDescriptor_v3020,
+    &records::cuArrayGetMemoryRequirements_v11060,
+    &records::cuArrayGetPlane_v11020,
+    &records::cuArrayGetSparseProperties_v11010,
+    &records::cuCheckpointOperationComplete_v13040,
+    &records::cuCheckpointProcessCheckpoint_v12080,
+    &records::cuCheckpointProcessGetRestoreThreadId_v12080,
+    &records::cuCheckpointProcessGetState_v12080,
+    &records::cuCheckpointProcessLock_v12080,
+    &records::cuCheckpointProcessRestore_v12080,
+    &records::cuCheckpointProcessUnlock_v12080,
+    &records::cuCoredumpDeregisterCompleteCallback_v13020,
+    &records::cuCoredumpDeregisterStartCallback_v13020,
+    &records::cuCoredumpGetAttribute_v12010,
+    &records::cuCoredumpGetAttributeGlobal_v12010,
+    &records::cuCoredumpRegisterCompleteCallback_v13020,
+    &records::cuCoredumpRegisterStartCallback_v13020,
+    &records::cuCoredumpSetAttribute_v12010,
+    &records::cuCoredumpSetAttributeGlobal_v12010,
+    &records::cuCtxAttach_v2000,
+    &records::cuCtxCreate_v2000,
+    &records::cuCtxCreate_v3020,
+    &records::cuCtxCreate_v11040,
+    &records::cuCtxCreate_v12050,
+    &records::cuCtxDestroy_v2000,
+    &records::cuCtxDestroy_v4000,
+    &records::cuCtxDetach_v2000,
+    &records::cuCtxDisablePeerAccess_v4000,
+    &records::cuCtxEnablePeerAccess_v4000,
+    &records::cuCtxFromGreenCtx_v12040,
+    &records::cuCtxGetApiVersion_v3020,
+    &records::cuCtxGetCacheConfig_v3020,
+    &records::cuCtxGetCurrent_v4000,
+    &records::cuCtxGetDevResource_v12040,
+    &records::cuCtxGetDevice_v2000,
+    &records::cuCtxGetDevice_v13000,
+    &records::cuCtxGetExecAffinity_v11040,
+    &records::cuCtxGetFlags_v7000,
+    &records::cuCtxGetId_v12000,
+    &records::cuCtxGetLimit_v3010,
+    &records::cuCtxGetSharedMemConfig_v4020,
+    &records::cuCtxGetStreamPriorityRange_v5050,
+    &records::cuCtxPopCurrent_v2000,
+    &records::cuCtxPopCurrent_v4000,
+    &records::cuCtxPushCurrent_v2000,
+    &records::cuCtxPushCurrent_v4000,
+    &records::cuCtxRecordEvent_v12050,
+    &records::cuCtxResetPersistingL2Cache_v11000,
+    &records::cuCtxSetCacheConfig_v3020,
+    &records::cuCtxSetCurrent_v4000,
+    &records::cuCtxSetFlags_v12010,
+    &records::cuCtxSetLimit_v3010,
+    &records::cuCtxSetSharedMemConfig_v4020,
+    &records::cuCtxSynchronize_v2000,
+    &records::cuCtxSynchronize_v13000,
+    &records::cuCtxWaitEvent_v12050,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10CtxCreate_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10CtxCreate_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10CtxCreateOnDevice_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10GetDevice_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10GetDevices_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10GetDirect3DDevice_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10MapResources_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10RegisterResource_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedArray_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedPitch_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedPitch_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedPointer_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedPointer_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedSize_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetMappedSize_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetSurfaceDimensions_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceGetSurfaceDimensions_v3020,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10ResourceSetMapFlags_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10UnmapResources_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d10")]
+    &records::cuD3D10UnregisterResource_v2010,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuD3D11CtxCreate_v3000,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuD3D11CtxCreate_v3020,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuD3D11CtxCreateOnDevice_v3020,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuD3D11GetDevice_v3000,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuD3D11GetDevices_v3020,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuD3D11GetDirect3DDevice_v3020,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9Begin_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9CtxCreate_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9CtxCreate_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9CtxCreateOnDevice_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9End_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9GetDevice_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9GetDevices_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9GetDirect3DDevice_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9MapResources_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9MapVertexBuffer_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9MapVertexBuffer_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9RegisterResource_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9RegisterVertexBuffer_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedArray_v2010,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedPitch_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedPitch_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedPointer_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedPointer_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedSize_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetMappedSize_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetSurfaceDimensions_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceGetSurfaceDimensions_v3020,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9ResourceSetMapFlags_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9UnmapResources_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9UnmapVertexBuffer_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9UnregisterResource_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuD3D9UnregisterVertexBuffer_v2000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    &records::cuDestroyExternalMemory_v10000,
+    &records::cuDestroyExternalSemaphore_v10000,
+    &records::cuDevResourceGenerateDesc_v12040,
+    &records::cuDevSmResourceSplit_v13010,
+    &records::cuDevSmResourceSplitByCount_v12040,
+    &records::cuDeviceCanAccessPeer_v4000,
+    &records::cuDeviceComputeCapability_v2000,
+    &records::cuDeviceGet_v2000,
+    &records::cuDeviceGetAttribute_v2000,
+    &records::cuDeviceGetByPCIBusId_v4010,
+    &records::cuDeviceGetCliqueCount_v13040,
+    &records::cuDeviceGetCliqueInfo_v13040,
+    &records::cuDeviceGetCount_v2000,
+    &records::cuDeviceGetDefaultMemPool_v11020,
+    &records::cuDeviceGetDevResource_v12040,
+    &records::cuDeviceGetExecAffinitySupport_v11040,
+    &records::cuDeviceGetFabricClusterUuid_v13040,
+    &records::cuDeviceGetGraphMemAttribute_v11040,
+    &records::cuDeviceGetHostAtomicCapabilities_v13000,
+    &records::cuDeviceGetLuid_v10000,
+    &records::cuDeviceGetMemPool_v11020,
+    &records::cuDeviceGetName_v2000,
+    &records::cuDeviceGetNvSciSyncAttributes_v10020,
+    &records::cuDeviceGetP2PAtomicCapabilities_v13000,
+    &records::cuDeviceGetP2PAttribute_v8000,
+    &records::cuDeviceGetPCIBusId_v4010,
+    &records::cuDeviceGetProperties_v2000,
+    &records::cuDeviceGetTexture1DLinearMaxWidth_v11010,
+    &records::cuDeviceGetUuid_v9020,
+    &records::cuDeviceGetUuid_v11040,
+    &records::cuDeviceGraphMemTrim_v11040,
+    &records::cuDevicePrimaryCtxGetState_v7000,
+    &records::cuDevicePrimaryCtxRelease_v7000,
+    &records::cuDevicePrimaryCtxRelease_v11000,
+    &records::cuDevicePrimaryCtxReset_v7000,
+    &records::cuDevicePrimaryCtxReset_v11000,
+    &records::cuDevicePrimaryCtxRetain_v7000,
+    &records::cuDevicePrimaryCtxSetFlags_v7000,
+    &records::cuDevicePrimaryCtxSetFlags_v11000,
+    &records::cuDeviceRegisterAsyncNotification_v12040,
+    &records::cuDeviceSetGraphMemAttribute_v11040,
+    &records::cuDeviceSetMemPool_v11020,
+    &records::cuDeviceTotalMem_v2000,
+    &records::cuDeviceTotalMem_v3020,
+    &records::cuDeviceUnregisterAsyncNotification_v12040,
+    &records::cuDriverGetVersion_v2020,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamConsumerAcquireFrame_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamConsumerConnect_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamConsumerConnectWithFlags_v8000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamConsumerDisconnect_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamConsumerReleaseFrame_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamProducerConnect_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamProducerDisconnect_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamProducerPresentFrame_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuEGLStreamProducerReturnFrame_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    &records::cuEventCreate_v2000,
+    #[cfg(feature = "egl")]
+    &records::cuEventCreateFromEGLSync_v9000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    &records::cuEventDestroy_v2000,
+    &records::cuEventDestroy_v4000,
+    &records::cuEventElapsedTime_v2000,
+    &records::cuEventElapsedTime_v12080,
+    &records::cuEventQuery_v2000,
+    &records::cuEventRecord_v2000,
+    &records::cuEventRecord_v7000_ptsz,
+    &records::cuEventRecordWithFlags_v11010,
+    &records::cuEventRecordWithFlags_v11010_ptsz,
+    &records::cuEventSynchronize_v2000,
+    &records::cuExternalMemoryGetMappedBuffer_v10000,
+    &records::cuExternalMemoryGetMappedMipmappedArray_v10000,
+    &records::cuFabricCpyBatchAsync_v13050,
+    &records::cuFabricCpyBatchAsync_v13050_ptsz,
+    &records::cuFlushGPUDirectRDMAWrites_v11030,
+    &records::cuFuncGetAttribute_v2020,
+    &records::cuFuncGetModule_v11000,
+    &records::cuFuncGetName_v12030,
+    &records::cuFuncGetParamCount_v13020,
+    &records::cuFuncGetParamInfo_v12040,
+    &records::cuFuncIsLoaded_v12040,
+    &records::cuFuncLoad_v12040,
+    &records::cuFuncSetAttribute_v9000,
+    &records::cuFuncSetBlockShape_v2000,
+    &records::cuFuncSetCacheConfig_v3000,
+    &records::cuFuncSetSharedMemConfig_v4020,
+    &records::cuFuncSetSharedSize_v2000,
+    #[cfg(feature = "gl")]
+    &records::cuGLCtxCreate_v2000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLCtxCreate_v3020,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLGetDevices_v4010,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLGetDevices_v6050,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLInit_v2000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLMapBufferObject_v2000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLMapBufferObject_v3020,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLMapBufferObject_v7000_ptds,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLMapBufferObjectAsync_v2030,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLMapBufferObjectAsync_v3020,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLMapBufferObjectAsync_v7000_ptsz,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLRegisterBufferObject_v2000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLSetBufferObjectMapFlags_v2030,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLUnmapBufferObject_v2000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLUnmapBufferObjectAsync_v2030,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGLUnregisterBufferObject_v2000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    &records::cuGetErrorName_v6000,
+    &records::cuGetErrorString_v6000,
+    &records::cuGetExportTable_v3000,
+    &records::cuGetProcAddress_v11030,
+    &records::cuGetProcAddress_v12000,
+    &records::cuGraphAddBatchMemOpNode_v11070,
+    &records::cuGraphAddChildGraphNode_v10000,
+    &records::cuGraphAddDependencies_v10000,
+    &records::cuGraphAddDependencies_v12030,
+    &records::cuGraphAddEmptyNode_v10000,
+    &records::cuGraphAddEventRecordNode_v11010,
+    &records::cuGraphAddEventWaitNode_v11010,
+    &records::cuGraphAddExternalSemaphoresSignalNode_v11020,
+    &records::cuGraphAddExternalSemaphoresWaitNode_v11020,
+    &records::cuGraphAddHostNode_v10000,
+    &records::cuGraphAddKernelNode_v10000,
+    &records::cuGraphAddKernelNode_v12000,
+    &records::cuGraphAddMemAllocNode_v11040,
+    &records::cuGraphAddMemFreeNode_v11040,
+    &records::cuGraphAddMemcpyNode_v10000,
+    &records::cuGraphAddMemsetNode_v10000,
+    &records::cuGraphAddNode_v12020,
+    &records::cuGraphAddNode_v12030,
+    &records::cuGraphAddNode_v13040,
+    &records::cuGraphBatchMemOpNodeGetParams_v11070,
+    &records::cuGraphBatchMemOpNodeSetParams_v11070,
+    &records::cuGraphChildGraphNodeGetGraph_v10000,
+    &records::cuGraphClone_v10000,
+    &records::cuGraphConditionalHandleCreate_v12030,
+    &records::cuGraphCreate_v10000,
+    &records::cuGraphDebugDotPrint_v11030,
+    &records::cuGraphDestroy_v10000,
+    &records::cuGraphDestroyNode_v10000,
+    &records::cuGraphEventRecordNodeGetEvent_v11010,
+    &records::cuGraphEventRecordNodeSetEvent_v11010,
+    &records::cuGraphEventWaitNodeGetEvent_v11010,
+    &records::cuGraphEventWaitNodeSetEvent_v11010,
+    &records::cuGraphExecBatchMemOpNodeSetParams_v11070,
+    &records::cuGraphExecChildGraphNodeSetParams_v11010,
+    &records::cuGraphExecDestroy_v10000,
+    &records::cuGraphExecEventRecordNodeSetEvent_v11010,
+    &records::cuGraphExecEventWaitNodeSetEvent_v11010,
+    &records::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020,
+    &records::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020,
+    &records::cuGraphExecGetFlags_v12000,
+    &records::cuGraphExecGetId_v13010,
+    &records::cuGraphExecHostNodeSetParams_v10020,
+    &records::cuGraphExecKernelNodeSetParams_v10010,
+    &records::cuGraphExecKernelNodeSetParams_v12000,
+    &records::cuGraphExecMemcpyNodeSetParams_v10020,
+    &records::cuGraphExecMemsetNodeSetParams_v10020,
+    &records::cuGraphExecNodeSetParams_v12020,
+    &records::cuGraphExecUpdate_v10020,
+    &records::cuGraphExecUpdate_v12000,
+    &records::cuGraphExternalSemaphoresSignalNodeGetParams_v11020,
+    &records::cuGraphExternalSemaphoresSignalNodeSetParams_v11020,
+    &records::cuGraphExternalSemaphoresWaitNodeGetParams_v11020,
+    &records::cuGraphExternalSemaphoresWaitNodeSetParams_v11020,
+    &records::cuGraphGetEdges_v10000,
+    &records::cuGraphGetEdges_v12030,
+    &records::cuGraphGetId_v13010,
+    &records::cuGraphGetNodes_v10000,
+    &records::cuGraphGetRootNodes_v10000,
+    &records::cuGraphHostNodeGetParams_v10000,
+    &records::cuGraphHostNodeSetParams_v10000,
+    &records::cuGraphInstantiate_v10000,
+    &records::cuGraphInstantiate_v11000,
+    &records::cuGraphInstantiateWithFlags_v11040,
+    &records::cuGraphInstantiateWithParams_v12000,
+    &records::cuGraphInstantiateWithParams_v12000_ptsz,
+    &records::cuGraphKernelNodeCopyAttributes_v11000,
+    &records::cuGraphKernelNodeGetAttribute_v11000,
+    &records::cuGraphKernelNodeGetParams_v10000,
+    &records::cuGraphKernelNodeGetParams_v12000,
+    &records::cuGraphKernelNodeSetAttribute_v11000,
+    &records::cuGraphKernelNodeSetParams_v10000,
+    &records::cuGraphKernelNodeSetParams_v12000,
+    &records::cuGraphLaunch_v10000,
+    &records::cuGraphLaunch_v10000_ptsz,
+    &records::cuGraphMemAllocNodeGetParams_v11040,
+    &records::cuGraphMemFreeNodeGetParams_v11040,
+    &records::cuGraphMemcpyNodeGetParams_v10000,
+    &records::cuGraphMemcpyNodeSetParams_v10000,
+    &records::cuGraphMemsetNodeGetParams_v10000,
+    &records::cuGraphMemsetNodeSetParams_v10000,
+    &records::cuGraphNodeFindInClone_v10000,
+    &records::cuGraphNodeGetContainingGraph_v13010,
+    &records::cuGraphNodeGetDependencies_v10000,
+    &records::cuGraphNodeGetDependencies_v12030,
+    &records::cuGraphNodeGetDependentNodes_v10000,
+    &records::cuGraphNodeGetDependentNodes_v12030,
+    &records::cuGraphNodeGetEnabled_v11060,
+    &records::cuGraphNodeGetLocalId_v13010,
+    &records::cuGraphNodeGetParams_v13020,
+    &records::cuGraphNodeGetToolsId_v13010,
+    &records::cuGraphNodeGetType_v10000,
+    &records::cuGraphNodeSetEnabled_v11060,
+    &records::cuGraphNodeSetParams_v12020,
+    &records::cuGraphNodeSetParams_v13040,
+    &records::cuGraphReleaseUserObject_v11030,
+    &records::cuGraphRemoveDependencies_v10000,
+    &records::cuGraphRemoveDependencies_v12030,
+    &records::cuGraphRetainUserObject_v11030,
+    &records::cuGraphUpload_v11010,
+    &records::cuGraphUpload_v11010_ptsz,
+    #[cfg(feature = "d3d10")]
+    &records::cuGraphicsD3D10RegisterResource_v3000,
+    #[cfg(not(feature = "d3d10"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d11")]
+    &records::cuGraphicsD3D11RegisterResource_v3000,
+    #[cfg(not(feature = "d3d11"))]
+    &NO_RECORD,
+    #[cfg(feature = "d3d9")]
+    &records::cuGraphicsD3D9RegisterResource_v3000,
+    #[cfg(not(feature = "d3d9"))]
+    &NO_RECORD,
+    #[cfg(feature = "egl")]
+    &records::cuGraphicsEGLRegisterImage_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGraphicsGLRegisterBuffer_v3000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    #[cfg(feature = "gl")]
+    &records::cuGraphicsGLRegisterImage_v3000,
+    #[cfg(not(feature = "gl"))]
+    &NO_RECORD,
+    &records::cuGraphicsMapResources_v3000,
+    &records::cuGraphicsMapResources_v7000_ptsz,
+    #[cfg(feature = "egl")]
+    &records::cuGraphicsResourceGetMappedEglFrame_v7000,
+    #[cfg(not(feature = "egl"))]
+    &NO_RECORD,
+    &records::cuGraphicsResourceGetMappedMipmappedArray_v5000,
+    &records::cuGraphicsResourceGetMappedPointer_v3000,
+    &records::cuGraphicsResourceGetMappedPointer_v3020,
+    &records::cuGraphicsResourceSetMapFlags_v3000,
+    &records::cuGraphicsResourceSetMapFlags_v6050,
+    &records::cuGraphicsSubResourceGetMappedArray_v3000,
+    &records::cuGraphicsUnmapResources_v3000,
+    &records::cuGraphicsUnmapResources_v7000_ptsz,
+    &records::cuGraphicsUnregisterResource_v3000,
+    #[cfg(feature = "vdpau")]
+    &records::cuGraphicsVDPAURegisterOutputSurface_v3010,
+    #[cfg(not(feature = "vdpau"))]
+    &NO_RECORD,
+    #[cfg(feature = "vdpau")]
+    &records::cuGraphicsVDPAURegisterVideoSurface_v3010,
+    #[cfg(not(feature = "vdpau"))]
+    &NO_RECORD,
+    &records::cuGreenCtxCreate_v12040,
+    &records::cuGreenCtxDestroy_v12040,
+    &records::cuGreenCtxGetDevResource_v12040,
+    &records::cuGreenCtxGetId_v12090,
+    &records::cuGreenCtxRecordEvent_v12040,
+    &records::cuGreenCtxStreamCreate_v12050,
+    &records::cuGreenCtxWaitEvent_v12040,
+    &records::cuImportExternalMemory_v10000,
+    &records::cuImportExternalSemaphore_v10000,
+    &records::cuInit_v2000,
+    &records::cuIpcCloseMemHandle_v4010,
+    &records::cuIpcGetEventHandle_v4010,
+    &records::cuIpcGetMemHandle_v4010,
+    &records::cuIpcOpenEventHandle_v4010,
+    &records::cuIpcOpenMemHandle_v4010,
+    &records::cuIpcOpenMemHandle_v11000,
+    &records::cuKernelGetAttribute_v12000,
+    &records::cuKernelGetFunction_v12000,
+    &records::cuKernelGetLibrary_v12050,
+    &records::cuKernelGetName_v12030,
+    &records::cuKernelGetParamCount_v13020,
+    &records::cuKernelGetParamInfo_v12040,
+    &records::cuKernelSetAttribute_v12000,
+    &records::cuKernelSetCacheConfig_v12000,
+    &records::cuLaunch_v2000,
+    &records::cuLaunchCooperativeKernel_v9000,
+    &records::cuLaunchCooperativeKernel_v9000_ptsz,
+    &records::cuLaunchCooperativeKernelMultiDevice_v9000,
+    &records::cuLaunchGrid_v2000,
+    &records::cuLaunchGridAsync_v2000,
+    &records::cuLaunchHostFunc_v10000,
+    &records::cuLaunchHostFunc_v10000_ptsz,
+    &records::cuLaunchHostFunc_v13010,
+    &records::cuLaunchHostFunc_v13010_ptsz,
+    &records::cuLaunchKernel_v4000,
+    &records::cuLaunchKernel_v7000_ptsz,
+    &records::cuLaunchKernelEx_v11060,
+    &records::cuLaunchKernelEx_v11060_ptsz,
+    &records::cuLibraryEnumerateKernels_v12040,
+    &records::cuLibraryGetGlobal_v12000,
+    &records::cuLibraryGetKernel_v12000,
+    &records::cuLibraryGetKernelCount_v12040,
+    &records::cuLibraryGetManaged_v12000,
+    &records::cuLibraryGetModule_v12000,
+    &records::cuLibraryGetUnifiedFunction_v12000,
+    &records::cuLibraryLoadData_v12000,
+    &records::cuLibraryLoadFromFile_v12000,
+    &records::cuLibraryUnload_v12000,
+    &records::cuLinkAddData_v5050,
+    &records::cuLinkAddData_v6050,
+    &records::cuLinkAddFile_v5050,
+    &records::cuLinkAddFile_v6050,
+    &records::cuLinkComplete_v5050,
+    &records::cuLinkCreate_v5050,
+    &records::cuLinkCreate_v6050,
+    &records::cuLinkDestroy_v5050,
+    &records::cuLogicalEndpointAddDevice_v13030,
+    &records::cuLogicalEndpointBindAddr_v13030,
+    &records::cuLogicalEndpointBindMem_v13030,
+    &records::cuLogicalEndpointCreate_v13030,
+    &records::cuLogicalEndpointDestroy_v13030,
+    &records::cuLogicalEndpointExport_v13030,
+    &records::cuLogicalEndpointGetLimits_v13030,
+    &records::cuLogicalEndpointIdRelease_v13030,
+    &records::cuLogicalEndpointIdReserve_v13030,
+    &records::cuLogicalEndpointImport_v13030,
+    &records::cuLogicalEndpointQuery_v13030,
+    &records::cuLogicalEndpointUnbind_v13030,
+    &records::cuLogsCurrent_v12090,
+    &records::cuLogsDumpToFile_v12090,
+    &records::cuLogsDumpToMemory_v12090,
+    &records::cuLogsRegisterCallback_v12090,
+    &records::cuLogsUnregisterCallback_v12090,
+    &records::cuMemAddressFree_v10020,
+    &records::cuMemAddressReserve_v10020,
+    &records::cuMemAdvise_v8000,
+    &records::cuMemAdvise_v12020,
+    &records::cuMemAlloc_v2000,
+    &records::cuMemAlloc_v3020,
+    &records::cuMemAllocAsync_v11020,
+    &records::cuMemAllocAsync_v11020_ptsz,
+    &records::cuMemAllocFromPoolAsync_v11020,
+    &records::cuMemAllocFromPoolAsync_v11020_ptsz,
+    &records::cuMemAllocHost_v2000,
+    &records::cuMemAllocHost_v3020,
+    &records::cuMemAllocManaged_v6000,
+    &records::cuMemAllocPitch_v2000,
+    &records::cuMemAllocPitch_v3020,
+    &records::cuMemBatchDecompressAsync_v12060,
+    &records::cuMemBatchDecompressAsync_v12060_ptsz,
+    &records::cuMemCreate_v10020,
+    &records::cuMemDiscardAndPrefetchBatchAsync_v13000,
+    &records::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz,
+    &records::cuMemDiscardBatchAsync_v13000,
+    &records::cuMemDiscardBatchAsync_v13000_ptsz,
+    &records::cuMemExportToShareableHandle_v10020,
+    &records::cuMemFree_v2000,
+    &records::cuMemFree_v3020,
+    &records::cuMemFreeAsync_v11020,
+    &records::cuMemFreeAsync_v11020_ptsz,
+    &records::cuMemFreeHost_v2000,
+    &records::cuMemGetAccess_v10020,
+    &records::cuMemGetAddressRange_v2000,
+    &records::cuMemGetAddressRange_v3020,
+    &records::cuMemGetAllocationGranularity_v10020,
+    &records::cuMemGetAllocationPropertiesFromHandle_v10020,
+    &records::cuMemGetDefaultMemPool_v13000,
+    &records::cuMemGetHandleForAddressRange_v11070,
+    &records::cuMemGetInfo_v2000,
+    &records::cuMemGetInfo_v3020,
+    &records::cuMemGetLocationInfo_v13040,
+    &records::cuMemGetMemPool_v13000,
+    &records::cuMemHostAlloc_v2020,
+    &records::cuMemHostGetDevicePointer_v2020,
+    &records::cuMemHostGetDevicePointer_v3020,
+    &records::cuMemHostGetFlags_v2030,
+    &records::cuMemHostRegister_v4000,
+    &records::cuMemHostRegister_v6050,
+    &records::cuMemHostUnregister_v4000,
+    &records::cuMemImportFromShareableHandle_v10020,
+    &records::cuMemMap_v10020,
+    &records::cuMemMapArrayAsync_v11010,
+    &records::cuMemMapArrayAsync_v11010_ptsz,
+    &records::cuMemPoolCreate_v11020,
+    &records::cuMemPoolDestroy_v11020,
+    &records::cuMemPoolExportPointer_v11020,
+    &records::cuMemPoolExportToShareableHandle_v11020,
+    &records::cuMemPoolGetAccess_v11020,
+    &records::cuMemPoolGetAttribute_v11020,
+    &records::cuMemPoolImportFromShareableHandle_v11020,
+    &records::cuMemPoolImportPointer_v11020,
+    &records::cuMemPoolSetAccess_v11020,
+    &records::cuMemPoolSetAttribute_v11020,
+    &records::cuMemPoolTrimTo_v11020,
+    &records::cuMemPrefetchAsync_v8000,
+    &records::cuMemPrefetchAsync_v8000_ptsz,
+    &records::cuMemPrefetchAsync_v12020,
+    &records::cuMemPrefetchAsync_v12020_ptsz,
+    &records::cuMemPrefetchBatchAsync_v13000,
+    &records::cuMemPrefetchBatchAsync_v13000_ptsz,
+    &records::cuMemRangeGetAttribute_v8000,
+    &records::cuMemRangeGetAttributes_v8000,
+    &records::cuMemRelease_v10020,
+    &records::cuMemRetainAllocationHandle_v11000,
+    &records::cuMemSetAccess_v10020,
+    &records::cuMemSetMemPool_v13000,
+    &records::cuMemUnmap_v10020,
+    &records::cuMemcpy_v4000,
+    &records::cuMemcpy_v7000_ptds,
+    &records::cuMemcpy2D_v2000,
+    &records::cuMemcpy2D_v3020,
+    &records::cuMemcpy2D_v7000_ptds,
+    &records::cuMemcpy2DAsync_v2000,
+    &records::cuMemcpy2DAsync_v3020,
+    &records::cuMemcpy2DAsync_v7000_ptsz,
+    &records::cuMemcpy2DUnaligned_v2000,
+    &records::cuMemcpy2DUnaligned_v3020,
+    &records::cuMemcpy2DUnaligned_v7000_ptds,
+    &records::cuMemcpy3D_v2000,
+    &records::cuMemcpy3D_v3020,
+    &records::cuMemcpy3D_v7000_ptds,
+    &records::cuMemcpy3DAsync_v2000,
+    &records::cuMemcpy3DAsync_v3020,
+    &records::cuMemcpy3DAsync_v7000_ptsz,
+    &records::cuMemcpy3DBatchAsync_v12080,
+    &records::cuMemcpy3DBatchAsync_v12080_ptsz,
+    &records::cuMemcpy3DBatchAsync_v13000,
+    &records::cuMemcpy3DBatchAsync_v13000_ptsz,
+    &records::cuMemcpy3DPeer_v4000,
+    &records::cuMemcpy3DPeer_v7000_ptds,
+    &records::cuMemcpy3DPeerAsync_v4000,
+    &records::cuMemcpy3DPeerAsync_v7000_ptsz,
+    &records::cuMemcpy3DWithAttributesAsync_v13020,
+    &records::cuMemcpy3DWithAttributesAsync_v13020_ptsz,
+    &records::cuMemcpyAsync_v4000,
+    &records::cuMemcpyAsync_v7000_ptsz,
+    &records::cuMemcpyAtoA_v2000,
+    &records::cuMemcpyAtoA_v3020,
+    &records::cuMemcpyAtoA_v7000_ptds,
+    &records::cuMemcpyAtoD_v2000,
+    &records::cuMemcpyAtoD_v3020,
+    &records::cuMemcpyAtoD_v7000_ptds,
+    &records::cuMemcpyAtoH_v2000,
+    &records::cuMemcpyAtoH_v3020,
+    &records::cuMemcpyAtoH_v7000_ptds,
+    &records::cuMemcpyAtoHAsync_v2000,
+    &records::cuMemcpyAtoHAsync_v3020,
+    &records::cuMemcpyAtoHAsync_v7000_ptsz,
+    &records::cuMemcpyBatchAsync_v12080,
+    &records::cuMemcpyBatchAsync_v12080_ptsz,
+    &records::cuMemcpyBatchAsync_v13000,
+    &records::cuMemcpyBatchAsync_v13000_ptsz,
+    &records::cuMemcpyDtoA_v2000,
+    &records::cuMemcpyDtoA_v3020,
+    &records::cuMemcpyDtoA_v7000_ptds,
+    &records::cuMemcpyDtoD_v2000,
+    &records::cuMemcpyDtoD_v3020,
+    &records::cuMemcpyDtoD_v7000_ptds,
+    &records::cuMemcpyDtoDAsync_v3000,
+    &records::cuMemcpyDtoDAsync_v3020,
+    &records::cuMemcpyDtoDAsync_v7000_ptsz,
+    &records::cuMemcpyDtoH_v2000,
+    &records::cuMemcpyDtoH_v3020,
+    &records::cuMemcpyDtoH_v7000_ptds,
+    &records::cuMemcpyDtoHAsync_v2000,
+    &records::cuMemcpyDtoHAsync_v3020,
+    &records::cuMemcpyDtoHAsync_v7000_ptsz,
+    &records::cuMemcpyHtoA_v2000,
+    &records::cuMemcpyHtoA_v3020,
+    &records::cuMemcpyHtoA_v7000_ptds,
+    &records::cuMemcpyHtoAAsync_v2000,
+    &records::cuMemcpyHtoAAsync_v3020,
+    &records::cuMemcpyHtoAAsync_v7000_ptsz,
+    &records::cuMemcpyHtoD_v2000,
+    &records::cuMemcpyHtoD_v3020,
+    &records::cuMemcpyHtoD_v7000_ptds,
+    &records::cuMemcpyHtoDAsync_v2000,
+    &records::cuMemcpyHtoDAsync_v3020,
+    &records::cuMemcpyHtoDAsync_v7000_ptsz,
+    &records::cuMemcpyPeer_v4000,
+    &records::cuMemcpyPeer_v7000_ptds,
+    &records::cuMemcpyPeerAsync_v4000,
+    &records::cuMemcpyPeerAsync_v7000_ptsz,
+    &records::cuMemcpyWithAttributesAsync_v13020,
+    &records::cuMemcpyWithAttributesAsync_v13020_ptsz,
+    &records::cuMemsetD16_v2000,
+    &records::cuMemsetD16_v3020,
+    &records::cuMemsetD16_v7000_ptds,
+    &records::cuMemsetD16Async_v3020,
+    &records::cuMemsetD16Async_v7000_ptsz,
+    &records::cuMemsetD2D16_v2000,
+    &records::cuMemsetD2D16_v3020,
+    &records::cuMemsetD2D16_v7000_ptds,
+    &records::cuMemsetD2D16Async_v3020,
+    &records::cuMemsetD2D16Async_v7000_ptsz,
+    &records::cuMemsetD2D32_v2000,
+    &records::cuMemsetD2D32_v3020,
+    &records::cuMemsetD2D32_v7000_ptds,
+    &records::cuMemsetD2D32Async_v3020,
+    &records::cuMemsetD2D32Async_v7000_ptsz,
+    &records::cuMemsetD2D8_v2000,
+    &records::cuMemsetD2D8_v3020,
+    &records::cuMemsetD2D8_v7000_ptds,
+    &records::cuMemsetD2D8Async_v3020,
+    &records::cuMemsetD2D8Async_v7000_ptsz,
+    &records::cuMemsetD32_v2000,
+    &records::cuMemsetD32_v3020,
+    &records::cuMemsetD32_v7000_ptds,
+    &records::cuMemsetD32Async_v3020,
+    &records::cuMemsetD32Async_v7000_ptsz,
+    &records::cuMemsetD8_v2000,
+    &records::cuMemsetD8_v3020,
+    &records::cuMemsetD8_v7000_ptds,
+    &records::cuMemsetD8Async_v3020,
+    &records::cuMemsetD8Async_v7000_ptsz,
+    &records::cuMipmappedArrayCreate_v5000,
+    &records::cuMipmappedArrayDestroy_v5000,
+    &records::cuMipmappedArrayGetLevel_v5000,
+    &records::cuMipmappedArrayGetMemoryRequirements_v11060,
+    &records::cuMipmappedArrayGetSparseProperties_v11010,
+    &records::cuModuleEnumerateFunctions_v12040,
+    &records::cuModuleGetFunction_v2000,
+    &records::cuModuleGetFunctionCount_v12040,
+    &records::cuModuleGetGlobal_v2000,
+    &records::cuModuleGetGlobal_v3020,
+    &records::cuModuleGetLoadingMode_v11070,
+    &records::cuModuleGetSurfRef_v3000,
+    &records::cuModuleGetTexRef_v2000,
+    &records::cuModuleLoad_v2000,
+    &records::cuModuleLoadData_v2000,
+    &records::cuModuleLoadDataEx_v2010,
+    &records::cuModuleLoadFatBinary_v2000,
+    &records::cuModuleUnload_v2000,
+    &records::cuMulticastAddDevice_v12010,
+    &records::cuMulticastBindAddr_v12010,
+    &records::cuMulticastBindAddr_v13010,
+    &records::cuMulticastBindMem_v12010,
+    &records::cuMulticastBindMem_v13010,
+    &records::cuMulticastCreate_v12010,
+    &records::cuMulticastGetGranularity_v12010,
+    &records::cuMulticastUnbind_v12010,
+    &records::cuOccupancyAvailableDynamicSMemPerBlock_v10020,
+    &records::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050,
+    &records::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
+    &records::cuOccupancyMaxActiveClusters_v11070,
+    &records::cuOccupancyMaxPotentialBlockSize_v6050,
+    &records::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000,
+    &records::cuOccupancyMaxPotentialClusterSize_v11070,
+    &records::cuParamSetSize_v2000,
+    &records::cuParamSetTexRef_v2000,
+    &records::cuParamSetf_v2000,
+    &records::cuParamSeti_v2000,
+    &records::cuParamSetv_v2000,
+    &records::cuPointerGetAttribute_v4000,
+    &records::cuPointerGetAttributes_v7000,
+    &records::cuPointerSetAttribute_v6000,
+    #[cfg(feature = "profiler")]
+    &records::cuProfilerInitialize_v4000,
+    #[cfg(not(feature = "profiler"))]
+    &NO_RECORD,
+    #[cfg(feature = "profiler")]
+    &records::cuProfilerStart_v4000,
+    #[cfg(not(feature = "profiler"))]
+    &NO_RECORD,
+    #[cfg(feature = "profiler")]
+    &records::cuProfilerStop_v4000,
+    #[cfg(not(feature = "profiler"))]
+    &NO_RECORD,
+    &records::cuSignalExternalSemaphoresAsync_v10000,
+    &records::cuSignalExternalSemaphoresAsync_v10000_ptsz,
+    &records::cuStreamAddCallback_v5000,
+    &records::cuStreamAddCallback_v7000_ptsz,
+    &records::cuStreamAttachMemAsync_v6000,
+    &records::cuStreamAttachMemAsync_v7000_ptsz,
+    &records::cuStreamBatchMemOp_v8000,
+    &records::cuStreamBatchMemOp_v8000_ptsz,
+    &records::cuStreamBatchMemOp_v11070,
+    &records::cuStreamBatchMemOp_v11070_ptsz,
+    &records::cuStreamBeginCapture_v10000,
+    &records::cuStreamBeginCapture_v10000_ptsz,
+    &records::cuStreamBeginCapture_v10010,
+    &records::cuStreamBeginCapture_v10010_ptsz,
+    &records::cuStreamBeginCaptureToCig_v13010,
+    &records::cuStreamBeginCaptureToCig_v13010_ptsz,
+    &records::cuStreamBeginCaptureToGraph_v12030,
+    &records::cuStreamBeginCaptureToGraph_v12030_ptsz,
+    &records::cuStreamBeginRecaptureToGraph_v13030,
+    &records::cuStreamBeginRecaptureToGraph_v13030_ptsz,
+    &records::cuStreamCopyAttributes_v11000,
+    &records::cuStreamCopyAttributes_v11000_ptsz,
+    &records::cuStreamCreate_v2000,
+    &records::cuStreamCreateWithPriority_v5050,
+    &records::cuStreamDestroy_v2000,
+    &records::cuStreamDestroy_v4000,
+    &records::cuStreamEndCapture_v10000,
+    &records::cuStreamEndCapture_v10000_ptsz,
+    &records::cuStreamEndCaptureToCig_v13010,
+    &records::cuStreamEndCaptureToCig_v13010_ptsz,
+    &records::cuStreamGetAttribute_v11000,
+    &records::cuStreamGetAttribute_v11000_ptsz,
+    &records::cuStreamGetCaptureInfo_v10010,
+    &records::cuStreamGetCaptureInfo_v10010_ptsz,
+    &records::cuStreamGetCaptureInfo_v11030,
+    &records::cuStreamGetCaptureInfo_v11030_ptsz,
+    &records::cuStreamGetCaptureInfo_v12030,
+    &records::cuStreamGetCaptureInfo_v12030_ptsz,
+    &records::cuStreamGetCtx_v9020,
+    &records::cuStreamGetCtx_v9020_ptsz,
+    &records::cuStreamGetCtx_v12050,
+    &records::cuStreamGetCtx_v12050_ptsz,
+    &records::cuStreamGetDevResource_v13010,
+    &records::cuStreamGetDevResource_v13010_ptsz,
+    &records::cuStreamGetDevice_v12080,
+    &records::cuStreamGetDevice_v12080_ptsz,
+    &records::cuStreamGetFlags_v5050,
+    &records::cuStreamGetFlags_v7000_ptsz,
+    &records::cuStreamGetGreenCtx_v12040,
+    &records::cuStreamGetId_v12000,
+    &records::cuStreamGetId_v12000_ptsz,
+    &records::cuStreamGetPriority_v5050,
+    &records::cuStreamGetPriority_v7000_ptsz,
+    &records::cuStreamIsCapturing_v10000,
+    &records::cuStreamIsCapturing_v10000_ptsz,
+    &records::cuStreamQuery_v2000,
+    &records::cuStreamQuery_v7000_ptsz,
+    &records::cuStreamSetAttribute_v11000,
+    &records::cuStreamSetAttribute_v11000_ptsz,
+    &records::cuStreamSynchronize_v2000,
+    &records::cuStreamSynchronize_v7000_ptsz,
+    &records::cuStreamUpdateCaptureDependencies_v11030,
+    &records::cuStreamUpdateCaptureDependencies_v11030_ptsz,
+    &records::cuStreamUpdateCaptureDependencies_v12030,
+    &records::cuStreamUpdateCaptureDependencies_v12030_ptsz,
+    &records::cuStreamWaitEvent_v3020,
+    &records::cuStreamWaitEvent_v7000_ptsz,
+    &records::cuStreamWaitValue32_v8000,
+    &records::cuStreamWaitValue32_v8000_ptsz,
+    &records::cuStreamWaitValue32_v11070,
+    &records::cuStreamWaitValue32_v11070_ptsz,
+    &records::cuStreamWaitValue64_v9000,
+    &records::cuStreamWaitValue64_v9000_ptsz,
+    &records::cuStreamWaitValue64_v11070,
+    &records::cuStreamWaitValue64_v11070_ptsz,
+    &records::cuStreamWriteValue32_v8000,
+    &records::cuStreamWriteValue32_v8000_ptsz,
+    &records::cuStreamWriteValue32_v11070,
+    &records::cuStreamWriteValue32_v11070_ptsz,
+    &records::cuStreamWriteValue64_v9000,
+    &records::cuStreamWriteValue64_v9000_ptsz,
+    &records::cuStreamWriteValue64_v11070,
+    &records::cuStreamWriteValue64_v11070_ptsz,
+    &records::cuSurfObjectCreate_v5000,
+    &records::cuSurfObjectDestroy_v5000,
+    &records::cuSurfObjectGetResourceDesc_v5000,
+    &records::cuSurfRefGetArray_v3000,
+    &records::cuSurfRefSetArray_v3000,
+    &records::cuTensorMapEncodeIm2col_v12000,
+    &records::cuTensorMapEncodeIm2colWide_v12080,
+    &records::cuTensorMapEncodeTiled_v12000,
+    &records::cuTensorMapReplaceAddress_v12000,
+    &records::cuTensorMapSetAllocationClass_v13050,
+    &records::cuTexObjectCreate_v5000,
+    &records::cuTexObjectDestroy_v5000,
+    &records::cuTexObjectGetResourceDesc_v5000,
+    &records::cuTexObjectGetResourceViewDesc_v5000,
+    &records::cuTexObjectGetTextureDesc_v5000,
+    &records::cuTexRefCreate_v2000,
+    &records::cuTexRefDestroy_v2000,
+    &records::cuTexRefGetAddress_v2000,
+    &records::cuTexRefGetAddress_v3020,
+    &records::cuTexRefGetAddressMode_v2000,
+    &records::cuTexRefGetArray_v2000,
+    &records::cuTexRefGetBorderColor_v8000,
+    &records::cuTexRefGetFilterMode_v2000,
+    &records::cuTexRefGetFlags_v2000,
+    &records::cuTexRefGetFormat_v2000,
+    &records::cuTexRefGetMaxAnisotropy_v5000,
+    &records::cuTexRefGetMipmapFilterMode_v5000,
+    &records::cuTexRefGetMipmapLevelBias_v5000,
+    &records::cuTexRefGetMipmapLevelClamp_v5000,
+    &records::cuTexRefGetMipmappedArray_v5000,
+    &records::cuTexRefSetAddress_v2000,
+    &records::cuTexRefSetAddress_v3020,
+    &records::cuTexRefSetAddress2D_v2020,
+    &records::cuTexRefSetAddress2D_v3020,
+    &records::cuTexRefSetAddress2D_v4010,
+    &records::cuTexRefSetAddressMode_v2000,
+    &records::cuTexRefSetArray_v2000,
+    &records::cuTexRefSetBorderColor_v8000,
+    &records::cuTexRefSetFilterMode_v2000,
+    &records::cuTexRefSetFlags_v2000,
+    &records::cuTexRefSetFormat_v2000,
+    &records::cuTexRefSetMaxAnisotropy_v5000,
+    &records::cuTexRefSetMipmapFilterMode_v5000,
+    &records::cuTexRefSetMipmapLevelBias_v5000,
+    &records::cuTexRefSetMipmapLevelClamp_v5000,
+    &records::cuTexRefSetMipmappedArray_v5000,
+    &records::cuThreadExchangeStreamCaptureMode_v10010,
+    &records::cuUserObjectCreate_v11030,
+    &records::cuUserObjectRelease_v11030,
+    &records::cuUserObjectRetain_v11030,
+    #[cfg(feature = "vdpau")]
+    &records::cuVDPAUCtxCreate_v3010,
+    #[cfg(not(feature = "vdpau"))]
+    &NO_RECORD,
+    #[cfg(feature = "vdpau")]
+    &records::cuVDPAUCtxCreate_v3020,
+    #[cfg(not(feature = "vdpau"))]
+    &NO_RECORD,
+    #[cfg(feature = "vdpau")]
+    &records::cuVDPAUGetDevice_v3010,
+    #[cfg(not(feature = "vdpau"))]
+    &NO_RECORD,
+    #[cfg(feature = "wgl")]
+    &records::cuWGLGetDevice_v2020,
+    #[cfg(not(feature = "wgl"))]
+    &NO_RECORD,
+    &records::cuWaitExternalSemaphoresAsync_v10000,
+    &records::cuWaitExternalSemaphoresAsync_v10000_ptsz,
+];
+/// What `RECORDS` holds for an entry whose feature is off: no marker reads it, and it
+/// is all zeros, not a record (no magic). Unused where every feature is on.
+#[allow(dead_code)]
+static NO_RECORD: EntryRecord = EntryRecord {
+    magic: [0; 8],
+    layout: 0,
+    how: 0,
+    flags: 0,
+    abis: 0,
+    version: 0,
+    floor: 0,
+    high: 0,
+    symbol: [0; 64],
+    exported: [0; 64],
+    check: 0,
+    reserved: 0,
+};
 /// One marker type per entry, named like its typedef without `PFN_`: a type only, with
 /// no values (an empty enum), used as `driver.get::<entries::cuMemAlloc_v3020>()`.
 /// Each marker's page says what a caller needs to pick it: the signature, the name the
@@ -7350,7 +8439,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DCreate_v2000 {
         type Fn = crate::pfn::PFN_cuArray3DCreate_v2000;
         const INDEX: usize = 0usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DCreate_v2000;
     }
     /** Creates a 3D CUDA array
 
@@ -7371,7 +8459,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DCreate_v3020 {
         type Fn = crate::pfn::PFN_cuArray3DCreate_v3020;
         const INDEX: usize = 1usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DCreate_v3020;
     }
     /** Get a 3D CUDA array descriptor
 
@@ -7392,7 +8479,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DGetDescriptor_v2000 {
         type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v2000;
         const INDEX: usize = 2usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DGetDescriptor_v2000;
     }
     /** Get a 3D CUDA array descriptor
 
@@ -7413,7 +8499,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArray3DGetDescriptor_v3020 {
         type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v3020;
         const INDEX: usize = 3usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArray3DGetDescriptor_v3020;
     }
     /** Creates a 1D or 2D CUDA array
 
@@ -7434,7 +8519,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayCreate_v2000 {
         type Fn = crate::pfn::PFN_cuArrayCreate_v2000;
         const INDEX: usize = 4usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayCreate_v2000;
     }
     /** Creates a 1D or 2D CUDA array
 
@@ -7455,7 +8539,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayCreate_v3020 {
         type Fn = crate::pfn::PFN_cuArrayCreate_v3020;
         const INDEX: usize = 5usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayCreate_v3020;
     }
     /** Destroys a CUDA array
 
@@ -7474,7 +8557,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuArrayDestroy_v2000;
         const INDEX: usize = 6usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayDestroy_v2000;
     }
     /** Get a 1D or 2D CUDA array descriptor
 
@@ -7495,7 +8577,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetDescriptor_v2000 {
         type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v2000;
         const INDEX: usize = 7usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetDescriptor_v2000;
     }
     /** Get a 1D or 2D CUDA array descriptor
 
@@ -7516,7 +8597,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetDescriptor_v3020 {
         type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v3020;
         const INDEX: usize = 8usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetDescriptor_v3020;
     }
     /** Returns the memory requirements of a CUDA array
 
@@ -7535,7 +8615,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetMemoryRequirements_v11060 {
         type Fn = crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060;
         const INDEX: usize = 9usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetMemoryRequirements_v11060;
     }
     /** Gets a CUDA array plane from a CUDA array
 
@@ -7554,7 +8633,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetPlane_v11020 {
         type Fn = crate::pfn::PFN_cuArrayGetPlane_v11020;
         const INDEX: usize = 10usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetPlane_v11020;
     }
     /** Returns the layout properties of a sparse CUDA array
 
@@ -7573,7 +8651,6 @@ pub mod entries {
     unsafe impl super::Entry for cuArrayGetSparseProperties_v11010 {
         type Fn = crate::pfn::PFN_cuArrayGetSparseProperties_v11010;
         const INDEX: usize = 11usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuArrayGetSparseProperties_v11010;
     }
     /** Complete a custom-storage checkpoint or restore operation
 
@@ -7592,7 +8669,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointOperationComplete_v13040 {
         type Fn = crate::pfn::PFN_cuCheckpointOperationComplete_v13040;
         const INDEX: usize = 12usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointOperationComplete_v13040;
     }
     /** Checkpoint a CUDA process's GPU memory contents
 
@@ -7611,7 +8687,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessCheckpoint_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080;
         const INDEX: usize = 13usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessCheckpoint_v12080;
     }
     /** Returns the restore thread ID for a CUDA process
 
@@ -7630,7 +8705,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessGetRestoreThreadId_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080;
         const INDEX: usize = 14usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessGetRestoreThreadId_v12080;
     }
     /** Returns the process state of a CUDA process
 
@@ -7649,7 +8723,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessGetState_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessGetState_v12080;
         const INDEX: usize = 15usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessGetState_v12080;
     }
     /** Lock a running CUDA process
 
@@ -7668,7 +8741,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessLock_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessLock_v12080;
         const INDEX: usize = 16usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessLock_v12080;
     }
     /** Restore a CUDA process's GPU memory contents from its last checkpoint
 
@@ -7687,7 +8759,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessRestore_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessRestore_v12080;
         const INDEX: usize = 17usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessRestore_v12080;
     }
     /** Unlock a CUDA process to allow CUDA API calls
 
@@ -7706,7 +8777,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCheckpointProcessUnlock_v12080 {
         type Fn = crate::pfn::PFN_cuCheckpointProcessUnlock_v12080;
         const INDEX: usize = 18usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCheckpointProcessUnlock_v12080;
     }
     /** Deregister a previously registered coredump complete callback
 
@@ -7725,7 +8795,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpDeregisterCompleteCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020;
         const INDEX: usize = 19usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpDeregisterCompleteCallback_v13020;
     }
     /** Deregister a previously registered coredump start callback
 
@@ -7744,7 +8813,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpDeregisterStartCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020;
         const INDEX: usize = 20usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpDeregisterStartCallback_v13020;
     }
     /** Allows caller to fetch a coredump attribute value for the current context
 
@@ -7763,7 +8831,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpGetAttribute_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpGetAttribute_v12010;
         const INDEX: usize = 21usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpGetAttribute_v12010;
     }
     /** Allows caller to fetch a coredump attribute value for the entire application
 
@@ -7782,7 +8849,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpGetAttributeGlobal_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010;
         const INDEX: usize = 22usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpGetAttributeGlobal_v12010;
     }
     /** Register a callback to be invoked when a GPU coredump completes
 
@@ -7801,7 +8867,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpRegisterCompleteCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020;
         const INDEX: usize = 23usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpRegisterCompleteCallback_v13020;
     }
     /** Register a callback to be invoked when a GPU coredump begins
 
@@ -7820,7 +8885,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpRegisterStartCallback_v13020 {
         type Fn = crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020;
         const INDEX: usize = 24usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpRegisterStartCallback_v13020;
     }
     /** Allows caller to set a coredump attribute value for the current context
 
@@ -7839,7 +8903,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpSetAttribute_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpSetAttribute_v12010;
         const INDEX: usize = 25usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpSetAttribute_v12010;
     }
     /** Allows caller to set a coredump attribute value globally
 
@@ -7858,7 +8921,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCoredumpSetAttributeGlobal_v12010 {
         type Fn = crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010;
         const INDEX: usize = 26usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCoredumpSetAttributeGlobal_v12010;
     }
     /** Increment a context's usage-count
 
@@ -7877,7 +8939,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxAttach_v2000 {
         type Fn = crate::pfn::PFN_cuCtxAttach_v2000;
         const INDEX: usize = 27usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxAttach_v2000;
     }
     /** Create a CUDA context
 
@@ -7898,7 +8959,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v2000 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v2000;
         const INDEX: usize = 28usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v2000;
     }
     /** Create a CUDA context
 
@@ -7919,7 +8979,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v3020 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v3020;
         const INDEX: usize = 29usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v3020;
     }
     /** Create a CUDA context with execution affinity
 
@@ -7940,7 +8999,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v11040 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v11040;
         const INDEX: usize = 30usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v11040;
     }
     /** Create a CUDA context
 
@@ -7961,7 +9019,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxCreate_v12050 {
         type Fn = crate::pfn::PFN_cuCtxCreate_v12050;
         const INDEX: usize = 31usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxCreate_v12050;
     }
     /** Destroy a CUDA context
 
@@ -7982,7 +9039,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuCtxDestroy_v2000;
         const INDEX: usize = 32usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDestroy_v2000;
     }
     /** Destroy a CUDA context
 
@@ -8003,7 +9059,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDestroy_v4000 {
         type Fn = crate::pfn::PFN_cuCtxDestroy_v4000;
         const INDEX: usize = 33usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDestroy_v4000;
     }
     /** Decrement a context's usage-count
 
@@ -8022,7 +9077,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDetach_v2000 {
         type Fn = crate::pfn::PFN_cuCtxDetach_v2000;
         const INDEX: usize = 34usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDetach_v2000;
     }
     /** Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 
@@ -8041,7 +9095,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxDisablePeerAccess_v4000 {
         type Fn = crate::pfn::PFN_cuCtxDisablePeerAccess_v4000;
         const INDEX: usize = 35usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxDisablePeerAccess_v4000;
     }
     /** Enables direct access to memory allocations in a peer context.
 
@@ -8060,7 +9113,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxEnablePeerAccess_v4000 {
         type Fn = crate::pfn::PFN_cuCtxEnablePeerAccess_v4000;
         const INDEX: usize = 36usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxEnablePeerAccess_v4000;
     }
     /** Returns a [`CUcontext`](crate::types::CUcontext) handle for a green context
 
@@ -8079,7 +9131,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxFromGreenCtx_v12040 {
         type Fn = crate::pfn::PFN_cuCtxFromGreenCtx_v12040;
         const INDEX: usize = 37usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxFromGreenCtx_v12040;
     }
     /** Gets the context's API version.
 
@@ -8098,7 +9149,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetApiVersion_v3020 {
         type Fn = crate::pfn::PFN_cuCtxGetApiVersion_v3020;
         const INDEX: usize = 38usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetApiVersion_v3020;
     }
     /** Returns the preferred cache configuration for the current context.
 
@@ -8117,7 +9167,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetCacheConfig_v3020 {
         type Fn = crate::pfn::PFN_cuCtxGetCacheConfig_v3020;
         const INDEX: usize = 39usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetCacheConfig_v3020;
     }
     /** Returns the CUDA context bound to the calling CPU thread.
 
@@ -8136,7 +9185,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxGetCurrent_v4000;
         const INDEX: usize = 40usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetCurrent_v4000;
     }
     /** Get context resources
 
@@ -8155,7 +9203,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetDevResource_v12040 {
         type Fn = crate::pfn::PFN_cuCtxGetDevResource_v12040;
         const INDEX: usize = 41usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetDevResource_v12040;
     }
     /** Returns the device handle for the current context
 
@@ -8176,7 +9223,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetDevice_v2000 {
         type Fn = crate::pfn::PFN_cuCtxGetDevice_v2000;
         const INDEX: usize = 42usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetDevice_v2000;
     }
     /** Returns the device handle for the specified context
 
@@ -8197,7 +9243,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetDevice_v13000 {
         type Fn = crate::pfn::PFN_cuCtxGetDevice_v13000;
         const INDEX: usize = 43usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetDevice_v13000;
     }
     /** Returns the execution affinity setting for the current context.
 
@@ -8216,7 +9261,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetExecAffinity_v11040 {
         type Fn = crate::pfn::PFN_cuCtxGetExecAffinity_v11040;
         const INDEX: usize = 44usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetExecAffinity_v11040;
     }
     /** Returns the flags for the current context
 
@@ -8235,7 +9279,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetFlags_v7000 {
         type Fn = crate::pfn::PFN_cuCtxGetFlags_v7000;
         const INDEX: usize = 45usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetFlags_v7000;
     }
     /** Returns the unique Id associated with the context supplied
 
@@ -8254,7 +9297,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetId_v12000 {
         type Fn = crate::pfn::PFN_cuCtxGetId_v12000;
         const INDEX: usize = 46usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetId_v12000;
     }
     /** Returns resource limits
 
@@ -8273,7 +9315,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetLimit_v3010 {
         type Fn = crate::pfn::PFN_cuCtxGetLimit_v3010;
         const INDEX: usize = 47usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetLimit_v3010;
     }
     /** Returns the current shared memory configuration for the current context.
 
@@ -8292,7 +9333,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetSharedMemConfig_v4020 {
         type Fn = crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020;
         const INDEX: usize = 48usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetSharedMemConfig_v4020;
     }
     /** Returns numerical values that correspond to the least and greatest stream priorities.
 
@@ -8311,7 +9351,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxGetStreamPriorityRange_v5050 {
         type Fn = crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050;
         const INDEX: usize = 49usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxGetStreamPriorityRange_v5050;
     }
     /** Pops the current CUDA context from the current CPU thread.
 
@@ -8332,7 +9371,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPopCurrent_v2000 {
         type Fn = crate::pfn::PFN_cuCtxPopCurrent_v2000;
         const INDEX: usize = 50usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPopCurrent_v2000;
     }
     /** Pops the current CUDA context from the current CPU thread.
 
@@ -8353,7 +9391,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPopCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxPopCurrent_v4000;
         const INDEX: usize = 51usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPopCurrent_v4000;
     }
     /** Pushes a context on the current CPU thread
 
@@ -8374,7 +9411,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPushCurrent_v2000 {
         type Fn = crate::pfn::PFN_cuCtxPushCurrent_v2000;
         const INDEX: usize = 52usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPushCurrent_v2000;
     }
     /** Pushes a context on the current CPU thread
 
@@ -8395,7 +9431,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxPushCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxPushCurrent_v4000;
         const INDEX: usize = 53usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxPushCurrent_v4000;
     }
     /** Records an event.
 
@@ -8414,7 +9449,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxRecordEvent_v12050 {
         type Fn = crate::pfn::PFN_cuCtxRecordEvent_v12050;
         const INDEX: usize = 54usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxRecordEvent_v12050;
     }
     /** Resets all persisting lines in cache to normal status.
 
@@ -8433,7 +9467,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxResetPersistingL2Cache_v11000 {
         type Fn = crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000;
         const INDEX: usize = 55usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxResetPersistingL2Cache_v11000;
     }
     /** Sets the preferred cache configuration for the current context.
 
@@ -8452,7 +9485,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetCacheConfig_v3020 {
         type Fn = crate::pfn::PFN_cuCtxSetCacheConfig_v3020;
         const INDEX: usize = 56usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetCacheConfig_v3020;
     }
     /** Binds the specified CUDA context to the calling CPU thread
 
@@ -8471,7 +9503,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetCurrent_v4000 {
         type Fn = crate::pfn::PFN_cuCtxSetCurrent_v4000;
         const INDEX: usize = 57usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetCurrent_v4000;
     }
     /** Sets the flags for the current context
 
@@ -8490,7 +9521,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetFlags_v12010 {
         type Fn = crate::pfn::PFN_cuCtxSetFlags_v12010;
         const INDEX: usize = 58usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetFlags_v12010;
     }
     /** Set resource limits
 
@@ -8509,7 +9539,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetLimit_v3010 {
         type Fn = crate::pfn::PFN_cuCtxSetLimit_v3010;
         const INDEX: usize = 59usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetLimit_v3010;
     }
     /** Sets the shared memory configuration for the current context.
 
@@ -8528,7 +9557,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSetSharedMemConfig_v4020 {
         type Fn = crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020;
         const INDEX: usize = 60usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSetSharedMemConfig_v4020;
     }
     /** Block for the current context's tasks to complete
 
@@ -8549,7 +9577,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSynchronize_v2000 {
         type Fn = crate::pfn::PFN_cuCtxSynchronize_v2000;
         const INDEX: usize = 61usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSynchronize_v2000;
     }
     /** Block for the specified context's tasks to complete
 
@@ -8570,7 +9597,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxSynchronize_v13000 {
         type Fn = crate::pfn::PFN_cuCtxSynchronize_v13000;
         const INDEX: usize = 62usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxSynchronize_v13000;
     }
     /** Make a context wait on an event
 
@@ -8589,7 +9615,6 @@ pub mod entries {
     unsafe impl super::Entry for cuCtxWaitEvent_v12050 {
         type Fn = crate::pfn::PFN_cuCtxWaitEvent_v12050;
         const INDEX: usize = 63usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuCtxWaitEvent_v12050;
     }
     /** Create a CUDA context for interoperability with Direct3D 10
 
@@ -8614,7 +9639,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10CtxCreate_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v2010;
         const INDEX: usize = 64usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10CtxCreate_v2010;
     }
     /** Create a CUDA context for interoperability with Direct3D 10
 
@@ -8639,7 +9663,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10CtxCreate_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v3020;
         const INDEX: usize = 65usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10CtxCreate_v3020;
     }
     /** Create a CUDA context for interoperability with Direct3D 10
 
@@ -8662,7 +9685,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10CtxCreateOnDevice_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020;
         const INDEX: usize = 66usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10CtxCreateOnDevice_v3020;
     }
     /** Gets the CUDA device corresponding to a display adapter.
 
@@ -8685,7 +9707,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10GetDevice_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10GetDevice_v2010;
         const INDEX: usize = 67usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10GetDevice_v2010;
     }
     /** Gets the CUDA devices corresponding to a Direct3D 10 device
 
@@ -8708,7 +9729,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10GetDevices_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10GetDevices_v3020;
         const INDEX: usize = 68usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10GetDevices_v3020;
     }
     /** Get the Direct3D 10 device against which the current CUDA context was created
 
@@ -8731,7 +9751,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10GetDirect3DDevice_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020;
         const INDEX: usize = 69usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10GetDirect3DDevice_v3020;
     }
     /** Map Direct3D resources for access by CUDA
 
@@ -8754,7 +9773,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10MapResources_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10MapResources_v2010;
         const INDEX: usize = 70usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10MapResources_v2010;
     }
     /** Register a Direct3D resource for access by CUDA
 
@@ -8777,7 +9795,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10RegisterResource_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10RegisterResource_v2010;
         const INDEX: usize = 71usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10RegisterResource_v2010;
     }
     /** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8800,7 +9817,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedArray_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010;
         const INDEX: usize = 72usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedArray_v2010;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8825,7 +9841,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPitch_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010;
         const INDEX: usize = 73usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPitch_v2010;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8850,7 +9865,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPitch_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020;
         const INDEX: usize = 74usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPitch_v3020;
     }
     /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8875,7 +9889,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPointer_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010;
         const INDEX: usize = 75usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPointer_v2010;
     }
     /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8900,7 +9913,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedPointer_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020;
         const INDEX: usize = 76usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedPointer_v3020;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8925,7 +9937,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedSize_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010;
         const INDEX: usize = 77usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedSize_v2010;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -8950,7 +9961,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetMappedSize_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020;
         const INDEX: usize = 78usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetMappedSize_v3020;
     }
     /** Get the dimensions of a registered surface
 
@@ -8975,7 +9985,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetSurfaceDimensions_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010;
         const INDEX: usize = 79usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetSurfaceDimensions_v2010;
     }
     /** Get the dimensions of a registered surface
 
@@ -9000,7 +10009,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceGetSurfaceDimensions_v3020 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020;
         const INDEX: usize = 80usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceGetSurfaceDimensions_v3020;
     }
     /** Set usage flags for mapping a Direct3D resource
 
@@ -9023,7 +10031,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10ResourceSetMapFlags_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010;
         const INDEX: usize = 81usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10ResourceSetMapFlags_v2010;
     }
     /** Unmap Direct3D resources
 
@@ -9046,7 +10053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10UnmapResources_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10UnmapResources_v2010;
         const INDEX: usize = 82usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10UnmapResources_v2010;
     }
     /** Unregister a Direct3D resource
 
@@ -9069,7 +10075,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D10UnregisterResource_v2010 {
         type Fn = crate::d3d10::PFN_cuD3D10UnregisterResource_v2010;
         const INDEX: usize = 83usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D10UnregisterResource_v2010;
     }
     /** Create a CUDA context for interoperability with Direct3D 11
 
@@ -9094,7 +10099,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11CtxCreate_v3000 {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3000;
         const INDEX: usize = 84usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11CtxCreate_v3000;
     }
     /** Create a CUDA context for interoperability with Direct3D 11
 
@@ -9119,7 +10123,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11CtxCreate_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3020;
         const INDEX: usize = 85usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11CtxCreate_v3020;
     }
     /** Create a CUDA context for interoperability with Direct3D 11
 
@@ -9142,7 +10145,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11CtxCreateOnDevice_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020;
         const INDEX: usize = 86usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11CtxCreateOnDevice_v3020;
     }
     /** Gets the CUDA device corresponding to a display adapter.
 
@@ -9165,7 +10167,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11GetDevice_v3000 {
         type Fn = crate::d3d11::PFN_cuD3D11GetDevice_v3000;
         const INDEX: usize = 87usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11GetDevice_v3000;
     }
     /** Gets the CUDA devices corresponding to a Direct3D 11 device
 
@@ -9188,7 +10189,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11GetDevices_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11GetDevices_v3020;
         const INDEX: usize = 88usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11GetDevices_v3020;
     }
     /** Get the Direct3D 11 device against which the current CUDA context was created
 
@@ -9211,7 +10211,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D11GetDirect3DDevice_v3020 {
         type Fn = crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020;
         const INDEX: usize = 89usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D11GetDirect3DDevice_v3020;
     }
     /** `cuD3D9Begin` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000).
 
@@ -9232,7 +10231,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9Begin_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9Begin_v2000;
         const INDEX: usize = 90usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9Begin_v2000;
     }
     /** Create a CUDA context for interoperability with Direct3D 9
 
@@ -9257,7 +10255,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9CtxCreate_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v2000;
         const INDEX: usize = 91usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9CtxCreate_v2000;
     }
     /** Create a CUDA context for interoperability with Direct3D 9
 
@@ -9282,7 +10279,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9CtxCreate_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v3020;
         const INDEX: usize = 92usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9CtxCreate_v3020;
     }
     /** Create a CUDA context for interoperability with Direct3D 9
 
@@ -9305,7 +10301,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9CtxCreateOnDevice_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020;
         const INDEX: usize = 93usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9CtxCreateOnDevice_v3020;
     }
     /** `cuD3D9End` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000).
 
@@ -9326,7 +10321,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9End_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9End_v2000;
         const INDEX: usize = 94usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9End_v2000;
     }
     /** Gets the CUDA device corresponding to a display adapter.
 
@@ -9349,7 +10343,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9GetDevice_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9GetDevice_v2000;
         const INDEX: usize = 95usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9GetDevice_v2000;
     }
     /** Gets the CUDA devices corresponding to a Direct3D 9 device
 
@@ -9372,7 +10365,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9GetDevices_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9GetDevices_v3020;
         const INDEX: usize = 96usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9GetDevices_v3020;
     }
     /** Get the Direct3D 9 device against which the current CUDA context was created
 
@@ -9395,7 +10387,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9GetDirect3DDevice_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000;
         const INDEX: usize = 97usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9GetDirect3DDevice_v2000;
     }
     /** Map Direct3D resources for access by CUDA
 
@@ -9418,7 +10409,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9MapResources_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9MapResources_v2000;
         const INDEX: usize = 98usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9MapResources_v2000;
     }
     /** `cuD3D9MapVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9MapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000).
 
@@ -9441,7 +10431,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9MapVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000;
         const INDEX: usize = 99usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9MapVertexBuffer_v2000;
     }
     /** `cuD3D9MapVertexBuffer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020).
 
@@ -9464,7 +10453,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9MapVertexBuffer_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020;
         const INDEX: usize = 100usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9MapVertexBuffer_v3020;
     }
     /** Register a Direct3D resource for access by CUDA
 
@@ -9487,7 +10475,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9RegisterResource_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9RegisterResource_v2000;
         const INDEX: usize = 101usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9RegisterResource_v2000;
     }
     /** `cuD3D9RegisterVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000).
 
@@ -9508,7 +10495,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9RegisterVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000;
         const INDEX: usize = 102usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9RegisterVertexBuffer_v2000;
     }
     /** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9531,7 +10517,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedArray_v2010 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010;
         const INDEX: usize = 103usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedArray_v2010;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9556,7 +10541,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPitch_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000;
         const INDEX: usize = 104usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPitch_v2000;
     }
     /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9581,7 +10565,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPitch_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020;
         const INDEX: usize = 105usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPitch_v3020;
     }
     /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9606,7 +10589,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPointer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000;
         const INDEX: usize = 106usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPointer_v2000;
     }
     /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9631,7 +10613,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedPointer_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020;
         const INDEX: usize = 107usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedPointer_v3020;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9656,7 +10637,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedSize_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000;
         const INDEX: usize = 108usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedSize_v2000;
     }
     /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
 
@@ -9681,7 +10661,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetMappedSize_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020;
         const INDEX: usize = 109usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetMappedSize_v3020;
     }
     /** Get the dimensions of a registered surface
 
@@ -9706,7 +10685,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetSurfaceDimensions_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000;
         const INDEX: usize = 110usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetSurfaceDimensions_v2000;
     }
     /** Get the dimensions of a registered surface
 
@@ -9731,7 +10709,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceGetSurfaceDimensions_v3020 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020;
         const INDEX: usize = 111usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceGetSurfaceDimensions_v3020;
     }
     /** Set usage flags for mapping a Direct3D resource
 
@@ -9754,7 +10731,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9ResourceSetMapFlags_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000;
         const INDEX: usize = 112usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9ResourceSetMapFlags_v2000;
     }
     /** Unmaps Direct3D resources
 
@@ -9777,7 +10753,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnmapResources_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnmapResources_v2000;
         const INDEX: usize = 113usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnmapResources_v2000;
     }
     /** `cuD3D9UnmapVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000).
 
@@ -9798,7 +10773,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnmapVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000;
         const INDEX: usize = 114usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnmapVertexBuffer_v2000;
     }
     /** Unregister a Direct3D resource
 
@@ -9821,7 +10795,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnregisterResource_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnregisterResource_v2000;
         const INDEX: usize = 115usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnregisterResource_v2000;
     }
     /** `cuD3D9UnregisterVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000).
 
@@ -9842,7 +10815,6 @@ pub mod entries {
     unsafe impl super::Entry for cuD3D9UnregisterVertexBuffer_v2000 {
         type Fn = crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000;
         const INDEX: usize = 116usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuD3D9UnregisterVertexBuffer_v2000;
     }
     /** Destroys an external memory object.
 
@@ -9861,7 +10833,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDestroyExternalMemory_v10000 {
         type Fn = crate::pfn::PFN_cuDestroyExternalMemory_v10000;
         const INDEX: usize = 117usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDestroyExternalMemory_v10000;
     }
     /** Destroys an external semaphore
 
@@ -9880,7 +10851,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDestroyExternalSemaphore_v10000 {
         type Fn = crate::pfn::PFN_cuDestroyExternalSemaphore_v10000;
         const INDEX: usize = 118usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDestroyExternalSemaphore_v10000;
     }
     /** Generate a resource descriptor
 
@@ -9899,7 +10869,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevResourceGenerateDesc_v12040 {
         type Fn = crate::pfn::PFN_cuDevResourceGenerateDesc_v12040;
         const INDEX: usize = 119usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevResourceGenerateDesc_v12040;
     }
     /** Splits a `CU_DEV_RESOURCE_TYPE_SM` resource into structured groups.
 
@@ -9918,7 +10887,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevSmResourceSplit_v13010 {
         type Fn = crate::pfn::PFN_cuDevSmResourceSplit_v13010;
         const INDEX: usize = 120usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevSmResourceSplit_v13010;
     }
     /** Splits `CU_DEV_RESOURCE_TYPE_SM` resources.
 
@@ -9937,7 +10905,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevSmResourceSplitByCount_v12040 {
         type Fn = crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040;
         const INDEX: usize = 121usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevSmResourceSplitByCount_v12040;
     }
     /** Queries if a device may directly access a peer device's memory.
 
@@ -9956,7 +10923,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceCanAccessPeer_v4000 {
         type Fn = crate::pfn::PFN_cuDeviceCanAccessPeer_v4000;
         const INDEX: usize = 122usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceCanAccessPeer_v4000;
     }
     /** Returns the compute capability of the device
 
@@ -9975,7 +10941,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceComputeCapability_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceComputeCapability_v2000;
         const INDEX: usize = 123usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceComputeCapability_v2000;
     }
     /** Returns a handle to a compute device
 
@@ -9994,7 +10959,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGet_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGet_v2000;
         const INDEX: usize = 124usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGet_v2000;
     }
     /** Returns information about the device
 
@@ -10013,7 +10977,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetAttribute_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetAttribute_v2000;
         const INDEX: usize = 125usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetAttribute_v2000;
     }
     /** Returns a handle to a compute device
 
@@ -10032,7 +10995,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetByPCIBusId_v4010 {
         type Fn = crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010;
         const INDEX: usize = 126usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetByPCIBusId_v4010;
     }
     /** Retrieves the number of fabric cliques
 
@@ -10051,7 +11013,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetCliqueCount_v13040 {
         type Fn = crate::pfn::PFN_cuDeviceGetCliqueCount_v13040;
         const INDEX: usize = 127usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetCliqueCount_v13040;
     }
     /** Retrieves fabric clique information
 
@@ -10070,7 +11031,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetCliqueInfo_v13040 {
         type Fn = crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040;
         const INDEX: usize = 128usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetCliqueInfo_v13040;
     }
     /** Returns the number of compute-capable devices
 
@@ -10089,7 +11049,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetCount_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetCount_v2000;
         const INDEX: usize = 129usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetCount_v2000;
     }
     /** Returns the default mempool of a device
 
@@ -10108,7 +11067,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetDefaultMemPool_v11020 {
         type Fn = crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020;
         const INDEX: usize = 130usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetDefaultMemPool_v11020;
     }
     /** Get device resources
 
@@ -10127,7 +11085,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetDevResource_v12040 {
         type Fn = crate::pfn::PFN_cuDeviceGetDevResource_v12040;
         const INDEX: usize = 131usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetDevResource_v12040;
     }
     /** Returns information about the execution affinity support of the device.
 
@@ -10146,7 +11103,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetExecAffinitySupport_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040;
         const INDEX: usize = 132usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetExecAffinitySupport_v11040;
     }
     /** Retrieves the fabric cluster UUID
 
@@ -10165,7 +11121,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetFabricClusterUuid_v13040 {
         type Fn = crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040;
         const INDEX: usize = 133usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetFabricClusterUuid_v13040;
     }
     /** Query asynchronous allocation attributes related to graphs
 
@@ -10184,7 +11139,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetGraphMemAttribute_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040;
         const INDEX: usize = 134usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetGraphMemAttribute_v11040;
     }
     /** Queries details about atomic operations supported between the device and host.
 
@@ -10203,7 +11157,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetHostAtomicCapabilities_v13000 {
         type Fn = crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000;
         const INDEX: usize = 135usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetHostAtomicCapabilities_v13000;
     }
     /** Return an LUID and device node mask for the device
 
@@ -10222,7 +11175,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetLuid_v10000 {
         type Fn = crate::pfn::PFN_cuDeviceGetLuid_v10000;
         const INDEX: usize = 136usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetLuid_v10000;
         const MIN_DRIVER: u32 = 11020u32;
     }
     /** Gets the current mempool for a device
@@ -10242,7 +11194,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetMemPool_v11020 {
         type Fn = crate::pfn::PFN_cuDeviceGetMemPool_v11020;
         const INDEX: usize = 137usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetMemPool_v11020;
     }
     /** Returns an identifier string for the device
 
@@ -10261,7 +11212,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetName_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetName_v2000;
         const INDEX: usize = 138usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetName_v2000;
     }
     /** Return NvSciSync attributes that this device can support.
 
@@ -10280,7 +11230,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetNvSciSyncAttributes_v10020 {
         type Fn = crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020;
         const INDEX: usize = 139usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetNvSciSyncAttributes_v10020;
     }
     /** Queries details about atomic operations supported between two devices
 
@@ -10299,7 +11248,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetP2PAtomicCapabilities_v13000 {
         type Fn = crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000;
         const INDEX: usize = 140usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetP2PAtomicCapabilities_v13000;
     }
     /** Queries attributes of the link between two devices.
 
@@ -10318,7 +11266,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetP2PAttribute_v8000 {
         type Fn = crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000;
         const INDEX: usize = 141usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetP2PAttribute_v8000;
     }
     /** Returns a PCI Bus Id string for the device
 
@@ -10337,7 +11284,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetPCIBusId_v4010 {
         type Fn = crate::pfn::PFN_cuDeviceGetPCIBusId_v4010;
         const INDEX: usize = 142usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetPCIBusId_v4010;
     }
     /** Returns properties for a selected device
 
@@ -10356,7 +11302,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetProperties_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceGetProperties_v2000;
         const INDEX: usize = 143usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetProperties_v2000;
     }
     /** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 
@@ -10375,7 +11320,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetTexture1DLinearMaxWidth_v11010 {
         type Fn = crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010;
         const INDEX: usize = 144usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetTexture1DLinearMaxWidth_v11010;
     }
     /** Return an UUID for the device
 
@@ -10396,7 +11340,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetUuid_v9020 {
         type Fn = crate::pfn::PFN_cuDeviceGetUuid_v9020;
         const INDEX: usize = 145usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetUuid_v9020;
     }
     /** Return an UUID for the device
 
@@ -10417,7 +11360,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetUuid_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGetUuid_v11040;
         const INDEX: usize = 146usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGetUuid_v11040;
     }
     /** Free unused memory that was cached on the specified device for use with graphs back to the OS.
 
@@ -10436,7 +11378,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGraphMemTrim_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceGraphMemTrim_v11040;
         const INDEX: usize = 147usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceGraphMemTrim_v11040;
     }
     /** Get the state of the primary context
 
@@ -10455,7 +11396,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxGetState_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000;
         const INDEX: usize = 148usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxGetState_v7000;
     }
     /** Release the primary context on the GPU
 
@@ -10476,7 +11416,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxRelease_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000;
         const INDEX: usize = 149usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxRelease_v7000;
     }
     /** Release the primary context on the GPU
 
@@ -10497,7 +11436,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxRelease_v11000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000;
         const INDEX: usize = 150usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxRelease_v11000;
     }
     /** Destroy all allocations and reset all state on the primary context
 
@@ -10518,7 +11456,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxReset_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000;
         const INDEX: usize = 151usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxReset_v7000;
     }
     /** Destroy all allocations and reset all state on the primary context
 
@@ -10539,7 +11476,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxReset_v11000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000;
         const INDEX: usize = 152usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxReset_v11000;
     }
     /** Retain the primary context on the GPU
 
@@ -10558,7 +11494,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxRetain_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000;
         const INDEX: usize = 153usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxRetain_v7000;
     }
     /** Set flags for the primary context
 
@@ -10579,7 +11514,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxSetFlags_v7000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000;
         const INDEX: usize = 154usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxSetFlags_v7000;
     }
     /** Set flags for the primary context
 
@@ -10600,7 +11534,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDevicePrimaryCtxSetFlags_v11000 {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000;
         const INDEX: usize = 155usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDevicePrimaryCtxSetFlags_v11000;
     }
     /** Registers a callback function to receive async notifications
 
@@ -10619,7 +11552,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceRegisterAsyncNotification_v12040 {
         type Fn = crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040;
         const INDEX: usize = 156usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceRegisterAsyncNotification_v12040;
     }
     /** Set asynchronous allocation attributes related to graphs
 
@@ -10638,7 +11570,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceSetGraphMemAttribute_v11040 {
         type Fn = crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040;
         const INDEX: usize = 157usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceSetGraphMemAttribute_v11040;
     }
     /** Sets the current memory pool of a device
 
@@ -10657,7 +11588,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceSetMemPool_v11020 {
         type Fn = crate::pfn::PFN_cuDeviceSetMemPool_v11020;
         const INDEX: usize = 158usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceSetMemPool_v11020;
     }
     /** Returns the total amount of memory on the device
 
@@ -10678,7 +11608,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceTotalMem_v2000 {
         type Fn = crate::pfn::PFN_cuDeviceTotalMem_v2000;
         const INDEX: usize = 159usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceTotalMem_v2000;
     }
     /** Returns the total amount of memory on the device
 
@@ -10699,7 +11628,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceTotalMem_v3020 {
         type Fn = crate::pfn::PFN_cuDeviceTotalMem_v3020;
         const INDEX: usize = 160usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceTotalMem_v3020;
     }
     /** Unregisters an async notification callback
 
@@ -10718,7 +11646,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceUnregisterAsyncNotification_v12040 {
         type Fn = crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040;
         const INDEX: usize = 161usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDeviceUnregisterAsyncNotification_v12040;
     }
     /** Returns the latest CUDA version supported by driver
 
@@ -10737,7 +11664,6 @@ pub mod entries {
     unsafe impl super::Entry for cuDriverGetVersion_v2020 {
         type Fn = crate::pfn::PFN_cuDriverGetVersion_v2020;
         const INDEX: usize = 162usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuDriverGetVersion_v2020;
     }
     /** Acquire an image frame from the EGLStream with CUDA as a consumer.
 
@@ -10760,7 +11686,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerAcquireFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000;
         const INDEX: usize = 163usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerAcquireFrame_v7000;
     }
     /** Connect CUDA to EGLStream as a consumer.
 
@@ -10783,7 +11708,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerConnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerConnect_v7000;
         const INDEX: usize = 164usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerConnect_v7000;
     }
     /** Connect CUDA to EGLStream as a consumer with given flags.
 
@@ -10806,7 +11730,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerConnectWithFlags_v8000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000;
         const INDEX: usize = 165usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerConnectWithFlags_v8000;
     }
     /** Disconnect CUDA as a consumer to EGLStream .
 
@@ -10829,7 +11752,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerDisconnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000;
         const INDEX: usize = 166usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerDisconnect_v7000;
     }
     /** Releases the last frame acquired from the EGLStream.
 
@@ -10852,7 +11774,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamConsumerReleaseFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000;
         const INDEX: usize = 167usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamConsumerReleaseFrame_v7000;
     }
     /** Connect CUDA to EGLStream as a producer.
 
@@ -10875,7 +11796,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerConnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerConnect_v7000;
         const INDEX: usize = 168usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerConnect_v7000;
     }
     /** Disconnect CUDA as a producer  to EGLStream .
 
@@ -10898,7 +11818,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerDisconnect_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000;
         const INDEX: usize = 169usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerDisconnect_v7000;
     }
     /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
 
@@ -10921,7 +11840,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerPresentFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000;
         const INDEX: usize = 170usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerPresentFrame_v7000;
     }
     /** Return the CUDA eglFrame to the EGLStream released by the consumer.
 
@@ -10944,7 +11862,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEGLStreamProducerReturnFrame_v7000 {
         type Fn = crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000;
         const INDEX: usize = 171usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEGLStreamProducerReturnFrame_v7000;
     }
     /** Creates an event
 
@@ -10963,7 +11880,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventCreate_v2000 {
         type Fn = crate::pfn::PFN_cuEventCreate_v2000;
         const INDEX: usize = 172usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventCreate_v2000;
     }
     /** Creates an event from EGLSync object
 
@@ -10986,7 +11902,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventCreateFromEGLSync_v9000 {
         type Fn = crate::egl::PFN_cuEventCreateFromEGLSync_v9000;
         const INDEX: usize = 173usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventCreateFromEGLSync_v9000;
     }
     /** Destroys an event
 
@@ -11007,7 +11922,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuEventDestroy_v2000;
         const INDEX: usize = 174usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventDestroy_v2000;
     }
     /** Destroys an event
 
@@ -11028,7 +11942,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventDestroy_v4000 {
         type Fn = crate::pfn::PFN_cuEventDestroy_v4000;
         const INDEX: usize = 175usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventDestroy_v4000;
     }
     /** Computes the elapsed time between two events
 
@@ -11049,7 +11962,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventElapsedTime_v2000 {
         type Fn = crate::pfn::PFN_cuEventElapsedTime_v2000;
         const INDEX: usize = 176usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventElapsedTime_v2000;
     }
     /** Computes the elapsed time between two events
 
@@ -11070,7 +11982,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventElapsedTime_v12080 {
         type Fn = crate::pfn::PFN_cuEventElapsedTime_v12080;
         const INDEX: usize = 177usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventElapsedTime_v12080;
     }
     /** Queries an event's status
 
@@ -11089,7 +12000,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventQuery_v2000 {
         type Fn = crate::pfn::PFN_cuEventQuery_v2000;
         const INDEX: usize = 178usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventQuery_v2000;
     }
     /** Records an event
 
@@ -11110,7 +12020,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecord_v2000 {
         type Fn = crate::pfn::PFN_cuEventRecord_v2000;
         const INDEX: usize = 179usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecord_v2000;
     }
     /** Records an event
 
@@ -11131,7 +12040,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecord_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuEventRecord_v7000_ptsz;
         const INDEX: usize = 180usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecord_v7000_ptsz;
     }
     /** Records an event
 
@@ -11152,7 +12060,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecordWithFlags_v11010 {
         type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010;
         const INDEX: usize = 181usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecordWithFlags_v11010;
     }
     /** Records an event
 
@@ -11173,7 +12080,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventRecordWithFlags_v11010_ptsz {
         type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz;
         const INDEX: usize = 182usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventRecordWithFlags_v11010_ptsz;
     }
     /** Waits for an event to complete
 
@@ -11192,7 +12098,6 @@ pub mod entries {
     unsafe impl super::Entry for cuEventSynchronize_v2000 {
         type Fn = crate::pfn::PFN_cuEventSynchronize_v2000;
         const INDEX: usize = 183usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuEventSynchronize_v2000;
     }
     /** Maps a buffer onto an imported memory object
 
@@ -11211,7 +12116,6 @@ pub mod entries {
     unsafe impl super::Entry for cuExternalMemoryGetMappedBuffer_v10000 {
         type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000;
         const INDEX: usize = 184usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuExternalMemoryGetMappedBuffer_v10000;
     }
     /** Maps a CUDA mipmapped array onto an external memory object
 
@@ -11230,7 +12134,6 @@ pub mod entries {
     unsafe impl super::Entry for cuExternalMemoryGetMappedMipmappedArray_v10000 {
         type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000;
         const INDEX: usize = 185usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuExternalMemoryGetMappedMipmappedArray_v10000;
     }
     /** Performs a batch of copies over a fabric asynchronously.
 
@@ -11251,7 +12154,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFabricCpyBatchAsync_v13050 {
         type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050;
         const INDEX: usize = 186usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFabricCpyBatchAsync_v13050;
     }
     /** Performs a batch of copies over a fabric asynchronously.
 
@@ -11272,7 +12174,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFabricCpyBatchAsync_v13050_ptsz {
         type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz;
         const INDEX: usize = 187usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFabricCpyBatchAsync_v13050_ptsz;
     }
     /** Blocks until remote writes are visible to the specified scope
 
@@ -11291,7 +12192,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFlushGPUDirectRDMAWrites_v11030 {
         type Fn = crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030;
         const INDEX: usize = 188usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFlushGPUDirectRDMAWrites_v11030;
     }
     /** Returns information about a function
 
@@ -11310,7 +12210,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetAttribute_v2020 {
         type Fn = crate::pfn::PFN_cuFuncGetAttribute_v2020;
         const INDEX: usize = 189usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetAttribute_v2020;
     }
     /** Returns a module handle
 
@@ -11329,7 +12228,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetModule_v11000 {
         type Fn = crate::pfn::PFN_cuFuncGetModule_v11000;
         const INDEX: usize = 190usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetModule_v11000;
     }
     /** Returns the function name for a [`CUfunction`](crate::types::CUfunction) handle
 
@@ -11348,7 +12246,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetName_v12030 {
         type Fn = crate::pfn::PFN_cuFuncGetName_v12030;
         const INDEX: usize = 191usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetName_v12030;
     }
     /** Returns the number of parameters used by the function
 
@@ -11367,7 +12264,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetParamCount_v13020 {
         type Fn = crate::pfn::PFN_cuFuncGetParamCount_v13020;
         const INDEX: usize = 192usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetParamCount_v13020;
     }
     /** Returns the offset and size of a kernel parameter in the device-side parameter layout
 
@@ -11386,7 +12282,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncGetParamInfo_v12040 {
         type Fn = crate::pfn::PFN_cuFuncGetParamInfo_v12040;
         const INDEX: usize = 193usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncGetParamInfo_v12040;
     }
     /** Returns if the function is loaded
 
@@ -11405,7 +12300,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncIsLoaded_v12040 {
         type Fn = crate::pfn::PFN_cuFuncIsLoaded_v12040;
         const INDEX: usize = 194usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncIsLoaded_v12040;
     }
     /** Loads a function
 
@@ -11424,7 +12318,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncLoad_v12040 {
         type Fn = crate::pfn::PFN_cuFuncLoad_v12040;
         const INDEX: usize = 195usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncLoad_v12040;
     }
     /** Sets information about a function
 
@@ -11443,7 +12336,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetAttribute_v9000 {
         type Fn = crate::pfn::PFN_cuFuncSetAttribute_v9000;
         const INDEX: usize = 196usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetAttribute_v9000;
     }
     /** Sets the block-dimensions for the function
 
@@ -11462,7 +12354,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetBlockShape_v2000 {
         type Fn = crate::pfn::PFN_cuFuncSetBlockShape_v2000;
         const INDEX: usize = 197usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetBlockShape_v2000;
     }
     /** Sets the preferred cache configuration for a device function
 
@@ -11481,7 +12372,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetCacheConfig_v3000 {
         type Fn = crate::pfn::PFN_cuFuncSetCacheConfig_v3000;
         const INDEX: usize = 198usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetCacheConfig_v3000;
     }
     /** Sets the shared memory configuration for a device function.
 
@@ -11500,7 +12390,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetSharedMemConfig_v4020 {
         type Fn = crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020;
         const INDEX: usize = 199usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetSharedMemConfig_v4020;
     }
     /** Sets the dynamic shared-memory size for the function
 
@@ -11519,7 +12408,6 @@ pub mod entries {
     unsafe impl super::Entry for cuFuncSetSharedSize_v2000 {
         type Fn = crate::pfn::PFN_cuFuncSetSharedSize_v2000;
         const INDEX: usize = 200usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuFuncSetSharedSize_v2000;
     }
     /** Create a CUDA context for interoperability with OpenGL
 
@@ -11544,7 +12432,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLCtxCreate_v2000 {
         type Fn = crate::gl::PFN_cuGLCtxCreate_v2000;
         const INDEX: usize = 201usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLCtxCreate_v2000;
     }
     /** Create a CUDA context for interoperability with OpenGL
 
@@ -11569,7 +12456,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLCtxCreate_v3020 {
         type Fn = crate::gl::PFN_cuGLCtxCreate_v3020;
         const INDEX: usize = 202usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLCtxCreate_v3020;
     }
     /** Gets the CUDA devices associated with the current OpenGL context
 
@@ -11594,7 +12480,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLGetDevices_v4010 {
         type Fn = crate::gl::PFN_cuGLGetDevices_v4010;
         const INDEX: usize = 203usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLGetDevices_v4010;
     }
     /** Gets the CUDA devices associated with the current OpenGL context
 
@@ -11619,7 +12504,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLGetDevices_v6050 {
         type Fn = crate::gl::PFN_cuGLGetDevices_v6050;
         const INDEX: usize = 204usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLGetDevices_v6050;
     }
     /** Initializes OpenGL interoperability
 
@@ -11642,7 +12526,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLInit_v2000 {
         type Fn = crate::gl::PFN_cuGLInit_v2000;
         const INDEX: usize = 205usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLInit_v2000;
     }
     /** Maps an OpenGL buffer object
 
@@ -11667,7 +12550,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v2000;
         const INDEX: usize = 206usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObject_v2000;
     }
     /** Maps an OpenGL buffer object
 
@@ -11692,7 +12574,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObject_v3020 {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v3020;
         const INDEX: usize = 207usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObject_v3020;
     }
     /** Maps an OpenGL buffer object
 
@@ -11717,7 +12598,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObject_v7000_ptds {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v7000_ptds;
         const INDEX: usize = 208usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObject_v7000_ptds;
     }
     /** Maps an OpenGL buffer object
 
@@ -11742,7 +12622,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObjectAsync_v2030 {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v2030;
         const INDEX: usize = 209usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObjectAsync_v2030;
     }
     /** Maps an OpenGL buffer object
 
@@ -11767,7 +12646,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObjectAsync_v3020 {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v3020;
         const INDEX: usize = 210usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObjectAsync_v3020;
     }
     /** Maps an OpenGL buffer object
 
@@ -11792,7 +12670,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLMapBufferObjectAsync_v7000_ptsz {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz;
         const INDEX: usize = 211usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLMapBufferObjectAsync_v7000_ptsz;
     }
     /** Registers an OpenGL buffer object
 
@@ -11815,7 +12692,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLRegisterBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLRegisterBufferObject_v2000;
         const INDEX: usize = 212usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLRegisterBufferObject_v2000;
     }
     /** Set the map flags for an OpenGL buffer object
 
@@ -11838,7 +12714,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLSetBufferObjectMapFlags_v2030 {
         type Fn = crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030;
         const INDEX: usize = 213usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLSetBufferObjectMapFlags_v2030;
     }
     /** Unmaps an OpenGL buffer object
 
@@ -11861,7 +12736,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLUnmapBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLUnmapBufferObject_v2000;
         const INDEX: usize = 214usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLUnmapBufferObject_v2000;
     }
     /** Unmaps an OpenGL buffer object
 
@@ -11884,7 +12758,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLUnmapBufferObjectAsync_v2030 {
         type Fn = crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030;
         const INDEX: usize = 215usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLUnmapBufferObjectAsync_v2030;
     }
     /** Unregister an OpenGL buffer object
 
@@ -11907,7 +12780,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGLUnregisterBufferObject_v2000 {
         type Fn = crate::gl::PFN_cuGLUnregisterBufferObject_v2000;
         const INDEX: usize = 216usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGLUnregisterBufferObject_v2000;
     }
     /** Gets the string representation of an error code enum name
 
@@ -11926,7 +12798,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGetErrorName_v6000 {
         type Fn = crate::pfn::PFN_cuGetErrorName_v6000;
         const INDEX: usize = 217usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGetErrorName_v6000;
     }
     /** Gets the string description of an error code
 
@@ -11945,7 +12816,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGetErrorString_v6000 {
         type Fn = crate::pfn::PFN_cuGetErrorString_v6000;
         const INDEX: usize = 218usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGetErrorString_v6000;
     }
     /** @}
 
@@ -11964,7 +12834,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGetExportTable_v3000 {
         type Fn = crate::pfn::PFN_cuGetExportTable_v3000;
         const INDEX: usize = 219usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGetExportTable_v3000;
     }
     /** Returns the requested driver API function pointer
 
@@ -11985,7 +12854,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGetProcAddress_v11030 {
         type Fn = crate::pfn::PFN_cuGetProcAddress_v11030;
         const INDEX: usize = 220usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGetProcAddress_v11030;
     }
     /** Returns the requested driver API function pointer
 
@@ -12006,7 +12874,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGetProcAddress_v12000 {
         type Fn = crate::pfn::PFN_cuGetProcAddress_v12000;
         const INDEX: usize = 221usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGetProcAddress_v12000;
     }
     /** Creates a batch memory operation node and adds it to a graph
 
@@ -12025,7 +12892,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddBatchMemOpNode_v11070 {
         type Fn = crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070;
         const INDEX: usize = 222usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddBatchMemOpNode_v11070;
     }
     /** Creates a child graph node and adds it to a graph
 
@@ -12044,7 +12910,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddChildGraphNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddChildGraphNode_v10000;
         const INDEX: usize = 223usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddChildGraphNode_v10000;
     }
     /** Adds dependency edges to a graph
 
@@ -12065,7 +12930,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddDependencies_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddDependencies_v10000;
         const INDEX: usize = 224usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddDependencies_v10000;
     }
     /** Adds dependency edges to a graph
 
@@ -12086,7 +12950,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuGraphAddDependencies_v12030;
         const INDEX: usize = 225usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddDependencies_v12030;
     }
     /** Creates an empty node and adds it to a graph
 
@@ -12105,7 +12968,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddEmptyNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddEmptyNode_v10000;
         const INDEX: usize = 226usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddEmptyNode_v10000;
     }
     /** Creates an event record node and adds it to a graph
 
@@ -12124,7 +12986,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddEventRecordNode_v11010 {
         type Fn = crate::pfn::PFN_cuGraphAddEventRecordNode_v11010;
         const INDEX: usize = 227usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddEventRecordNode_v11010;
     }
     /** Creates an event wait node and adds it to a graph
 
@@ -12143,7 +13004,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddEventWaitNode_v11010 {
         type Fn = crate::pfn::PFN_cuGraphAddEventWaitNode_v11010;
         const INDEX: usize = 228usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddEventWaitNode_v11010;
     }
     /** Creates an external semaphore signal node and adds it to a graph
 
@@ -12162,7 +13022,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddExternalSemaphoresSignalNode_v11020 {
         type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020;
         const INDEX: usize = 229usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddExternalSemaphoresSignalNode_v11020;
     }
     /** Creates an external semaphore wait node and adds it to a graph
 
@@ -12181,7 +13040,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddExternalSemaphoresWaitNode_v11020 {
         type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020;
         const INDEX: usize = 230usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddExternalSemaphoresWaitNode_v11020;
     }
     /** Creates a host execution node and adds it to a graph
 
@@ -12200,7 +13058,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddHostNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddHostNode_v10000;
         const INDEX: usize = 231usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddHostNode_v10000;
     }
     /** Creates a kernel execution node and adds it to a graph
 
@@ -12221,7 +13078,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddKernelNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v10000;
         const INDEX: usize = 232usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddKernelNode_v10000;
     }
     /** Creates a kernel execution node and adds it to a graph
 
@@ -12242,7 +13098,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddKernelNode_v12000 {
         type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v12000;
         const INDEX: usize = 233usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddKernelNode_v12000;
     }
     /** Creates an allocation node and adds it to a graph
 
@@ -12261,7 +13116,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemAllocNode_v11040 {
         type Fn = crate::pfn::PFN_cuGraphAddMemAllocNode_v11040;
         const INDEX: usize = 234usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemAllocNode_v11040;
     }
     /** Creates a memory free node and adds it to a graph
 
@@ -12280,7 +13134,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemFreeNode_v11040 {
         type Fn = crate::pfn::PFN_cuGraphAddMemFreeNode_v11040;
         const INDEX: usize = 235usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemFreeNode_v11040;
     }
     /** Creates a memcpy node and adds it to a graph
 
@@ -12299,7 +13152,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemcpyNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddMemcpyNode_v10000;
         const INDEX: usize = 236usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemcpyNode_v10000;
     }
     /** Creates a memset node and adds it to a graph
 
@@ -12318,7 +13170,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddMemsetNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphAddMemsetNode_v10000;
         const INDEX: usize = 237usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddMemsetNode_v10000;
     }
     /** Adds a node of arbitrary type to a graph
 
@@ -12339,7 +13190,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddNode_v12020 {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v12020;
         const INDEX: usize = 238usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddNode_v12020;
     }
     /** Adds a node of arbitrary type to a graph
 
@@ -12360,7 +13210,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddNode_v12030 {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v12030;
         const INDEX: usize = 239usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddNode_v12030;
     }
     /** Adds a node of arbitrary type to a graph
 
@@ -12381,7 +13230,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphAddNode_v13040 {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v13040;
         const INDEX: usize = 240usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphAddNode_v13040;
     }
     /** Returns a batch mem op node's parameters
 
@@ -12400,7 +13248,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphBatchMemOpNodeGetParams_v11070 {
         type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070;
         const INDEX: usize = 241usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphBatchMemOpNodeGetParams_v11070;
     }
     /** Sets a batch mem op node's parameters
 
@@ -12419,7 +13266,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphBatchMemOpNodeSetParams_v11070 {
         type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070;
         const INDEX: usize = 242usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphBatchMemOpNodeSetParams_v11070;
     }
     /** Gets a handle to the embedded graph of a child graph node
 
@@ -12438,7 +13284,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphChildGraphNodeGetGraph_v10000 {
         type Fn = crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000;
         const INDEX: usize = 243usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphChildGraphNodeGetGraph_v10000;
     }
     /** Clones a graph
 
@@ -12457,7 +13302,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphClone_v10000 {
         type Fn = crate::pfn::PFN_cuGraphClone_v10000;
         const INDEX: usize = 244usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphClone_v10000;
     }
     /** Create a conditional handle
 
@@ -12476,7 +13320,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphConditionalHandleCreate_v12030 {
         type Fn = crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030;
         const INDEX: usize = 245usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphConditionalHandleCreate_v12030;
     }
     /** Creates a graph
 
@@ -12495,7 +13338,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphCreate_v10000 {
         type Fn = crate::pfn::PFN_cuGraphCreate_v10000;
         const INDEX: usize = 246usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphCreate_v10000;
     }
     /** Write a DOT file describing graph structure
 
@@ -12514,7 +13356,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphDebugDotPrint_v11030 {
         type Fn = crate::pfn::PFN_cuGraphDebugDotPrint_v11030;
         const INDEX: usize = 247usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphDebugDotPrint_v11030;
     }
     /** Destroys a graph
 
@@ -12533,7 +13374,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphDestroy_v10000 {
         type Fn = crate::pfn::PFN_cuGraphDestroy_v10000;
         const INDEX: usize = 248usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphDestroy_v10000;
     }
     /** Remove a node from the graph
 
@@ -12552,7 +13392,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphDestroyNode_v10000 {
         type Fn = crate::pfn::PFN_cuGraphDestroyNode_v10000;
         const INDEX: usize = 249usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphDestroyNode_v10000;
     }
     /** Returns the event associated with an event record node
 
@@ -12571,7 +13410,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventRecordNodeGetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010;
         const INDEX: usize = 250usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventRecordNodeGetEvent_v11010;
     }
     /** Sets an event record node's event
 
@@ -12590,7 +13428,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventRecordNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010;
         const INDEX: usize = 251usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventRecordNodeSetEvent_v11010;
     }
     /** Returns the event associated with an event wait node
 
@@ -12609,7 +13446,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventWaitNodeGetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010;
         const INDEX: usize = 252usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventWaitNodeGetEvent_v11010;
     }
     /** Sets an event wait node's event
 
@@ -12628,7 +13464,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphEventWaitNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010;
         const INDEX: usize = 253usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphEventWaitNodeSetEvent_v11010;
     }
     /** Sets the parameters for a batch mem op node in the given graphExec
 
@@ -12647,7 +13482,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecBatchMemOpNodeSetParams_v11070 {
         type Fn = crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070;
         const INDEX: usize = 254usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecBatchMemOpNodeSetParams_v11070;
     }
     /** Updates node parameters in the child graph node in the given graphExec.
 
@@ -12666,7 +13500,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecChildGraphNodeSetParams_v11010 {
         type Fn = crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010;
         const INDEX: usize = 255usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecChildGraphNodeSetParams_v11010;
     }
     /** Destroys an executable graph
 
@@ -12685,7 +13518,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecDestroy_v10000 {
         type Fn = crate::pfn::PFN_cuGraphExecDestroy_v10000;
         const INDEX: usize = 256usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecDestroy_v10000;
     }
     /** Sets the event for an event record node in the given graphExec
 
@@ -12704,7 +13536,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecEventRecordNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010;
         const INDEX: usize = 257usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecEventRecordNodeSetEvent_v11010;
     }
     /** Sets the event for an event wait node in the given graphExec
 
@@ -12723,7 +13554,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecEventWaitNodeSetEvent_v11010 {
         type Fn = crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010;
         const INDEX: usize = 258usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecEventWaitNodeSetEvent_v11010;
     }
     /** Sets the parameters for an external semaphore signal node in the given graphExec
 
@@ -12744,7 +13574,6 @@ pub mod entries {
     for cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
         const INDEX: usize = 259usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
     }
     /** Sets the parameters for an external semaphore wait node in the given graphExec
 
@@ -12764,7 +13593,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
         const INDEX: usize = 260usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
     }
     /** Query the instantiation flags of an executable graph
 
@@ -12783,7 +13611,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecGetFlags_v12000 {
         type Fn = crate::pfn::PFN_cuGraphExecGetFlags_v12000;
         const INDEX: usize = 261usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecGetFlags_v12000;
     }
     /** Returns the id of a given graph exec
 
@@ -12802,7 +13629,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecGetId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphExecGetId_v13010;
         const INDEX: usize = 262usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecGetId_v13010;
     }
     /** Sets the parameters for a host node in the given graphExec.
 
@@ -12821,7 +13647,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecHostNodeSetParams_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020;
         const INDEX: usize = 263usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecHostNodeSetParams_v10020;
     }
     /** Sets the parameters for a kernel node in the given graphExec
 
@@ -12842,7 +13667,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecKernelNodeSetParams_v10010 {
         type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010;
         const INDEX: usize = 264usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecKernelNodeSetParams_v10010;
     }
     /** Sets the parameters for a kernel node in the given graphExec
 
@@ -12863,7 +13687,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecKernelNodeSetParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000;
         const INDEX: usize = 265usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecKernelNodeSetParams_v12000;
     }
     /** Sets the parameters for a memcpy node in the given graphExec.
 
@@ -12882,7 +13705,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecMemcpyNodeSetParams_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020;
         const INDEX: usize = 266usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecMemcpyNodeSetParams_v10020;
     }
     /** Sets the parameters for a memset node in the given graphExec.
 
@@ -12901,7 +13723,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecMemsetNodeSetParams_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020;
         const INDEX: usize = 267usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecMemsetNodeSetParams_v10020;
     }
     /** Update a graph node's parameters in an instantiated graph
 
@@ -12920,7 +13741,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecNodeSetParams_v12020 {
         type Fn = crate::pfn::PFN_cuGraphExecNodeSetParams_v12020;
         const INDEX: usize = 268usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecNodeSetParams_v12020;
     }
     /** Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -12941,7 +13761,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecUpdate_v10020 {
         type Fn = crate::pfn::PFN_cuGraphExecUpdate_v10020;
         const INDEX: usize = 269usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecUpdate_v10020;
     }
     /** Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -12962,7 +13781,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExecUpdate_v12000 {
         type Fn = crate::pfn::PFN_cuGraphExecUpdate_v12000;
         const INDEX: usize = 270usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExecUpdate_v12000;
     }
     /** Returns an external semaphore signal node's parameters
 
@@ -12981,7 +13799,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresSignalNodeGetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
         const INDEX: usize = 271usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
     }
     /** Sets an external semaphore signal node's parameters
 
@@ -13000,7 +13817,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresSignalNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
         const INDEX: usize = 272usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
     }
     /** Returns an external semaphore wait node's parameters
 
@@ -13019,7 +13835,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresWaitNodeGetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
         const INDEX: usize = 273usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
     }
     /** Sets an external semaphore wait node's parameters
 
@@ -13038,7 +13853,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphExternalSemaphoresWaitNodeSetParams_v11020 {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
         const INDEX: usize = 274usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
     }
     /** Returns a graph's dependency edges
 
@@ -13059,7 +13873,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetEdges_v10000 {
         type Fn = crate::pfn::PFN_cuGraphGetEdges_v10000;
         const INDEX: usize = 275usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetEdges_v10000;
     }
     /** Returns a graph's dependency edges
 
@@ -13080,7 +13893,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetEdges_v12030 {
         type Fn = crate::pfn::PFN_cuGraphGetEdges_v12030;
         const INDEX: usize = 276usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetEdges_v12030;
     }
     /** Returns the id of a given graph
 
@@ -13099,7 +13911,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphGetId_v13010;
         const INDEX: usize = 277usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetId_v13010;
     }
     /** Returns a graph's nodes
 
@@ -13118,7 +13929,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetNodes_v10000 {
         type Fn = crate::pfn::PFN_cuGraphGetNodes_v10000;
         const INDEX: usize = 278usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetNodes_v10000;
     }
     /** Returns a graph's root nodes
 
@@ -13137,7 +13947,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphGetRootNodes_v10000 {
         type Fn = crate::pfn::PFN_cuGraphGetRootNodes_v10000;
         const INDEX: usize = 279usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphGetRootNodes_v10000;
     }
     /** Returns a host node's parameters
 
@@ -13156,7 +13965,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphHostNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphHostNodeGetParams_v10000;
         const INDEX: usize = 280usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphHostNodeGetParams_v10000;
     }
     /** Sets a host node's parameters
 
@@ -13175,7 +13983,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphHostNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphHostNodeSetParams_v10000;
         const INDEX: usize = 281usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphHostNodeSetParams_v10000;
     }
     /** Creates an executable graph from a graph
 
@@ -13196,7 +14003,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiate_v10000 {
         type Fn = crate::pfn::PFN_cuGraphInstantiate_v10000;
         const INDEX: usize = 282usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiate_v10000;
     }
     /** Creates an executable graph from a graph
 
@@ -13217,7 +14023,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiate_v11000 {
         type Fn = crate::pfn::PFN_cuGraphInstantiate_v11000;
         const INDEX: usize = 283usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiate_v11000;
     }
     /** Creates an executable graph from a graph
 
@@ -13236,7 +14041,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiateWithFlags_v11040 {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040;
         const INDEX: usize = 284usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiateWithFlags_v11040;
     }
     /** Creates an executable graph from a graph
 
@@ -13257,7 +14061,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiateWithParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000;
         const INDEX: usize = 285usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiateWithParams_v12000;
     }
     /** Creates an executable graph from a graph
 
@@ -13278,7 +14081,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphInstantiateWithParams_v12000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz;
         const INDEX: usize = 286usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphInstantiateWithParams_v12000_ptsz;
     }
     /** Copies attributes from source node to destination node.
 
@@ -13297,7 +14099,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeCopyAttributes_v11000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000;
         const INDEX: usize = 287usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeCopyAttributes_v11000;
     }
     /** Queries node attribute.
 
@@ -13316,7 +14117,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeGetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000;
         const INDEX: usize = 288usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeGetAttribute_v11000;
     }
     /** Returns a kernel node's parameters
 
@@ -13337,7 +14137,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000;
         const INDEX: usize = 289usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeGetParams_v10000;
     }
     /** Returns a kernel node's parameters
 
@@ -13358,7 +14157,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeGetParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000;
         const INDEX: usize = 290usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeGetParams_v12000;
     }
     /** Sets node attribute.
 
@@ -13377,7 +14175,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeSetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000;
         const INDEX: usize = 291usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeSetAttribute_v11000;
     }
     /** Sets a kernel node's parameters
 
@@ -13398,7 +14195,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000;
         const INDEX: usize = 292usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeSetParams_v10000;
     }
     /** Sets a kernel node's parameters
 
@@ -13419,7 +14215,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphKernelNodeSetParams_v12000 {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000;
         const INDEX: usize = 293usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphKernelNodeSetParams_v12000;
     }
     /** Launches an executable graph in a stream
 
@@ -13440,7 +14235,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphLaunch_v10000 {
         type Fn = crate::pfn::PFN_cuGraphLaunch_v10000;
         const INDEX: usize = 294usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphLaunch_v10000;
     }
     /** Launches an executable graph in a stream
 
@@ -13461,7 +14255,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphLaunch_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphLaunch_v10000_ptsz;
         const INDEX: usize = 295usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphLaunch_v10000_ptsz;
     }
     /** Returns a memory alloc node's parameters
 
@@ -13480,7 +14273,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemAllocNodeGetParams_v11040 {
         type Fn = crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040;
         const INDEX: usize = 296usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemAllocNodeGetParams_v11040;
     }
     /** Returns a memory free node's parameters
 
@@ -13499,7 +14291,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemFreeNodeGetParams_v11040 {
         type Fn = crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040;
         const INDEX: usize = 297usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemFreeNodeGetParams_v11040;
     }
     /** Returns a memcpy node's parameters
 
@@ -13518,7 +14309,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemcpyNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000;
         const INDEX: usize = 298usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemcpyNodeGetParams_v10000;
     }
     /** Sets a memcpy node's parameters
 
@@ -13537,7 +14327,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemcpyNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000;
         const INDEX: usize = 299usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemcpyNodeSetParams_v10000;
     }
     /** Returns a memset node's parameters
 
@@ -13556,7 +14345,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemsetNodeGetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000;
         const INDEX: usize = 300usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemsetNodeGetParams_v10000;
     }
     /** Sets a memset node's parameters
 
@@ -13575,7 +14363,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphMemsetNodeSetParams_v10000 {
         type Fn = crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000;
         const INDEX: usize = 301usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphMemsetNodeSetParams_v10000;
     }
     /** Finds a cloned version of a node
 
@@ -13594,7 +14381,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeFindInClone_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeFindInClone_v10000;
         const INDEX: usize = 302usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeFindInClone_v10000;
     }
     /** Returns the graph that contains a given graph node
 
@@ -13613,7 +14399,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetContainingGraph_v13010 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010;
         const INDEX: usize = 303usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetContainingGraph_v13010;
     }
     /** Returns a node's dependencies
 
@@ -13634,7 +14419,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependencies_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v10000;
         const INDEX: usize = 304usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependencies_v10000;
     }
     /** Returns a node's dependencies
 
@@ -13655,7 +14439,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v12030;
         const INDEX: usize = 305usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependencies_v12030;
     }
     /** Returns a node's dependent nodes
 
@@ -13676,7 +14459,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependentNodes_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000;
         const INDEX: usize = 306usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependentNodes_v10000;
     }
     /** Returns a node's dependent nodes
 
@@ -13697,7 +14479,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetDependentNodes_v12030 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030;
         const INDEX: usize = 307usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetDependentNodes_v12030;
     }
     /** Query whether a node in the given graphExec is enabled
 
@@ -13716,7 +14497,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetEnabled_v11060 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetEnabled_v11060;
         const INDEX: usize = 308usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetEnabled_v11060;
     }
     /** Returns the local node id of a given graph node
 
@@ -13735,7 +14515,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetLocalId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetLocalId_v13010;
         const INDEX: usize = 309usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetLocalId_v13010;
     }
     /** Return a graph node's parameters
 
@@ -13754,7 +14533,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetParams_v13020 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetParams_v13020;
         const INDEX: usize = 310usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetParams_v13020;
     }
     /** Returns an id used by tools to identify a given node
 
@@ -13773,7 +14551,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetToolsId_v13010 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetToolsId_v13010;
         const INDEX: usize = 311usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetToolsId_v13010;
     }
     /** Returns a node's type
 
@@ -13792,7 +14569,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeGetType_v10000 {
         type Fn = crate::pfn::PFN_cuGraphNodeGetType_v10000;
         const INDEX: usize = 312usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeGetType_v10000;
     }
     /** Enables or disables the specified node in the given graphExec
 
@@ -13811,7 +14587,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeSetEnabled_v11060 {
         type Fn = crate::pfn::PFN_cuGraphNodeSetEnabled_v11060;
         const INDEX: usize = 313usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeSetEnabled_v11060;
     }
     /** Update a graph node's parameters
 
@@ -13832,7 +14607,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeSetParams_v12020 {
         type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v12020;
         const INDEX: usize = 314usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeSetParams_v12020;
     }
     /** Update a graph node's parameters
 
@@ -13853,7 +14627,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphNodeSetParams_v13040 {
         type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v13040;
         const INDEX: usize = 315usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphNodeSetParams_v13040;
     }
     /** Release a user object reference from a graph
 
@@ -13872,7 +14645,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphReleaseUserObject_v11030 {
         type Fn = crate::pfn::PFN_cuGraphReleaseUserObject_v11030;
         const INDEX: usize = 316usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphReleaseUserObject_v11030;
     }
     /** Removes dependency edges from a graph
 
@@ -13893,7 +14665,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphRemoveDependencies_v10000 {
         type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v10000;
         const INDEX: usize = 317usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphRemoveDependencies_v10000;
     }
     /** Removes dependency edges from a graph
 
@@ -13914,7 +14685,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphRemoveDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v12030;
         const INDEX: usize = 318usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphRemoveDependencies_v12030;
     }
     /** Retain a reference to a user object from a graph
 
@@ -13933,7 +14703,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphRetainUserObject_v11030 {
         type Fn = crate::pfn::PFN_cuGraphRetainUserObject_v11030;
         const INDEX: usize = 319usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphRetainUserObject_v11030;
     }
     /** Uploads an executable graph in a stream
 
@@ -13954,7 +14723,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphUpload_v11010 {
         type Fn = crate::pfn::PFN_cuGraphUpload_v11010;
         const INDEX: usize = 320usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphUpload_v11010;
     }
     /** Uploads an executable graph in a stream
 
@@ -13975,7 +14743,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphUpload_v11010_ptsz {
         type Fn = crate::pfn::PFN_cuGraphUpload_v11010_ptsz;
         const INDEX: usize = 321usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphUpload_v11010_ptsz;
     }
     /** Register a Direct3D 10 resource for access by CUDA
 
@@ -13998,7 +14765,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsD3D10RegisterResource_v3000 {
         type Fn = crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000;
         const INDEX: usize = 322usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsD3D10RegisterResource_v3000;
     }
     /** Register a Direct3D 11 resource for access by CUDA
 
@@ -14021,7 +14787,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsD3D11RegisterResource_v3000 {
         type Fn = crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000;
         const INDEX: usize = 323usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsD3D11RegisterResource_v3000;
     }
     /** Register a Direct3D 9 resource for access by CUDA
 
@@ -14044,7 +14809,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsD3D9RegisterResource_v3000 {
         type Fn = crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000;
         const INDEX: usize = 324usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsD3D9RegisterResource_v3000;
     }
     /** Registers an EGL image
 
@@ -14067,7 +14831,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsEGLRegisterImage_v7000 {
         type Fn = crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000;
         const INDEX: usize = 325usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsEGLRegisterImage_v7000;
     }
     /** Registers an OpenGL buffer object
 
@@ -14090,7 +14853,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsGLRegisterBuffer_v3000 {
         type Fn = crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000;
         const INDEX: usize = 326usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsGLRegisterBuffer_v3000;
     }
     /** Register an OpenGL texture or renderbuffer object
 
@@ -14113,7 +14875,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsGLRegisterImage_v3000 {
         type Fn = crate::gl::PFN_cuGraphicsGLRegisterImage_v3000;
         const INDEX: usize = 327usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsGLRegisterImage_v3000;
     }
     /** Map graphics resources for access by CUDA
 
@@ -14134,7 +14895,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsMapResources_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsMapResources_v3000;
         const INDEX: usize = 328usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsMapResources_v3000;
     }
     /** Map graphics resources for access by CUDA
 
@@ -14155,7 +14915,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsMapResources_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz;
         const INDEX: usize = 329usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsMapResources_v7000_ptsz;
     }
     /** Get an eglFrame through which to access a registered EGL graphics resource.
 
@@ -14178,7 +14937,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedEglFrame_v7000 {
         type Fn = crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000;
         const INDEX: usize = 330usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedEglFrame_v7000;
     }
     /** Get a mipmapped array through which to access a mapped graphics resource.
 
@@ -14197,7 +14955,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedMipmappedArray_v5000 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000;
         const INDEX: usize = 331usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedMipmappedArray_v5000;
     }
     /** Get a device pointer through which to access a mapped graphics resource.
 
@@ -14218,7 +14975,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedPointer_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000;
         const INDEX: usize = 332usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedPointer_v3000;
     }
     /** Get a device pointer through which to access a mapped graphics resource.
 
@@ -14239,7 +14995,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceGetMappedPointer_v3020 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020;
         const INDEX: usize = 333usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceGetMappedPointer_v3020;
     }
     /** Set usage flags for mapping a graphics resource
 
@@ -14260,7 +15015,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceSetMapFlags_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000;
         const INDEX: usize = 334usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceSetMapFlags_v3000;
     }
     /** Set usage flags for mapping a graphics resource
 
@@ -14281,7 +15035,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsResourceSetMapFlags_v6050 {
         type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050;
         const INDEX: usize = 335usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsResourceSetMapFlags_v6050;
     }
     /** Get an array through which to access a subresource of a mapped graphics resource.
 
@@ -14300,7 +15053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsSubResourceGetMappedArray_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000;
         const INDEX: usize = 336usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsSubResourceGetMappedArray_v3000;
     }
     /** Unmap graphics resources.
 
@@ -14321,7 +15073,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsUnmapResources_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v3000;
         const INDEX: usize = 337usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsUnmapResources_v3000;
     }
     /** Unmap graphics resources.
 
@@ -14342,7 +15093,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsUnmapResources_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz;
         const INDEX: usize = 338usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsUnmapResources_v7000_ptsz;
     }
     /** Unregisters a graphics resource for access by CUDA
 
@@ -14361,7 +15111,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsUnregisterResource_v3000 {
         type Fn = crate::pfn::PFN_cuGraphicsUnregisterResource_v3000;
         const INDEX: usize = 339usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsUnregisterResource_v3000;
     }
     /** Registers a VDPAU VdpOutputSurface object
 
@@ -14384,7 +15133,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsVDPAURegisterOutputSurface_v3010 {
         type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010;
         const INDEX: usize = 340usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsVDPAURegisterOutputSurface_v3010;
     }
     /** Registers a VDPAU VdpVideoSurface object
 
@@ -14407,7 +15155,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGraphicsVDPAURegisterVideoSurface_v3010 {
         type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010;
         const INDEX: usize = 341usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGraphicsVDPAURegisterVideoSurface_v3010;
     }
     /** Creates a green context with a specified set of resources.
 
@@ -14426,7 +15173,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxCreate_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxCreate_v12040;
         const INDEX: usize = 342usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxCreate_v12040;
     }
     /** Destroys a green context
 
@@ -14445,7 +15191,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxDestroy_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxDestroy_v12040;
         const INDEX: usize = 343usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxDestroy_v12040;
     }
     /** Get green context resources
 
@@ -14464,7 +15209,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxGetDevResource_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxGetDevResource_v12040;
         const INDEX: usize = 344usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxGetDevResource_v12040;
     }
     /** Returns the unique Id associated with the green context supplied
 
@@ -14483,7 +15227,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxGetId_v12090 {
         type Fn = crate::pfn::PFN_cuGreenCtxGetId_v12090;
         const INDEX: usize = 345usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxGetId_v12090;
     }
     /** Records an event.
 
@@ -14502,7 +15245,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxRecordEvent_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxRecordEvent_v12040;
         const INDEX: usize = 346usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxRecordEvent_v12040;
     }
     /** Create a stream for use in the green context
 
@@ -14521,7 +15263,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxStreamCreate_v12050 {
         type Fn = crate::pfn::PFN_cuGreenCtxStreamCreate_v12050;
         const INDEX: usize = 347usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxStreamCreate_v12050;
     }
     /** Make a green context wait on an event
 
@@ -14540,7 +15281,6 @@ pub mod entries {
     unsafe impl super::Entry for cuGreenCtxWaitEvent_v12040 {
         type Fn = crate::pfn::PFN_cuGreenCtxWaitEvent_v12040;
         const INDEX: usize = 348usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuGreenCtxWaitEvent_v12040;
     }
     /** Imports an external memory object
 
@@ -14559,7 +15299,6 @@ pub mod entries {
     unsafe impl super::Entry for cuImportExternalMemory_v10000 {
         type Fn = crate::pfn::PFN_cuImportExternalMemory_v10000;
         const INDEX: usize = 349usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuImportExternalMemory_v10000;
     }
     /** Imports an external semaphore
 
@@ -14578,7 +15317,6 @@ pub mod entries {
     unsafe impl super::Entry for cuImportExternalSemaphore_v10000 {
         type Fn = crate::pfn::PFN_cuImportExternalSemaphore_v10000;
         const INDEX: usize = 350usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuImportExternalSemaphore_v10000;
     }
     /** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the `Flags` parameter must be 0. If [`cuInit`](crate::pfn::PFN_cuInit_v2000) has not been called, any function from the driver API will return [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED). Repeated calls to [`cuInit`](crate::pfn::PFN_cuInit_v2000) have no additional effect.
 
@@ -14597,7 +15335,6 @@ pub mod entries {
     unsafe impl super::Entry for cuInit_v2000 {
         type Fn = crate::pfn::PFN_cuInit_v2000;
         const INDEX: usize = 351usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuInit_v2000;
     }
     /** Attempts to close memory mapped with [`cuIpcOpenMemHandle`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000)
 
@@ -14616,7 +15353,6 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcCloseMemHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcCloseMemHandle_v4010;
         const INDEX: usize = 352usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuIpcCloseMemHandle_v4010;
     }
     /** Gets an interprocess handle for a previously allocated event
 
@@ -14635,7 +15371,6 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcGetEventHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcGetEventHandle_v4010;
         const INDEX: usize = 353usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuIpcGetEventHandle_v4010;
     }
     /** Gets an interprocess memory handle for an existing device memory allocation
 
@@ -14654,7 +15389,6 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcGetMemHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcGetMemHandle_v4010;
         const INDEX: usize = 354usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuIpcGetMemHandle_v4010;
     }
     /** Opens an interprocess event handle for use in the current process
 
@@ -14673,7 +15407,6 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcOpenEventHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcOpenEventHandle_v4010;
         const INDEX: usize = 355usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuIpcOpenEventHandle_v4010;
     }
     /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
@@ -14694,7 +15427,6 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcOpenMemHandle_v4010 {
         type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v4010;
         const INDEX: usize = 356usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuIpcOpenMemHandle_v4010;
     }
     /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
@@ -14715,7 +15447,6 @@ pub mod entries {
     unsafe impl super::Entry for cuIpcOpenMemHandle_v11000 {
         type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v11000;
         const INDEX: usize = 357usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuIpcOpenMemHandle_v11000;
     }
     /** Returns information about a kernel
 
@@ -14734,7 +15465,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetAttribute_v12000 {
         type Fn = crate::pfn::PFN_cuKernelGetAttribute_v12000;
         const INDEX: usize = 358usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetAttribute_v12000;
     }
     /** Returns a function handle
 
@@ -14753,7 +15483,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetFunction_v12000 {
         type Fn = crate::pfn::PFN_cuKernelGetFunction_v12000;
         const INDEX: usize = 359usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetFunction_v12000;
     }
     /** Returns a library handle
 
@@ -14772,7 +15501,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetLibrary_v12050 {
         type Fn = crate::pfn::PFN_cuKernelGetLibrary_v12050;
         const INDEX: usize = 360usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetLibrary_v12050;
     }
     /** Returns the function name for a [`CUkernel`](crate::types::CUkernel) handle
 
@@ -14791,7 +15519,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetName_v12030 {
         type Fn = crate::pfn::PFN_cuKernelGetName_v12030;
         const INDEX: usize = 361usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetName_v12030;
     }
     /** Returns the number of parameters used by the kernel
 
@@ -14810,7 +15537,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetParamCount_v13020 {
         type Fn = crate::pfn::PFN_cuKernelGetParamCount_v13020;
         const INDEX: usize = 362usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetParamCount_v13020;
     }
     /** Returns the offset and size of a kernel parameter in the device-side parameter layout
 
@@ -14829,7 +15555,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelGetParamInfo_v12040 {
         type Fn = crate::pfn::PFN_cuKernelGetParamInfo_v12040;
         const INDEX: usize = 363usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelGetParamInfo_v12040;
     }
     /** Sets information about a kernel
 
@@ -14848,7 +15573,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelSetAttribute_v12000 {
         type Fn = crate::pfn::PFN_cuKernelSetAttribute_v12000;
         const INDEX: usize = 364usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelSetAttribute_v12000;
     }
     /** Sets the preferred cache configuration for a device kernel.
 
@@ -14867,7 +15591,6 @@ pub mod entries {
     unsafe impl super::Entry for cuKernelSetCacheConfig_v12000 {
         type Fn = crate::pfn::PFN_cuKernelSetCacheConfig_v12000;
         const INDEX: usize = 365usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuKernelSetCacheConfig_v12000;
     }
     /** Launches a CUDA function
 
@@ -14886,7 +15609,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunch_v2000 {
         type Fn = crate::pfn::PFN_cuLaunch_v2000;
         const INDEX: usize = 366usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunch_v2000;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
 
@@ -14907,7 +15629,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchCooperativeKernel_v9000 {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000;
         const INDEX: usize = 367usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchCooperativeKernel_v9000;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
 
@@ -14928,7 +15649,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchCooperativeKernel_v9000_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz;
         const INDEX: usize = 368usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchCooperativeKernel_v9000_ptsz;
     }
     /** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 
@@ -14947,7 +15667,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchCooperativeKernelMultiDevice_v9000 {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000;
         const INDEX: usize = 369usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchCooperativeKernelMultiDevice_v9000;
     }
     /** Launches a CUDA function
 
@@ -14966,7 +15685,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchGrid_v2000 {
         type Fn = crate::pfn::PFN_cuLaunchGrid_v2000;
         const INDEX: usize = 370usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchGrid_v2000;
     }
     /** Launches a CUDA function
 
@@ -14985,7 +15703,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchGridAsync_v2000 {
         type Fn = crate::pfn::PFN_cuLaunchGridAsync_v2000;
         const INDEX: usize = 371usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchGridAsync_v2000;
     }
     /** Enqueues a host function call in a stream
 
@@ -15006,7 +15723,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v10000 {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000;
         const INDEX: usize = 372usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v10000;
     }
     /** Enqueues a host function call in a stream
 
@@ -15027,7 +15743,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz;
         const INDEX: usize = 373usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v10000_ptsz;
     }
     /** Enqueues a host function call in a stream
 
@@ -15048,7 +15763,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v13010 {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010;
         const INDEX: usize = 374usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v13010;
     }
     /** Enqueues a host function call in a stream
 
@@ -15069,7 +15783,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchHostFunc_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz;
         const INDEX: usize = 375usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchHostFunc_v13010_ptsz;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
 
@@ -15090,7 +15803,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernel_v4000 {
         type Fn = crate::pfn::PFN_cuLaunchKernel_v4000;
         const INDEX: usize = 376usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernel_v4000;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
 
@@ -15111,7 +15823,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernel_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchKernel_v7000_ptsz;
         const INDEX: usize = 377usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernel_v7000_ptsz;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
 
@@ -15132,7 +15843,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernelEx_v11060 {
         type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060;
         const INDEX: usize = 378usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernelEx_v11060;
     }
     /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
 
@@ -15153,7 +15863,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLaunchKernelEx_v11060_ptsz {
         type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz;
         const INDEX: usize = 379usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLaunchKernelEx_v11060_ptsz;
     }
     /** Retrieve the kernel handles within a library.
 
@@ -15172,7 +15881,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryEnumerateKernels_v12040 {
         type Fn = crate::pfn::PFN_cuLibraryEnumerateKernels_v12040;
         const INDEX: usize = 380usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryEnumerateKernels_v12040;
     }
     /** Returns a global device pointer
 
@@ -15191,7 +15899,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetGlobal_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetGlobal_v12000;
         const INDEX: usize = 381usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetGlobal_v12000;
     }
     /** Returns a kernel handle
 
@@ -15210,7 +15917,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetKernel_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetKernel_v12000;
         const INDEX: usize = 382usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetKernel_v12000;
     }
     /** Returns the number of kernels within a library
 
@@ -15229,7 +15935,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetKernelCount_v12040 {
         type Fn = crate::pfn::PFN_cuLibraryGetKernelCount_v12040;
         const INDEX: usize = 383usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetKernelCount_v12040;
     }
     /** Returns a pointer to managed memory
 
@@ -15248,7 +15953,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetManaged_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetManaged_v12000;
         const INDEX: usize = 384usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetManaged_v12000;
     }
     /** Returns a module handle
 
@@ -15267,7 +15971,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetModule_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetModule_v12000;
         const INDEX: usize = 385usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetModule_v12000;
     }
     /** Returns a pointer to a unified function
 
@@ -15286,7 +15989,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryGetUnifiedFunction_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000;
         const INDEX: usize = 386usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryGetUnifiedFunction_v12000;
     }
     /** Load a library with specified code and options
 
@@ -15305,7 +16007,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryLoadData_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryLoadData_v12000;
         const INDEX: usize = 387usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryLoadData_v12000;
     }
     /** Load a library with specified file and options
 
@@ -15324,7 +16025,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryLoadFromFile_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryLoadFromFile_v12000;
         const INDEX: usize = 388usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryLoadFromFile_v12000;
     }
     /** Unloads a library
 
@@ -15343,7 +16043,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLibraryUnload_v12000 {
         type Fn = crate::pfn::PFN_cuLibraryUnload_v12000;
         const INDEX: usize = 389usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLibraryUnload_v12000;
     }
     /** Add an input to a pending linker invocation
 
@@ -15364,7 +16063,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddData_v5050 {
         type Fn = crate::pfn::PFN_cuLinkAddData_v5050;
         const INDEX: usize = 390usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddData_v5050;
     }
     /** Add an input to a pending linker invocation
 
@@ -15385,7 +16083,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddData_v6050 {
         type Fn = crate::pfn::PFN_cuLinkAddData_v6050;
         const INDEX: usize = 391usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddData_v6050;
     }
     /** Add a file input to a pending linker invocation
 
@@ -15406,7 +16103,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddFile_v5050 {
         type Fn = crate::pfn::PFN_cuLinkAddFile_v5050;
         const INDEX: usize = 392usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddFile_v5050;
     }
     /** Add a file input to a pending linker invocation
 
@@ -15427,7 +16123,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkAddFile_v6050 {
         type Fn = crate::pfn::PFN_cuLinkAddFile_v6050;
         const INDEX: usize = 393usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkAddFile_v6050;
     }
     /** Complete a pending linker invocation
 
@@ -15446,7 +16141,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkComplete_v5050 {
         type Fn = crate::pfn::PFN_cuLinkComplete_v5050;
         const INDEX: usize = 394usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkComplete_v5050;
     }
     /** Creates a pending JIT linker invocation.
 
@@ -15467,7 +16161,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkCreate_v5050 {
         type Fn = crate::pfn::PFN_cuLinkCreate_v5050;
         const INDEX: usize = 395usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkCreate_v5050;
     }
     /** Creates a pending JIT linker invocation.
 
@@ -15488,7 +16181,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkCreate_v6050 {
         type Fn = crate::pfn::PFN_cuLinkCreate_v6050;
         const INDEX: usize = 396usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkCreate_v6050;
     }
     /** Destroys state for a JIT linker invocation.
 
@@ -15507,7 +16199,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLinkDestroy_v5050 {
         type Fn = crate::pfn::PFN_cuLinkDestroy_v5050;
         const INDEX: usize = 397usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLinkDestroy_v5050;
     }
     /** Associates a device to a multicast logical endpoint
 
@@ -15526,7 +16217,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointAddDevice_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030;
         const INDEX: usize = 398usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointAddDevice_v13030;
     }
     /** Bind a memory allocation represented by a virtual address to a logical endpoint
 
@@ -15545,7 +16235,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointBindAddr_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030;
         const INDEX: usize = 399usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointBindAddr_v13030;
     }
     /** Binds memory object represented by a handle to the logical endpoint
 
@@ -15564,7 +16253,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointBindMem_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointBindMem_v13030;
         const INDEX: usize = 400usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointBindMem_v13030;
     }
     /** Creates a logical endpoint with the requested properties and associates it with the logical endpoint id
 
@@ -15583,7 +16271,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointCreate_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointCreate_v13030;
         const INDEX: usize = 401usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointCreate_v13030;
     }
     /** Removes the association of the logical endpoint from the logical endpoint id
 
@@ -15602,7 +16289,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointDestroy_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointDestroy_v13030;
         const INDEX: usize = 402usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointDestroy_v13030;
     }
     /** Exports a logical endpoint associated with leId to an IPC handle
 
@@ -15621,7 +16307,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointExport_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointExport_v13030;
         const INDEX: usize = 403usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointExport_v13030;
     }
     /** Calculates the minimum alignment and the maximum size for the given logical endpoint properties
 
@@ -15640,7 +16325,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointGetLimits_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030;
         const INDEX: usize = 404usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointGetLimits_v13030;
     }
     /** Releases a range of logical endpoint ids
 
@@ -15659,7 +16343,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointIdRelease_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030;
         const INDEX: usize = 405usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointIdRelease_v13030;
     }
     /** Reserves a range of logical endpoint ids
 
@@ -15678,7 +16361,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointIdReserve_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030;
         const INDEX: usize = 406usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointIdReserve_v13030;
     }
     /** Imports a logical endpoint from the given IPC handle and associates it with a logical endpoint id
 
@@ -15697,7 +16379,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointImport_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointImport_v13030;
         const INDEX: usize = 407usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointImport_v13030;
     }
     /** Determines if all logical endpoints in the range have been successfully constructed
 
@@ -15716,7 +16397,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointQuery_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointQuery_v13030;
         const INDEX: usize = 408usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointQuery_v13030;
     }
     /** Unbinds any binding at offset from the logical endpoint
 
@@ -15735,7 +16415,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogicalEndpointUnbind_v13030 {
         type Fn = crate::pfn::PFN_cuLogicalEndpointUnbind_v13030;
         const INDEX: usize = 409usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogicalEndpointUnbind_v13030;
     }
     /** Sets log iterator to point to the end of log buffer, where the next message would be written.
 
@@ -15754,7 +16433,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsCurrent_v12090 {
         type Fn = crate::pfn::PFN_cuLogsCurrent_v12090;
         const INDEX: usize = 410usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogsCurrent_v12090;
     }
     /** Dump accumulated driver logs into a file
 
@@ -15773,7 +16451,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsDumpToFile_v12090 {
         type Fn = crate::pfn::PFN_cuLogsDumpToFile_v12090;
         const INDEX: usize = 411usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogsDumpToFile_v12090;
     }
     /** Dump accumulated driver logs into a buffer
 
@@ -15792,7 +16469,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsDumpToMemory_v12090 {
         type Fn = crate::pfn::PFN_cuLogsDumpToMemory_v12090;
         const INDEX: usize = 412usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogsDumpToMemory_v12090;
     }
     /** Register a callback function to receive error log messages
 
@@ -15811,7 +16487,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsRegisterCallback_v12090 {
         type Fn = crate::pfn::PFN_cuLogsRegisterCallback_v12090;
         const INDEX: usize = 413usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogsRegisterCallback_v12090;
     }
     /** Unregister a log message callback
 
@@ -15830,7 +16505,6 @@ pub mod entries {
     unsafe impl super::Entry for cuLogsUnregisterCallback_v12090 {
         type Fn = crate::pfn::PFN_cuLogsUnregisterCallback_v12090;
         const INDEX: usize = 414usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuLogsUnregisterCallback_v12090;
     }
     /** Free an address range reservation.
 
@@ -15849,7 +16523,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAddressFree_v10020 {
         type Fn = crate::pfn::PFN_cuMemAddressFree_v10020;
         const INDEX: usize = 415usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAddressFree_v10020;
     }
     /** Allocate an address range reservation.
 
@@ -15868,7 +16541,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAddressReserve_v10020 {
         type Fn = crate::pfn::PFN_cuMemAddressReserve_v10020;
         const INDEX: usize = 416usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAddressReserve_v10020;
     }
     /** Advise about the usage of a given memory range
 
@@ -15889,7 +16561,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAdvise_v8000 {
         type Fn = crate::pfn::PFN_cuMemAdvise_v8000;
         const INDEX: usize = 417usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAdvise_v8000;
     }
     /** Advise about the usage of a given memory range
 
@@ -15910,7 +16581,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAdvise_v12020 {
         type Fn = crate::pfn::PFN_cuMemAdvise_v12020;
         const INDEX: usize = 418usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAdvise_v12020;
     }
     /** Allocates device memory
 
@@ -15931,7 +16601,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAlloc_v2000 {
         type Fn = crate::pfn::PFN_cuMemAlloc_v2000;
         const INDEX: usize = 419usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAlloc_v2000;
     }
     /** Allocates device memory
 
@@ -15952,7 +16621,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAlloc_v3020 {
         type Fn = crate::pfn::PFN_cuMemAlloc_v3020;
         const INDEX: usize = 420usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAlloc_v3020;
     }
     /** Allocates memory with stream ordered semantics
 
@@ -15973,7 +16641,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocAsync_v11020 {
         type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020;
         const INDEX: usize = 421usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocAsync_v11020;
     }
     /** Allocates memory with stream ordered semantics
 
@@ -15994,7 +16661,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocAsync_v11020_ptsz {
         type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz;
         const INDEX: usize = 422usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocAsync_v11020_ptsz;
     }
     /** Allocates memory from a specified pool with stream ordered semantics.
 
@@ -16015,7 +16681,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocFromPoolAsync_v11020 {
         type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020;
         const INDEX: usize = 423usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocFromPoolAsync_v11020;
     }
     /** Allocates memory from a specified pool with stream ordered semantics.
 
@@ -16036,7 +16701,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocFromPoolAsync_v11020_ptsz {
         type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz;
         const INDEX: usize = 424usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocFromPoolAsync_v11020_ptsz;
     }
     /** Allocates page-locked host memory
 
@@ -16057,7 +16721,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocHost_v2000 {
         type Fn = crate::pfn::PFN_cuMemAllocHost_v2000;
         const INDEX: usize = 425usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocHost_v2000;
     }
     /** Allocates page-locked host memory
 
@@ -16078,7 +16741,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocHost_v3020 {
         type Fn = crate::pfn::PFN_cuMemAllocHost_v3020;
         const INDEX: usize = 426usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocHost_v3020;
     }
     /** Allocates memory that will be automatically managed by the Unified Memory system
 
@@ -16097,7 +16759,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocManaged_v6000 {
         type Fn = crate::pfn::PFN_cuMemAllocManaged_v6000;
         const INDEX: usize = 427usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocManaged_v6000;
     }
     /** Allocates pitched device memory
 
@@ -16118,7 +16779,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocPitch_v2000 {
         type Fn = crate::pfn::PFN_cuMemAllocPitch_v2000;
         const INDEX: usize = 428usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocPitch_v2000;
     }
     /** Allocates pitched device memory
 
@@ -16139,7 +16799,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemAllocPitch_v3020 {
         type Fn = crate::pfn::PFN_cuMemAllocPitch_v3020;
         const INDEX: usize = 429usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemAllocPitch_v3020;
     }
     /** Submit a batch of `count` independent decompression operations.
 
@@ -16160,7 +16819,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemBatchDecompressAsync_v12060 {
         type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060;
         const INDEX: usize = 430usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemBatchDecompressAsync_v12060;
     }
     /** Submit a batch of `count` independent decompression operations.
 
@@ -16181,7 +16839,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemBatchDecompressAsync_v12060_ptsz {
         type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz;
         const INDEX: usize = 431usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemBatchDecompressAsync_v12060_ptsz;
     }
     /** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 
@@ -16200,7 +16857,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemCreate_v10020 {
         type Fn = crate::pfn::PFN_cuMemCreate_v10020;
         const INDEX: usize = 432usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemCreate_v10020;
     }
     /** Performs a batch of memory discards and prefetches asynchronously
 
@@ -16221,7 +16877,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardAndPrefetchBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000;
         const INDEX: usize = 433usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardAndPrefetchBatchAsync_v13000;
     }
     /** Performs a batch of memory discards and prefetches asynchronously
 
@@ -16242,7 +16897,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
         const INDEX: usize = 434usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
     }
     /** Performs a batch of memory discards asynchronously
 
@@ -16263,7 +16917,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000;
         const INDEX: usize = 435usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardBatchAsync_v13000;
     }
     /** Performs a batch of memory discards asynchronously
 
@@ -16284,7 +16937,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemDiscardBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz;
         const INDEX: usize = 436usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemDiscardBatchAsync_v13000_ptsz;
     }
     /** Exports an allocation to a requested shareable handle type
 
@@ -16303,7 +16955,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemExportToShareableHandle_v10020 {
         type Fn = crate::pfn::PFN_cuMemExportToShareableHandle_v10020;
         const INDEX: usize = 437usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemExportToShareableHandle_v10020;
     }
     /** Frees device memory
 
@@ -16324,7 +16975,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFree_v2000 {
         type Fn = crate::pfn::PFN_cuMemFree_v2000;
         const INDEX: usize = 438usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemFree_v2000;
     }
     /** Frees device memory
 
@@ -16345,7 +16995,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFree_v3020 {
         type Fn = crate::pfn::PFN_cuMemFree_v3020;
         const INDEX: usize = 439usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemFree_v3020;
     }
     /** Frees memory with stream ordered semantics
 
@@ -16366,7 +17015,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFreeAsync_v11020 {
         type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020;
         const INDEX: usize = 440usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemFreeAsync_v11020;
     }
     /** Frees memory with stream ordered semantics
 
@@ -16387,7 +17035,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFreeAsync_v11020_ptsz {
         type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz;
         const INDEX: usize = 441usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemFreeAsync_v11020_ptsz;
     }
     /** Frees page-locked host memory
 
@@ -16406,7 +17053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemFreeHost_v2000 {
         type Fn = crate::pfn::PFN_cuMemFreeHost_v2000;
         const INDEX: usize = 442usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemFreeHost_v2000;
     }
     /** Get the access `flags` set for the given `location` and `ptr`
 
@@ -16425,7 +17071,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAccess_v10020 {
         type Fn = crate::pfn::PFN_cuMemGetAccess_v10020;
         const INDEX: usize = 443usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAccess_v10020;
     }
     /** Get information on memory allocations
 
@@ -16446,7 +17091,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAddressRange_v2000 {
         type Fn = crate::pfn::PFN_cuMemGetAddressRange_v2000;
         const INDEX: usize = 444usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAddressRange_v2000;
     }
     /** Get information on memory allocations
 
@@ -16467,7 +17111,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAddressRange_v3020 {
         type Fn = crate::pfn::PFN_cuMemGetAddressRange_v3020;
         const INDEX: usize = 445usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAddressRange_v3020;
     }
     /** Calculates either the minimal or recommended granularity
 
@@ -16486,7 +17129,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAllocationGranularity_v10020 {
         type Fn = crate::pfn::PFN_cuMemGetAllocationGranularity_v10020;
         const INDEX: usize = 446usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAllocationGranularity_v10020;
     }
     /** Retrieve the contents of the property structure defining properties for this handle
 
@@ -16505,7 +17147,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetAllocationPropertiesFromHandle_v10020 {
         type Fn = crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020;
         const INDEX: usize = 447usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetAllocationPropertiesFromHandle_v10020;
     }
     /** Returns the default memory pool for a given location and allocation type
 
@@ -16524,7 +17165,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetDefaultMemPool_v13000 {
         type Fn = crate::pfn::PFN_cuMemGetDefaultMemPool_v13000;
         const INDEX: usize = 448usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetDefaultMemPool_v13000;
     }
     /** Retrieve handle for an address range
 
@@ -16543,7 +17183,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetHandleForAddressRange_v11070 {
         type Fn = crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070;
         const INDEX: usize = 449usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetHandleForAddressRange_v11070;
     }
     /** Gets free and total memory
 
@@ -16564,7 +17203,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetInfo_v2000 {
         type Fn = crate::pfn::PFN_cuMemGetInfo_v2000;
         const INDEX: usize = 450usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetInfo_v2000;
     }
     /** Gets free and total memory
 
@@ -16585,7 +17223,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetInfo_v3020 {
         type Fn = crate::pfn::PFN_cuMemGetInfo_v3020;
         const INDEX: usize = 451usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetInfo_v3020;
     }
     /** Gets residency information for a memory address range
 
@@ -16604,7 +17241,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetLocationInfo_v13040 {
         type Fn = crate::pfn::PFN_cuMemGetLocationInfo_v13040;
         const INDEX: usize = 452usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetLocationInfo_v13040;
     }
     /** Gets the current memory pool for a memory location and of a particular allocation type
 
@@ -16623,7 +17259,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemGetMemPool_v13000 {
         type Fn = crate::pfn::PFN_cuMemGetMemPool_v13000;
         const INDEX: usize = 453usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemGetMemPool_v13000;
     }
     /** Allocates page-locked host memory
 
@@ -16642,7 +17277,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostAlloc_v2020 {
         type Fn = crate::pfn::PFN_cuMemHostAlloc_v2020;
         const INDEX: usize = 454usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostAlloc_v2020;
     }
     /** Passes back device pointer of mapped pinned memory
 
@@ -16663,7 +17297,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostGetDevicePointer_v2020 {
         type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v2020;
         const INDEX: usize = 455usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostGetDevicePointer_v2020;
     }
     /** Passes back device pointer of mapped pinned memory
 
@@ -16684,7 +17317,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostGetDevicePointer_v3020 {
         type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v3020;
         const INDEX: usize = 456usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostGetDevicePointer_v3020;
     }
     /** Passes back flags that were used for a pinned allocation
 
@@ -16703,7 +17335,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostGetFlags_v2030 {
         type Fn = crate::pfn::PFN_cuMemHostGetFlags_v2030;
         const INDEX: usize = 457usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostGetFlags_v2030;
     }
     /** Registers an existing host memory range for use by CUDA
 
@@ -16724,7 +17355,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostRegister_v4000 {
         type Fn = crate::pfn::PFN_cuMemHostRegister_v4000;
         const INDEX: usize = 458usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostRegister_v4000;
     }
     /** Registers an existing host memory range for use by CUDA
 
@@ -16745,7 +17375,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostRegister_v6050 {
         type Fn = crate::pfn::PFN_cuMemHostRegister_v6050;
         const INDEX: usize = 459usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostRegister_v6050;
     }
     /** Unregisters a memory range that was registered with cuMemHostRegister.
 
@@ -16764,7 +17393,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemHostUnregister_v4000 {
         type Fn = crate::pfn::PFN_cuMemHostUnregister_v4000;
         const INDEX: usize = 460usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemHostUnregister_v4000;
     }
     /** Imports an allocation from a requested shareable handle type.
 
@@ -16783,7 +17411,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemImportFromShareableHandle_v10020 {
         type Fn = crate::pfn::PFN_cuMemImportFromShareableHandle_v10020;
         const INDEX: usize = 461usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemImportFromShareableHandle_v10020;
     }
     /** Maps an allocation handle to a reserved virtual address range.
 
@@ -16802,7 +17429,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemMap_v10020 {
         type Fn = crate::pfn::PFN_cuMemMap_v10020;
         const INDEX: usize = 462usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemMap_v10020;
     }
     /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 
@@ -16823,7 +17449,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemMapArrayAsync_v11010 {
         type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010;
         const INDEX: usize = 463usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemMapArrayAsync_v11010;
     }
     /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 
@@ -16844,7 +17469,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemMapArrayAsync_v11010_ptsz {
         type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz;
         const INDEX: usize = 464usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemMapArrayAsync_v11010_ptsz;
     }
     /** Creates a memory pool
 
@@ -16863,7 +17487,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolCreate_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolCreate_v11020;
         const INDEX: usize = 465usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolCreate_v11020;
     }
     /** Destroys the specified memory pool
 
@@ -16882,7 +17505,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolDestroy_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolDestroy_v11020;
         const INDEX: usize = 466usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolDestroy_v11020;
     }
     /** Export data to share a memory pool allocation between processes.
 
@@ -16901,7 +17523,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolExportPointer_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolExportPointer_v11020;
         const INDEX: usize = 467usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolExportPointer_v11020;
     }
     /** Exports a memory pool to the requested handle type.
 
@@ -16920,7 +17541,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolExportToShareableHandle_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020;
         const INDEX: usize = 468usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolExportToShareableHandle_v11020;
     }
     /** Returns the accessibility of a pool from a device
 
@@ -16939,7 +17559,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolGetAccess_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolGetAccess_v11020;
         const INDEX: usize = 469usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolGetAccess_v11020;
     }
     /** Gets attributes of a memory pool
 
@@ -16958,7 +17577,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolGetAttribute_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolGetAttribute_v11020;
         const INDEX: usize = 470usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolGetAttribute_v11020;
     }
     /** imports a memory pool from a shared handle.
 
@@ -16977,7 +17595,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolImportFromShareableHandle_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020;
         const INDEX: usize = 471usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolImportFromShareableHandle_v11020;
     }
     /** Import a memory pool allocation from another process.
 
@@ -16996,7 +17613,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolImportPointer_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolImportPointer_v11020;
         const INDEX: usize = 472usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolImportPointer_v11020;
     }
     /** Controls visibility of pools between devices
 
@@ -17015,7 +17631,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolSetAccess_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolSetAccess_v11020;
         const INDEX: usize = 473usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolSetAccess_v11020;
     }
     /** Sets attributes of a memory pool
 
@@ -17034,7 +17649,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolSetAttribute_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolSetAttribute_v11020;
         const INDEX: usize = 474usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolSetAttribute_v11020;
     }
     /** Tries to release memory back to the OS
 
@@ -17053,7 +17667,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPoolTrimTo_v11020 {
         type Fn = crate::pfn::PFN_cuMemPoolTrimTo_v11020;
         const INDEX: usize = 475usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPoolTrimTo_v11020;
     }
     /** Prefetches memory to the specified destination location
 
@@ -17074,7 +17687,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v8000 {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000;
         const INDEX: usize = 476usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v8000;
     }
     /** Prefetches memory to the specified destination device
 
@@ -17095,7 +17707,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz;
         const INDEX: usize = 477usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v8000_ptsz;
     }
     /** Prefetches memory to the specified destination location
 
@@ -17116,7 +17727,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v12020 {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020;
         const INDEX: usize = 478usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v12020;
     }
     /** Prefetches memory to the specified destination location
 
@@ -17137,7 +17747,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchAsync_v12020_ptsz {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz;
         const INDEX: usize = 479usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchAsync_v12020_ptsz;
     }
     /** Performs a batch of memory prefetches asynchronously
 
@@ -17158,7 +17767,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000;
         const INDEX: usize = 480usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchBatchAsync_v13000;
     }
     /** Performs a batch of memory prefetches asynchronously
 
@@ -17179,7 +17787,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemPrefetchBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz;
         const INDEX: usize = 481usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemPrefetchBatchAsync_v13000_ptsz;
     }
     /** Query an attribute of a given memory range
 
@@ -17198,7 +17805,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRangeGetAttribute_v8000 {
         type Fn = crate::pfn::PFN_cuMemRangeGetAttribute_v8000;
         const INDEX: usize = 482usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemRangeGetAttribute_v8000;
     }
     /** Query attributes of a given memory range.
 
@@ -17217,7 +17823,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRangeGetAttributes_v8000 {
         type Fn = crate::pfn::PFN_cuMemRangeGetAttributes_v8000;
         const INDEX: usize = 483usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemRangeGetAttributes_v8000;
     }
     /** Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 
@@ -17236,7 +17841,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRelease_v10020 {
         type Fn = crate::pfn::PFN_cuMemRelease_v10020;
         const INDEX: usize = 484usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemRelease_v10020;
     }
     /** Given an address `addr`, returns the allocation handle of the backing memory allocation.
 
@@ -17255,7 +17859,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemRetainAllocationHandle_v11000 {
         type Fn = crate::pfn::PFN_cuMemRetainAllocationHandle_v11000;
         const INDEX: usize = 485usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemRetainAllocationHandle_v11000;
     }
     /** Set the access flags for each location specified in `desc` for the given virtual address range
 
@@ -17274,7 +17877,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemSetAccess_v10020 {
         type Fn = crate::pfn::PFN_cuMemSetAccess_v10020;
         const INDEX: usize = 486usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemSetAccess_v10020;
     }
     /** Sets the current memory pool for a memory location and allocation type
 
@@ -17293,7 +17895,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemSetMemPool_v13000 {
         type Fn = crate::pfn::PFN_cuMemSetMemPool_v13000;
         const INDEX: usize = 487usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemSetMemPool_v13000;
     }
     /** Unmap the backing memory of a given address range.
 
@@ -17312,7 +17913,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemUnmap_v10020 {
         type Fn = crate::pfn::PFN_cuMemUnmap_v10020;
         const INDEX: usize = 488usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemUnmap_v10020;
     }
     /** Copies memory
 
@@ -17333,7 +17933,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpy_v4000;
         const INDEX: usize = 489usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy_v4000;
     }
     /** Copies memory
 
@@ -17354,7 +17953,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy_v7000_ptds;
         const INDEX: usize = 490usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy_v7000_ptds;
     }
     /** Copies memory for 2D arrays
 
@@ -17375,7 +17973,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2D_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v2000;
         const INDEX: usize = 491usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2D_v2000;
     }
     /** Copies memory for 2D arrays
 
@@ -17396,7 +17993,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2D_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v3020;
         const INDEX: usize = 492usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2D_v3020;
     }
     /** Copies memory for 2D arrays
 
@@ -17417,7 +18013,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2D_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v7000_ptds;
         const INDEX: usize = 493usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2D_v7000_ptds;
     }
     /** Copies memory for 2D arrays
 
@@ -17438,7 +18033,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v2000;
         const INDEX: usize = 494usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DAsync_v2000;
     }
     /** Copies memory for 2D arrays
 
@@ -17459,7 +18053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v3020;
         const INDEX: usize = 495usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DAsync_v3020;
     }
     /** Copies memory for 2D arrays
 
@@ -17480,7 +18073,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz;
         const INDEX: usize = 496usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DAsync_v7000_ptsz;
     }
     /** Copies memory for 2D arrays
 
@@ -17501,7 +18093,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DUnaligned_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v2000;
         const INDEX: usize = 497usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DUnaligned_v2000;
     }
     /** Copies memory for 2D arrays
 
@@ -17522,7 +18113,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DUnaligned_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v3020;
         const INDEX: usize = 498usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DUnaligned_v3020;
     }
     /** Copies memory for 2D arrays
 
@@ -17543,7 +18133,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy2DUnaligned_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds;
         const INDEX: usize = 499usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy2DUnaligned_v7000_ptds;
     }
     /** Copies memory for 3D arrays
 
@@ -17564,7 +18153,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3D_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v2000;
         const INDEX: usize = 500usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3D_v2000;
     }
     /** Copies memory for 3D arrays
 
@@ -17585,7 +18173,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3D_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v3020;
         const INDEX: usize = 501usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3D_v3020;
     }
     /** Copies memory for 3D arrays
 
@@ -17606,7 +18193,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3D_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v7000_ptds;
         const INDEX: usize = 502usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3D_v7000_ptds;
     }
     /** Copies memory for 3D arrays
 
@@ -17627,7 +18213,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v2000;
         const INDEX: usize = 503usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DAsync_v2000;
     }
     /** Copies memory for 3D arrays
 
@@ -17648,7 +18233,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v3020;
         const INDEX: usize = 504usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DAsync_v3020;
     }
     /** Copies memory for 3D arrays
 
@@ -17669,7 +18253,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz;
         const INDEX: usize = 505usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DAsync_v7000_ptsz;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17690,7 +18273,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v12080 {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080;
         const INDEX: usize = 506usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v12080;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17711,7 +18293,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v12080_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz;
         const INDEX: usize = 507usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v12080_ptsz;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17732,7 +18313,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000;
         const INDEX: usize = 508usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v13000;
     }
     /** Performs a batch of 3D memory copies asynchronously.
 
@@ -17753,7 +18333,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz;
         const INDEX: usize = 509usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DBatchAsync_v13000_ptsz;
     }
     /** Copies memory between contexts
 
@@ -17774,7 +18353,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeer_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v4000;
         const INDEX: usize = 510usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeer_v4000;
     }
     /** Copies memory between contexts
 
@@ -17795,7 +18373,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeer_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds;
         const INDEX: usize = 511usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeer_v7000_ptds;
     }
     /** Copies memory between contexts asynchronously.
 
@@ -17816,7 +18393,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeerAsync_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000;
         const INDEX: usize = 512usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeerAsync_v4000;
     }
     /** Copies memory between contexts asynchronously.
 
@@ -17837,7 +18413,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DPeerAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz;
         const INDEX: usize = 513usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DPeerAsync_v7000_ptsz;
     }
     /** Performs 3D memory copy with attributes asynchronously
 
@@ -17858,7 +18433,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DWithAttributesAsync_v13020 {
         type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020;
         const INDEX: usize = 514usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DWithAttributesAsync_v13020;
     }
     /** Performs 3D memory copy with attributes asynchronously
 
@@ -17879,7 +18453,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpy3DWithAttributesAsync_v13020_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz;
         const INDEX: usize = 515usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpy3DWithAttributesAsync_v13020_ptsz;
     }
     /** Copies memory asynchronously
 
@@ -17900,7 +18473,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAsync_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpyAsync_v4000;
         const INDEX: usize = 516usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAsync_v4000;
     }
     /** Copies memory asynchronously
 
@@ -17921,7 +18493,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz;
         const INDEX: usize = 517usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAsync_v7000_ptsz;
     }
     /** Copies memory from Array to Array
 
@@ -17942,7 +18513,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoA_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v2000;
         const INDEX: usize = 518usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoA_v2000;
     }
     /** Copies memory from Array to Array
 
@@ -17963,7 +18533,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoA_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v3020;
         const INDEX: usize = 519usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoA_v3020;
     }
     /** Copies memory from Array to Array
 
@@ -17984,7 +18553,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoA_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds;
         const INDEX: usize = 520usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoA_v7000_ptds;
     }
     /** Copies memory from Array to Device
 
@@ -18005,7 +18573,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoD_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v2000;
         const INDEX: usize = 521usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoD_v2000;
     }
     /** Copies memory from Array to Device
 
@@ -18026,7 +18593,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoD_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v3020;
         const INDEX: usize = 522usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoD_v3020;
     }
     /** Copies memory from Array to Device
 
@@ -18047,7 +18613,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoD_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds;
         const INDEX: usize = 523usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoD_v7000_ptds;
     }
     /** Copies memory from Array to Host
 
@@ -18068,7 +18633,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoH_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v2000;
         const INDEX: usize = 524usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoH_v2000;
     }
     /** Copies memory from Array to Host
 
@@ -18089,7 +18653,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoH_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v3020;
         const INDEX: usize = 525usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoH_v3020;
     }
     /** Copies memory from Array to Host
 
@@ -18110,7 +18673,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoH_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds;
         const INDEX: usize = 526usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoH_v7000_ptds;
     }
     /** Copies memory from Array to Host
 
@@ -18131,7 +18693,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoHAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v2000;
         const INDEX: usize = 527usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoHAsync_v2000;
     }
     /** Copies memory from Array to Host
 
@@ -18152,7 +18713,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoHAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v3020;
         const INDEX: usize = 528usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoHAsync_v3020;
     }
     /** Copies memory from Array to Host
 
@@ -18173,7 +18733,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyAtoHAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz;
         const INDEX: usize = 529usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyAtoHAsync_v7000_ptsz;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -18194,7 +18753,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v12080 {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080;
         const INDEX: usize = 530usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v12080;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -18215,7 +18773,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v12080_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz;
         const INDEX: usize = 531usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v12080_ptsz;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -18236,7 +18793,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v13000 {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000;
         const INDEX: usize = 532usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v13000;
     }
     /** Performs a batch of memory copies asynchronously.
 
@@ -18257,7 +18813,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyBatchAsync_v13000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz;
         const INDEX: usize = 533usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyBatchAsync_v13000_ptsz;
     }
     /** Copies memory from Device to Array
 
@@ -18278,7 +18833,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoA_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v2000;
         const INDEX: usize = 534usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoA_v2000;
     }
     /** Copies memory from Device to Array
 
@@ -18299,7 +18853,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoA_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v3020;
         const INDEX: usize = 535usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoA_v3020;
     }
     /** Copies memory from Device to Array
 
@@ -18320,7 +18873,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoA_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds;
         const INDEX: usize = 536usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoA_v7000_ptds;
     }
     /** Copies memory from Device to Device
 
@@ -18341,7 +18893,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoD_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v2000;
         const INDEX: usize = 537usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoD_v2000;
     }
     /** Copies memory from Device to Device
 
@@ -18362,7 +18913,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoD_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v3020;
         const INDEX: usize = 538usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoD_v3020;
     }
     /** Copies memory from Device to Device
 
@@ -18383,7 +18933,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoD_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds;
         const INDEX: usize = 539usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoD_v7000_ptds;
     }
     /** Copies memory from Device to Device
 
@@ -18404,7 +18953,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoDAsync_v3000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3000;
         const INDEX: usize = 540usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoDAsync_v3000;
     }
     /** Copies memory from Device to Device
 
@@ -18425,7 +18973,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoDAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3020;
         const INDEX: usize = 541usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoDAsync_v3020;
     }
     /** Copies memory from Device to Device
 
@@ -18446,7 +18993,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoDAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz;
         const INDEX: usize = 542usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoDAsync_v7000_ptsz;
     }
     /** Copies memory from Device to Host
 
@@ -18467,7 +19013,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoH_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v2000;
         const INDEX: usize = 543usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoH_v2000;
     }
     /** Copies memory from Device to Host
 
@@ -18488,7 +19033,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoH_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v3020;
         const INDEX: usize = 544usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoH_v3020;
     }
     /** Copies memory from Device to Host
 
@@ -18509,7 +19053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoH_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds;
         const INDEX: usize = 545usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoH_v7000_ptds;
     }
     /** Copies memory from Device to Host
 
@@ -18530,7 +19073,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoHAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v2000;
         const INDEX: usize = 546usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoHAsync_v2000;
     }
     /** Copies memory from Device to Host
 
@@ -18551,7 +19093,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoHAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v3020;
         const INDEX: usize = 547usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoHAsync_v3020;
     }
     /** Copies memory from Device to Host
 
@@ -18572,7 +19113,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyDtoHAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz;
         const INDEX: usize = 548usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyDtoHAsync_v7000_ptsz;
     }
     /** Copies memory from Host to Array
 
@@ -18593,7 +19133,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoA_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v2000;
         const INDEX: usize = 549usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoA_v2000;
     }
     /** Copies memory from Host to Array
 
@@ -18614,7 +19153,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoA_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v3020;
         const INDEX: usize = 550usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoA_v3020;
     }
     /** Copies memory from Host to Array
 
@@ -18635,7 +19173,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoA_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds;
         const INDEX: usize = 551usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoA_v7000_ptds;
     }
     /** Copies memory from Host to Array
 
@@ -18656,7 +19193,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoAAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v2000;
         const INDEX: usize = 552usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoAAsync_v2000;
     }
     /** Copies memory from Host to Array
 
@@ -18677,7 +19213,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoAAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v3020;
         const INDEX: usize = 553usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoAAsync_v3020;
     }
     /** Copies memory from Host to Array
 
@@ -18698,7 +19233,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoAAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz;
         const INDEX: usize = 554usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoAAsync_v7000_ptsz;
     }
     /** Copies memory from Host to Device
 
@@ -18719,7 +19253,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoD_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v2000;
         const INDEX: usize = 555usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoD_v2000;
     }
     /** Copies memory from Host to Device
 
@@ -18740,7 +19273,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoD_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v3020;
         const INDEX: usize = 556usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoD_v3020;
     }
     /** Copies memory from Host to Device
 
@@ -18761,7 +19293,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoD_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds;
         const INDEX: usize = 557usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoD_v7000_ptds;
     }
     /** Copies memory from Host to Device
 
@@ -18782,7 +19313,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoDAsync_v2000 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v2000;
         const INDEX: usize = 558usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoDAsync_v2000;
     }
     /** Copies memory from Host to Device
 
@@ -18803,7 +19333,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoDAsync_v3020 {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v3020;
         const INDEX: usize = 559usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoDAsync_v3020;
     }
     /** Copies memory from Host to Device
 
@@ -18824,7 +19353,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyHtoDAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz;
         const INDEX: usize = 560usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyHtoDAsync_v7000_ptsz;
     }
     /** Copies device memory between two contexts
 
@@ -18845,7 +19373,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeer_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpyPeer_v4000;
         const INDEX: usize = 561usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeer_v4000;
     }
     /** Copies device memory between two contexts
 
@@ -18866,7 +19393,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeer_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemcpyPeer_v7000_ptds;
         const INDEX: usize = 562usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeer_v7000_ptds;
     }
     /** Copies device memory between two contexts asynchronously.
 
@@ -18887,7 +19413,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeerAsync_v4000 {
         type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v4000;
         const INDEX: usize = 563usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeerAsync_v4000;
     }
     /** Copies device memory between two contexts asynchronously.
 
@@ -18908,7 +19433,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyPeerAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz;
         const INDEX: usize = 564usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyPeerAsync_v7000_ptsz;
     }
     /** Performs asynchronous memory copy operation with the specified attributes.
 
@@ -18929,7 +19453,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyWithAttributesAsync_v13020 {
         type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020;
         const INDEX: usize = 565usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyWithAttributesAsync_v13020;
     }
     /** Performs asynchronous memory copy operation with the specified attributes.
 
@@ -18950,7 +19473,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemcpyWithAttributesAsync_v13020_ptsz {
         type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz;
         const INDEX: usize = 566usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemcpyWithAttributesAsync_v13020_ptsz;
     }
     /** Initializes device memory
 
@@ -18971,7 +19493,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD16_v2000;
         const INDEX: usize = 567usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16_v2000;
     }
     /** Initializes device memory
 
@@ -18992,7 +19513,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD16_v3020;
         const INDEX: usize = 568usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16_v3020;
     }
     /** Initializes device memory
 
@@ -19013,7 +19533,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD16_v7000_ptds;
         const INDEX: usize = 569usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19034,7 +19553,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD16Async_v3020;
         const INDEX: usize = 570usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16Async_v3020;
     }
     /** Sets device memory
 
@@ -19055,7 +19573,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD16Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz;
         const INDEX: usize = 571usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD16Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -19076,7 +19593,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v2000;
         const INDEX: usize = 572usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16_v2000;
     }
     /** Initializes device memory
 
@@ -19097,7 +19613,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v3020;
         const INDEX: usize = 573usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16_v3020;
     }
     /** Initializes device memory
 
@@ -19118,7 +19633,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v7000_ptds;
         const INDEX: usize = 574usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19139,7 +19653,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v3020;
         const INDEX: usize = 575usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16Async_v3020;
     }
     /** Sets device memory
 
@@ -19160,7 +19673,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D16Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz;
         const INDEX: usize = 576usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D16Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -19181,7 +19693,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v2000;
         const INDEX: usize = 577usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32_v2000;
     }
     /** Initializes device memory
 
@@ -19202,7 +19713,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v3020;
         const INDEX: usize = 578usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32_v3020;
     }
     /** Initializes device memory
 
@@ -19223,7 +19733,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v7000_ptds;
         const INDEX: usize = 579usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19244,7 +19753,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v3020;
         const INDEX: usize = 580usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32Async_v3020;
     }
     /** Sets device memory
 
@@ -19265,7 +19773,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D32Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz;
         const INDEX: usize = 581usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D32Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -19286,7 +19793,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v2000;
         const INDEX: usize = 582usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8_v2000;
     }
     /** Initializes device memory
 
@@ -19307,7 +19813,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v3020;
         const INDEX: usize = 583usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8_v3020;
     }
     /** Initializes device memory
 
@@ -19328,7 +19833,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v7000_ptds;
         const INDEX: usize = 584usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19349,7 +19853,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v3020;
         const INDEX: usize = 585usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8Async_v3020;
     }
     /** Sets device memory
 
@@ -19370,7 +19873,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD2D8Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz;
         const INDEX: usize = 586usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD2D8Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -19391,7 +19893,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD32_v2000;
         const INDEX: usize = 587usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32_v2000;
     }
     /** Initializes device memory
 
@@ -19412,7 +19913,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD32_v3020;
         const INDEX: usize = 588usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32_v3020;
     }
     /** Initializes device memory
 
@@ -19433,7 +19933,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD32_v7000_ptds;
         const INDEX: usize = 589usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19454,7 +19953,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD32Async_v3020;
         const INDEX: usize = 590usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32Async_v3020;
     }
     /** Sets device memory
 
@@ -19475,7 +19973,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD32Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz;
         const INDEX: usize = 591usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD32Async_v7000_ptsz;
     }
     /** Initializes device memory
 
@@ -19496,7 +19993,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8_v2000 {
         type Fn = crate::pfn::PFN_cuMemsetD8_v2000;
         const INDEX: usize = 592usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8_v2000;
     }
     /** Initializes device memory
 
@@ -19517,7 +20013,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD8_v3020;
         const INDEX: usize = 593usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8_v3020;
     }
     /** Initializes device memory
 
@@ -19538,7 +20033,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8_v7000_ptds {
         type Fn = crate::pfn::PFN_cuMemsetD8_v7000_ptds;
         const INDEX: usize = 594usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8_v7000_ptds;
     }
     /** Sets device memory
 
@@ -19559,7 +20053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8Async_v3020 {
         type Fn = crate::pfn::PFN_cuMemsetD8Async_v3020;
         const INDEX: usize = 595usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8Async_v3020;
     }
     /** Sets device memory
 
@@ -19580,7 +20073,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMemsetD8Async_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz;
         const INDEX: usize = 596usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMemsetD8Async_v7000_ptsz;
     }
     /** Creates a CUDA mipmapped array
 
@@ -19599,7 +20091,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayCreate_v5000 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayCreate_v5000;
         const INDEX: usize = 597usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayCreate_v5000;
     }
     /** Destroys a CUDA mipmapped array
 
@@ -19618,7 +20109,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayDestroy_v5000 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayDestroy_v5000;
         const INDEX: usize = 598usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayDestroy_v5000;
     }
     /** Gets a mipmap level of a CUDA mipmapped array
 
@@ -19637,7 +20127,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayGetLevel_v5000 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000;
         const INDEX: usize = 599usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayGetLevel_v5000;
     }
     /** Returns the memory requirements of a CUDA mipmapped array
 
@@ -19656,7 +20145,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayGetMemoryRequirements_v11060 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060;
         const INDEX: usize = 600usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayGetMemoryRequirements_v11060;
     }
     /** Returns the layout properties of a sparse CUDA mipmapped array
 
@@ -19675,7 +20163,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMipmappedArrayGetSparseProperties_v11010 {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010;
         const INDEX: usize = 601usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMipmappedArrayGetSparseProperties_v11010;
     }
     /** Returns the function handles within a module.
 
@@ -19694,7 +20181,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleEnumerateFunctions_v12040 {
         type Fn = crate::pfn::PFN_cuModuleEnumerateFunctions_v12040;
         const INDEX: usize = 602usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleEnumerateFunctions_v12040;
     }
     /** Returns a function handle
 
@@ -19713,7 +20199,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetFunction_v2000 {
         type Fn = crate::pfn::PFN_cuModuleGetFunction_v2000;
         const INDEX: usize = 603usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetFunction_v2000;
     }
     /** Returns the number of functions within a module
 
@@ -19732,7 +20217,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetFunctionCount_v12040 {
         type Fn = crate::pfn::PFN_cuModuleGetFunctionCount_v12040;
         const INDEX: usize = 604usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetFunctionCount_v12040;
     }
     /** Returns a global pointer from a module
 
@@ -19753,7 +20237,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetGlobal_v2000 {
         type Fn = crate::pfn::PFN_cuModuleGetGlobal_v2000;
         const INDEX: usize = 605usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetGlobal_v2000;
     }
     /** Returns a global pointer from a module
 
@@ -19774,7 +20257,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetGlobal_v3020 {
         type Fn = crate::pfn::PFN_cuModuleGetGlobal_v3020;
         const INDEX: usize = 606usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetGlobal_v3020;
     }
     /** Query lazy loading mode
 
@@ -19793,7 +20275,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetLoadingMode_v11070 {
         type Fn = crate::pfn::PFN_cuModuleGetLoadingMode_v11070;
         const INDEX: usize = 607usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetLoadingMode_v11070;
     }
     /** Returns a handle to a surface reference
 
@@ -19812,7 +20293,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetSurfRef_v3000 {
         type Fn = crate::pfn::PFN_cuModuleGetSurfRef_v3000;
         const INDEX: usize = 608usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetSurfRef_v3000;
     }
     /** Returns a handle to a texture reference
 
@@ -19831,7 +20311,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleGetTexRef_v2000 {
         type Fn = crate::pfn::PFN_cuModuleGetTexRef_v2000;
         const INDEX: usize = 609usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleGetTexRef_v2000;
     }
     /** Loads a compute module
 
@@ -19850,7 +20329,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoad_v2000 {
         type Fn = crate::pfn::PFN_cuModuleLoad_v2000;
         const INDEX: usize = 610usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoad_v2000;
     }
     /** Load a module's data
 
@@ -19869,7 +20347,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoadData_v2000 {
         type Fn = crate::pfn::PFN_cuModuleLoadData_v2000;
         const INDEX: usize = 611usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoadData_v2000;
     }
     /** Load a module's data with options
 
@@ -19888,7 +20365,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoadDataEx_v2010 {
         type Fn = crate::pfn::PFN_cuModuleLoadDataEx_v2010;
         const INDEX: usize = 612usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoadDataEx_v2010;
     }
     /** Load a module's data
 
@@ -19907,7 +20383,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleLoadFatBinary_v2000 {
         type Fn = crate::pfn::PFN_cuModuleLoadFatBinary_v2000;
         const INDEX: usize = 613usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleLoadFatBinary_v2000;
     }
     /** Unloads a module
 
@@ -19926,7 +20401,6 @@ pub mod entries {
     unsafe impl super::Entry for cuModuleUnload_v2000 {
         type Fn = crate::pfn::PFN_cuModuleUnload_v2000;
         const INDEX: usize = 614usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuModuleUnload_v2000;
     }
     /** Associate a device to a multicast object.
 
@@ -19945,7 +20419,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastAddDevice_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastAddDevice_v12010;
         const INDEX: usize = 615usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastAddDevice_v12010;
     }
     /** Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -19966,7 +20439,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindAddr_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastBindAddr_v12010;
         const INDEX: usize = 616usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindAddr_v12010;
     }
     /** Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -19987,7 +20459,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindAddr_v13010 {
         type Fn = crate::pfn::PFN_cuMulticastBindAddr_v13010;
         const INDEX: usize = 617usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindAddr_v13010;
     }
     /** Bind a memory allocation represented by a handle to a multicast object.
 
@@ -20008,7 +20479,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindMem_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastBindMem_v12010;
         const INDEX: usize = 618usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindMem_v12010;
     }
     /** Bind a memory allocation represented by a handle to a multicast object.
 
@@ -20029,7 +20499,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastBindMem_v13010 {
         type Fn = crate::pfn::PFN_cuMulticastBindMem_v13010;
         const INDEX: usize = 619usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastBindMem_v13010;
     }
     /** Create a generic allocation handle representing a multicast object described by the given properties.
 
@@ -20048,7 +20517,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastCreate_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastCreate_v12010;
         const INDEX: usize = 620usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastCreate_v12010;
     }
     /** Calculates either the minimal or recommended granularity for multicast object
 
@@ -20067,7 +20535,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastGetGranularity_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastGetGranularity_v12010;
         const INDEX: usize = 621usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastGetGranularity_v12010;
     }
     /** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 
@@ -20086,7 +20553,6 @@ pub mod entries {
     unsafe impl super::Entry for cuMulticastUnbind_v12010 {
         type Fn = crate::pfn::PFN_cuMulticastUnbind_v12010;
         const INDEX: usize = 622usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuMulticastUnbind_v12010;
     }
     /** Returns dynamic shared memory available per block when launching `numBlocks` blocks on SM
 
@@ -20105,7 +20571,6 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyAvailableDynamicSMemPerBlock_v10020 {
         type Fn = crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020;
         const INDEX: usize = 623usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyAvailableDynamicSMemPerBlock_v10020;
     }
     /** Returns occupancy of a function
 
@@ -20124,7 +20589,6 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
         const INDEX: usize = 624usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
     }
     /** Returns occupancy of a function
 
@@ -20145,7 +20609,6 @@ pub mod entries {
     for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
         const INDEX: usize = 625usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
     }
     /** Given the kernel function (`func`) and launch configuration (`config`), return the maximum number of clusters that could co-exist on the target device in  \*numClusters.
 
@@ -20164,7 +20627,6 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxActiveClusters_v11070 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070;
         const INDEX: usize = 626usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxActiveClusters_v11070;
     }
     /** Suggest a launch configuration with reasonable occupancy
 
@@ -20183,7 +20645,6 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxPotentialBlockSize_v6050 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050;
         const INDEX: usize = 627usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxPotentialBlockSize_v6050;
     }
     /** Suggest a launch configuration with reasonable occupancy
 
@@ -20202,7 +20663,6 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
         const INDEX: usize = 628usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
     }
     /** Given the kernel function (`func`) and launch configuration (`config`), return the maximum cluster size in  \*clusterSize.
 
@@ -20221,7 +20681,6 @@ pub mod entries {
     unsafe impl super::Entry for cuOccupancyMaxPotentialClusterSize_v11070 {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070;
         const INDEX: usize = 629usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuOccupancyMaxPotentialClusterSize_v11070;
     }
     /** Sets the parameter size for the function
 
@@ -20240,7 +20699,6 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetSize_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetSize_v2000;
         const INDEX: usize = 630usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetSize_v2000;
     }
     /** Adds a texture-reference to the function's argument list
 
@@ -20259,7 +20717,6 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetTexRef_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetTexRef_v2000;
         const INDEX: usize = 631usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetTexRef_v2000;
     }
     /** Adds a floating-point parameter to the function's argument list
 
@@ -20278,7 +20735,6 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetf_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetf_v2000;
         const INDEX: usize = 632usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetf_v2000;
     }
     /** Adds an integer parameter to the function's argument list
 
@@ -20297,7 +20753,6 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSeti_v2000 {
         type Fn = crate::pfn::PFN_cuParamSeti_v2000;
         const INDEX: usize = 633usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuParamSeti_v2000;
     }
     /** Adds arbitrary data to the function's argument list
 
@@ -20316,7 +20771,6 @@ pub mod entries {
     unsafe impl super::Entry for cuParamSetv_v2000 {
         type Fn = crate::pfn::PFN_cuParamSetv_v2000;
         const INDEX: usize = 634usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuParamSetv_v2000;
     }
     /** Returns information about a pointer
 
@@ -20335,7 +20789,6 @@ pub mod entries {
     unsafe impl super::Entry for cuPointerGetAttribute_v4000 {
         type Fn = crate::pfn::PFN_cuPointerGetAttribute_v4000;
         const INDEX: usize = 635usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuPointerGetAttribute_v4000;
     }
     /** Returns information about a pointer.
 
@@ -20354,7 +20807,6 @@ pub mod entries {
     unsafe impl super::Entry for cuPointerGetAttributes_v7000 {
         type Fn = crate::pfn::PFN_cuPointerGetAttributes_v7000;
         const INDEX: usize = 636usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuPointerGetAttributes_v7000;
     }
     /** Set attributes on a previously allocated memory region
 
@@ -20373,7 +20825,6 @@ pub mod entries {
     unsafe impl super::Entry for cuPointerSetAttribute_v6000 {
         type Fn = crate::pfn::PFN_cuPointerSetAttribute_v6000;
         const INDEX: usize = 637usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuPointerSetAttribute_v6000;
     }
     /** Initialize the profiling.
 
@@ -20396,7 +20847,6 @@ pub mod entries {
     unsafe impl super::Entry for cuProfilerInitialize_v4000 {
         type Fn = crate::profiler::PFN_cuProfilerInitialize_v4000;
         const INDEX: usize = 638usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuProfilerInitialize_v4000;
     }
     /** Enable profiling.
 
@@ -20419,7 +20869,6 @@ pub mod entries {
     unsafe impl super::Entry for cuProfilerStart_v4000 {
         type Fn = crate::profiler::PFN_cuProfilerStart_v4000;
         const INDEX: usize = 639usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuProfilerStart_v4000;
     }
     /** Disable profiling.
 
@@ -20442,7 +20891,6 @@ pub mod entries {
     unsafe impl super::Entry for cuProfilerStop_v4000 {
         type Fn = crate::profiler::PFN_cuProfilerStop_v4000;
         const INDEX: usize = 640usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuProfilerStop_v4000;
     }
     /** Signals a set of external semaphore objects
 
@@ -20463,7 +20911,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSignalExternalSemaphoresAsync_v10000 {
         type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000;
         const INDEX: usize = 641usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSignalExternalSemaphoresAsync_v10000;
     }
     /** Signals a set of external semaphore objects
 
@@ -20484,7 +20931,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSignalExternalSemaphoresAsync_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz;
         const INDEX: usize = 642usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSignalExternalSemaphoresAsync_v10000_ptsz;
     }
     /** Add a callback to a compute stream
 
@@ -20505,7 +20951,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAddCallback_v5000 {
         type Fn = crate::pfn::PFN_cuStreamAddCallback_v5000;
         const INDEX: usize = 643usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAddCallback_v5000;
     }
     /** Add a callback to a compute stream
 
@@ -20526,7 +20971,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAddCallback_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz;
         const INDEX: usize = 644usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAddCallback_v7000_ptsz;
     }
     /** Attach memory to a stream asynchronously
 
@@ -20547,7 +20991,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAttachMemAsync_v6000 {
         type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v6000;
         const INDEX: usize = 645usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAttachMemAsync_v6000;
     }
     /** Attach memory to a stream asynchronously
 
@@ -20568,7 +21011,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamAttachMemAsync_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz;
         const INDEX: usize = 646usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamAttachMemAsync_v7000_ptsz;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20589,7 +21031,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v8000 {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000;
         const INDEX: usize = 647usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v8000;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20610,7 +21051,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz;
         const INDEX: usize = 648usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v8000_ptsz;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20631,7 +21071,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v11070 {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070;
         const INDEX: usize = 649usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v11070;
     }
     /** Batch operations to synchronize the stream via memory operations
 
@@ -20652,7 +21091,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBatchMemOp_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz;
         const INDEX: usize = 650usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBatchMemOp_v11070_ptsz;
     }
     /** Begins graph capture on a stream
 
@@ -20673,7 +21111,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10000 {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000;
         const INDEX: usize = 651usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10000;
     }
     /** Begins graph capture on a stream
 
@@ -20694,7 +21131,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz;
         const INDEX: usize = 652usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10000_ptsz;
     }
     /** Begins graph capture on a stream
 
@@ -20715,7 +21151,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10010 {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010;
         const INDEX: usize = 653usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10010;
     }
     /** Begins graph capture on a stream
 
@@ -20736,7 +21171,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCapture_v10010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz;
         const INDEX: usize = 654usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCapture_v10010_ptsz;
     }
     /** Begins capture to CIG on a stream
 
@@ -20757,7 +21191,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToCig_v13010 {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010;
         const INDEX: usize = 655usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToCig_v13010;
     }
     /** Begins capture to CIG on a stream
 
@@ -20778,7 +21211,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToCig_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz;
         const INDEX: usize = 656usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToCig_v13010_ptsz;
     }
     /** Begins graph capture on a stream to an existing graph
 
@@ -20799,7 +21231,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToGraph_v12030 {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030;
         const INDEX: usize = 657usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToGraph_v12030;
     }
     /** Begins graph capture on a stream to an existing graph
 
@@ -20820,7 +21251,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginCaptureToGraph_v12030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz;
         const INDEX: usize = 658usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginCaptureToGraph_v12030_ptsz;
     }
     /** Begin graph capture on a stream to an existing graph.
 
@@ -20841,7 +21271,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginRecaptureToGraph_v13030 {
         type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030;
         const INDEX: usize = 659usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginRecaptureToGraph_v13030;
     }
     /** Begin graph capture on a stream to an existing graph.
 
@@ -20862,7 +21291,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamBeginRecaptureToGraph_v13030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz;
         const INDEX: usize = 660usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamBeginRecaptureToGraph_v13030_ptsz;
     }
     /** Copies attributes from source stream to destination stream.
 
@@ -20883,7 +21311,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCopyAttributes_v11000 {
         type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000;
         const INDEX: usize = 661usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCopyAttributes_v11000;
     }
     /** Copies attributes from source stream to destination stream.
 
@@ -20904,7 +21331,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCopyAttributes_v11000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz;
         const INDEX: usize = 662usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCopyAttributes_v11000_ptsz;
     }
     /** Create a stream
 
@@ -20923,7 +21349,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCreate_v2000 {
         type Fn = crate::pfn::PFN_cuStreamCreate_v2000;
         const INDEX: usize = 663usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCreate_v2000;
     }
     /** Create a stream with the given priority
 
@@ -20942,7 +21367,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamCreateWithPriority_v5050 {
         type Fn = crate::pfn::PFN_cuStreamCreateWithPriority_v5050;
         const INDEX: usize = 664usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamCreateWithPriority_v5050;
     }
     /** Destroys a stream
 
@@ -20963,7 +21387,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuStreamDestroy_v2000;
         const INDEX: usize = 665usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamDestroy_v2000;
     }
     /** Destroys a stream
 
@@ -20984,7 +21407,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamDestroy_v4000 {
         type Fn = crate::pfn::PFN_cuStreamDestroy_v4000;
         const INDEX: usize = 666usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamDestroy_v4000;
     }
     /** Ends capture on a stream, returning the captured graph
 
@@ -21005,7 +21427,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCapture_v10000 {
         type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000;
         const INDEX: usize = 667usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCapture_v10000;
     }
     /** Ends capture on a stream, returning the captured graph
 
@@ -21026,7 +21447,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCapture_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz;
         const INDEX: usize = 668usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCapture_v10000_ptsz;
     }
     /** Ends CIG capture on a stream
 
@@ -21047,7 +21467,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCaptureToCig_v13010 {
         type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010;
         const INDEX: usize = 669usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCaptureToCig_v13010;
     }
     /** Ends CIG capture on a stream
 
@@ -21068,7 +21487,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamEndCaptureToCig_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz;
         const INDEX: usize = 670usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamEndCaptureToCig_v13010_ptsz;
     }
     /** Queries stream attribute.
 
@@ -21089,7 +21507,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000;
         const INDEX: usize = 671usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetAttribute_v11000;
     }
     /** Queries stream attribute.
 
@@ -21110,7 +21527,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetAttribute_v11000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz;
         const INDEX: usize = 672usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetAttribute_v11000_ptsz;
     }
     /** Query a stream's capture state
 
@@ -21131,7 +21547,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v10010 {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010;
         const INDEX: usize = 673usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v10010;
     }
     /** Query capture status of a stream
 
@@ -21152,7 +21567,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v10010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz;
         const INDEX: usize = 674usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v10010_ptsz;
     }
     /** Query a stream's capture state
 
@@ -21173,7 +21587,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v11030 {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030;
         const INDEX: usize = 675usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v11030;
     }
     /** Query a stream's capture state
 
@@ -21194,7 +21607,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v11030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz;
         const INDEX: usize = 676usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v11030_ptsz;
     }
     /** Query a stream's capture state
 
@@ -21215,7 +21627,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v12030 {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030;
         const INDEX: usize = 677usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v12030;
     }
     /** Query a stream's capture state
 
@@ -21236,7 +21647,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCaptureInfo_v12030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz;
         const INDEX: usize = 678usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCaptureInfo_v12030_ptsz;
     }
     /** Query the contexts associated with a stream
 
@@ -21257,7 +21667,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v9020 {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020;
         const INDEX: usize = 679usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v9020;
     }
     /** Query the context associated with a stream
 
@@ -21278,7 +21687,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v9020_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz;
         const INDEX: usize = 680usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v9020_ptsz;
     }
     /** Query the contexts associated with a stream
 
@@ -21299,7 +21707,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v12050 {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050;
         const INDEX: usize = 681usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v12050;
     }
     /** Query the contexts associated with a stream
 
@@ -21320,7 +21727,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetCtx_v12050_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz;
         const INDEX: usize = 682usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetCtx_v12050_ptsz;
     }
     /** Get stream resources
 
@@ -21341,7 +21747,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevResource_v13010 {
         type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010;
         const INDEX: usize = 683usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevResource_v13010;
     }
     /** Get stream resources
 
@@ -21362,7 +21767,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevResource_v13010_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz;
         const INDEX: usize = 684usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevResource_v13010_ptsz;
     }
     /** Returns the device handle of the stream
 
@@ -21383,7 +21787,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevice_v12080 {
         type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080;
         const INDEX: usize = 685usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevice_v12080;
     }
     /** Returns the device handle of the stream
 
@@ -21404,7 +21807,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetDevice_v12080_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz;
         const INDEX: usize = 686usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetDevice_v12080_ptsz;
     }
     /** Query the flags of a given stream
 
@@ -21425,7 +21827,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetFlags_v5050 {
         type Fn = crate::pfn::PFN_cuStreamGetFlags_v5050;
         const INDEX: usize = 687usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetFlags_v5050;
     }
     /** Query the flags of a given stream
 
@@ -21446,7 +21847,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetFlags_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz;
         const INDEX: usize = 688usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetFlags_v7000_ptsz;
     }
     /** Query the green context associated with a stream
 
@@ -21465,7 +21865,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetGreenCtx_v12040 {
         type Fn = crate::pfn::PFN_cuStreamGetGreenCtx_v12040;
         const INDEX: usize = 689usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetGreenCtx_v12040;
     }
     /** Returns the unique Id associated with the stream handle supplied
 
@@ -21486,7 +21885,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetId_v12000 {
         type Fn = crate::pfn::PFN_cuStreamGetId_v12000;
         const INDEX: usize = 690usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetId_v12000;
     }
     /** Returns the unique Id associated with the stream handle supplied
 
@@ -21507,7 +21905,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetId_v12000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetId_v12000_ptsz;
         const INDEX: usize = 691usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetId_v12000_ptsz;
     }
     /** Query the priority of a given stream
 
@@ -21528,7 +21925,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetPriority_v5050 {
         type Fn = crate::pfn::PFN_cuStreamGetPriority_v5050;
         const INDEX: usize = 692usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetPriority_v5050;
     }
     /** Query the priority of a given stream
 
@@ -21549,7 +21945,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamGetPriority_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz;
         const INDEX: usize = 693usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamGetPriority_v7000_ptsz;
     }
     /** Returns a stream's capture status
 
@@ -21570,7 +21965,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamIsCapturing_v10000 {
         type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000;
         const INDEX: usize = 694usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamIsCapturing_v10000;
     }
     /** Returns a stream's capture status
 
@@ -21591,7 +21985,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamIsCapturing_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz;
         const INDEX: usize = 695usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamIsCapturing_v10000_ptsz;
     }
     /** Determine status of a compute stream
 
@@ -21612,7 +22005,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamQuery_v2000 {
         type Fn = crate::pfn::PFN_cuStreamQuery_v2000;
         const INDEX: usize = 696usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamQuery_v2000;
     }
     /** Determine status of a compute stream
 
@@ -21633,7 +22025,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamQuery_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamQuery_v7000_ptsz;
         const INDEX: usize = 697usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamQuery_v7000_ptsz;
     }
     /** Sets stream attribute.
 
@@ -21654,7 +22045,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSetAttribute_v11000 {
         type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000;
         const INDEX: usize = 698usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSetAttribute_v11000;
     }
     /** Sets stream attribute.
 
@@ -21675,7 +22065,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSetAttribute_v11000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz;
         const INDEX: usize = 699usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSetAttribute_v11000_ptsz;
     }
     /** Wait until a stream's tasks are completed
 
@@ -21696,7 +22085,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSynchronize_v2000 {
         type Fn = crate::pfn::PFN_cuStreamSynchronize_v2000;
         const INDEX: usize = 700usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSynchronize_v2000;
     }
     /** Wait until a stream's tasks are completed
 
@@ -21717,7 +22105,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamSynchronize_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz;
         const INDEX: usize = 701usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamSynchronize_v7000_ptsz;
     }
     /** Update the set of dependencies in a capturing stream
 
@@ -21738,7 +22125,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v11030 {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030;
         const INDEX: usize = 702usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v11030;
     }
     /** Update the set of dependencies in a capturing stream (11.3+)
 
@@ -21759,7 +22145,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v11030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz;
         const INDEX: usize = 703usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v11030_ptsz;
     }
     /** Update the set of dependencies in a capturing stream
 
@@ -21780,7 +22165,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v12030 {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030;
         const INDEX: usize = 704usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v12030;
     }
     /** Update the set of dependencies in a capturing stream
 
@@ -21801,7 +22185,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v12030_ptsz {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz;
         const INDEX: usize = 705usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamUpdateCaptureDependencies_v12030_ptsz;
     }
     /** Make a compute stream wait on an event
 
@@ -21822,7 +22205,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitEvent_v3020 {
         type Fn = crate::pfn::PFN_cuStreamWaitEvent_v3020;
         const INDEX: usize = 706usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitEvent_v3020;
     }
     /** Make a compute stream wait on an event
 
@@ -21843,7 +22225,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitEvent_v7000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz;
         const INDEX: usize = 707usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitEvent_v7000_ptsz;
     }
     /** Wait on a memory location
 
@@ -21864,7 +22245,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v8000 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000;
         const INDEX: usize = 708usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v8000;
     }
     /** Wait on a memory location
 
@@ -21885,7 +22265,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz;
         const INDEX: usize = 709usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v8000_ptsz;
     }
     /** Wait on a memory location
 
@@ -21906,7 +22285,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070;
         const INDEX: usize = 710usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v11070;
     }
     /** Wait on a memory location
 
@@ -21927,7 +22305,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue32_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz;
         const INDEX: usize = 711usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue32_v11070_ptsz;
     }
     /** Wait on a memory location
 
@@ -21948,7 +22325,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v9000 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000;
         const INDEX: usize = 712usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v9000;
     }
     /** Wait on a memory location
 
@@ -21969,7 +22345,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v9000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz;
         const INDEX: usize = 713usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v9000_ptsz;
     }
     /** Wait on a memory location
 
@@ -21990,7 +22365,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070;
         const INDEX: usize = 714usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v11070;
     }
     /** Wait on a memory location
 
@@ -22011,7 +22385,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWaitValue64_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz;
         const INDEX: usize = 715usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWaitValue64_v11070_ptsz;
     }
     /** Write a value to memory
 
@@ -22032,7 +22405,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v8000 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000;
         const INDEX: usize = 716usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v8000;
     }
     /** Write a value to memory
 
@@ -22053,7 +22425,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v8000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz;
         const INDEX: usize = 717usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v8000_ptsz;
     }
     /** Write a value to memory
 
@@ -22074,7 +22445,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070;
         const INDEX: usize = 718usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v11070;
     }
     /** Write a value to memory
 
@@ -22095,7 +22465,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue32_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz;
         const INDEX: usize = 719usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue32_v11070_ptsz;
     }
     /** Write a value to memory
 
@@ -22116,7 +22485,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v9000 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000;
         const INDEX: usize = 720usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v9000;
     }
     /** Write a value to memory
 
@@ -22137,7 +22505,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v9000_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz;
         const INDEX: usize = 721usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v9000_ptsz;
     }
     /** Write a value to memory
 
@@ -22158,7 +22525,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v11070 {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070;
         const INDEX: usize = 722usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v11070;
     }
     /** Write a value to memory
 
@@ -22179,7 +22545,6 @@ pub mod entries {
     unsafe impl super::Entry for cuStreamWriteValue64_v11070_ptsz {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz;
         const INDEX: usize = 723usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuStreamWriteValue64_v11070_ptsz;
     }
     /** Creates a surface object
 
@@ -22198,7 +22563,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfObjectCreate_v5000 {
         type Fn = crate::pfn::PFN_cuSurfObjectCreate_v5000;
         const INDEX: usize = 724usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSurfObjectCreate_v5000;
     }
     /** Destroys a surface object
 
@@ -22217,7 +22581,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfObjectDestroy_v5000 {
         type Fn = crate::pfn::PFN_cuSurfObjectDestroy_v5000;
         const INDEX: usize = 725usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSurfObjectDestroy_v5000;
     }
     /** Returns a surface object's resource descriptor
 
@@ -22236,7 +22599,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfObjectGetResourceDesc_v5000 {
         type Fn = crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000;
         const INDEX: usize = 726usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSurfObjectGetResourceDesc_v5000;
     }
     /** Passes back the CUDA array bound to a surface reference.
 
@@ -22255,7 +22617,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfRefGetArray_v3000 {
         type Fn = crate::pfn::PFN_cuSurfRefGetArray_v3000;
         const INDEX: usize = 727usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSurfRefGetArray_v3000;
     }
     /** Sets the CUDA array for a surface reference.
 
@@ -22274,7 +22635,6 @@ pub mod entries {
     unsafe impl super::Entry for cuSurfRefSetArray_v3000 {
         type Fn = crate::pfn::PFN_cuSurfRefSetArray_v3000;
         const INDEX: usize = 728usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuSurfRefSetArray_v3000;
     }
     /** Create a tensor map descriptor object representing im2col memory region
 
@@ -22293,7 +22653,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapEncodeIm2col_v12000 {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000;
         const INDEX: usize = 729usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapEncodeIm2col_v12000;
     }
     /** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 
@@ -22312,7 +22671,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapEncodeIm2colWide_v12080 {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080;
         const INDEX: usize = 730usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapEncodeIm2colWide_v12080;
     }
     /** Create a tensor map descriptor object representing tiled memory region
 
@@ -22331,7 +22689,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapEncodeTiled_v12000 {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeTiled_v12000;
         const INDEX: usize = 731usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapEncodeTiled_v12000;
     }
     /** Modify an existing tensor map descriptor with an updated global address
 
@@ -22350,7 +22707,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapReplaceAddress_v12000 {
         type Fn = crate::pfn::PFN_cuTensorMapReplaceAddress_v12000;
         const INDEX: usize = 732usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapReplaceAddress_v12000;
     }
     /** Sets the allocation class of an already-encoded tensor map
 
@@ -22369,7 +22725,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTensorMapSetAllocationClass_v13050 {
         type Fn = crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050;
         const INDEX: usize = 733usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTensorMapSetAllocationClass_v13050;
     }
     /** Creates a texture object
 
@@ -22388,7 +22743,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectCreate_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectCreate_v5000;
         const INDEX: usize = 734usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectCreate_v5000;
     }
     /** Destroys a texture object
 
@@ -22407,7 +22761,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectDestroy_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectDestroy_v5000;
         const INDEX: usize = 735usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectDestroy_v5000;
     }
     /** Returns a texture object's resource descriptor
 
@@ -22426,7 +22779,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectGetResourceDesc_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000;
         const INDEX: usize = 736usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectGetResourceDesc_v5000;
     }
     /** Returns a texture object's resource view descriptor
 
@@ -22445,7 +22797,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectGetResourceViewDesc_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000;
         const INDEX: usize = 737usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectGetResourceViewDesc_v5000;
     }
     /** Returns a texture object's texture descriptor
 
@@ -22464,7 +22815,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexObjectGetTextureDesc_v5000 {
         type Fn = crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000;
         const INDEX: usize = 738usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexObjectGetTextureDesc_v5000;
     }
     /** Creates a texture reference
 
@@ -22483,7 +22833,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefCreate_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefCreate_v2000;
         const INDEX: usize = 739usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefCreate_v2000;
     }
     /** Destroys a texture reference
 
@@ -22502,7 +22851,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefDestroy_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefDestroy_v2000;
         const INDEX: usize = 740usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefDestroy_v2000;
     }
     /** Gets the address associated with a texture reference
 
@@ -22523,7 +22871,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetAddress_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetAddress_v2000;
         const INDEX: usize = 741usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetAddress_v2000;
     }
     /** Gets the address associated with a texture reference
 
@@ -22544,7 +22891,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetAddress_v3020 {
         type Fn = crate::pfn::PFN_cuTexRefGetAddress_v3020;
         const INDEX: usize = 742usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetAddress_v3020;
     }
     /** Gets the addressing mode used by a texture reference
 
@@ -22563,7 +22909,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetAddressMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetAddressMode_v2000;
         const INDEX: usize = 743usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetAddressMode_v2000;
     }
     /** Gets the array bound to a texture reference
 
@@ -22582,7 +22927,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetArray_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetArray_v2000;
         const INDEX: usize = 744usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetArray_v2000;
     }
     /** Gets the border color used by a texture reference
 
@@ -22601,7 +22945,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetBorderColor_v8000 {
         type Fn = crate::pfn::PFN_cuTexRefGetBorderColor_v8000;
         const INDEX: usize = 745usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetBorderColor_v8000;
     }
     /** Gets the filter-mode used by a texture reference
 
@@ -22620,7 +22963,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetFilterMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetFilterMode_v2000;
         const INDEX: usize = 746usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetFilterMode_v2000;
     }
     /** Gets the flags used by a texture reference
 
@@ -22639,7 +22981,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetFlags_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetFlags_v2000;
         const INDEX: usize = 747usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetFlags_v2000;
     }
     /** Gets the format used by a texture reference
 
@@ -22658,7 +22999,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetFormat_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefGetFormat_v2000;
         const INDEX: usize = 748usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetFormat_v2000;
     }
     /** Gets the maximum anisotropy for a texture reference
 
@@ -22677,7 +23017,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMaxAnisotropy_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000;
         const INDEX: usize = 749usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMaxAnisotropy_v5000;
     }
     /** Gets the mipmap filtering mode for a texture reference
 
@@ -22696,7 +23035,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmapFilterMode_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000;
         const INDEX: usize = 750usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmapFilterMode_v5000;
     }
     /** Gets the mipmap level bias for a texture reference
 
@@ -22715,7 +23053,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmapLevelBias_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000;
         const INDEX: usize = 751usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmapLevelBias_v5000;
     }
     /** Gets the min/max mipmap level clamps for a texture reference
 
@@ -22734,7 +23071,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmapLevelClamp_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000;
         const INDEX: usize = 752usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmapLevelClamp_v5000;
     }
     /** Gets the mipmapped array bound to a texture reference
 
@@ -22753,7 +23089,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefGetMipmappedArray_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000;
         const INDEX: usize = 753usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefGetMipmappedArray_v5000;
     }
     /** Binds an address as a texture reference
 
@@ -22774,7 +23109,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress_v2000;
         const INDEX: usize = 754usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress_v2000;
     }
     /** Binds an address as a texture reference
 
@@ -22795,7 +23129,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress_v3020 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress_v3020;
         const INDEX: usize = 755usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress_v3020;
     }
     /** Binds an address as a 2D texture reference
 
@@ -22816,7 +23149,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress2D_v2020 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v2020;
         const INDEX: usize = 756usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress2D_v2020;
     }
     /** Binds an address as a 2D texture reference
 
@@ -22837,7 +23169,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress2D_v3020 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v3020;
         const INDEX: usize = 757usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress2D_v3020;
     }
     /** Binds an address as a 2D texture reference
 
@@ -22858,7 +23189,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddress2D_v4010 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v4010;
         const INDEX: usize = 758usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddress2D_v4010;
     }
     /** Sets the addressing mode for a texture reference
 
@@ -22877,7 +23207,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetAddressMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetAddressMode_v2000;
         const INDEX: usize = 759usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetAddressMode_v2000;
     }
     /** Binds an array as a texture reference
 
@@ -22896,7 +23225,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetArray_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetArray_v2000;
         const INDEX: usize = 760usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetArray_v2000;
     }
     /** Sets the border color for a texture reference
 
@@ -22915,7 +23243,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetBorderColor_v8000 {
         type Fn = crate::pfn::PFN_cuTexRefSetBorderColor_v8000;
         const INDEX: usize = 761usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetBorderColor_v8000;
     }
     /** Sets the filtering mode for a texture reference
 
@@ -22934,7 +23261,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetFilterMode_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetFilterMode_v2000;
         const INDEX: usize = 762usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetFilterMode_v2000;
     }
     /** Sets the flags for a texture reference
 
@@ -22953,7 +23279,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetFlags_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetFlags_v2000;
         const INDEX: usize = 763usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetFlags_v2000;
     }
     /** Sets the format for a texture reference
 
@@ -22972,7 +23297,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetFormat_v2000 {
         type Fn = crate::pfn::PFN_cuTexRefSetFormat_v2000;
         const INDEX: usize = 764usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetFormat_v2000;
     }
     /** Sets the maximum anisotropy for a texture reference
 
@@ -22991,7 +23315,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMaxAnisotropy_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000;
         const INDEX: usize = 765usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMaxAnisotropy_v5000;
     }
     /** Sets the mipmap filtering mode for a texture reference
 
@@ -23010,7 +23333,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmapFilterMode_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000;
         const INDEX: usize = 766usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmapFilterMode_v5000;
     }
     /** Sets the mipmap level bias for a texture reference
 
@@ -23029,7 +23351,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmapLevelBias_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000;
         const INDEX: usize = 767usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmapLevelBias_v5000;
     }
     /** Sets the mipmap min/max mipmap level clamps for a texture reference
 
@@ -23048,7 +23369,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmapLevelClamp_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000;
         const INDEX: usize = 768usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmapLevelClamp_v5000;
     }
     /** Binds a mipmapped array to a texture reference
 
@@ -23067,7 +23387,6 @@ pub mod entries {
     unsafe impl super::Entry for cuTexRefSetMipmappedArray_v5000 {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000;
         const INDEX: usize = 769usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuTexRefSetMipmappedArray_v5000;
     }
     /** Swaps the stream capture interaction mode for a thread
 
@@ -23086,7 +23405,6 @@ pub mod entries {
     unsafe impl super::Entry for cuThreadExchangeStreamCaptureMode_v10010 {
         type Fn = crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010;
         const INDEX: usize = 770usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuThreadExchangeStreamCaptureMode_v10010;
     }
     /** Create a user object
 
@@ -23105,7 +23423,6 @@ pub mod entries {
     unsafe impl super::Entry for cuUserObjectCreate_v11030 {
         type Fn = crate::pfn::PFN_cuUserObjectCreate_v11030;
         const INDEX: usize = 771usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuUserObjectCreate_v11030;
     }
     /** Release a reference to a user object
 
@@ -23124,7 +23441,6 @@ pub mod entries {
     unsafe impl super::Entry for cuUserObjectRelease_v11030 {
         type Fn = crate::pfn::PFN_cuUserObjectRelease_v11030;
         const INDEX: usize = 772usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuUserObjectRelease_v11030;
     }
     /** Retain a reference to a user object
 
@@ -23143,7 +23459,6 @@ pub mod entries {
     unsafe impl super::Entry for cuUserObjectRetain_v11030 {
         type Fn = crate::pfn::PFN_cuUserObjectRetain_v11030;
         const INDEX: usize = 773usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuUserObjectRetain_v11030;
     }
     /** Create a CUDA context for interoperability with VDPAU
 
@@ -23168,7 +23483,6 @@ pub mod entries {
     unsafe impl super::Entry for cuVDPAUCtxCreate_v3010 {
         type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3010;
         const INDEX: usize = 774usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuVDPAUCtxCreate_v3010;
     }
     /** Create a CUDA context for interoperability with VDPAU
 
@@ -23193,7 +23507,6 @@ pub mod entries {
     unsafe impl super::Entry for cuVDPAUCtxCreate_v3020 {
         type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3020;
         const INDEX: usize = 775usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuVDPAUCtxCreate_v3020;
     }
     /** Gets the CUDA device associated with a VDPAU device
 
@@ -23216,7 +23529,6 @@ pub mod entries {
     unsafe impl super::Entry for cuVDPAUGetDevice_v3010 {
         type Fn = crate::vdpau::PFN_cuVDPAUGetDevice_v3010;
         const INDEX: usize = 776usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuVDPAUGetDevice_v3010;
     }
     /** Gets the CUDA device associated with hGpu
 
@@ -23239,7 +23551,6 @@ pub mod entries {
     unsafe impl super::Entry for cuWGLGetDevice_v2020 {
         type Fn = crate::wgl::PFN_cuWGLGetDevice_v2020;
         const INDEX: usize = 777usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuWGLGetDevice_v2020;
     }
     /** Waits on a set of external semaphore objects
 
@@ -23260,7 +23571,6 @@ pub mod entries {
     unsafe impl super::Entry for cuWaitExternalSemaphoresAsync_v10000 {
         type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000;
         const INDEX: usize = 778usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuWaitExternalSemaphoresAsync_v10000;
     }
     /** Waits on a set of external semaphore objects
 
@@ -23281,7 +23591,6 @@ pub mod entries {
     unsafe impl super::Entry for cuWaitExternalSemaphoresAsync_v10000_ptsz {
         type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz;
         const INDEX: usize = 779usize;
-        const RECORD: &'static super::EntryRecord = &super::records::cuWaitExternalSemaphoresAsync_v10000_ptsz;
     }
 }
 /// One [`EntryRecord`] per entry, named like its marker: what [`Entry::RECORD`] points
