@@ -19,6 +19,7 @@ use memchr::memmem;
 use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef, SectionKind};
 
+use super::extents;
 use super::kernels;
 use super::model::Evidence;
 use super::registry::Registry;
@@ -144,9 +145,17 @@ fn symbol_of_interest(name: &str) -> bool {
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
 /// decided here ([`super::model::decide`] does).
 ///
-/// `data` is the file's bytes, or a [`object::ReadCache`] over it: only the headers and the
-/// sections (or segments) read are then held in memory, never the bytes between them.
-pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Registry) -> anyhow::Result<Evidence> {
+/// `data` is the file's bytes, or a [`object::ReadCache`] over `source` (the file itself): then
+/// only the headers and tables are read through it, and each section (or segment) read is read
+/// from `source` on its own, where it holds data ([`extents::read`]), searched, and let go
+/// before the next: memory grows with the largest section read, never with the bytes between
+/// sections or a sparse file's holes.
+pub(super) fn collect<'data, R: ReadRef<'data>>(
+    path: &Path,
+    data: R,
+    source: Option<&std::fs::File>,
+    reg: &Registry,
+) -> anyhow::Result<Evidence> {
     let file = object::File::parse(data).map_err(|e| {
         anyhow::anyhow!(
             "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
@@ -169,7 +178,6 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
     let mut sections_read = 0;
     // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
     // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
-    let mut areas: Vec<(String, &[u8])> = Vec::new();
     for section in file.sections() {
         let name = section.name().unwrap_or("").to_owned();
         let allocated = match section.flags() {
@@ -179,20 +187,18 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         if !allocated || matches!(section.kind(), SectionKind::UninitializedData | SectionKind::UninitializedTls) {
             continue;
         }
-        let Ok(bytes) = section.data() else {
+        let read = match (source, section.file_range()) {
+            (Some(f), Some((offset, size))) => extents::read(f, offset, size).map(Area::Owned).ok(),
+            _ => section.data().ok().map(Area::Borrowed),
+        };
+        let Some(area) = read else {
             ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
             continue;
         };
         sections_read += 1;
-        if fatbin_section(&name) {
-            kernels::binary(bytes, &name, &mut ev.image);
-            continue;
-        }
-        records(bytes, little, &name, &mut ev.records);
-        kernels::embedded(bytes, &name, &mut ev.image);
-        if section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab") {
-            areas.push((name, bytes));
-        }
+        let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
+        let (bytes, ranges) = area.parts();
+        read_area(bytes, &ranges, &name, little, fatbin_section(&name), strings.then_some(&[][..]), reg, &mut ev);
     }
     // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
     // when it runs is in its loaded segments; read those bytes instead.
@@ -202,23 +208,26 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         let mut segments = 0;
         for (i, segment) in file.segments().enumerate() {
             let name = format!("segment {i} (address {:#x})", segment.address());
-            let Ok(bytes) = segment.data() else {
+            let (offset, size) = segment.file_range();
+            let read = match source {
+                Some(f) => extents::read(f, offset, size).map(Area::Owned).ok(),
+                None => segment.data().ok().map(Area::Borrowed),
+            };
+            let Some(area) = read else {
                 ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
                 continue;
             };
             segments += 1;
-            records(bytes, little, &name, &mut ev.records);
-            kernels::embedded(bytes, &name, &mut ev.image);
+            let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
-            let start = usize::try_from(segment.file_range().0).unwrap_or(usize::MAX);
-            match dynamic.strtab.clone() {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let strtab: Vec<(usize, usize)> = match dynamic.strtab.clone() {
                 Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
-                    let (before, rest) = bytes.split_at(r.start - start);
-                    areas.push((name.clone(), before));
-                    areas.push((format!("{name} past its dynamic string table"), rest.get(r.len()..).unwrap_or(&[])));
+                    vec![(r.start - start, r.end - start)]
                 }
-                _ => areas.push((name, bytes)),
-            }
+                _ => Vec::new(),
+            };
+            read_area(bytes, &ranges, &name, little, false, Some(&strtab), reg, &mut ev);
         }
         if segments == 0 {
             ev.unreadable.push(Unresolved {
@@ -299,17 +308,61 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         }
         ev.symtab = Some(defined);
     }
-    for (sname, bytes) in &areas {
+    Ok(ev)
+}
+
+/// A section's bytes: read from the file on their own, or borrowed from bytes in memory.
+enum Area<'a> {
+    Owned(extents::Bytes),
+    Borrowed(&'a [u8]),
+}
+
+impl Area<'_> {
+    /// The bytes and the ranges of them that hold data.
+    fn parts(&self) -> (&[u8], std::borrow::Cow<'_, [std::ops::Range<usize>]>) {
+        match self {
+            Area::Owned(b) => (&b.bytes, std::borrow::Cow::Borrowed(&b.data)),
+            Area::Borrowed(b) => (b, std::borrow::Cow::Owned(vec![0..b.len()])),
+        }
+    }
+}
+
+/// What one section (or segment) holds: records, kernels, and, where `strings` is given (spans
+/// of it that are not the program's strings, such as the dynamic string table), the marks and
+/// registry names of its strings outside the kernels found.
+#[allow(clippy::too_many_arguments)]
+fn read_area(
+    bytes: &[u8],
+    data: &[std::ops::Range<usize>],
+    name: &str,
+    little: bool,
+    fatbin: bool,
+    strings: Option<&[(usize, usize)]>,
+    reg: &Registry,
+    ev: &mut Evidence,
+) {
+    if fatbin {
+        kernels::binary(bytes, name, &mut ev.image);
+        return;
+    }
+    for r in data {
+        records(&bytes[r.clone()], little, name, &mut ev.records);
+    }
+    let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
+    let Some(not_strings) = strings else { return };
+    spans.extend_from_slice(not_strings);
+    spans.sort_unstable();
+    for r in extents::minus(data, &spans) {
+        let area = &bytes[r.clone()];
         for m in MARKS {
-            if !ev.marks.contains(m) && memmem::find(bytes, m.as_bytes()).is_some() {
+            if !ev.marks.contains(m) && memmem::find(area, m.as_bytes()).is_some() {
                 ev.marks.insert(m);
             }
         }
-        for (word, at) in registry_names(bytes, reg) {
-            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{sname}+{at:#x}"));
+        for (word, at) in registry_names(area, reg) {
+            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{name}+{:#x}", r.start + at));
         }
     }
-    Ok(ev)
 }
 
 /// `"x (and 2 more)"` for `"x (and 1 more)"`, `"x (and 1 more)"` for `"x"`.

@@ -156,13 +156,29 @@ pub(super) fn is_ptx(text: &str) -> bool {
 /// and a header of the known version and size), cubins (ELF of machine `EM_CUDA`) and PTX
 /// text. Every search advances; what a fatbin or a cubin holds is not read twice, and each cubin
 /// is read within its own extent: linear in the section's size, whatever it holds.
+#[cfg(test)]
 pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
+    let whole = [0..bytes.len()];
+    embedded_in(bytes, &whole, section, image);
+}
+
+/// [`embedded`] searching only `data` (ranges of `bytes`: a sparse file's holes are left out),
+/// though what a fatbin or cubin found there holds is read wherever it lies. Returns the spans
+/// of `bytes` that the fatbins and cubins found cover, sorted by start.
+pub(super) fn embedded_in(
+    bytes: &[u8],
+    data: &[std::ops::Range<usize>],
+    section: &str,
+    image: &mut Image,
+) -> Vec<(usize, usize)> {
+    use super::extents::find_iter;
     use memchr::memmem;
-    // What fatbins and cubins hold, in order: every search below moves forward, so that whether
-    // an offset is covered is answered by a cursor.
+    let fatbin_magic = FATBIN_MAGIC.to_le_bytes();
+    let (fatbin_finder, elf_finder, version_finder) =
+        (memmem::Finder::new(&fatbin_magic), memmem::Finder::new(b"\x7fELF"), memmem::Finder::new(b".version"));
     let mut fatbins: Vec<(usize, usize)> = Vec::new();
     let mut next = 0;
-    for at in memmem::find_iter(bytes, &FATBIN_MAGIC.to_le_bytes()) {
+    for at in find_iter(bytes, data, &fatbin_finder) {
         if at < next {
             continue;
         }
@@ -195,7 +211,7 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
     let mut in_fatbin = Cursor::new(&fatbins);
     let mut cubins: Vec<(usize, usize)> = Vec::new();
     let mut cubins_end = 0;
-    for at in memmem::find_iter(bytes, b"\x7fELF") {
+    for at in find_iter(bytes, data, &elf_finder) {
         let h = &bytes[at..];
         if at < cubins_end
             || in_fatbin.covers(at)
@@ -215,7 +231,7 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
     both.sort_unstable();
     let mut covered = Cursor::new(&both);
     let mut done = 0;
-    for at in memmem::find_iter(bytes, b".version") {
+    for at in find_iter(bytes, data, &version_finder) {
         if at < done || covered.covers(at) {
             continue;
         }
@@ -229,6 +245,7 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
             ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
         }
     }
+    both
 }
 
 /// Spans sorted by start, asked about at offsets that only grow.
@@ -352,11 +369,17 @@ pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
 /// `0x600640a`; 13.x leaves it out). Cubins of ABI 8 name their toolkit in a note
 /// (`.note.nv.tkinfo`: "Cuda compilation tools, release 13.5, ..."); older ones do not.
 fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
+    cubin_in_entry(bytes, what, "", image)
+}
+
+/// [`cubin`] of a fatbin entry whose header names the architecture's suffix (`a`, `f`, or
+/// none): 13.x cubins' `e_flags` do not carry it, the entry's flags do.
+fn cubin_in_entry(bytes: &[u8], what: &str, suffix: &str, image: &mut Image) {
     let elf = match ElfFile64::<Endianness>::parse(bytes) {
         Ok(elf) => elf,
         // What min-driver needs is in the ELF header and the note (ptxas 13.5 writes cubins
         // whose program headers the object crate refuses): read by hand.
-        Err(_) => return cubin_header(bytes, what, image),
+        Err(_) => return cubin_header(bytes, what, suffix, image),
     };
     let header = elf.elf_header();
     let endian = elf.endian();
@@ -366,17 +389,18 @@ fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     }
     let flags = header.e_flags(endian);
     let abi = header.e_ident().abi_version;
-    cubin_needs(flags, abi, toolkit_note(bytes), what, image);
+    cubin_needs(flags, abi, toolkit_note(bytes), what, suffix, image);
 }
 
 /// The needs of a cubin of `e_flags` `flags`, ELF ABI version `abi` and toolkit `note`.
-fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, image: &mut Image) {
+fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, suffix: &str, image: &mut Image) {
     let (sm, a) = if abi >= 8 { ((flags >> 8) & 0xff, flags & 0x8 != 0) } else { (flags & 0xff, flags & 0x800 != 0) };
+    let suffix = if suffix.is_empty() && a { "a" } else { suffix };
     if sm == 0 {
         image.unreadable.push(format!("{what}: a cubin whose e_flags ({flags:#x}) name no architecture"));
         return;
     }
-    let arch = format!("sm_{sm}{}", if a { "a" } else { "" });
+    let arch = format!("sm_{sm}{suffix}");
     image.push_need((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
     match note {
         Some(release) => {
@@ -392,53 +416,126 @@ fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, image: &mu
 /// The most a compressed fatbin entry is inflated to: no kernel image is this large.
 const MAX_INFLATED: u64 = 1 << 28;
 
-/// Whether a compressed payload is zstd (the magic `28 b5 2f fd`), which [`inflate`] reads.
+/// Whether a compressed payload is zstd (the magic `28 b5 2f fd`), which [`zstd_prefix`] reads.
 fn inflated_ok(payload: &[u8]) -> bool {
     payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
-/// A zstd-compressed fatbin entry, decompressed to at most `expected` bytes (its header's
-/// size, capped at [`MAX_INFLATED`]); `None` where it is not zstd or does not decompress.
-fn inflate(payload: &[u8], expected: Option<u64>) -> Option<Vec<u8>> {
-    use std::io::Read;
-    if !inflated_ok(payload) {
-        return None;
-    }
-    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
-    let decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?;
-    let mut out = Vec::new();
-    decoder.take(cap).read_to_end(&mut out).ok()?;
-    Some(out)
+/// What of a decompressed entry is read: its first bytes, until `enough` says they hold what
+/// is needed (a PTX module's `.version` and `.target`; a cubin's ELF header and, where it
+/// has one, its toolkit note), never the whole image unless that is where it lies.
+#[derive(Clone, Copy)]
+enum Want {
+    Ptx,
+    Cubin,
 }
 
-/// A zstd payload decompressed until `mark` and 64 bytes after it have come out (or to its
-/// end, at most `expected` bytes): one pass, each output byte searched once.
-fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<Vec<u8>> {
+impl Want {
+    /// Whether `out` (a prefix, `whole`: or all of it) holds what is needed.
+    fn enough(self, out: &[u8]) -> bool {
+        match self {
+            // `.target` and the rest of its directive (a list of names, 256 bytes is more than
+            // any holds); a module on one line has no line end to wait for.
+            Want::Ptx => memchr::memmem::find(out, b".target").is_some_and(|at| out.len() >= at + 256),
+            Want::Cubin => {
+                let Some(h) = out.get(..64) else { return false };
+                // ELF ABI 7 and older (ptxas before 12.8, and 12.x below sm_100) write no note.
+                h[8] < 8 || memchr::memmem::find(out, NOTE_MARK).is_some_and(|at| out.len() >= at + NOTE_MARK.len() + 64)
+            }
+        }
+    }
+
+    /// The prefix cut where a token may have been cut in two (PTX: at its last whitespace).
+    fn trim(self, mut out: Vec<u8>, whole: bool) -> Vec<u8> {
+        if matches!(self, Want::Ptx) && !whole {
+            let keep = out.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0);
+            out.truncate(keep);
+        }
+        out
+    }
+}
+
+/// A zstd payload decompressed until [`Want::enough`] (or to its end, at most `expected`
+/// bytes): one pass, in chunks, each output byte looked at a bounded number of times.
+fn zstd_prefix(payload: &[u8], expected: Option<u64>, want: Want) -> Option<Vec<u8>> {
     use std::io::Read;
     if !inflated_ok(payload) {
         return None;
     }
     let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
     let mut decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?.take(cap);
-    let finder = memchr::memmem::Finder::new(mark);
     let mut out = Vec::new();
-    let mut chunk = vec![0u8; 16 << 10];
-    let mut found: Option<usize> = None;
+    let mut chunk = vec![0u8; 4 << 10];
+    let mut step = chunk.len();
     loop {
-        let n = decoder.read(&mut chunk).ok()?;
-        if n == 0 {
+        // Doubling reads: the predicate is asked O(log n) times, so its searches stay linear.
+        let mut got = 0;
+        while got < step {
+            let n = decoder.read(&mut chunk).ok()?;
+            if n == 0 {
+                return Some(want.trim(out, true));
+            }
+            out.extend_from_slice(&chunk[..n]);
+            got += n;
+        }
+        if want.enough(&out) {
+            return Some(want.trim(out, false));
+        }
+        step = step.saturating_mul(2);
+        chunk.resize((chunk.len() * 2).min(1 << 20), 0);
+    }
+}
+
+/// The first bytes of one LZ4 block, decoded sequence by sequence until [`Want::enough`] (or
+/// the block's end, at most `expected` bytes): a prefix needs no more of the block than the
+/// sequences that make it. `None` where the block is damaged (an offset before the start).
+/// The flag: whether the whole block was decoded.
+fn lz4_prefix(block: &[u8], expected: usize, want: Want) -> Option<(Vec<u8>, bool)> {
+    let mut out: Vec<u8> = Vec::with_capacity(expected.min(64 << 10));
+    let mut i = 0;
+    let mut next_check = 4usize << 10;
+    let length = |i: &mut usize, mut n: usize| -> Option<usize> {
+        if n == 15 {
+            loop {
+                let b = *block.get(*i)?;
+                *i += 1;
+                n = n.saturating_add(usize::from(b));
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        Some(n)
+    };
+    while i < block.len() && out.len() < expected {
+        let token = block[i];
+        i += 1;
+        let lit = length(&mut i, usize::from(token >> 4))?;
+        let lits = block.get(i..i.checked_add(lit)?)?;
+        out.extend_from_slice(&lits[..lit.min(expected - out.len())]);
+        i += lit;
+        if i >= block.len() || out.len() >= expected {
             break;
         }
-        let from = out.len().saturating_sub(mark.len());
-        out.extend_from_slice(&chunk[..n]);
-        if found.is_none() {
-            found = finder.find(&out[from..]).map(|p| from + p);
+        let offset = usize::from(u16::from_le_bytes([block[i], *block.get(i + 1)?]));
+        i += 2;
+        if offset == 0 || offset > out.len() {
+            return None;
         }
-        if found.is_some_and(|at| out.len() >= at + mark.len() + 64) {
-            break;
+        let m = length(&mut i, usize::from(token & 15))?.saturating_add(4).min(expected - out.len());
+        let from = out.len() - offset;
+        for k in 0..m {
+            let b = out[from + k];
+            out.push(b);
+        }
+        if out.len() >= next_check {
+            if want.enough(&out) {
+                return Some((out, false));
+            }
+            next_check = next_check.saturating_mul(2);
         }
     }
-    Some(out)
+    Some((out, true))
 }
 
 /// An entry compressed by NVIDIA's older scheme (flag 0x2000: the default of CUDA 11 and 12's
@@ -446,23 +543,23 @@ fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<V
 /// fatbinary 13.5's output (its first `size` bytes; the rest of the payload is padding), that
 /// decompresses to exactly `expected` bytes (the header's size, at most [`MAX_INFLATED`]).
 /// `None` where the header gives no size or the block does not decompress to it.
-fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>) -> Option<Vec<u8>> {
+fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>, want: Want) -> Option<Vec<u8>> {
     let block = match size.and_then(|s| usize::try_from(s).ok()) {
         Some(s) if s > 0 && s <= payload.len() => &payload[..s],
         _ => payload,
     };
     // An LZ4 block yields at most about 255 bytes per byte (a match's length grows by 255 per
-    // byte): a larger size is refused before its buffer is made.
+    // byte): a larger size is refused.
     let most = (block.len() as u64).saturating_mul(256).saturating_add(64);
     let expected = usize::try_from(expected.filter(|&e| e > 0 && e <= MAX_INFLATED && e <= most)?).ok()?;
-    let mut out = vec![0u8; expected];
-    let n = lz4_flex::block::decompress_into(block, &mut out).ok()?;
-    (n == expected).then_some(out)
+    let (out, whole) = lz4_prefix(block, expected, want)?;
+    // Decoded to its end, the block must make exactly the size the header gives.
+    (!whole || out.len() == expected).then(|| want.trim(out, whole))
 }
 
 /// [`cubin`] from the first bytes of one (a decompressed prefix): its ELF header, read by
 /// hand, and its toolkit note where the bytes hold it.
-fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
+fn cubin_header(bytes: &[u8], what: &str, suffix: &str, image: &mut Image) {
     let Some(h) = bytes.get(..64).filter(|h| h.starts_with(b"\x7fELF") && h[4] == 2 && h[5] == 1) else {
         image.unreadable.push(format!("{what}: not a 64-bit little-endian ELF file"));
         return;
@@ -471,7 +568,7 @@ fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
         return;
     }
     let flags = u32::from_le_bytes([h[48], h[49], h[50], h[51]]);
-    cubin_needs(flags, h[8], toolkit_note(bytes), what, image);
+    cubin_needs(flags, h[8], toolkit_note(bytes), what, suffix, image);
 }
 
 /// What a cubin's toolkit note says before its release.
@@ -544,33 +641,54 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
             // fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. Either is
             // decompressed (to at most the size its header gives, at offset 56) and read.
             let compressed = flags & 0xa000 != 0;
+            // The architecture's suffix is the entry's (flag 0x100000: `a`, 0x200000: `f`, as
+            // fatbinary 13.0 writes them): a 13.x cubin's `e_flags` do not say it.
+            let suffix = if flags & 0x10_0000 != 0 {
+                "a"
+            } else if flags & 0x20_0000 != 0 {
+                "f"
+            } else {
+                ""
+            };
             let codec = if flags & 0x8000 != 0 { "zstd" } else { "LZ4" };
             // A zstd cubin is decompressed only up to its toolkit note (its ELF header comes
             // first), in one pass: the rest is not needed. An LZ4 block is read whole (it
             // cannot be cut short), as fast as copying it.
             let inflated = match (compressed, codec, kind) {
                 (false, _, _) => None,
-                (true, "LZ4", _) => {
-                    inflate_lz4(&bytes[payload..payload_end], u32_at(e + 16).map(u64::from), u64_at(e + 56))
-                }
-                (true, _, 2) => inflate_until(&bytes[payload..payload_end], u64_at(e + 56), NOTE_MARK),
-                (true, _, _) => inflate(&bytes[payload..payload_end], u64_at(e + 56)),
+                (true, "LZ4", _) => inflate_lz4(
+                    &bytes[payload..payload_end],
+                    u32_at(e + 16).map(u64::from),
+                    u64_at(e + 56),
+                    if kind == 2 { Want::Cubin } else { Want::Ptx },
+                ),
+                (true, _, _) => zstd_prefix(
+                    &bytes[payload..payload_end],
+                    u64_at(e + 56),
+                    if kind == 2 { Want::Cubin } else { Want::Ptx },
+                ),
             };
             match (kind, compressed, inflated) {
                 (1, true, Some(text)) => {
                     let text = String::from_utf8_lossy(&text);
                     ptx(text.trim_end_matches('\0'), &format!("{part} ({codec})"), image);
                 }
-                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} ({codec})"), image),
+                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} ({codec})"), suffix, image),
                 (1, true, None) => {
                     image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
                     if arch != 0 {
-                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
+                        image.push_need((
+                            Need::Arch(format!("sm_{arch}{suffix}")),
+                            format!("{part}: PTX for sm_{arch}{suffix}"),
+                        ));
                     }
                 }
                 (2, true, None) => {
                     if arch != 0 {
-                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
+                        image.push_need((
+                            Need::Arch(format!("sm_{arch}{suffix}")),
+                            format!("{part}: cubin for sm_{arch}{suffix}"),
+                        ));
                     }
                     image.unreadable.push(format!(
                         "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
@@ -581,7 +699,7 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
                     let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
                     ptx(text.trim_end_matches('\0'), &part, image);
                 }
-                (2, false, _) => cubin(&bytes[payload..payload_end], &part, image),
+                (2, false, _) => cubin_in_entry(&bytes[payload..payload_end], &part, suffix, image),
                 (other, _, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
             }
             image.current = None;
@@ -673,14 +791,14 @@ mod tests {
     fn an_lz4_block_decompresses_to_exactly_its_size() {
         // One sequence of 5 literals, then padding past the block's length.
         let payload = [0x50, b'h', b'e', b'l', b'l', b'o', 0, 0];
-        assert_eq!(inflate_lz4(&payload, Some(6), Some(5)).as_deref(), Some(&b"hello"[..]));
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(5), Want::Cubin).as_deref(), Some(&b"hello"[..]));
         // Not the size the header gives, no size, a size no block of 6 bytes can reach, the
         // padding taken for the block: nothing, and no panic.
-        assert_eq!(inflate_lz4(&payload, Some(6), Some(6)), None);
-        assert_eq!(inflate_lz4(&payload, Some(6), None), None);
-        assert_eq!(inflate_lz4(&payload, Some(6), Some(1 << 20)), None);
-        assert_eq!(inflate_lz4(&payload, Some(8), Some(5)), None);
-        assert_eq!(inflate_lz4(&[], None, Some(5)), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(6), Want::Cubin), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), None, Want::Cubin), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(1 << 20), Want::Cubin), None);
+        assert_eq!(inflate_lz4(&payload, Some(8), Some(5), Want::Cubin), None);
+        assert_eq!(inflate_lz4(&[], None, Some(5), Want::Cubin), None);
     }
 
     #[test]

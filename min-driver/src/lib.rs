@@ -32,6 +32,7 @@
 //! The price is a floor that can be higher than needed, never lower.
 
 mod binary;
+mod extents;
 mod kernels;
 mod model;
 mod registry;
@@ -508,7 +509,7 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
                 // Only the headers and the sections read are held (a sparse file's holes, and
                 // what lies between sections, are never read).
                 let file = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
-                let cache = object::ReadCache::new(file);
+                let cache = object::ReadCache::new(&file);
                 if head.starts_with(b"!<arch>\n") {
                     // An archive (`.a`, `.lib`): each member object read as one.
                     let archive = object::read::archive::ArchiveFile::parse(&cache).map_err(|e| {
@@ -522,12 +523,12 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
                         if !binary::is_binary(bytes) || bytes.starts_with(b"!<arch>\n") {
                             continue;
                         }
-                        let mut ev = binary::collect(Path::new(&shown), bytes, &reg)?;
+                        let mut ev = binary::collect(Path::new(&shown), bytes, None, &reg)?;
                         ev.format = format!("{}, a member of an archive", ev.format);
                         found.push((shown, bytes.len() as u64, ev));
                     }
                 } else {
-                    found.push((p.display().to_string(), size, binary::collect(p, &cache, &reg)?));
+                    found.push((p.display().to_string(), size, binary::collect(p, &cache, Some(&file), &reg)?));
                 }
             }
         }
