@@ -342,7 +342,7 @@ fn read_area(
     ev: &mut Evidence,
 ) {
     if fatbin {
-        kernels::binary(bytes, name, &mut ev.image);
+        kernels::binary_in(bytes, data, name, &mut ev.image);
         return;
     }
     for r in data {

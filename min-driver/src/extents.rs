@@ -17,7 +17,8 @@ pub struct Bytes {
 /// The `len` bytes at `offset` of `file`. The buffer is allocated zeroed (pages the system
 /// maps on first write), and only the ranges that hold data are read into it.
 pub fn read(file: &File, offset: u64, len: u64) -> std::io::Result<Bytes> {
-    let size = usize::try_from(len).map_err(|_| std::io::Error::other("a section larger than this machine's memory"))?;
+    let size =
+        usize::try_from(len).map_err(|_| std::io::Error::other("a section larger than this machine's memory"))?;
     let end = offset.checked_add(len).ok_or_else(|| std::io::Error::other("a section past any file's end"))?;
     let mut bytes = vec![0u8; size];
     let mut data = Vec::new();

@@ -177,6 +177,7 @@ pub(super) fn embedded_in(
     let (fatbin_finder, elf_finder, version_finder) =
         (memmem::Finder::new(&fatbin_magic), memmem::Finder::new(b"\x7fELF"), memmem::Finder::new(b".version"));
     let mut fatbins: Vec<(usize, usize)> = Vec::new();
+    let mut jobs = Vec::new();
     let mut next = 0;
     for at in find_iter(bytes, data, &fatbin_finder) {
         if at < next {
@@ -204,10 +205,11 @@ pub(super) fn embedded_in(
             .ok()
             .and_then(|s| (at + usize::from(header)).checked_add(s))
             .map_or(bytes.len(), |e| e.min(bytes.len()));
-        fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
+        fatbin(&bytes[at..end], &[0..end - at], &format!("a fatbin at {section}+{at:#x}"), image, &mut jobs);
         fatbins.push((at, end));
         next = end.max(at + 1);
     }
+    decompress_all(jobs, image);
     let mut in_fatbin = Cursor::new(&fatbins);
     let mut cubins: Vec<(usize, usize)> = Vec::new();
     let mut cubins_end = 0;
@@ -350,10 +352,18 @@ const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 
 /// A binary image: a cubin, a fatbin, or (when it is text) PTX.
 pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
+    binary_in(bytes, &[0..bytes.len()], what, image)
+}
+
+/// [`binary`] of bytes whose data lies in `data` (a sparse file's holes between): the next
+/// fatbin of a section is looked for only there.
+pub(super) fn binary_in(bytes: &[u8], data: &[std::ops::Range<usize>], what: &str, image: &mut Image) {
     if bytes.starts_with(b"\x7fELF") {
         cubin(bytes, what, image);
     } else if bytes.len() >= 4 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == FATBIN_MAGIC {
-        fatbin(bytes, what, image);
+        let mut jobs = Vec::new();
+        fatbin(bytes, data, what, image, &mut jobs);
+        decompress_all(jobs, image);
     } else if let Ok(text) = std::str::from_utf8(bytes) {
         if is_ptx(text) {
             ptx(text, what, image);
@@ -440,7 +450,8 @@ impl Want {
             Want::Cubin => {
                 let Some(h) = out.get(..64) else { return false };
                 // ELF ABI 7 and older (ptxas before 12.8, and 12.x below sm_100) write no note.
-                h[8] < 8 || memchr::memmem::find(out, NOTE_MARK).is_some_and(|at| out.len() >= at + NOTE_MARK.len() + 64)
+                h[8] < 8
+                    || memchr::memmem::find(out, NOTE_MARK).is_some_and(|at| out.len() >= at + NOTE_MARK.len() + 64)
             }
         }
     }
@@ -560,6 +571,11 @@ fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>, want: W
 /// [`cubin`] from the first bytes of one (a decompressed prefix): its ELF header, read by
 /// hand, and its toolkit note where the bytes hold it.
 fn cubin_header(bytes: &[u8], what: &str, suffix: &str, image: &mut Image) {
+    cubin_prefix(bytes, toolkit_note(bytes), what, suffix, image)
+}
+
+/// [`cubin_header`] of a cubin's first bytes, its toolkit note already found.
+fn cubin_prefix(bytes: &[u8], note: Option<String>, what: &str, suffix: &str, image: &mut Image) {
     let Some(h) = bytes.get(..64).filter(|h| h.starts_with(b"\x7fELF") && h[4] == 2 && h[5] == 1) else {
         image.unreadable.push(format!("{what}: not a 64-bit little-endian ELF file"));
         return;
@@ -568,7 +584,7 @@ fn cubin_header(bytes: &[u8], what: &str, suffix: &str, image: &mut Image) {
         return;
     }
     let flags = u32::from_le_bytes([h[48], h[49], h[50], h[51]]);
-    cubin_needs(flags, h[8], toolkit_note(bytes), what, suffix, image);
+    cubin_needs(flags, h[8], note, what, suffix, image);
 }
 
 /// What a cubin's toolkit note says before its release.
@@ -587,12 +603,115 @@ fn toolkit_note(bytes: &[u8]) -> Option<String> {
 /// A fatbin: a 16-byte header (magic, version, header size, size of what follows), then
 /// entries, each with a header naming its kind (1: PTX, 2: cubin), payload size, flags
 /// (compressed or not) and architecture. Every length is checked against the file.
-fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
-    fatbin_entries(bytes, what, image);
+fn fatbin<'a>(
+    bytes: &'a [u8],
+    data: &[std::ops::Range<usize>],
+    what: &str,
+    image: &mut Image,
+    jobs: &mut Vec<Job<'a>>,
+) {
+    fatbin_entries(bytes, data, what, image, jobs);
     image.current = None;
 }
 
-fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
+/// A compressed fatbin entry, read once every entry of a section is found: decompressing is
+/// most of the work, and is shared among threads ([`decompress_all`]).
+struct Job<'a> {
+    tag: Tag,
+    part: String,
+    codec: &'static str,
+    kind: u16,
+    payload: &'a [u8],
+    /// The LZ4 block's length (entry offset 16) and the decompressed size (offset 56).
+    block: Option<u64>,
+    expected: Option<u64>,
+    arch: u32,
+    suffix: &'static str,
+}
+
+/// What a compressed entry's prefix says.
+enum Decoded {
+    Ptx(String),
+    Cubin(Vec<u8>, Option<String>),
+    Failed,
+}
+
+fn decode(job: &Job<'_>) -> Decoded {
+    let want = if job.kind == 2 { Want::Cubin } else { Want::Ptx };
+    let out = if job.codec == "LZ4" {
+        inflate_lz4(job.payload, job.block, job.expected, want)
+    } else {
+        zstd_prefix(job.payload, job.expected, want)
+    };
+    match (out, want) {
+        (None, _) => Decoded::Failed,
+        (Some(text), Want::Ptx) => Decoded::Ptx(String::from_utf8_lossy(&text).trim_end_matches('\0').to_owned()),
+        (Some(elf), Want::Cubin) => {
+            let note = toolkit_note(&elf);
+            Decoded::Cubin(elf.get(..64).unwrap_or(&elf).to_vec(), note)
+        }
+    }
+}
+
+/// Decompresses the entries of `jobs` (on every core where there are many: each is independent)
+/// and reads them in order, so that the image is the same whatever the number of threads.
+fn decompress_all(jobs: Vec<Job<'_>>, image: &mut Image) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len() / 8).max(1);
+    let decoded: Vec<Decoded> = if threads == 1 {
+        jobs.iter().map(decode).collect()
+    } else {
+        let per = jobs.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> =
+                jobs.chunks(per).map(|chunk| s.spawn(move || chunk.iter().map(decode).collect::<Vec<_>>())).collect();
+            // A thread that panicked (it cannot: decoding returns `None` on bad input) reads as
+            // entries that did not decompress.
+            handles
+                .into_iter()
+                .zip(jobs.chunks(per))
+                .flat_map(|(h, chunk)| h.join().unwrap_or_else(|_| chunk.iter().map(|_| Decoded::Failed).collect()))
+                .collect()
+        })
+    };
+    for (job, d) in jobs.iter().zip(decoded) {
+        image.current = Some(job.tag);
+        let (part, codec, arch, suffix) = (&job.part, job.codec, job.arch, job.suffix);
+        match (job.kind, d) {
+            (1, Decoded::Ptx(text)) => ptx(&text, &format!("{part} ({codec})"), image),
+            (2, Decoded::Cubin(head, note)) => cubin_prefix(&head, note, &format!("{part} ({codec})"), suffix, image),
+            (1, _) => {
+                image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
+                if arch != 0 {
+                    image.push_need((
+                        Need::Arch(format!("sm_{arch}{suffix}")),
+                        format!("{part}: PTX for sm_{arch}{suffix}"),
+                    ));
+                }
+            }
+            _ => {
+                if arch != 0 {
+                    image.push_need((
+                        Need::Arch(format!("sm_{arch}{suffix}")),
+                        format!("{part}: cubin for sm_{arch}{suffix}"),
+                    ));
+                }
+                image.unreadable.push(format!(
+                    "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
+                     compression to let min-driver read it)"
+                ));
+            }
+        }
+    }
+    image.current = None;
+}
+
+fn fatbin_entries<'a>(
+    bytes: &'a [u8],
+    data: &[std::ops::Range<usize>],
+    what: &str,
+    image: &mut Image,
+    jobs: &mut Vec<Job<'a>>,
+) {
     let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
@@ -651,56 +770,24 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
                 ""
             };
             let codec = if flags & 0x8000 != 0 { "zstd" } else { "LZ4" };
-            // A zstd cubin is decompressed only up to its toolkit note (its ELF header comes
-            // first), in one pass: the rest is not needed. An LZ4 block is read whole (it
-            // cannot be cut short), as fast as copying it.
-            let inflated = match (compressed, codec, kind) {
-                (false, _, _) => None,
-                (true, "LZ4", _) => inflate_lz4(
-                    &bytes[payload..payload_end],
-                    u32_at(e + 16).map(u64::from),
-                    u64_at(e + 56),
-                    if kind == 2 { Want::Cubin } else { Want::Ptx },
-                ),
-                (true, _, _) => zstd_prefix(
-                    &bytes[payload..payload_end],
-                    u64_at(e + 56),
-                    if kind == 2 { Want::Cubin } else { Want::Ptx },
-                ),
-            };
-            match (kind, compressed, inflated) {
-                (1, true, Some(text)) => {
-                    let text = String::from_utf8_lossy(&text);
-                    ptx(text.trim_end_matches('\0'), &format!("{part} ({codec})"), image);
-                }
-                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} ({codec})"), suffix, image),
-                (1, true, None) => {
-                    image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
-                    if arch != 0 {
-                        image.push_need((
-                            Need::Arch(format!("sm_{arch}{suffix}")),
-                            format!("{part}: PTX for sm_{arch}{suffix}"),
-                        ));
-                    }
-                }
-                (2, true, None) => {
-                    if arch != 0 {
-                        image.push_need((
-                            Need::Arch(format!("sm_{arch}{suffix}")),
-                            format!("{part}: cubin for sm_{arch}{suffix}"),
-                        ));
-                    }
-                    image.unreadable.push(format!(
-                        "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
-                         compression to let min-driver read it)"
-                    ));
-                }
-                (1, false, _) => {
+            match (kind, compressed) {
+                (1 | 2, true) => jobs.push(Job {
+                    tag: Tag { container, entry: n, ptx: kind == 1 },
+                    part,
+                    codec,
+                    kind,
+                    payload: &bytes[payload..payload_end],
+                    block: u32_at(e + 16).map(u64::from),
+                    expected: u64_at(e + 56),
+                    arch,
+                    suffix,
+                }),
+                (1, false) => {
                     let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
                     ptx(text.trim_end_matches('\0'), &part, image);
                 }
-                (2, false, _) => cubin_in_entry(&bytes[payload..payload_end], &part, suffix, image),
-                (other, _, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
+                (2, false) => cubin_in_entry(&bytes[payload..payload_end], &part, suffix, image),
+                (other, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
             }
             image.current = None;
             if payload_end <= e {
@@ -708,9 +795,14 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
             }
             e = payload_end;
         }
-        // The next container, past any padding between them.
-        match memchr::memmem::find(&bytes[end..], &FATBIN_MAGIC.to_le_bytes()) {
-            Some(p) => at = end + p,
+        // The next container, past any padding between them (in the data: not in a hole).
+        let magic = FATBIN_MAGIC.to_le_bytes();
+        let next = data.iter().filter(|r| r.end > end).find_map(|r| {
+            let from = r.start.max(end).min(bytes.len());
+            memchr::memmem::find(&bytes[from..r.end.min(bytes.len())], &magic).map(|p| from + p)
+        });
+        match next {
+            Some(p) => at = p,
             None => break,
         }
     }
