@@ -285,7 +285,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     }
     if !sectionless {
         for s in file.dynamic_symbols() {
-            if s.is_definition() {
+            // An indirect function (STT_GNU_IFUNC: the stand-in tracer's `cuGetProcAddress`) is
+            // defined in its section, though not a "definition" to the object crate.
+            if s.is_definition() || matches!(s.section(), object::SymbolSection::Section(_)) {
                 if let Ok(n) = s.name() {
                     if n.starts_with("cu") {
                         ev.exports.insert(n.to_owned());

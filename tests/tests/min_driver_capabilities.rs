@@ -415,3 +415,30 @@ fn a_hole_inside_a_section_is_neither_read_nor_searched() {
         assert!(kib < 200 << 10, "peak {kib} KiB over a section of a 4 GiB hole: {err}");
     }
 }
+
+/// A driver library defines the driver's entry points: it is named for what it is, never given
+/// a floor from its export tables. NVIDIA's libcuda (each Debian build the tests fetch) and the
+/// project's tracer, whose `cuGetProcAddress` is an indirect function (STT_GNU_IFUNC), which
+/// read "at least CUDA 13.5" from its tables.
+#[test]
+fn a_driver_library_is_named_for_what_it_is() {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(repo_root())
+        .args(["build", "--quiet", "--offline", "-p", "cuda-sys-gen-tracer"])
+        .output()
+        .expect("run cargo build");
+    assert!(out.status.success(), "cargo build -p cuda-sys-gen-tracer failed:\n{}", text(&out.stderr));
+    let exe = std::env::current_exe().expect("the test's own path");
+    let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+    let mut libraries = vec![debug.join("libcuda_tracer.so")];
+    let Some(drivers) = drivers::fetched() else { return };
+    libraries.extend(drivers.into_iter().map(|d| d.libcuda));
+    for lib in &libraries {
+        let f = floor_of(lib);
+        let report = f.render(Path::new("."), None);
+        assert!(report.contains("a CUDA driver library"), "{}: {report}", lib.display());
+        assert!(f.uses.is_empty() && f.unresolved.is_empty(), "{}: {report}", lib.display());
+        let (code, out) = cli(&["min-driver", lib.to_str().unwrap(), "--driver", "470.256.02"]);
+        assert_ne!(code, Some(3), "{}: {out}", lib.display());
+    }
+}
