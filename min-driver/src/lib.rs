@@ -218,7 +218,14 @@ impl Floor {
         for p in &self.programs {
             s.push_str(&format!("read from {p}\n"));
         }
-        let these = if self.programs.is_empty() { "these sources" } else { "these files" };
+        let these = match self.programs.len() {
+            0 => "these sources",
+            1 if self.programs[0].contains(", read as a kernel") => "this kernel file",
+            1 if self.programs[0].contains("a member of an archive") => "this archive member",
+            1 if self.programs[0].contains("object file (.o)") => "this object file",
+            1 => "this file",
+            _ => "these files",
+        };
         for n in &self.notes {
             s.push_str(&format!("{n}\n"));
         }
@@ -256,15 +263,27 @@ impl Floor {
                 s.truncate(cut);
                 s.push_str(")\n");
             }
-            s.push_str(
-                "  (read from the files given: every lookup through the generated crate, every libcuda import, the \
-                 runtime it links or holds and the kernels it embeds, also one taken only on some paths; what it can \
-                 do at run time that is not read, it names below, and the floor is then \"at least\")\n",
-            );
+            // What was read, said for what the files are: kernel files hold no lookups, and a
+            // driver library has no floor of its own.
+            let kernel_files = self.programs.iter().all(|p| p.contains(", read as a kernel"));
+            let only_drivers = self.setter().is_none() && !self.notes.is_empty() && !self.at_least();
+            if kernel_files {
+                s.push_str(
+                    "  (read from the kernel files given: every PTX module and cubin they hold; a cubin loads only on \
+                     the GPUs of its architecture, the driver JIT-compiles PTX for the others)\n",
+                );
+            } else if !only_drivers {
+                s.push_str(
+                    "  (read from the files given: every lookup through the generated crate, every libcuda import, \
+                     the runtime it links or holds and the kernels it embeds, also one taken only on some paths; \
+                     what it can do at run time that is not read, it names below, and the floor is then \"at \
+                     least\")\n",
+                );
+            }
             if self.uses.iter().any(|u| u.reading == "string") {
                 s.push_str(
-                    "  (names read from strings count at their highest meaning: an upper estimate of the need; \
-                     the floor a run observes is the stand-in tracer's, docs/min-driver.md)\n",
+                    "  (names read from strings count at their highest meaning: an upper estimate of the need, not \
+                     the need; `cuda-sys-gen min-driver --run` observes the floor of a run, docs/min-driver.md)\n",
                 );
             }
         }

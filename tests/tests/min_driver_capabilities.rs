@@ -442,3 +442,25 @@ fn a_driver_library_is_named_for_what_it_is() {
         assert_ne!(code, Some(3), "{}: {out}", lib.display());
     }
 }
+
+/// A report says what it read for what the file is: a kernel file's (a fatbin, PTX, a cubin)
+/// speaks of the kernels it holds, never of lookups or libcuda imports; a program whose only
+/// reading is its strings (cuda-sys-gen itself, its tables of names) says that is an upper
+/// estimate and names the run that observes the floor.
+#[test]
+fn a_report_says_what_it_read_for_what_the_file_is() {
+    let k = repo_root().join("tests/kernels");
+    for name in ["sm90_ptx95.fatbin", "sm90_ptx95.ptx", "add_sm90_cuda13.5.cubin"] {
+        let report = floor_of(&k.join(name)).render(&k, None);
+        assert!(report.contains("read from the kernel files given"), "{name}: {report}");
+        assert!(!report.contains("libcuda import") && !report.contains("these sources"), "{name}: {report}");
+    }
+    let tool = cuda_sys_gen_binary();
+    let f = floor_of(&tool);
+    let report = f.render(Path::new("."), None);
+    if f.uses.iter().any(|u| u.reading == "string") {
+        assert!(f.at_least(), "{report}");
+        assert!(report.contains("an upper estimate of the need") && report.contains("min-driver --run"), "{report}");
+    }
+    assert!(!report.contains("these sources"), "{report}");
+}
