@@ -176,6 +176,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         ..Evidence::default()
     };
     let mut sections_read = 0;
+    // One buffer, section after section (the largest read sets its size).
+    let mut scratch: Vec<u8> = Vec::new();
     // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
     // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
     for section in file.sections() {
@@ -188,7 +190,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             continue;
         }
         let read = match (source, section.file_range()) {
-            (Some(f), Some((offset, size))) => extents::read(f, offset, size).map(Area::Owned).ok(),
+            (Some(f), Some((offset, size))) => {
+                extents::read(f, offset, size, std::mem::take(&mut scratch)).map(Area::Owned).ok()
+            }
             _ => section.data().ok().map(Area::Borrowed),
         };
         let Some(area) = read else {
@@ -199,6 +203,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
         let (bytes, ranges) = area.parts();
         read_area(bytes, &ranges, &name, little, fatbin_section(&name), strings.then_some(&[][..]), reg, &mut ev);
+        if let Area::Owned(b) = area {
+            scratch = b.bytes;
+        }
     }
     // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
     // when it runs is in its loaded segments; read those bytes instead.
@@ -210,7 +217,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             let name = format!("segment {i} (address {:#x})", segment.address());
             let (offset, size) = segment.file_range();
             let read = match source {
-                Some(f) => extents::read(f, offset, size).map(Area::Owned).ok(),
+                Some(f) => extents::read(f, offset, size, std::mem::take(&mut scratch)).map(Area::Owned).ok(),
                 None => segment.data().ok().map(Area::Borrowed),
             };
             let Some(area) = read else {
@@ -228,6 +235,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 _ => Vec::new(),
             };
             read_area(bytes, &ranges, &name, little, false, Some(&strtab), reg, &mut ev);
+            if let Area::Owned(b) = area {
+                scratch = b.bytes;
+            }
         }
         if segments == 0 {
             ev.unreadable.push(Unresolved {
@@ -299,7 +309,14 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     // A symbol table (an unstripped program) proves what is not linked in.
     if file.symbol_table().is_some() {
         let mut defined = BTreeSet::new();
-        for s in file.symbols() {
+        // Walked only where its string table holds a name of interest: a name not in the table
+        // is no symbol's (rustc's driver library: 165,000 symbols, each name a read).
+        let may_hold = symbol_strings(&file).is_none_or(|t| {
+            ["cudaGetDriverEntryPoint", "cuGetProcAddress", "cudaMalloc"]
+                .iter()
+                .any(|m| memmem::find(t, m.as_bytes()).is_some())
+        });
+        for s in file.symbols().filter(|_| may_hold) {
             if s.is_definition() {
                 if let Ok(n) = s.name() {
                     if symbol_of_interest(n) {
@@ -364,6 +381,27 @@ fn read_area(
         for (word, at) in registry_names(area, reg) {
             ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{name}+{:#x}", r.start + at));
         }
+    }
+}
+
+/// The string table of an ELF file's symbol table (its `sh_link`), read once; `None` for other
+/// formats, or where it cannot be read.
+fn symbol_strings<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Option<&'data [u8]> {
+    fn of<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
+        elf: &ElfFile<'data, Elf, R>,
+    ) -> Option<&'data [u8]> {
+        use object::read::elf::SectionHeader;
+        let endian = elf.endian();
+        let table = elf.elf_section_table();
+        let symtab = table.iter().find(|s| s.sh_type(endian) == object::elf::SHT_SYMTAB)?;
+        let strings = table.section(object::SectionIndex(symtab.sh_link(endian) as usize)).ok()?;
+        (strings.sh_type(endian) == object::elf::SHT_STRTAB).then_some(())?;
+        strings.data(endian, elf.data()).ok()
+    }
+    match file {
+        object::File::Elf32(elf) => of(elf),
+        object::File::Elf64(elf) => of(elf),
+        _ => None,
     }
 }
 

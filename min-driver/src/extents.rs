@@ -14,15 +14,31 @@ pub struct Bytes {
     pub data: Vec<Range<usize>>,
 }
 
-/// The `len` bytes at `offset` of `file`. The buffer is allocated zeroed (pages the system
+/// The `len` bytes at `offset` of `file`. Where they are all data, they are read into `reuse`
+/// (a buffer of an earlier section, given back through [`Bytes::bytes`]): no new memory, no
+/// zeroing. Where the file has holes there, the buffer is allocated zeroed (pages the system
 /// maps on first write), and only the ranges that hold data are read into it.
-pub fn read(file: &File, offset: u64, len: u64) -> std::io::Result<Bytes> {
+pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Result<Bytes> {
+    use std::io::{Read, Seek};
     let size =
         usize::try_from(len).map_err(|_| std::io::Error::other("a section larger than this machine's memory"))?;
     let end = offset.checked_add(len).ok_or_else(|| std::io::Error::other("a section past any file's end"))?;
+    let ranges = data_ranges(file, offset, end);
+    if ranges.len() == 1 && ranges[0] == (offset, end) {
+        let mut bytes = reuse;
+        bytes.clear();
+        bytes.reserve_exact(size);
+        let mut f = file;
+        f.seek(std::io::SeekFrom::Start(offset))?;
+        f.take(len).read_to_end(&mut bytes)?;
+        if bytes.len() != size {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        return Ok(Bytes { bytes, data: vec![0..size] });
+    }
     let mut bytes = vec![0u8; size];
     let mut data = Vec::new();
-    for (from, to) in data_ranges(file, offset, end) {
+    for (from, to) in ranges {
         let (a, b) = ((from - offset) as usize, (to - offset) as usize);
         read_at(file, &mut bytes[a..b], from)?;
         data.push(a..b);
@@ -155,7 +171,7 @@ mod tests {
         f.write_all(b".versiontail").unwrap();
         drop(f);
         let f = File::open(&path).unwrap();
-        let b = read(&f, 0, (64 << 20) + 12).unwrap();
+        let b = read(&f, 0, (64 << 20) + 12, Vec::new()).unwrap();
         let finder = memchr::memmem::Finder::new(b".version");
         let found: Vec<usize> = find_iter(&b.bytes, &b.data, &finder).collect();
         assert_eq!(found, [4, 64 << 20]);
