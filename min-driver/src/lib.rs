@@ -31,6 +31,9 @@
 //!
 //! The price is a floor that can be higher than needed, never lower.
 
+// A list of the ranges of a section that hold data is often one range, the whole section.
+#![allow(clippy::single_range_in_vec_init)]
+
 mod binary;
 mod extents;
 mod kernels;
