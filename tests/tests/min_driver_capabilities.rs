@@ -456,7 +456,7 @@ fn a_report_says_what_it_read_for_what_the_file_is() {
         assert!(!report.contains("libcuda import") && !report.contains("these sources"), "{name}: {report}");
     }
     let tool = cuda_sys_gen_binary();
-    let f = floor_of(&tool);
+    let f = floor_of(tool);
     let report = f.render(Path::new("."), None);
     if f.uses.iter().any(|u| u.reading == "string") {
         assert!(f.at_least(), "{report}");
