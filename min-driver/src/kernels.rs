@@ -474,7 +474,12 @@ fn zstd_prefix(payload: &[u8], expected: Option<u64>, want: Want) -> Option<Vec<
         return None;
     }
     let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
-    let mut decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?.take(cap);
+    // libzstd (the `zstd` crate) decodes a block about four times as fast as `ruzstd` did here,
+    // and its stream stops at the block the prefix needs. A frame that asks for a window of more
+    // than 32 MiB (no cubin's does) is not decompressed: each thread's memory stays bounded.
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(payload).ok()?;
+    decoder.window_log_max(25).ok()?;
+    let mut decoder = decoder.single_frame().take(cap);
     let mut out = Vec::new();
     let mut chunk = vec![0u8; 4 << 10];
     let mut step = chunk.len();
@@ -912,7 +917,7 @@ mod tests {
         let lz4 = lz4_flex::block::compress(&text);
         let out = inflate_lz4(&lz4, Some(lz4.len() as u64), Some(text.len() as u64), Want::Ptx).unwrap();
         assert!(out.len() < 64 << 10 && text.starts_with(&out), "{}", out.len());
-        let zstd = ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest);
+        let zstd = zstd::bulk::compress(&text, 1).unwrap();
         let out = zstd_prefix(&zstd, Some(text.len() as u64), Want::Ptx).unwrap();
         assert!(out.len() < 1 << 20 && text.starts_with(&out), "{}", out.len());
         let mut image = Image::default();
