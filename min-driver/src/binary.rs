@@ -20,6 +20,7 @@ use memchr::memmem;
 use object::read::elf::{Dyn, ElfFile, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSection, ObjectSegment, ObjectSymbol, ReadRef, SectionKind};
 
+use super::extents;
 use super::kernels;
 use super::model::Evidence;
 use super::registry::Registry;
@@ -104,9 +105,17 @@ fn symbol_of_interest(name: &str) -> bool {
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
 /// decided here ([`super::model::decide`] does).
 ///
-/// `data` is the file's bytes, or a [`object::ReadCache`] over it: only the headers and the
-/// sections (or segments) read are then held in memory, never the bytes between them.
-pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Registry) -> anyhow::Result<Evidence> {
+/// `data` is the file's bytes, or a [`object::ReadCache`] over `source` (the file itself): then
+/// only the headers and tables are read through it, and each section (or segment) read is read
+/// from `source` on its own, where it holds data ([`extents::read`]), searched, and let go
+/// before the next: memory grows with the largest section read, never with the bytes between
+/// sections or a sparse file's holes.
+pub(super) fn collect<'data, R: ReadRef<'data>>(
+    path: &Path,
+    data: R,
+    source: Option<&std::fs::File>,
+    reg: &Registry,
+) -> anyhow::Result<Evidence> {
     let file = object::File::parse(data).map_err(|e| {
         anyhow::anyhow!(
             "{}: a compiled program the object crate cannot read ({e}); min-driver reads ELF (x86-64, aarch64) and PE \
@@ -127,9 +136,10 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         ..Evidence::default()
     };
     let mut sections_read = 0;
+    // One buffer, section after section (the largest read sets its size).
+    let mut scratch: Vec<u8> = Vec::new();
     // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
     // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
-    let mut areas: Vec<(String, &[u8])> = Vec::new();
     for section in file.sections() {
         let name = section.name().unwrap_or("").to_owned();
         let allocated = match section.flags() {
@@ -139,19 +149,22 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         if !allocated || matches!(section.kind(), SectionKind::UninitializedData | SectionKind::UninitializedTls) {
             continue;
         }
-        let Ok(bytes) = section.data() else {
+        let read = match (source, section.file_range()) {
+            (Some(f), Some((offset, size))) => {
+                extents::read(f, offset, size, std::mem::take(&mut scratch)).map(Area::Owned).ok()
+            }
+            _ => section.data().ok().map(Area::Borrowed),
+        };
+        let Some(area) = read else {
             ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
             continue;
         };
         sections_read += 1;
-        if fatbin_section(&name) {
-            kernels::binary(bytes, &name, &mut ev.image);
-            continue;
-        }
-        records(bytes, little, &name, &mut ev.records);
-        kernels::embedded(bytes, &name, &mut ev.image);
-        if section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab") {
-            areas.push((name, bytes));
+        let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
+        let (bytes, ranges) = area.parts();
+        read_area(bytes, &ranges, &name, little, fatbin_section(&name), strings.then_some(&[][..]), reg, &mut ev);
+        if let Area::Owned(b) = area {
+            scratch = b.bytes;
         }
     }
     // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
@@ -162,22 +175,28 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         let mut segments = 0;
         for (i, segment) in file.segments().enumerate() {
             let name = format!("segment {i} (address {:#x})", segment.address());
-            let Ok(bytes) = segment.data() else {
+            let (offset, size) = segment.file_range();
+            let read = match source {
+                Some(f) => extents::read(f, offset, size, std::mem::take(&mut scratch)).map(Area::Owned).ok(),
+                None => segment.data().ok().map(Area::Borrowed),
+            };
+            let Some(area) = read else {
                 ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
                 continue;
             };
             segments += 1;
-            records(bytes, little, &name, &mut ev.records);
-            kernels::embedded(bytes, &name, &mut ev.image);
+            let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
-            let start = usize::try_from(segment.file_range().0).unwrap_or(usize::MAX);
-            match dynamic.strtab.clone() {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let strtab: Vec<(usize, usize)> = match dynamic.strtab.clone() {
                 Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
-                    let (before, rest) = bytes.split_at(r.start - start);
-                    areas.push((name.clone(), before));
-                    areas.push((format!("{name} past its dynamic string table"), rest.get(r.len()..).unwrap_or(&[])));
+                    vec![(r.start - start, r.end - start)]
                 }
-                _ => areas.push((name, bytes)),
+                _ => Vec::new(),
+            };
+            read_area(bytes, &ranges, &name, little, false, Some(&strtab), reg, &mut ev);
+            if let Area::Owned(b) = area {
+                scratch = b.bytes;
             }
         }
         if segments == 0 {
@@ -236,7 +255,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
     }
     if !sectionless {
         for s in file.dynamic_symbols() {
-            if s.is_definition() {
+            // An indirect function (STT_GNU_IFUNC: the stand-in tracer's `cuGetProcAddress`) is
+            // defined in its section, though not a "definition" to the object crate.
+            if s.is_definition() || matches!(s.section(), object::SymbolSection::Section(_)) {
                 if let Ok(n) = s.name() {
                     if n.starts_with("cu") {
                         ev.exports.insert(n.to_owned());
@@ -248,7 +269,14 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
     // A symbol table (an unstripped program) proves what is not linked in.
     if file.symbol_table().is_some() {
         let mut defined = BTreeSet::new();
-        for s in file.symbols() {
+        // Walked only where its string table holds a name of interest: a name not in the table
+        // is no symbol's (rustc's driver library: 165,000 symbols, each name a read).
+        let may_hold = symbol_strings(&file).is_none_or(|t| {
+            ["cudaGetDriverEntryPoint", "cuGetProcAddress", "cudaMalloc"]
+                .iter()
+                .any(|m| memmem::find(t, m.as_bytes()).is_some())
+        });
+        for s in file.symbols().filter(|_| may_hold) {
             if s.is_definition() {
                 if let Ok(n) = s.name() {
                     if symbol_of_interest(n) {
@@ -259,17 +287,82 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(path: &Path, data: R, reg: &Regi
         }
         ev.symtab = Some(defined);
     }
-    for (sname, bytes) in &areas {
+    Ok(ev)
+}
+
+/// A section's bytes: read from the file on their own, or borrowed from bytes in memory.
+enum Area<'a> {
+    Owned(extents::Bytes),
+    Borrowed(&'a [u8]),
+}
+
+impl Area<'_> {
+    /// The bytes and the ranges of them that hold data.
+    fn parts(&self) -> (&[u8], std::borrow::Cow<'_, [std::ops::Range<usize>]>) {
+        match self {
+            Area::Owned(b) => (&b.bytes, std::borrow::Cow::Borrowed(&b.data)),
+            Area::Borrowed(b) => (b, std::borrow::Cow::Owned(vec![0..b.len()])),
+        }
+    }
+}
+
+/// What one section (or segment) holds: records, kernels, and, where `strings` is given (spans
+/// of it that are not the program's strings, such as the dynamic string table), the marks and
+/// registry names of its strings outside the kernels found.
+#[allow(clippy::too_many_arguments)]
+fn read_area(
+    bytes: &[u8],
+    data: &[std::ops::Range<usize>],
+    name: &str,
+    little: bool,
+    fatbin: bool,
+    strings: Option<&[(usize, usize)]>,
+    reg: &Registry,
+    ev: &mut Evidence,
+) {
+    if fatbin {
+        kernels::binary_in(bytes, data, name, &mut ev.image);
+        return;
+    }
+    for r in data {
+        records(&bytes[r.clone()], little, name, &mut ev.records);
+    }
+    let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
+    let Some(not_strings) = strings else { return };
+    spans.extend_from_slice(not_strings);
+    spans.sort_unstable();
+    for r in extents::minus(data, &spans) {
+        let area = &bytes[r.clone()];
         for m in MARKS {
-            if !ev.marks.contains(m) && memmem::find(bytes, m.as_bytes()).is_some() {
+            if !ev.marks.contains(m) && memmem::find(area, m.as_bytes()).is_some() {
                 ev.marks.insert(m);
             }
         }
-        for (word, at) in registry_names(bytes, reg) {
-            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{sname}+{at:#x}"));
+        for (word, at) in registry_names(area, reg) {
+            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{name}+{:#x}", r.start + at));
         }
     }
-    Ok(ev)
+}
+
+/// The string table of an ELF file's symbol table (its `sh_link`), read once; `None` for other
+/// formats, or where it cannot be read.
+fn symbol_strings<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Option<&'data [u8]> {
+    fn of<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
+        elf: &ElfFile<'data, Elf, R>,
+    ) -> Option<&'data [u8]> {
+        use object::read::elf::SectionHeader;
+        let endian = elf.endian();
+        let table = elf.elf_section_table();
+        let symtab = table.iter().find(|s| s.sh_type(endian) == object::elf::SHT_SYMTAB)?;
+        let strings = table.section(object::SectionIndex(symtab.sh_link(endian) as usize)).ok()?;
+        (strings.sh_type(endian) == object::elf::SHT_STRTAB).then_some(())?;
+        strings.data(endian, elf.data()).ok()
+    }
+    match file {
+        object::File::Elf32(elf) => of(elf),
+        object::File::Elf64(elf) => of(elf),
+        _ => None,
+    }
 }
 
 /// `"x (and 2 more)"` for `"x (and 1 more)"`, `"x (and 1 more)"` for `"x"`.

@@ -156,13 +156,30 @@ pub(super) fn is_ptx(text: &str) -> bool {
 /// and a header of the known version and size), cubins (ELF of machine `EM_CUDA`) and PTX
 /// text. Every search advances; what a fatbin or a cubin holds is not read twice, and each cubin
 /// is read within its own extent: linear in the section's size, whatever it holds.
+#[cfg(test)]
 pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
+    let whole = [0..bytes.len()];
+    embedded_in(bytes, &whole, section, image);
+}
+
+/// [`embedded`] searching only `data` (ranges of `bytes`: a sparse file's holes are left out),
+/// though what a fatbin or cubin found there holds is read wherever it lies. Returns the spans
+/// of `bytes` that the fatbins and cubins found cover, sorted by start.
+pub(super) fn embedded_in(
+    bytes: &[u8],
+    data: &[std::ops::Range<usize>],
+    section: &str,
+    image: &mut Image,
+) -> Vec<(usize, usize)> {
+    use super::extents::find_iter;
     use memchr::memmem;
-    // What fatbins and cubins hold, in order: every search below moves forward, so that whether
-    // an offset is covered is answered by a cursor.
+    let fatbin_magic = FATBIN_MAGIC.to_le_bytes();
+    let (fatbin_finder, elf_finder, version_finder) =
+        (memmem::Finder::new(&fatbin_magic), memmem::Finder::new(b"\x7fELF"), memmem::Finder::new(b".version"));
     let mut fatbins: Vec<(usize, usize)> = Vec::new();
+    let mut jobs = Vec::new();
     let mut next = 0;
-    for at in memmem::find_iter(bytes, &FATBIN_MAGIC.to_le_bytes()) {
+    for at in find_iter(bytes, data, &fatbin_finder) {
         if at < next {
             continue;
         }
@@ -188,14 +205,15 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
             .ok()
             .and_then(|s| (at + usize::from(header)).checked_add(s))
             .map_or(bytes.len(), |e| e.min(bytes.len()));
-        fatbin(&bytes[at..end], &format!("a fatbin at {section}+{at:#x}"), image);
+        fatbin(&bytes[at..end], &[0..end - at], &format!("a fatbin at {section}+{at:#x}"), image, &mut jobs);
         fatbins.push((at, end));
         next = end.max(at + 1);
     }
+    decompress_all(jobs, image);
     let mut in_fatbin = Cursor::new(&fatbins);
     let mut cubins: Vec<(usize, usize)> = Vec::new();
     let mut cubins_end = 0;
-    for at in memmem::find_iter(bytes, b"\x7fELF") {
+    for at in find_iter(bytes, data, &elf_finder) {
         let h = &bytes[at..];
         if at < cubins_end
             || in_fatbin.covers(at)
@@ -215,7 +233,7 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
     both.sort_unstable();
     let mut covered = Cursor::new(&both);
     let mut done = 0;
-    for at in memmem::find_iter(bytes, b".version") {
+    for at in find_iter(bytes, data, &version_finder) {
         if at < done || covered.covers(at) {
             continue;
         }
@@ -229,6 +247,7 @@ pub(super) fn embedded(bytes: &[u8], section: &str, image: &mut Image) {
             ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
         }
     }
+    both
 }
 
 /// Spans sorted by start, asked about at offsets that only grow.
@@ -333,10 +352,18 @@ const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 
 /// A binary image: a cubin, a fatbin, or (when it is text) PTX.
 pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
+    binary_in(bytes, &[0..bytes.len()], what, image)
+}
+
+/// [`binary`] of bytes whose data lies in `data` (a sparse file's holes between): the next
+/// fatbin of a section is looked for only there.
+pub(super) fn binary_in(bytes: &[u8], data: &[std::ops::Range<usize>], what: &str, image: &mut Image) {
     if bytes.starts_with(b"\x7fELF") {
         cubin(bytes, what, image);
     } else if bytes.len() >= 4 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == FATBIN_MAGIC {
-        fatbin(bytes, what, image);
+        let mut jobs = Vec::new();
+        fatbin(bytes, data, what, image, &mut jobs);
+        decompress_all(jobs, image);
     } else if let Ok(text) = std::str::from_utf8(bytes) {
         if is_ptx(text) {
             ptx(text, what, image);
@@ -352,11 +379,17 @@ pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
 /// `0x600640a`; 13.x leaves it out). Cubins of ABI 8 name their toolkit in a note
 /// (`.note.nv.tkinfo`: "Cuda compilation tools, release 13.5, ..."); older ones do not.
 fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
+    cubin_in_entry(bytes, what, "", image)
+}
+
+/// [`cubin`] of a fatbin entry whose header names the architecture's suffix (`a`, `f`, or
+/// none): 13.x cubins' `e_flags` do not carry it, the entry's flags do.
+fn cubin_in_entry(bytes: &[u8], what: &str, suffix: &str, image: &mut Image) {
     let elf = match ElfFile64::<Endianness>::parse(bytes) {
         Ok(elf) => elf,
         // What min-driver needs is in the ELF header and the note (ptxas 13.5 writes cubins
         // whose program headers the object crate refuses): read by hand.
-        Err(_) => return cubin_header(bytes, what, image),
+        Err(_) => return cubin_header(bytes, what, suffix, image),
     };
     let header = elf.elf_header();
     let endian = elf.endian();
@@ -366,17 +399,18 @@ fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     }
     let flags = header.e_flags(endian);
     let abi = header.e_ident().abi_version;
-    cubin_needs(flags, abi, toolkit_note(bytes), what, image);
+    cubin_needs(flags, abi, toolkit_note(bytes), what, suffix, image);
 }
 
 /// The needs of a cubin of `e_flags` `flags`, ELF ABI version `abi` and toolkit `note`.
-fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, image: &mut Image) {
+fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, suffix: &str, image: &mut Image) {
     let (sm, a) = if abi >= 8 { ((flags >> 8) & 0xff, flags & 0x8 != 0) } else { (flags & 0xff, flags & 0x800 != 0) };
+    let suffix = if suffix.is_empty() && a { "a" } else { suffix };
     if sm == 0 {
         image.unreadable.push(format!("{what}: a cubin whose e_flags ({flags:#x}) name no architecture"));
         return;
     }
-    let arch = format!("sm_{sm}{}", if a { "a" } else { "" });
+    let arch = format!("sm_{sm}{suffix}");
     image.push_need((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
     match note {
         Some(release) => {
@@ -392,53 +426,141 @@ fn cubin_needs(flags: u32, abi: u8, note: Option<String>, what: &str, image: &mu
 /// The most a compressed fatbin entry is inflated to: no kernel image is this large.
 const MAX_INFLATED: u64 = 1 << 28;
 
-/// Whether a compressed payload is zstd (the magic `28 b5 2f fd`), which [`inflate`] reads.
+/// Whether a compressed payload is zstd (the magic `28 b5 2f fd`), which [`zstd_prefix`] reads.
 fn inflated_ok(payload: &[u8]) -> bool {
     payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
-/// A zstd-compressed fatbin entry, decompressed to at most `expected` bytes (its header's
-/// size, capped at [`MAX_INFLATED`]); `None` where it is not zstd or does not decompress.
-fn inflate(payload: &[u8], expected: Option<u64>) -> Option<Vec<u8>> {
-    use std::io::Read;
-    if !inflated_ok(payload) {
-        return None;
-    }
-    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
-    let decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?;
-    let mut out = Vec::new();
-    decoder.take(cap).read_to_end(&mut out).ok()?;
-    Some(out)
+/// What of a decompressed entry is read: its first bytes, until `enough` says they hold what
+/// is needed (a PTX module's `.version` and `.target`; a cubin's ELF header and, where it
+/// has one, its toolkit note), never the whole image unless that is where it lies.
+#[derive(Clone, Copy)]
+enum Want {
+    Ptx,
+    Cubin,
 }
 
-/// A zstd payload decompressed until `mark` and 64 bytes after it have come out (or to its
-/// end, at most `expected` bytes): one pass, each output byte searched once.
-fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<Vec<u8>> {
+impl Want {
+    /// Whether `out` (a prefix, `whole`: or all of it) holds what is needed.
+    fn enough(self, out: &[u8]) -> bool {
+        match self {
+            // `.target` and the rest of its directive (a list of names, 256 bytes is more than
+            // any holds); a module on one line has no line end to wait for.
+            Want::Ptx => memchr::memmem::find(out, b".target").is_some_and(|at| out.len() >= at + 256),
+            Want::Cubin => {
+                let Some(h) = out.get(..64) else { return false };
+                // ELF ABI 7 and older (ptxas before 12.8, and 12.x below sm_100) write no note.
+                h[8] < 8
+                    || memchr::memmem::find(out, NOTE_MARK).is_some_and(|at| out.len() >= at + NOTE_MARK.len() + 64)
+            }
+        }
+    }
+
+    /// The prefix cut where a token may have been cut in two (PTX: at its last whitespace).
+    fn trim(self, mut out: Vec<u8>, whole: bool) -> Vec<u8> {
+        if matches!(self, Want::Ptx) && !whole {
+            let keep = out.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0);
+            out.truncate(keep);
+        }
+        out
+    }
+}
+
+/// A zstd payload decompressed until [`Want::enough`] (or to its end, at most `expected`
+/// bytes): one pass, in chunks, each output byte looked at a bounded number of times.
+fn zstd_prefix(payload: &[u8], expected: Option<u64>, want: Want) -> Option<Vec<u8>> {
     use std::io::Read;
     if !inflated_ok(payload) {
         return None;
     }
     let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
-    let mut decoder = ruzstd::decoding::StreamingDecoder::new(payload).ok()?.take(cap);
-    let finder = memchr::memmem::Finder::new(mark);
+    // libzstd (the `zstd` crate) decodes a block about four times as fast as `ruzstd` did here,
+    // and its stream stops at the block the prefix needs. A frame that asks for a window of more
+    // than 32 MiB (no cubin's does) is not decompressed: each thread's memory stays bounded.
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(payload).ok()?;
+    decoder.window_log_max(25).ok()?;
+    let mut decoder = decoder.single_frame().take(cap);
     let mut out = Vec::new();
-    let mut chunk = vec![0u8; 16 << 10];
-    let mut found: Option<usize> = None;
+    let mut chunk = vec![0u8; 4 << 10];
+    let mut step = chunk.len();
     loop {
-        let n = decoder.read(&mut chunk).ok()?;
-        if n == 0 {
+        // Doubling reads: the predicate is asked O(log n) times, so its searches stay linear.
+        let mut got = 0;
+        while got < step {
+            let n = decoder.read(&mut chunk).ok()?;
+            if n == 0 {
+                return Some(want.trim(out, true));
+            }
+            out.extend_from_slice(&chunk[..n]);
+            got += n;
+        }
+        if want.enough(&out) {
+            return Some(want.trim(out, false));
+        }
+        step = step.saturating_mul(2);
+        chunk.resize((chunk.len() * 2).min(1 << 20), 0);
+    }
+}
+
+/// The first bytes of one LZ4 block, decoded sequence by sequence until [`Want::enough`] (or
+/// the block's end, at most `expected` bytes): a prefix needs no more of the block than the
+/// sequences that make it. `None` where the block is damaged (an offset before the start).
+/// The flag: whether the whole block was decoded.
+fn lz4_prefix(block: &[u8], expected: usize, want: Want) -> Option<(Vec<u8>, bool)> {
+    let mut out: Vec<u8> = Vec::with_capacity(expected.min(64 << 10));
+    let mut i = 0;
+    let mut next_check = 4usize << 10;
+    let length = |i: &mut usize, mut n: usize| -> Option<usize> {
+        if n == 15 {
+            loop {
+                let b = *block.get(*i)?;
+                *i += 1;
+                n = n.saturating_add(usize::from(b));
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        Some(n)
+    };
+    while i < block.len() && out.len() < expected {
+        let token = block[i];
+        i += 1;
+        let lit = length(&mut i, usize::from(token >> 4))?;
+        let lits = block.get(i..i.checked_add(lit)?)?;
+        out.extend_from_slice(&lits[..lit.min(expected - out.len())]);
+        i += lit;
+        if i >= block.len() || out.len() >= expected {
             break;
         }
-        let from = out.len().saturating_sub(mark.len());
-        out.extend_from_slice(&chunk[..n]);
-        if found.is_none() {
-            found = finder.find(&out[from..]).map(|p| from + p);
+        let offset = usize::from(u16::from_le_bytes([block[i], *block.get(i + 1)?]));
+        i += 2;
+        if offset == 0 || offset > out.len() {
+            return None;
         }
-        if found.is_some_and(|at| out.len() >= at + mark.len() + 64) {
-            break;
+        let mut m = length(&mut i, usize::from(token & 15))?.saturating_add(4).min(expected - out.len());
+        // A match may make megabytes from a few bytes: copied up to each check, not past it.
+        while m > 0 {
+            let n = m.min(next_check.saturating_sub(out.len()).max(1));
+            let from = out.len() - offset;
+            for k in 0..n {
+                let b = out[from + k];
+                out.push(b);
+            }
+            m -= n;
+            if out.len() >= next_check {
+                if want.enough(&out) {
+                    return Some((out, false));
+                }
+                next_check = next_check.saturating_mul(2);
+            }
         }
     }
-    Some(out)
+    // Bytes left past the size the header gives: not the block it says.
+    if i < block.len() && out.len() >= expected {
+        return None;
+    }
+    Some((out, true))
 }
 
 /// An entry compressed by NVIDIA's older scheme (flag 0x2000: the default of CUDA 11 and 12's
@@ -446,23 +568,28 @@ fn inflate_until(payload: &[u8], expected: Option<u64>, mark: &[u8]) -> Option<V
 /// fatbinary 13.5's output (its first `size` bytes; the rest of the payload is padding), that
 /// decompresses to exactly `expected` bytes (the header's size, at most [`MAX_INFLATED`]).
 /// `None` where the header gives no size or the block does not decompress to it.
-fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>) -> Option<Vec<u8>> {
+fn inflate_lz4(payload: &[u8], size: Option<u64>, expected: Option<u64>, want: Want) -> Option<Vec<u8>> {
     let block = match size.and_then(|s| usize::try_from(s).ok()) {
         Some(s) if s > 0 && s <= payload.len() => &payload[..s],
         _ => payload,
     };
     // An LZ4 block yields at most about 255 bytes per byte (a match's length grows by 255 per
-    // byte): a larger size is refused before its buffer is made.
+    // byte): a larger size is refused.
     let most = (block.len() as u64).saturating_mul(256).saturating_add(64);
     let expected = usize::try_from(expected.filter(|&e| e > 0 && e <= MAX_INFLATED && e <= most)?).ok()?;
-    let mut out = vec![0u8; expected];
-    let n = lz4_flex::block::decompress_into(block, &mut out).ok()?;
-    (n == expected).then_some(out)
+    let (out, whole) = lz4_prefix(block, expected, want)?;
+    // Decoded to its end, the block must make exactly the size the header gives.
+    (!whole || out.len() == expected).then(|| want.trim(out, whole))
 }
 
 /// [`cubin`] from the first bytes of one (a decompressed prefix): its ELF header, read by
 /// hand, and its toolkit note where the bytes hold it.
-fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
+fn cubin_header(bytes: &[u8], what: &str, suffix: &str, image: &mut Image) {
+    cubin_prefix(bytes, toolkit_note(bytes), what, suffix, image)
+}
+
+/// [`cubin_header`] of a cubin's first bytes, its toolkit note already found.
+fn cubin_prefix(bytes: &[u8], note: Option<String>, what: &str, suffix: &str, image: &mut Image) {
     let Some(h) = bytes.get(..64).filter(|h| h.starts_with(b"\x7fELF") && h[4] == 2 && h[5] == 1) else {
         image.unreadable.push(format!("{what}: not a 64-bit little-endian ELF file"));
         return;
@@ -471,7 +598,7 @@ fn cubin_header(bytes: &[u8], what: &str, image: &mut Image) {
         return;
     }
     let flags = u32::from_le_bytes([h[48], h[49], h[50], h[51]]);
-    cubin_needs(flags, h[8], toolkit_note(bytes), what, image);
+    cubin_needs(flags, h[8], note, what, suffix, image);
 }
 
 /// What a cubin's toolkit note says before its release.
@@ -490,12 +617,115 @@ fn toolkit_note(bytes: &[u8]) -> Option<String> {
 /// A fatbin: a 16-byte header (magic, version, header size, size of what follows), then
 /// entries, each with a header naming its kind (1: PTX, 2: cubin), payload size, flags
 /// (compressed or not) and architecture. Every length is checked against the file.
-fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
-    fatbin_entries(bytes, what, image);
+fn fatbin<'a>(
+    bytes: &'a [u8],
+    data: &[std::ops::Range<usize>],
+    what: &str,
+    image: &mut Image,
+    jobs: &mut Vec<Job<'a>>,
+) {
+    fatbin_entries(bytes, data, what, image, jobs);
     image.current = None;
 }
 
-fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
+/// A compressed fatbin entry, read once every entry of a section is found: decompressing is
+/// most of the work, and is shared among threads ([`decompress_all`]).
+struct Job<'a> {
+    tag: Tag,
+    part: String,
+    codec: &'static str,
+    kind: u16,
+    payload: &'a [u8],
+    /// The LZ4 block's length (entry offset 16) and the decompressed size (offset 56).
+    block: Option<u64>,
+    expected: Option<u64>,
+    arch: u32,
+    suffix: &'static str,
+}
+
+/// What a compressed entry's prefix says.
+enum Decoded {
+    Ptx(String),
+    Cubin(Vec<u8>, Option<String>),
+    Failed,
+}
+
+fn decode(job: &Job<'_>) -> Decoded {
+    let want = if job.kind == 2 { Want::Cubin } else { Want::Ptx };
+    let out = if job.codec == "LZ4" {
+        inflate_lz4(job.payload, job.block, job.expected, want)
+    } else {
+        zstd_prefix(job.payload, job.expected, want)
+    };
+    match (out, want) {
+        (None, _) => Decoded::Failed,
+        (Some(text), Want::Ptx) => Decoded::Ptx(String::from_utf8_lossy(&text).trim_end_matches('\0').to_owned()),
+        (Some(elf), Want::Cubin) => {
+            let note = toolkit_note(&elf);
+            Decoded::Cubin(elf.get(..64).unwrap_or(&elf).to_vec(), note)
+        }
+    }
+}
+
+/// Decompresses the entries of `jobs` (on every core where there are many: each is independent)
+/// and reads them in order, so that the image is the same whatever the number of threads.
+fn decompress_all(jobs: Vec<Job<'_>>, image: &mut Image) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len() / 8).max(1);
+    let decoded: Vec<Decoded> = if threads == 1 {
+        jobs.iter().map(decode).collect()
+    } else {
+        let per = jobs.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> =
+                jobs.chunks(per).map(|chunk| s.spawn(move || chunk.iter().map(decode).collect::<Vec<_>>())).collect();
+            // A thread that panicked (it cannot: decoding returns `None` on bad input) reads as
+            // entries that did not decompress.
+            handles
+                .into_iter()
+                .zip(jobs.chunks(per))
+                .flat_map(|(h, chunk)| h.join().unwrap_or_else(|_| chunk.iter().map(|_| Decoded::Failed).collect()))
+                .collect()
+        })
+    };
+    for (job, d) in jobs.iter().zip(decoded) {
+        image.current = Some(job.tag);
+        let (part, codec, arch, suffix) = (&job.part, job.codec, job.arch, job.suffix);
+        match (job.kind, d) {
+            (1, Decoded::Ptx(text)) => ptx(&text, &format!("{part} ({codec})"), image),
+            (2, Decoded::Cubin(head, note)) => cubin_prefix(&head, note, &format!("{part} ({codec})"), suffix, image),
+            (1, _) => {
+                image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
+                if arch != 0 {
+                    image.push_need((
+                        Need::Arch(format!("sm_{arch}{suffix}")),
+                        format!("{part}: PTX for sm_{arch}{suffix}"),
+                    ));
+                }
+            }
+            _ => {
+                if arch != 0 {
+                    image.push_need((
+                        Need::Arch(format!("sm_{arch}{suffix}")),
+                        format!("{part}: cubin for sm_{arch}{suffix}"),
+                    ));
+                }
+                image.unreadable.push(format!(
+                    "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
+                     compression to let min-driver read it)"
+                ));
+            }
+        }
+    }
+    image.current = None;
+}
+
+fn fatbin_entries<'a>(
+    bytes: &'a [u8],
+    data: &[std::ops::Range<usize>],
+    what: &str,
+    image: &mut Image,
+    jobs: &mut Vec<Job<'a>>,
+) {
     let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
@@ -544,45 +774,34 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
             // fatbinary 13.5's --compress-all and nvcc 13.0's default PTX. Either is
             // decompressed (to at most the size its header gives, at offset 56) and read.
             let compressed = flags & 0xa000 != 0;
-            let codec = if flags & 0x8000 != 0 { "zstd" } else { "LZ4" };
-            // A zstd cubin is decompressed only up to its toolkit note (its ELF header comes
-            // first), in one pass: the rest is not needed. An LZ4 block is read whole (it
-            // cannot be cut short), as fast as copying it.
-            let inflated = match (compressed, codec, kind) {
-                (false, _, _) => None,
-                (true, "LZ4", _) => {
-                    inflate_lz4(&bytes[payload..payload_end], u32_at(e + 16).map(u64::from), u64_at(e + 56))
-                }
-                (true, _, 2) => inflate_until(&bytes[payload..payload_end], u64_at(e + 56), NOTE_MARK),
-                (true, _, _) => inflate(&bytes[payload..payload_end], u64_at(e + 56)),
+            // The architecture's suffix is the entry's (flag 0x100000: `a`, 0x200000: `f`, as
+            // fatbinary 13.0 writes them): a 13.x cubin's `e_flags` do not say it.
+            let suffix = if flags & 0x10_0000 != 0 {
+                "a"
+            } else if flags & 0x20_0000 != 0 {
+                "f"
+            } else {
+                ""
             };
-            match (kind, compressed, inflated) {
-                (1, true, Some(text)) => {
-                    let text = String::from_utf8_lossy(&text);
-                    ptx(text.trim_end_matches('\0'), &format!("{part} ({codec})"), image);
-                }
-                (2, true, Some(elf)) => cubin_header(&elf, &format!("{part} ({codec})"), image),
-                (1, true, None) => {
-                    image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
-                    if arch != 0 {
-                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
-                    }
-                }
-                (2, true, None) => {
-                    if arch != 0 {
-                        image.push_need((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
-                    }
-                    image.unreadable.push(format!(
-                        "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
-                         compression to let min-driver read it)"
-                    ));
-                }
-                (1, false, _) => {
+            let codec = if flags & 0x8000 != 0 { "zstd" } else { "LZ4" };
+            match (kind, compressed) {
+                (1 | 2, true) => jobs.push(Job {
+                    tag: Tag { container, entry: n, ptx: kind == 1 },
+                    part,
+                    codec,
+                    kind,
+                    payload: &bytes[payload..payload_end],
+                    block: u32_at(e + 16).map(u64::from),
+                    expected: u64_at(e + 56),
+                    arch,
+                    suffix,
+                }),
+                (1, false) => {
                     let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
                     ptx(text.trim_end_matches('\0'), &part, image);
                 }
-                (2, false, _) => cubin(&bytes[payload..payload_end], &part, image),
-                (other, _, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
+                (2, false) => cubin_in_entry(&bytes[payload..payload_end], &part, suffix, image),
+                (other, _) => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
             }
             image.current = None;
             if payload_end <= e {
@@ -590,9 +809,14 @@ fn fatbin_entries(bytes: &[u8], what: &str, image: &mut Image) {
             }
             e = payload_end;
         }
-        // The next container, past any padding between them.
-        match memchr::memmem::find(&bytes[end..], &FATBIN_MAGIC.to_le_bytes()) {
-            Some(p) => at = end + p,
+        // The next container, past any padding between them (in the data: not in a hole).
+        let magic = FATBIN_MAGIC.to_le_bytes();
+        let next = data.iter().filter(|r| r.end > end).find_map(|r| {
+            let from = r.start.max(end).min(bytes.len());
+            memchr::memmem::find(&bytes[from..r.end.min(bytes.len())], &magic).map(|p| from + p)
+        });
+        match next {
+            Some(p) => at = p,
             None => break,
         }
     }
@@ -673,14 +897,40 @@ mod tests {
     fn an_lz4_block_decompresses_to_exactly_its_size() {
         // One sequence of 5 literals, then padding past the block's length.
         let payload = [0x50, b'h', b'e', b'l', b'l', b'o', 0, 0];
-        assert_eq!(inflate_lz4(&payload, Some(6), Some(5)).as_deref(), Some(&b"hello"[..]));
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(5), Want::Cubin).as_deref(), Some(&b"hello"[..]));
         // Not the size the header gives, no size, a size no block of 6 bytes can reach, the
         // padding taken for the block: nothing, and no panic.
-        assert_eq!(inflate_lz4(&payload, Some(6), Some(6)), None);
-        assert_eq!(inflate_lz4(&payload, Some(6), None), None);
-        assert_eq!(inflate_lz4(&payload, Some(6), Some(1 << 20)), None);
-        assert_eq!(inflate_lz4(&payload, Some(8), Some(5)), None);
-        assert_eq!(inflate_lz4(&[], None, Some(5)), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(6), Want::Cubin), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), None, Want::Cubin), None);
+        assert_eq!(inflate_lz4(&payload, Some(6), Some(1 << 20), Want::Cubin), None);
+        assert_eq!(inflate_lz4(&payload, Some(8), Some(5), Want::Cubin), None);
+        assert_eq!(inflate_lz4(&[], None, Some(5), Want::Cubin), None);
+    }
+
+    /// A compressed PTX module of 8 MiB: only its first KiBs are decompressed, and its
+    /// `.version` and `.target` read from them; LZ4 and zstd alike. A damaged block: nothing,
+    /// no panic.
+    #[test]
+    fn only_a_prefix_of_a_compressed_entry_is_decompressed() {
+        let mut text = b"//\n// Generated by NVIDIA NVVM Compiler\n\n.version 9.1\n.target sm_100a\n".to_vec();
+        text.extend(b".visible .entry k() { ret; }\n".iter().copied().cycle().take(8 << 20));
+        let lz4 = lz4_flex::block::compress(&text);
+        let out = inflate_lz4(&lz4, Some(lz4.len() as u64), Some(text.len() as u64), Want::Ptx).unwrap();
+        assert!(out.len() < 64 << 10 && text.starts_with(&out), "{}", out.len());
+        let zstd = zstd::bulk::compress(&text, 1).unwrap();
+        let out = zstd_prefix(&zstd, Some(text.len() as u64), Want::Ptx).unwrap();
+        assert!(out.len() < 1 << 20 && text.starts_with(&out), "{}", out.len());
+        let mut image = Image::default();
+        ptx(&String::from_utf8_lossy(&out), "t", &mut image);
+        let needs: Vec<_> = image.needs.iter().map(|(n, _)| n.clone()).collect();
+        assert_eq!(needs, [Need::PtxIsa("9.1".into()), Need::Arch("sm_100a".into())]);
+        // An offset before the start, a cut block: nothing.
+        assert_eq!(lz4_prefix(&[0x10, b'x', 9, 0], 100, Want::Ptx), None);
+        for cut in 0..lz4.len() {
+            let out = inflate_lz4(&lz4[..cut], None, Some(text.len() as u64), Want::Ptx);
+            assert!(out.is_none_or(|o| text.starts_with(&o)), "cut at {cut}");
+        }
+        assert_eq!(zstd_prefix(&zstd[..8], Some(text.len() as u64), Want::Ptx), None);
     }
 
     #[test]

@@ -31,7 +31,11 @@
 //!
 //! The price is a floor that can be higher than needed, never lower.
 
+// A list of the ranges of a section that hold data is often one range, the whole section.
+#![allow(clippy::single_range_in_vec_init)]
+
 mod binary;
+mod extents;
 mod kernels;
 mod model;
 mod registry;
@@ -217,7 +221,14 @@ impl Floor {
         for p in &self.programs {
             s.push_str(&format!("read from {p}\n"));
         }
-        let these = if self.programs.is_empty() { "these sources" } else { "these files" };
+        let these = match self.programs.len() {
+            0 => "these sources",
+            1 if self.programs[0].contains(", read as a kernel") => "this kernel file",
+            1 if self.programs[0].contains("a member of an archive") => "this archive member",
+            1 if self.programs[0].contains("object file (.o)") => "this object file",
+            1 => "this file",
+            _ => "these files",
+        };
         for n in &self.notes {
             s.push_str(&format!("{n}\n"));
         }
@@ -255,15 +266,27 @@ impl Floor {
                 s.truncate(cut);
                 s.push_str(")\n");
             }
-            s.push_str(
-                "  (read from the files given: every lookup through the generated crate, every libcuda import, the \
-                 runtime it links or holds and the kernels it embeds, also one taken only on some paths; what it can \
-                 do at run time that is not read, it names below, and the floor is then \"at least\")\n",
-            );
+            // What was read, said for what the files are: kernel files hold no lookups, and a
+            // driver library has no floor of its own.
+            let kernel_files = self.programs.iter().all(|p| p.contains(", read as a kernel"));
+            let only_drivers = self.setter().is_none() && !self.notes.is_empty() && !self.at_least();
+            if kernel_files {
+                s.push_str(
+                    "  (read from the kernel files given: every PTX module and cubin they hold; a cubin loads only on \
+                     the GPUs of its architecture, the driver JIT-compiles PTX for the others)\n",
+                );
+            } else if !only_drivers {
+                s.push_str(
+                    "  (read from the files given: every lookup through the generated crate, every libcuda import, \
+                     the runtime it links or holds and the kernels it embeds, also one taken only on some paths; \
+                     what it can do at run time that is not read, it names below, and the floor is then \"at \
+                     least\")\n",
+                );
+            }
             if self.uses.iter().any(|u| u.reading == "string") {
                 s.push_str(
-                    "  (names read from strings count at their highest meaning: an upper estimate of the need; \
-                     the floor a run observes is the stand-in tracer's, docs/min-driver.md)\n",
+                    "  (names read from strings count at their highest meaning: an upper estimate of the need, not \
+                     the need; `cuda-sys-gen min-driver --run` observes the floor of a run, docs/min-driver.md)\n",
                 );
             }
         }
@@ -508,7 +531,7 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
                 // Only the headers and the sections read are held (a sparse file's holes, and
                 // what lies between sections, are never read).
                 let file = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
-                let cache = object::ReadCache::new(file);
+                let cache = object::ReadCache::new(&file);
                 if head.starts_with(b"!<arch>\n") {
                     // An archive (`.a`, `.lib`): each member object read as one.
                     let archive = object::read::archive::ArchiveFile::parse(&cache).map_err(|e| {
@@ -522,12 +545,12 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
                         if !binary::is_binary(bytes) || bytes.starts_with(b"!<arch>\n") {
                             continue;
                         }
-                        let mut ev = binary::collect(Path::new(&shown), bytes, &reg)?;
+                        let mut ev = binary::collect(Path::new(&shown), bytes, None, &reg)?;
                         ev.format = format!("{}, a member of an archive", ev.format);
                         found.push((shown, bytes.len() as u64, ev));
                     }
                 } else {
-                    found.push((p.display().to_string(), size, binary::collect(p, &cache, &reg)?));
+                    found.push((p.display().to_string(), size, binary::collect(p, &cache, Some(&file), &reg)?));
                 }
             }
         }

@@ -104,7 +104,7 @@ pub(super) enum Role {
     Program,
     /// The CUDA runtime itself (it defines `cudaMalloc` and `cudaGetDriverEntryPoint`).
     Runtime,
-    /// A CUDA driver library (it defines `cuInit`, `cuGetProcAddress` and the driver's entry points).
+    /// A CUDA driver library (it defines `cuInit`, `cuDriverGetVersion` and the driver's entry points).
     Driver,
 }
 
@@ -128,7 +128,9 @@ const RUNTIME_TABLE: usize = 200;
 pub(super) fn role(ev: &Evidence, reg: &Registry) -> Role {
     let defines = |p: &str| ev.exports.iter().any(|e| e.starts_with(p));
     let driver_names = ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count();
-    if ev.exports.contains("cuInit") && defines("cuGetProcAddress") && driver_names >= 20 {
+    // Drivers before CUDA 11.3 have no `cuGetProcAddress`: `cuInit`, `cuDriverGetVersion` and
+    // the driver's own names make one.
+    if ev.exports.contains("cuInit") && ev.exports.contains("cuDriverGetVersion") && driver_names >= 20 {
         Role::Driver
     } else if ev.exports.contains("cudaMalloc") && defines("cudaGetDriverEntryPoint") {
         Role::Runtime
@@ -383,7 +385,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
     let mut read = Read { format: ev.format.clone(), records: ev.records.len(), ..Read::default() };
     if role == Role::Driver {
         read.notes.push(format!(
-            "a CUDA driver library: it defines {} of the driver's entry points (cuInit, cuGetProcAddress, ...); a \
+            "a CUDA driver library: it defines {} of the driver's entry points (cuInit, cuDriverGetVersion, ...); a \
              driver has no floor of its own, the programs that load it do",
             ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count()
         ));
@@ -775,7 +777,7 @@ mod tests {
         for e in reg.entries.iter().take(400) {
             driver.exports.insert(e.symbol.clone());
         }
-        driver.exports.extend(["cuInit".to_owned(), "cuGetProcAddress_v2".to_owned()]);
+        driver.exports.extend(["cuInit".to_owned(), "cuDriverGetVersion".to_owned(), "cuGetProcAddress_v2".to_owned()]);
         driver.imports.push("dlopen".into());
         assert_eq!(role(&driver, &reg), Role::Driver);
         let read = decide(driver, &reg, &Releases::load().unwrap(), None);

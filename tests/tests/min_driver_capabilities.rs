@@ -335,3 +335,132 @@ fn objects_and_archives_are_read_as_what_they_are() {
         assert!(f.unresolved.iter().any(|u| u.spelled == "imports cuModuleLoad"), "{file}: {report}");
     }
 }
+
+/// An sm_100a cubin (ptxas 13.0) beside PTX for compute_100 of ISA 9.1, as fatbinary 13.0 wrote
+/// them (`tests/kernels/README.md`). A 13.x cubin's `e_flags` do not carry the `a`: the fatbin
+/// entry's header does (flag 0x100000). On sm_103 the `a` cubin does not load, so the driver
+/// JIT-compiles the PTX: CUDA 13.1. On sm_100 the cubin loads: CUDA 13.0.
+#[test]
+fn the_fatbin_entry_header_decides_the_architecture() {
+    use cuda_sys_gen::min_driver::floor_on;
+    let fatbin = repo_root().join("tests/kernels/sm100a_ptx91.fatbin");
+    let on = |gpu| floor_on(&registry(), std::slice::from_ref(&fatbin), Some(gpu)).unwrap();
+    let f = on(103);
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13010, "{report}");
+    assert!(f.unused.iter().any(|u| u.contains("cubin for sm_100a")), "{report}");
+    let f = on(100);
+    let report = f.render(Path::new("."), None);
+    assert_eq!(f.version(), 13000, "{report}");
+    assert!(f.kernels.iter().any(|k| k.needs == "sm_100a"), "{report}");
+}
+
+/// A section that is a fatbin then a 4 GiB hole: the hole is neither read nor searched, so the
+/// floor is the fatbin's, and the peak memory is a few MB, not the section's size.
+#[test]
+fn a_hole_inside_a_section_is_neither_read_nor_searched() {
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let fatbin = std::fs::read(repo_root().join("tests/kernels/sm90_ptx95_compressed.fatbin")).unwrap();
+    let hole: u64 = 4 << 30;
+    let (data_at, size) = (0x1000u64, fatbin.len() as u64 + hole);
+    let names = b"\0.nv_fatbin\0.shstrtab\0";
+    let names_at = data_at + size;
+    let shoff = (names_at + names.len() as u64 + 7) & !7;
+    let mut elf = vec![0u8; 64];
+    elf[..7].copy_from_slice(b"\x7fELF\x02\x01\x01");
+    elf[16..18].copy_from_slice(&3u16.to_le_bytes());
+    elf[18..20].copy_from_slice(&62u16.to_le_bytes());
+    elf[20..24].copy_from_slice(&1u32.to_le_bytes());
+    elf[40..48].copy_from_slice(&shoff.to_le_bytes());
+    elf[52..54].copy_from_slice(&64u16.to_le_bytes());
+    elf[58..64].copy_from_slice(&[64, 0, 3, 0, 2, 0]);
+    let section = |name: u32, kind: u32, flags: u64, offset: u64, size: u64| {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(&name.to_le_bytes());
+        h[4..8].copy_from_slice(&kind.to_le_bytes());
+        h[8..16].copy_from_slice(&flags.to_le_bytes());
+        h[16..24].copy_from_slice(&offset.to_le_bytes());
+        h[24..32].copy_from_slice(&offset.to_le_bytes());
+        h[32..40].copy_from_slice(&size.to_le_bytes());
+        h
+    };
+    let path = dir.path().join("holey.so");
+    {
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(&elf).unwrap();
+        f.seek(SeekFrom::Start(data_at)).unwrap();
+        f.write_all(&fatbin).unwrap();
+        f.seek(SeekFrom::Start(names_at)).unwrap();
+        f.write_all(names).unwrap();
+        f.seek(SeekFrom::Start(shoff)).unwrap();
+        f.write_all(&[0u8; 64]).unwrap();
+        f.write_all(&section(1, 1, 2, data_at, size)).unwrap();
+        f.write_all(&section(12, 3, 0, names_at, names.len() as u64)).unwrap();
+    }
+    let f = floor_of(&path);
+    let report = f.render(dir.path(), None);
+    assert_eq!(f.version(), 13050, "{report}");
+    assert_eq!(f.version_with_cubins(), Some(13000), "{report}");
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(cuda_sys_gen_binary())
+        .arg("min-driver")
+        .arg(&path)
+        .current_dir(repo_root())
+        .output();
+    if let Some(o) = o.ok().filter(|o| o.status.success()) {
+        let err = text(&o.stderr);
+        let kib: u64 = err.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(u64::MAX);
+        assert!(kib < 200 << 10, "peak {kib} KiB over a section of a 4 GiB hole: {err}");
+    }
+}
+
+/// A driver library defines the driver's entry points: it is named for what it is, never given
+/// a floor from its export tables. NVIDIA's libcuda (each Debian build the tests fetch) and the
+/// project's tracer, whose `cuGetProcAddress` is an indirect function (STT_GNU_IFUNC), which
+/// read "at least CUDA 13.5" from its tables.
+#[test]
+fn a_driver_library_is_named_for_what_it_is() {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(repo_root())
+        .args(["build", "--quiet", "--offline", "-p", "cuda-sys-gen-tracer"])
+        .output()
+        .expect("run cargo build");
+    assert!(out.status.success(), "cargo build -p cuda-sys-gen-tracer failed:\n{}", text(&out.stderr));
+    let exe = std::env::current_exe().expect("the test's own path");
+    let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+    let mut libraries = vec![debug.join("libcuda_tracer.so")];
+    let Some(drivers) = drivers::fetched() else { return };
+    libraries.extend(drivers.into_iter().map(|d| d.libcuda));
+    for lib in &libraries {
+        let f = floor_of(lib);
+        let report = f.render(Path::new("."), None);
+        assert!(report.contains("a CUDA driver library"), "{}: {report}", lib.display());
+        assert!(f.uses.is_empty() && f.unresolved.is_empty(), "{}: {report}", lib.display());
+        let (code, out) = cli(&["min-driver", lib.to_str().unwrap(), "--driver", "470.256.02"]);
+        assert_ne!(code, Some(3), "{}: {out}", lib.display());
+    }
+}
+
+/// A report says what it read for what the file is: a kernel file's (a fatbin, PTX, a cubin)
+/// speaks of the kernels it holds, never of lookups or libcuda imports; a program whose only
+/// reading is its strings (cuda-sys-gen itself, its tables of names) says that is an upper
+/// estimate and names the run that observes the floor.
+#[test]
+fn a_report_says_what_it_read_for_what_the_file_is() {
+    let k = repo_root().join("tests/kernels");
+    for name in ["sm90_ptx95.fatbin", "sm90_ptx95.ptx", "add_sm90_cuda13.5.cubin"] {
+        let report = floor_of(&k.join(name)).render(&k, None);
+        assert!(report.contains("read from the kernel files given"), "{name}: {report}");
+        assert!(!report.contains("libcuda import") && !report.contains("these sources"), "{name}: {report}");
+    }
+    let tool = cuda_sys_gen_binary();
+    let f = floor_of(tool);
+    let report = f.render(Path::new("."), None);
+    if f.uses.iter().any(|u| u.reading == "string") {
+        assert!(f.at_least(), "{report}");
+        assert!(report.contains("an upper estimate of the need") && report.contains("min-driver --run"), "{report}");
+    }
+    assert!(!report.contains("these sources"), "{report}");
+}

@@ -1,0 +1,184 @@
+//! The bytes of one section (or segment) of a file, read where the file holds data: a hole of a
+//! sparse file is left as zeros that are never written (no memory is taken for them) and never
+//! searched. Every search over a section goes through [`Bytes::data`].
+
+use std::fs::File;
+use std::ops::Range;
+
+/// One section's bytes and the ranges of them that hold the file's data.
+#[derive(Debug, Default)]
+pub struct Bytes {
+    /// The section's bytes: its holes are zero pages never written.
+    pub bytes: Vec<u8>,
+    /// Where the data lies, in order, each range within `bytes`; holes lie between them.
+    pub data: Vec<Range<usize>>,
+}
+
+/// The `len` bytes at `offset` of `file`. Where they are all data, they are read into `reuse`
+/// (a buffer of an earlier section, given back through [`Bytes::bytes`]): no new memory, no
+/// zeroing. Where the file has holes there, the buffer is allocated zeroed (pages the system
+/// maps on first write), and only the ranges that hold data are read into it.
+pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Result<Bytes> {
+    use std::io::{Read, Seek};
+    let size =
+        usize::try_from(len).map_err(|_| std::io::Error::other("a section larger than this machine's memory"))?;
+    let end = offset.checked_add(len).ok_or_else(|| std::io::Error::other("a section past any file's end"))?;
+    let ranges = data_ranges(file, offset, end);
+    if ranges.len() == 1 && ranges[0] == (offset, end) {
+        let mut bytes = reuse;
+        bytes.clear();
+        bytes.reserve_exact(size);
+        let mut f = file;
+        f.seek(std::io::SeekFrom::Start(offset))?;
+        f.take(len).read_to_end(&mut bytes)?;
+        if bytes.len() != size {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        return Ok(Bytes { bytes, data: vec![0..size] });
+    }
+    let mut bytes = vec![0u8; size];
+    let mut data = Vec::new();
+    for (from, to) in ranges {
+        let (a, b) = ((from - offset) as usize, (to - offset) as usize);
+        read_at(file, &mut bytes[a..b], from)?;
+        data.push(a..b);
+    }
+    Ok(Bytes { bytes, data })
+}
+
+/// The ranges of `start..end` of `file` that hold data, by `lseek`'s `SEEK_DATA` and
+/// `SEEK_HOLE`; where the file system does not say, the whole range.
+#[cfg(target_os = "linux")]
+fn data_ranges(file: &File, start: u64, end: u64) -> Vec<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let whole = vec![(start, end)];
+    let mut out = Vec::new();
+    let mut at = start;
+    while at < end {
+        let Ok(from) = i64::try_from(at) else { return whole };
+        // SAFETY: lseek reads no memory of ours; the descriptor is open for `file`'s life. Its
+        // position is not used: reads are positioned.
+        let d = unsafe { libc::lseek(fd, from, libc::SEEK_DATA) };
+        if d < 0 {
+            // ENXIO: no data past `at`; anything else: the file system cannot say.
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO) {
+                break;
+            }
+            return whole;
+        }
+        let d = d as u64;
+        if d >= end {
+            break;
+        }
+        // SAFETY: as above.
+        let h = unsafe { libc::lseek(fd, d as i64, libc::SEEK_HOLE) };
+        let h = if h < 0 { end } else { (h as u64).min(end) };
+        if h <= d {
+            return whole;
+        }
+        out.push((d, h));
+        at = h;
+    }
+    out
+}
+
+#[cfg(not(target_os = "linux"))]
+fn data_ranges(_file: &File, start: u64, end: u64) -> Vec<(u64, u64)> {
+    vec![(start, end)]
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_read(file, buf, offset)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(not(any(unix, windows)))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// Every place `needle` (which holds no NUL byte: no match spans a hole) starts in `bytes`'
+/// data ranges, in order.
+pub fn find_iter<'a>(
+    bytes: &'a [u8],
+    data: &'a [Range<usize>],
+    finder: &'a memchr::memmem::Finder<'a>,
+) -> impl Iterator<Item = usize> + 'a {
+    data.iter().flat_map(move |r| {
+        let r = r.start.min(bytes.len())..r.end.min(bytes.len());
+        finder.find_iter(&bytes[r.clone()]).map(move |at| r.start + at)
+    })
+}
+
+/// `data` less `spans` (sorted by start, possibly overlapping): the ranges left to search.
+pub fn minus(data: &[Range<usize>], spans: &[(usize, usize)]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for r in data {
+        let mut at = r.start;
+        for &(s, e) in spans {
+            if e <= at || s >= r.end {
+                continue;
+            }
+            if s > at {
+                out.push(at..s);
+            }
+            at = at.max(e);
+        }
+        if at < r.end {
+            out.push(at..r.end);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_taken_out_of_the_data() {
+        assert_eq!(minus(&[0..100], &[(10, 20), (15, 30), (90, 200)]), vec![0..10, 30..90]);
+        assert_eq!(minus(&[0..10, 20..30], &[(5, 25)]), vec![0..5, 25..30]);
+        assert_eq!(minus(&[0..10], &[]), vec![0..10]);
+    }
+
+    #[test]
+    fn a_hole_is_neither_read_nor_searched() {
+        use std::io::{Seek, Write};
+        let dir = std::env::temp_dir().join(format!("min-driver-extents-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sparse");
+        let mut f = File::create(&path).unwrap();
+        f.write_all(b"head.version").unwrap();
+        f.seek(std::io::SeekFrom::Start(64 << 20)).unwrap();
+        f.write_all(b".versiontail").unwrap();
+        drop(f);
+        let f = File::open(&path).unwrap();
+        let b = read(&f, 0, (64 << 20) + 12, Vec::new()).unwrap();
+        let finder = memchr::memmem::Finder::new(b".version");
+        let found: Vec<usize> = find_iter(&b.bytes, &b.data, &finder).collect();
+        assert_eq!(found, [4, 64 << 20]);
+        assert_eq!(&b.bytes[(64 << 20) + 8..], b"tail");
+        // Where the file system knows holes, the 64 MiB between are not data.
+        let held: usize = b.data.iter().map(|r| r.len()).sum();
+        assert!(held <= (64 << 20) + 12);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
