@@ -291,10 +291,14 @@ impl Floor {
             }
         }
         if let Some(cubins) = self.version_with_cubins().filter(|&c| c < self.version()) {
+            let gpus = if self.cubin_gpus.is_empty() {
+                "a GPU each fatbin holds a cubin for (no GPU is named by all of them)".to_owned()
+            } else {
+                format!("a GPU every fatbin holds a cubin for ({})", self.cubin_gpus.join(", "))
+            };
             s.push_str(&format!(
-                "  on a GPU every fatbin holds a cubin for ({}): {least}CUDA {} ({cubins}); JIT-compiling its PTX \
-                 for any other GPU: {least}CUDA {} (pass --arch for one GPU)\n",
-                self.cubin_gpus.join(", "),
+                "  on {gpus}: {least}CUDA {} ({cubins}); JIT-compiling its PTX for any other GPU: {least}CUDA {} (pass \
+                 --arch for one GPU)\n",
                 cuda_text(cubins),
                 cuda_text(self.version())
             ));
@@ -588,8 +592,7 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     });
     floor.runtimes.sort();
     floor.runtimes.dedup();
-    // The GPUs every file's fatbins hold cubins for; where none is common, no PTX is left out
-    // of the floor of "a GPU with cubins".
+    // The GPUs every file's fatbins hold cubins for (by name; none may be common to all).
     floor.cubin_gpus = cubin_sets.first().cloned().unwrap_or_default();
     for set in &cubin_sets[1.min(cubin_sets.len())..] {
         floor.cubin_gpus.retain(|g| set.contains(g));
@@ -597,13 +600,6 @@ pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u
     floor
         .cubin_gpus
         .sort_by_key(|a| a.trim_start_matches("sm_").trim_end_matches(char::is_alphabetic).parse::<u32>().unwrap_or(0));
-    if floor.cubin_gpus.is_empty() {
-        for k in &mut floor.kernels {
-            if k.reading == "jit" {
-                k.reading = "kernel";
-            }
-        }
-    }
     Ok(floor)
 }
 

@@ -586,9 +586,9 @@ fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, g
         .tags
         .iter()
         .map(|t| {
-            gpu.is_none()
-                && !everywhere.is_empty()
-                && t.is_some_and(|t| t.ptx && per_container.contains_key(&t.container))
+            // Even where no GPU is common to every container: each container's PTX is loaded
+            // only on a GPU none of that container's cubins runs on.
+            gpu.is_none() && t.is_some_and(|t| t.ptx && per_container.contains_key(&t.container))
         })
         .collect();
     let mut kernels_seen: BTreeMap<(String, bool), usize> = BTreeMap::new();

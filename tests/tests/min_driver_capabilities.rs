@@ -464,3 +464,27 @@ fn a_report_says_what_it_read_for_what_the_file_is() {
     }
     assert!(!report.contains("these sources"), "{report}");
 }
+
+/// Two fatbins with no GPU in common (sm_100a + ISA 9.1 PTX, sm_90 + ISA 9.5 PTX), as cuDNN's
+/// engines library holds: each one's PTX is still JIT-compiled only on a GPU none of its own
+/// cubins runs on, so a driver between the cubins' floor and the PTX's is "not proven" (exit
+/// 2), never "does not run" (cuDNN 9 runs under PyTorch on driver 580, GPU run 21).
+#[test]
+fn fatbins_with_no_gpu_in_common_keep_their_ptx_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = repo_root().join("tests/kernels");
+    let mut both = std::fs::read(k.join("sm100a_ptx91.fatbin")).unwrap();
+    both.extend(std::fs::read(k.join("sm90_ptx95.fatbin")).unwrap());
+    let path = dir.path().join("two.fatbin");
+    std::fs::write(&path, both).unwrap();
+    let f = floor_of(&path);
+    let report = f.render(dir.path(), None);
+    assert_eq!(f.version(), 13050, "{report}");
+    assert_eq!(f.version_with_cubins(), Some(13000), "{report}");
+    assert!(f.cubin_gpus.is_empty(), "{report}");
+    assert!(report.contains("no GPU is named by all of them"), "{report}");
+    let (code, out) = cli(&["min-driver", path.to_str().unwrap(), "--driver", "580.65.06"]);
+    assert_eq!(code, Some(2), "{out}");
+    let (code, out) = cli(&["min-driver", path.to_str().unwrap(), "--driver", "575.51.03"]);
+    assert_eq!(code, Some(3), "{out}");
+}
