@@ -63,9 +63,10 @@ pub struct StandaloneArgs {
     /// Where wheels and extracted headers are cached.
     #[arg(long, default_value = "target/cuda-headers")]
     pub cache: PathBuf,
-    /// The command quoted in the generated files' headers.
-    #[arg(long, default_value = "cuda-sys-gen generate")]
-    pub regenerate_command: String,
+    /// The command quoted in the generated files' headers. Default: `cuda-sys-gen generate` with
+    /// the --manifest, --out and --crate-name given (paths relative to the working folder).
+    #[arg(long, value_name = "COMMAND")]
+    pub regenerate_command: Option<String>,
 }
 
 /// `generate`'s exit statuses, for `--help`.
@@ -104,8 +105,56 @@ pub struct Paths {
 impl StandaloneArgs {
     /// The options and the paths they name; `rerun` as [`rerun_command`] gives it.
     pub fn split(self, rerun: String) -> (GenerateArgs, Paths) {
-        let StandaloneArgs { args, manifest, out, crate_name, cache, regenerate_command } = self;
-        (args, Paths { manifest, out, cache, crate_name, command: regenerate_command, rerun })
+        let command = self.regenerate_command.clone().unwrap_or_else(|| self.default_command());
+        let StandaloneArgs { args, manifest, out, crate_name, cache, .. } = self;
+        (args, Paths { manifest, out, cache, crate_name, command, rerun })
+    }
+
+    /// The command the generated files quote when --regenerate-command is not given:
+    /// `cuda-sys-gen generate` and the options that decide what is written where (--manifest,
+    /// --out, --crate-name), where they are not the defaults. Nothing of the machine: no
+    /// --toolkit, --cache, --offline or --verbose, and each path relative to the working folder
+    /// (an absolute one is rewritten so), so that every checkout writes the same bytes.
+    pub fn default_command(&self) -> String {
+        let mut words = vec!["cuda-sys-gen".to_owned(), "generate".to_owned()];
+        let defaults = [("--manifest", "headers-manifest.toml"), ("--out", "generated")];
+        for ((option, default), path) in defaults.into_iter().zip([&self.manifest, &self.out]) {
+            let path = relative_to_cwd(path);
+            if path != default {
+                words.extend([option.to_owned(), shell_quote(&path)]);
+            }
+        }
+        if self.crate_name != "cuda-driver-pfn" {
+            words.extend(["--crate-name".to_owned(), shell_quote(&self.crate_name)]);
+        }
+        words.join(" ")
+    }
+}
+
+/// `path` as written relative to the working folder, `/`-separated, without `./`: an absolute
+/// path made relative (with `..` where it is outside), a relative one tidied.
+fn relative_to_cwd(path: &std::path::Path) -> String {
+    use std::path::Component;
+    let parts = |p: &std::path::Path| -> Vec<String> {
+        p.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let relative = match std::env::current_dir() {
+        Ok(cwd) if path.is_absolute() => {
+            let (to, from) = (parts(path), parts(&cwd));
+            let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+            let mut out = vec!["..".to_owned(); from.len() - common];
+            out.extend(to[common..].iter().cloned());
+            out
+        }
+        _ => parts(path),
+    };
+    if relative.is_empty() {
+        ".".to_owned()
+    } else {
+        relative.join("/")
     }
 }
 
@@ -179,7 +228,9 @@ fn run_generate(args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Check
     // A stale crate is fixed by running this very command again without --check, whatever the
     // files' headers quote (--regenerate-command).
     let generated = pipeline::generate_checked(cfg, checked).map_err(|e| match e {
-        codegen::Error::Stale { files, .. } => codegen::Error::Stale { files, command: paths.rerun.clone() },
+        codegen::Error::Stale { files, generator, .. } => {
+            codegen::Error::Stale { files, command: paths.rerun.clone(), generator }
+        }
         e => e,
     });
     let journal = codegen::pin::journal_path(&paths.manifest);

@@ -11,9 +11,10 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 9] = [
+pub const SOURCES: [(&str, &str); 10] = [
     ("types/src/answer.rs", include_str!("../shim/answer.rs")),
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
+    ("src/doctor.rs", include_str!("../shim/doctor.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),
     ("src/error.rs", include_str!("../shim/error.rs")),
     ("src/library.rs", include_str!("../shim/library.rs")),
