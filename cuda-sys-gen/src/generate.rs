@@ -297,12 +297,88 @@ fn add_toolkit(spec: &ToolkitSpec, args: &GenerateArgs, paths: &Paths, cfg: &Con
         crate::say!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
     }
     crate::exit::out(format_args!("{}", report.summary(Mode::Write, &paths.out, start.elapsed(), args.verbose)));
-    for n in &new.notes {
+    for n in new.notes.iter().cloned().chain(releases_note(new.pin.version)) {
         crate::say!("note: {n}");
     }
     if let Some(previous) = new.previous {
         let d = diff::diff(&report.model, previous, new.pin.version).context("could not compare the new toolkit")?;
         crate::outln!("\n{}", diff::markdown::render(&d));
     }
+    Ok(())
+}
+
+/// What a newly pinned toolkit needs of min-driver's table of NVIDIA's releases
+/// (`min-driver/cuda-releases.toml`, built into min-driver): its driver row, where the table
+/// has none, and where that row comes from. `None`: the row is there.
+pub fn releases_note(version: codegen::version::ToolkitVersion) -> Option<String> {
+    let releases = min_driver::releases::Releases::load().ok()?;
+    let has = releases.driver.iter().any(|d| d.cuda == version.to_string());
+    (!has).then(|| {
+        format!(
+            "min-driver's table of NVIDIA's releases (min-driver/cuda-releases.toml in cuda-sys-gen's repository) has no \
+             driver row for CUDA {version}: until one is added, a floor of CUDA {version} prints \"driver: not known\". \
+             Add `[[driver]] cuda = \"{version}\"` with `linux` (and `windows`) from the table \"CUDA Toolkit and \
+             Corresponding Driver Versions\" of CUDA {version}'s release notes \
+             (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/), its source named in the row's comment"
+        )
+    })
+}
+
+/// `cuda-sys-gen init`'s options.
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// The toolkits to pin: versions (13.5: the newest patch of that minor on PyPI), `latest`
+    /// (the newest minor), or local toolkits. None: `latest`.
+    #[arg(value_name = "VERSION|latest|PATH")]
+    pub toolkits: Vec<ToolkitSpec>,
+    /// The manifest to write; an existing file is never replaced.
+    #[arg(long, default_value = "headers-manifest.toml")]
+    pub manifest: PathBuf,
+    /// Where wheels and extracted headers are cached.
+    #[arg(long, default_value = "target/cuda-headers")]
+    pub cache: PathBuf,
+    /// Never run pip: pin the wheels the cache holds (the newest patch there of each version).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// `init`'s exit statuses, for `--help`.
+pub const INIT_EXIT_STATUSES: &[(u8, &str)] = &[
+    (0, "the manifest was written"),
+    (
+        1,
+        "error: bad arguments, a file already at --manifest (never replaced), a version PyPI (or, with --offline, the \
+         cache) does not have, a failed download",
+    ),
+];
+
+/// `init --help`'s closing text.
+pub fn init_exit_status_help() -> String {
+    crate::exit::exit_status_help(
+        INIT_EXIT_STATUSES,
+        "\nNext: cuda-sys-gen generate --pinned-only --out DIR --crate-name NAME, and CI: docs/generator.md in \
+         cuda-sys-gen's repository.",
+    )
+}
+
+/// `cuda-sys-gen init`: a new manifest, its pins said on stderr and the next step on stdout.
+pub fn run_init(args: &InitArgs) -> Result<()> {
+    let done = codegen::pin::init(&args.manifest, &args.cache, args.offline, &args.toolkits)
+        .with_context(|| format!("{} was not written", args.manifest.display()))?;
+    for pin in &done.pins {
+        for p in &pin.packages {
+            crate::say!("pinned CUDA {}: {} {} ({}, sha256 {})", pin.version, p.name, p.version, p.file, p.sha256);
+        }
+    }
+    for n in done.notes.iter().cloned().chain(done.pins.iter().filter_map(|p| releases_note(p.version))) {
+        crate::say!("note: {n}");
+    }
+    let versions: Vec<String> = done.pins.iter().map(|p| p.version.to_string()).collect();
+    let manifest = args.manifest.display();
+    crate::outln!(
+        "{manifest}: written, pinning CUDA {}\nnext: cuda-sys-gen generate --pinned-only --manifest {manifest} --out \
+         cuda-pfn --crate-name my-cuda-pfn (then commit both; CI: docs/generator.md)",
+        versions.join(", ")
+    );
     Ok(())
 }

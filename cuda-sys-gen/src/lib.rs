@@ -40,6 +40,9 @@ pub enum Command {
     /// Write (or, with --check, verify) the generated crate.
     #[command(after_help = generate::exit_status_help())]
     Generate(generate::StandaloneArgs),
+    /// Write a new headers manifest pinning the toolkits given (or the latest); never replaces one.
+    #[command(after_help = generate::init_exit_status_help())]
+    Init(generate::InitArgs),
     /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
     #[command(after_help = diff::exit_status_help())]
     Diff {
@@ -85,6 +88,7 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
             let (args, paths) = standalone.split(rerun_command("cuda-sys-gen", std::env::args_os()));
             exit_code(generate::run(args, paths))
         }
+        Command::Init(args) => exit_code(generate::run_init(&args)),
         Command::Diff { args, manifest, cache } => exit_status(diff::run(args, &manifest, &cache)),
         Command::MinDriver(mut args) => {
             args.builtin_registry = builtin_registry();

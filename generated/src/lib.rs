@@ -311,11 +311,16 @@
 //!   answered with the stand-in's function of the ABI the real driver returned. The feature
 //!   exports nothing: only the `cdylib` that invokes the macro does. What a driver answers to a
 //!   request, [`answer::driver_answer`], needs no feature.
+//! - `registry-json`: `REGISTRY_JSON`, the `registry.json` beside this crate's sources as text (the
+//!   schema below), for a program that reads the registry as data: `cuda-sys-gen min-driver`
+//!   answers from the one of the crate it was built with. About a megabyte in the rlib; nothing
+//!   in a program that does not use it.
 //!
 //! # Programs
 //!
-//! `cargo run --example doctor` loads the driver, prints its version and, for every registry
-//! entry, whether it resolves and why not. It exits with 0 when the driver serves what it has
+//! `cargo run --example doctor` ([`doctor::main`], which any program can call as its `main`;
+//! [`doctor::check`] is the report on a driver already loaded) loads the driver, prints its version
+//! and, for every registry entry, whether it resolves and why not. It exits with 0 when the driver serves what it has
 //! correctly, 1 when it does not load, 2 on a bad command line, 3 when an entry resolves to
 //! another function than its export (a wrong ABI), and 4 when the driver is broken: it answered a
 //! lookup with `CUDA_SUCCESS` and a NULL pointer. It first loads the library, and asks it for every

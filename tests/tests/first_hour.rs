@@ -157,6 +157,43 @@ unsafe extern "system" fn my_init(flags: ::std::os::raw::c_uint) -> CUresult {
     assert!(text(&o.stdout).contains("CUDA driver version 12050"), "{}", text(&o.stdout));
     assert!(text(&o.stderr).contains("my_layer: cuInit(0)"), "the hook did not run: {}", text(&o.stderr));
     assert!(text(&o.stderr).contains("CUDA_ERROR_NO_DEVICE"), "not forwarded to the driver: {}", text(&o.stderr));
+
+    // 6. A repository's generator and its CI, started from `init` (offline: this machine's
+    //    header cache; on a machine with the network, `cuda-sys-gen init` pins the latest).
+    let repo = home.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let cache = cache_dir();
+    let o = step(
+        &repo,
+        "cuda-sys-gen init 13.5 --offline --cache <header cache>",
+        Command::new(gen).args(["init", "13.5", "--offline", "--cache"]).arg(&cache),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let generate = |check: bool| {
+        let mut cmd = Command::new(gen);
+        cmd.arg("generate").args(check.then_some("--check"));
+        cmd.args(["--pinned-only", "--offline", "--out", "cuda-pfn", "--crate-name", "my-cuda-pfn", "--cache"])
+            .arg(&cache);
+        let shown = format!(
+            "cuda-sys-gen generate{} --pinned-only --offline --out cuda-pfn --crate-name my-cuda-pfn --cache <header cache>",
+            if check { " --check" } else { "" }
+        );
+        step(&repo, &shown, &mut cmd)
+    };
+    let o = generate(false);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lib = std::fs::read_to_string(repo.join("cuda-pfn/src/lib.rs")).unwrap();
+    assert!(
+        lib.lines()
+            .next()
+            .unwrap()
+            .ends_with("Regenerate with `cuda-sys-gen generate --out cuda-pfn --crate-name my-cuda-pfn`."),
+        "{}",
+        lib.lines().next().unwrap()
+    );
+    // What CI runs: the check passes on what was just written.
+    let o = generate(true);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
 /// `min-driver` answers anywhere with the registry built into cuda-sys-gen (it read
@@ -352,4 +389,77 @@ fn the_regenerate_command_defaults_to_the_options_given() {
         crates.push(read_tree(&dir.path().join("cuda-pfn")));
     }
     assert_eq!(crates[0], crates[1], "two folders, two crates");
+}
+
+/// `init` pins offline from the cache what the repository's manifest pins (the same files and
+/// digests), never replaces a file, and `--add-toolkit` then takes a newer patch of a pinned
+/// minor (it said "already pinned; nothing to add") and says so when there is none.
+#[test]
+fn init_pins_from_the_cache_and_add_toolkit_takes_a_patch_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = cuda_sys_gen_binary();
+    // A cache of its own: 13.4.92's three wheels, and the same files as a later patch, 13.4.99.
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("wheels")).unwrap();
+    for entry in std::fs::read_dir(cache_dir().join("wheels")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // (and the libclang wheel, where this machine has no libclang of its own)
+        if name.contains("-13.4.92-") || name.starts_with("libclang-") {
+            std::fs::copy(entry.path(), cache.join("wheels").join(&name)).unwrap();
+        }
+    }
+    let cached = std::fs::read_dir(cache.join("wheels")).unwrap().flatten();
+    assert_eq!(cached.filter(|e| e.file_name().to_string_lossy().contains("-13.4.92-")).count(), 3);
+    let o = step(
+        dir.path(),
+        "cuda-sys-gen init 13.4 --offline --cache cache",
+        Command::new(gen).args(["init", "13.4", "--offline", "--cache"]).arg(&cache),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let m = dir.path().join("headers-manifest.toml");
+    let ours = codegen::manifest::Manifest::load(&m).unwrap();
+    let repo = codegen::manifest::Manifest::load(&real_manifest()).unwrap();
+    let v = "13.4".parse().unwrap();
+    assert_eq!(ours.toolkit(v), repo.toolkit(v), "init pinned other files than the repository");
+    assert_eq!(ours.headers, repo.headers, "init's header rows are not the repository's");
+    assert_eq!(ours.toolkits.len(), 1);
+    // Never replaced.
+    let before = std::fs::read(&m).unwrap();
+    let o = Command::new(gen).current_dir(dir.path()).args(["init", "--offline"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("already exists: init never replaces a manifest"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&m).unwrap(), before);
+    // No newer patch: said, and nothing changes.
+    let add = |spec: &str| {
+        let mut cmd = Command::new(gen);
+        cmd.args(["generate", "--pinned-only", "--offline", "--out", "cuda-pfn", "--add-toolkit", spec, "--cache"])
+            .arg(&cache);
+        step(
+            dir.path(),
+            &format!("cuda-sys-gen generate --pinned-only --offline --out cuda-pfn --add-toolkit {spec}"),
+            &mut cmd,
+        )
+    };
+    let o = add("13.4");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("the newest patch the cache holds"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&m).unwrap(), before);
+    // A later patch in the cache: taken, by version and by `latest`.
+    for entry in std::fs::read_dir(cache.join("wheels")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.contains("-13.4.92-") {
+            std::fs::copy(entry.path(), cache.join("wheels").join(name.replace("-13.4.92-", "-13.4.99-"))).unwrap();
+        }
+    }
+    let o = add("latest");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("a newer patch release (nvidia-cuda-runtime 13.4.92 -> 13.4.99"),
+        "{}",
+        text(&o.stderr)
+    );
+    let bumped = codegen::manifest::Manifest::load(&m).unwrap();
+    assert_eq!(bumped.toolkits.len(), 1);
+    assert!(bumped.toolkits[0].packages.iter().all(|p| p.version == "13.4.99"), "{:?}", bumped.toolkits);
+    assert!(dir.path().join("cuda-pfn/registry.json").is_file());
 }
