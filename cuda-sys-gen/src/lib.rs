@@ -2,7 +2,8 @@
 //! repositories) and this repository's `cargo xtask` (which fixes the paths).
 //!
 //! A room per command, each with its options, its `run` and its exit statuses: [`generate`]
-//! (with `--add-toolkit`), [`diff`], [`min_driver`], [`doctor`] (feature `driver`); [`exit`] is how every command starts and
+//! (with `--add-toolkit`, and `init`), [`diff`], [`min_driver`], [`doctor`] (feature
+//! `driver`); [`exit`] is how every command starts and
 //! ends (usage errors, the error chain, the exit-status tables of `--help`). This file is the
 //! `cuda-sys-gen` command line and nothing else. `--help` says what an installed binary must
 //! say by itself (the options, the exit statuses) and names the page of docs/ for the rest.

@@ -1249,7 +1249,9 @@ mod both {
             None => crate::api_shim::unavailable(),
         }
     }
-    /** Create a CUDA context
+    /** **Porting `cuCtxCreate(&ctx, flags, dev)`, the 3-argument call?** Its Rust spelling is [`api::cuCtxCreate_v2`](crate::api::cuCtxCreate_v2): `cu!(cuCtxCreate_v2(&mut ctx, flags, dev))`, the ABI that call means. This function is another ABI, with a 4th parameter, `ctxCreateParams`: do not pass a NULL one (`std::ptr::null_mut()`), whatever the documentation below says. NVIDIA's 12.5 driver (555) crashed on a NULL `ctxCreateParams`, and cuda.h 12.5 to 13.1 document one of its two pointers as required (the 13.0 driver, 580, accepted NULL: one driver's answer, not a promise). The porting guide (docs/porting.md) has the measurements.
+
+ Create a CUDA context
 
  Creates a new CUDA context and associates it with the calling thread. The `flags` parameter is described below. The context is created with a usage count of 1 and the caller of [`cuCtxCreate`](crate::api::legacy::cuCtxCreate) must call [`cuCtxDestroy`](crate::api::legacy::cuCtxDestroy) when done using the context. If a context is already current to the thread, it is supplanted by the newly created context and may be restored by a subsequent call to [`cuCtxPopCurrent`](crate::api::legacy::cuCtxPopCurrent).
 
