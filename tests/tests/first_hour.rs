@@ -95,6 +95,10 @@ fn a_new_users_steps_from_a_folder_outside_the_checkout() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let report = text(&o.stdout);
     assert!(report.contains("driver:   CUDA 12.5 (12050)"), "{report}");
+    // The file the loader opened, not the name it was asked for.
+    let library = report.lines().next().unwrap().strip_prefix("library:  ").unwrap();
+    assert!(library.starts_with('/') && library.ends_with("/libcuda.so.1"), "{library}");
+    assert!(driver.lib_dirs.iter().any(|d| std::path::Path::new(library).parent() == Some(d.as_path())), "{library}");
     assert!(report.contains("WRONG ABI: 0"), "{report}");
     let o = step(&app, "cuda-sys-gen doctor <driver 555>", Command::new(gen).arg("doctor").arg(&driver.libcuda));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -462,4 +466,38 @@ fn init_pins_from_the_cache_and_add_toolkit_takes_a_patch_release() {
     assert_eq!(bumped.toolkits.len(), 1);
     assert!(bumped.toolkits[0].packages.iter().all(|p| p.version == "13.4.99"), "{:?}", bumped.toolkits);
     assert!(dir.path().join("cuda-pfn/registry.json").is_file());
+}
+
+/// A porter writing `cu!(cuCtxCreate(..))` on a 12.2 driver is told the `cu!` spelling of the
+/// ABI the driver has (`cu!(cuCtxCreate_v3(..))`), not only `entries::` and `Driver::newest`.
+#[test]
+fn a_refusal_names_the_cu_spelling_of_the_abi_the_driver_has() {
+    use cuda_driver_pfn::{Error, Lookup, StreamFlags};
+    let e = Error::DriverTooOld {
+        lookup: Lookup {
+            symbol: "cuCtxCreate".into(),
+            version: 12050,
+            flags: StreamFlags::LEGACY_STREAM,
+            via: "cuGetProcAddress_v2",
+        },
+        driver_version: 12020,
+    };
+    let said = e.to_string();
+    assert!(said.contains("`entries::cuCtxCreate_v11040`"), "{said}");
+    assert!(said.contains("(with `cu!`: `cu!(cuCtxCreate_v3(..))`)"), "{said}");
+}
+
+/// `api::cuCtxCreate`'s documentation starts with the 3-argument call's Rust spelling and the
+/// NULL a 12.5 driver crashed on, before NVIDIA's "Can be NULL".
+#[test]
+fn cu_ctx_create_docs_lead_with_the_three_argument_spelling() {
+    let api = std::fs::read_to_string(repo_root().join("generated/src/api.rs")).unwrap();
+    let at = api.find("pub unsafe fn cuCtxCreate(").expect("api::cuCtxCreate");
+    let doc_start = api[..at].rfind("/**").unwrap();
+    let doc = &api[doc_start..at];
+    let lead = doc.find("`cu!(cuCtxCreate_v2(&mut ctx, flags, dev))`").expect("the 3-argument spelling");
+    assert!(doc.contains("crashed on a NULL `ctxCreateParams`"), "{doc}");
+    if let Some(nvidia) = doc.find("Can be NULL") {
+        assert!(lead < nvidia, "the lead comes after NVIDIA's text");
+    }
 }
