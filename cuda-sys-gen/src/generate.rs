@@ -120,11 +120,13 @@ impl StandaloneArgs {
         let defaults = [("--manifest", "headers-manifest.toml"), ("--out", "generated")];
         for ((option, default), path) in defaults.into_iter().zip([&self.manifest, &self.out]) {
             let path = relative_to_cwd(path);
-            if path != default {
+            // A control character cannot stand in a comment line of the files: such a path is
+            // left out of the quoted command rather than break them.
+            if path != default && !path.chars().any(char::is_control) {
                 words.extend([option.to_owned(), shell_quote(&path)]);
             }
         }
-        if self.crate_name != "cuda-driver-pfn" {
+        if self.crate_name != "cuda-driver-pfn" && !self.crate_name.chars().any(char::is_control) {
             words.extend(["--crate-name".to_owned(), shell_quote(&self.crate_name)]);
         }
         words.join(" ")

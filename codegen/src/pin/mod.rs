@@ -283,6 +283,18 @@ pub fn init(path: &Path, cache: &Path, offline: bool, specs: &[ToolkitSpec]) -> 
     match std::fs::hard_link(temp.path(), path) {
         Ok(()) => Ok(Initialised { pins, notes }),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists(path)),
-        Err(e) => Err(io(e)),
+        // A file system without hard links: a file created only where none is.
+        Err(_) => {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    exists(path)
+                } else {
+                    io(e)
+                }
+            })?;
+            file.write_all(text.as_bytes()).map_err(io)?;
+            Ok(Initialised { pins, notes })
+        }
     }
 }
