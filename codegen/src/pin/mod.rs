@@ -293,6 +293,8 @@ pub fn init(path: &Path, cache: &Path, offline: bool, specs: &[ToolkitSpec]) -> 
                     io(e)
                 }
             })?;
+            // A failed write leaves the file this run created (never removed by its path, which
+            // could name another file by then); the error names it.
             file.write_all(text.as_bytes()).map_err(io)?;
             Ok(Initialised { pins, notes })
         }
