@@ -420,6 +420,12 @@ fn init_pins_from_the_cache_and_add_toolkit_takes_a_patch_release() {
         Command::new(gen).args(["init", "13.4", "--offline", "--cache"]).arg(&cache),
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The row min-driver's table of releases lacks for it, and where it comes from.
+    let releases = cuda_sys_gen::min_driver::releases::Releases::load().unwrap();
+    if !releases.driver.iter().any(|d| d.cuda == "13.4") {
+        assert!(text(&o.stderr).contains("has no driver row for CUDA 13.4"), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("Corresponding Driver Versions"), "{}", text(&o.stderr));
+    }
     let m = dir.path().join("headers-manifest.toml");
     let ours = codegen::manifest::Manifest::load(&m).unwrap();
     let repo = codegen::manifest::Manifest::load(&real_manifest()).unwrap();
@@ -500,4 +506,20 @@ fn cu_ctx_create_docs_lead_with_the_three_argument_spelling() {
     if let Some(nvidia) = doc.find("Can be NULL") {
         assert!(lead < nvidia, "the lead comes after NVIDIA's text");
     }
+}
+
+/// A cuda-sys-gen built without a registry (`--no-default-features`, as `cargo xtask` is) asks
+/// for `--registry` instead of reading a path relative to the working folder.
+#[test]
+fn min_driver_without_a_built_in_registry_asks_for_one() {
+    let Ok(cuda_sys_gen::Cli { command: cuda_sys_gen::Command::MinDriver(mut args) }) =
+        cuda_sys_gen::parse_from::<cuda_sys_gen::Cli, _, _>(["cuda-sys-gen", "min-driver", "main.rs"])
+    else {
+        panic!("min-driver's command line")
+    };
+    args.builtin_registry = None;
+    let e = args.registry_source().unwrap_err().to_string();
+    assert!(e.contains("pass --registry FILE (the generated crate's registry.json)"), "{e}");
+    args.builtin_registry = cuda_sys_gen::builtin_registry();
+    assert!(args.registry_source().is_ok());
 }
