@@ -49,6 +49,18 @@ fn main() {
         .replace('-', "_");
     let types_ident: syn::Ident = syn::parse_str(&types_name)
         .unwrap_or_else(|e| fail(&format!("{}: `{types_name}` is no identifier: {e}", types_manifest.display())));
+    // A file of the crate's folder included by a constant (`REGISTRY_JSON`) is named relative
+    // to generated/src/, which this crate's lib.rs is not in: the path is made whole.
+    for item in &mut file.items {
+        let syn::Item::Const(c) = item else { continue };
+        let syn::Expr::Macro(m) = &*c.expr else { continue };
+        let Ok(lit) = m.mac.parse_body::<syn::LitStr>() else { continue };
+        if m.mac.path.is_ident("include_str") {
+            let whole = generated.join("src").join(lit.value());
+            let whole = whole.to_str().unwrap_or_else(|| fail(&format!("{}: not UTF-8", whole.display())));
+            *c.expr = syn::parse_quote!(include_str!(#whole));
+        }
+    }
     let types_items = types_root.items;
     // Public, as the crate is: its re-exports of the registry are then no unused imports.
     file.items.push(syn::parse_quote!(pub mod #types_ident { #(#types_items)* }));

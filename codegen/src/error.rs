@@ -142,8 +142,13 @@ pub enum Error {
     #[error("{}: an interrupted `generate --add-toolkit` left its journal: {detail}", journal.display())]
     Interrupted { journal: PathBuf, detail: String },
 
-    #[error("{}", fmt_stale(files, command))]
-    Stale { files: Vec<String>, command: String },
+    #[error("{}", fmt_stale(files, command, generator.as_deref()))]
+    Stale {
+        files: Vec<String>,
+        command: String,
+        /// Where the files were written by another version of the generator: both versions.
+        generator: Option<String>,
+    },
 
     #[error("CUDA {version} is not pinned in {} (pinned: {pinned}): give a pinned version or the path of a local toolkit, or pin it first with `generate --add-toolkit {version}`", manifest.display())]
     NotPinned { version: ToolkitVersion, manifest: PathBuf, pinned: String },
@@ -197,8 +202,12 @@ fn fmt_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
-fn fmt_stale(files: &[String], command: &str) -> String {
-    let mut s = String::from("generated files are out of date:\n");
+fn fmt_stale(files: &[String], command: &str, generator: Option<&str>) -> String {
+    let mut s = String::from("generated files are out of date");
+    match generator {
+        Some(note) => s.push_str(&format!(" ({note}):\n")),
+        None => s.push_str(":\n"),
+    }
     for f in files {
         s.push_str(&format!("  {f}\n"));
     }

@@ -120,6 +120,9 @@ pub fn discover_local_toolkit() -> Option<PathBuf> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolkitSpec {
     Version(ToolkitVersion),
+    /// `latest`: for `--add-toolkit` and `init`, the newest CUDA minor PyPI has (offline: the
+    /// cache); for `diff`, the newest pinned toolkit.
+    Latest,
     /// A toolkit root, its include/ folder or a pip layout.
     Path(PathBuf),
 }
@@ -131,6 +134,9 @@ impl std::str::FromStr for ToolkitSpec {
     fn from_str(s: &str) -> Result<Self, String> {
         if s.is_empty() {
             return Err("give a toolkit version such as 12.9 or a path".into());
+        }
+        if s == "latest" {
+            return Ok(ToolkitSpec::Latest);
         }
         match s.parse() {
             Ok(v) => Ok(ToolkitSpec::Version(v)),
@@ -146,6 +152,7 @@ impl fmt::Display for ToolkitSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ToolkitSpec::Version(v) => write!(f, "{v}"),
+            ToolkitSpec::Latest => f.write_str("latest"),
             ToolkitSpec::Path(p) => write!(f, "{}", p.display()),
         }
     }

@@ -23,6 +23,10 @@ pub struct Registry {
     /// The generator's marker: what made the file and how to make it again.
     #[serde(rename = "@generated")]
     pub generated: String,
+    /// The generator that wrote the file: `cuda-sys-gen 0.1.0` (absent in files written before
+    /// it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub generator: String,
     /// [`SCHEMA`].
     pub schema: u32,
     /// The pinned toolkits, oldest first.

@@ -63,9 +63,10 @@ pub struct StandaloneArgs {
     /// Where wheels and extracted headers are cached.
     #[arg(long, default_value = "target/cuda-headers")]
     pub cache: PathBuf,
-    /// The command quoted in the generated files' headers.
-    #[arg(long, default_value = "cuda-sys-gen generate")]
-    pub regenerate_command: String,
+    /// The command quoted in the generated files' headers. Default: `cuda-sys-gen generate` with
+    /// the --manifest, --out and --crate-name given (paths relative to the working folder).
+    #[arg(long, value_name = "COMMAND")]
+    pub regenerate_command: Option<String>,
 }
 
 /// `generate`'s exit statuses, for `--help`.
@@ -104,8 +105,58 @@ pub struct Paths {
 impl StandaloneArgs {
     /// The options and the paths they name; `rerun` as [`rerun_command`] gives it.
     pub fn split(self, rerun: String) -> (GenerateArgs, Paths) {
-        let StandaloneArgs { args, manifest, out, crate_name, cache, regenerate_command } = self;
-        (args, Paths { manifest, out, cache, crate_name, command: regenerate_command, rerun })
+        let command = self.regenerate_command.clone().unwrap_or_else(|| self.default_command());
+        let StandaloneArgs { args, manifest, out, crate_name, cache, .. } = self;
+        (args, Paths { manifest, out, cache, crate_name, command, rerun })
+    }
+
+    /// The command the generated files quote when --regenerate-command is not given:
+    /// `cuda-sys-gen generate` and the options that decide what is written where (--manifest,
+    /// --out, --crate-name), where they are not the defaults. Nothing of the machine: no
+    /// --toolkit, --cache, --offline or --verbose, and each path relative to the working folder
+    /// (an absolute one is rewritten so), so that every checkout writes the same bytes.
+    pub fn default_command(&self) -> String {
+        let mut words = vec!["cuda-sys-gen".to_owned(), "generate".to_owned()];
+        let defaults = [("--manifest", "headers-manifest.toml"), ("--out", "generated")];
+        for ((option, default), path) in defaults.into_iter().zip([&self.manifest, &self.out]) {
+            let path = relative_to_cwd(path);
+            // A control character cannot stand in a comment line of the files: such a path is
+            // left out of the quoted command rather than break them.
+            if path != default && !path.chars().any(char::is_control) {
+                words.extend([option.to_owned(), shell_quote(&path)]);
+            }
+        }
+        if self.crate_name != "cuda-driver-pfn" && !self.crate_name.chars().any(char::is_control) {
+            words.extend(["--crate-name".to_owned(), shell_quote(&self.crate_name)]);
+        }
+        words.join(" ")
+    }
+}
+
+/// `path` as written relative to the working folder, `/`-separated, without `./`: an absolute
+/// path made relative (with `..` where it is outside), a relative one tidied.
+fn relative_to_cwd(path: &std::path::Path) -> String {
+    use std::path::Component;
+    let parts = |p: &std::path::Path| -> Vec<String> {
+        p.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let relative = match std::env::current_dir() {
+        Ok(cwd) if path.is_absolute() => {
+            let (to, from) = (parts(path), parts(&cwd));
+            let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+            let mut out = vec!["..".to_owned(); from.len() - common];
+            out.extend(to[common..].iter().cloned());
+            out
+        }
+        _ => parts(path),
+    };
+    if relative.is_empty() {
+        ".".to_owned()
+    } else {
+        relative.join("/")
     }
 }
 
@@ -179,7 +230,9 @@ fn run_generate(args: &GenerateArgs, paths: &Paths, cfg: &Config, checked: Check
     // A stale crate is fixed by running this very command again without --check, whatever the
     // files' headers quote (--regenerate-command).
     let generated = pipeline::generate_checked(cfg, checked).map_err(|e| match e {
-        codegen::Error::Stale { files, .. } => codegen::Error::Stale { files, command: paths.rerun.clone() },
+        codegen::Error::Stale { files, generator, .. } => {
+            codegen::Error::Stale { files, command: paths.rerun.clone(), generator }
+        }
         e => e,
     });
     let journal = codegen::add_toolkit::journal_path(&paths.manifest);
@@ -246,12 +299,88 @@ fn add_toolkit(spec: &ToolkitSpec, args: &GenerateArgs, paths: &Paths, cfg: &Con
         crate::say!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
     }
     crate::exit::out(format_args!("{}", report.summary(Mode::Write, &paths.out, start.elapsed(), args.verbose)));
-    for n in &new.notes {
+    for n in new.notes.iter().cloned().chain(releases_note(new.pin.version)) {
         crate::say!("note: {n}");
     }
     if let Some(previous) = new.previous {
         let d = diff::diff(&report.model, previous, new.pin.version).context("could not compare the new toolkit")?;
         crate::outln!("\n{}", diff::markdown::render(&d));
     }
+    Ok(())
+}
+
+/// What a newly pinned toolkit needs of min-driver's table of NVIDIA's releases
+/// (`min-driver/cuda-releases.toml`, built into min-driver): its driver row, where the table
+/// has none, and where that row comes from. `None`: the row is there.
+pub fn releases_note(version: codegen::version::ToolkitVersion) -> Option<String> {
+    let releases = min_driver::releases::Releases::load().ok()?;
+    let has = releases.driver.iter().any(|d| d.cuda == version.to_string());
+    (!has).then(|| {
+        format!(
+            "min-driver's table of NVIDIA's releases (min-driver/cuda-releases.toml in cuda-sys-gen's repository) has no \
+             driver row for CUDA {version}: until one is added, a floor of CUDA {version} prints \"driver: not known\". \
+             Add `[[driver]] cuda = \"{version}\"` with `linux` (and `windows`) from the table \"CUDA Toolkit and \
+             Corresponding Driver Versions\" of CUDA {version}'s release notes \
+             (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/), its source named in the row's comment"
+        )
+    })
+}
+
+/// `cuda-sys-gen init`'s options.
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// The toolkits to pin: versions (13.5: the newest patch of that minor on PyPI), `latest`
+    /// (the newest minor), or local toolkits. None: `latest`.
+    #[arg(value_name = "VERSION|latest|PATH")]
+    pub toolkits: Vec<ToolkitSpec>,
+    /// The manifest to write; an existing file is never replaced.
+    #[arg(long, default_value = "headers-manifest.toml")]
+    pub manifest: PathBuf,
+    /// Where wheels and extracted headers are cached.
+    #[arg(long, default_value = "target/cuda-headers")]
+    pub cache: PathBuf,
+    /// Never run pip: pin the wheels the cache holds (the newest patch there of each version).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// `init`'s exit statuses, for `--help`.
+pub const INIT_EXIT_STATUSES: &[(u8, &str)] = &[
+    (0, "the manifest was written"),
+    (
+        1,
+        "error: bad arguments, a file already at --manifest (never replaced), a version PyPI (or, with --offline, the \
+         cache) does not have, a failed download",
+    ),
+];
+
+/// `init --help`'s closing text.
+pub fn init_exit_status_help() -> String {
+    crate::exit::exit_status_help(
+        INIT_EXIT_STATUSES,
+        "\nNext: cuda-sys-gen generate --pinned-only --out DIR --crate-name NAME, and CI: docs/generator.md in \
+         cuda-sys-gen's repository.",
+    )
+}
+
+/// `cuda-sys-gen init`: a new manifest, its pins said on stderr and the next step on stdout.
+pub fn run_init(args: &InitArgs) -> Result<()> {
+    let done = codegen::pin::init(&args.manifest, &args.cache, args.offline, &args.toolkits)
+        .with_context(|| format!("{} was not written", args.manifest.display()))?;
+    for pin in &done.pins {
+        for p in &pin.packages {
+            crate::say!("pinned CUDA {}: {} {} ({}, sha256 {})", pin.version, p.name, p.version, p.file, p.sha256);
+        }
+    }
+    for n in done.notes.iter().cloned().chain(done.pins.iter().filter_map(|p| releases_note(p.version))) {
+        crate::say!("note: {n}");
+    }
+    let versions: Vec<String> = done.pins.iter().map(|p| p.version.to_string()).collect();
+    let manifest = args.manifest.display();
+    crate::outln!(
+        "{manifest}: written, pinning CUDA {}\nnext: cuda-sys-gen generate --pinned-only --manifest {manifest} --out \
+         cuda-pfn --crate-name my-cuda-pfn (then commit both; CI: docs/generator.md)",
+        versions.join(", ")
+    );
     Ok(())
 }

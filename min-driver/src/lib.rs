@@ -419,16 +419,55 @@ struct Program {
     skipped: Vec<PathBuf>,
 }
 
+/// Where the registry comes from: a generated crate's `registry.json`, or its text built into
+/// the program that asks (`cuda-sys-gen min-driver` without `--registry`).
+#[derive(Debug, Clone, Copy)]
+pub enum RegistrySource<'a> {
+    File(&'a Path),
+    /// The text of a registry.json; the string names it in errors.
+    BuiltIn(&'a str, &'a str),
+}
+
+impl<'a> From<&'a Path> for RegistrySource<'a> {
+    fn from(p: &'a Path) -> Self {
+        RegistrySource::File(p)
+    }
+}
+
+impl<'a> From<&'a PathBuf> for RegistrySource<'a> {
+    fn from(p: &'a PathBuf) -> Self {
+        RegistrySource::File(p)
+    }
+}
+
+impl<'a> RegistrySource<'a> {
+    fn load(self) -> Result<Registry> {
+        match self {
+            RegistrySource::File(path) => Registry::load(path),
+            RegistrySource::BuiltIn(text, origin) => Registry::parse(text, origin),
+        }
+    }
+
+    /// The generated crate's folder, where the registry is a file of it.
+    fn folder(self) -> Option<&'a Path> {
+        match self {
+            RegistrySource::File(path) => path.parent(),
+            RegistrySource::BuiltIn(..) => None,
+        }
+    }
+}
+
 /// The floor of the `.rs` files under `sources` (files or folders; hidden folders and the
 /// cargo `target/` folder of a package root skipped; `mod x;` and `include!` files of a file
 /// given alone are followed), by the registry at `registry`.
-pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
+pub fn floor<'a>(registry: impl Into<RegistrySource<'a>>, sources: &[PathBuf]) -> Result<Floor> {
     floor_on(registry, sources, None)
 }
 
 /// [`floor`] on a GPU of compute capability `gpu` (90 for sm_90): of each fatbin, only the
 /// entry the driver loads there counts.
-pub fn floor_on(registry: &Path, sources: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
+pub fn floor_on<'a>(registry: impl Into<RegistrySource<'a>>, sources: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
+    let registry = registry.into();
     let compiled: Vec<bool> = sources.iter().map(|p| is_compiled(p)).collect();
     if compiled.iter().any(|&c| c) {
         if let Some(i) = compiled.iter().position(|&c| !c) {
@@ -440,10 +479,10 @@ pub fn floor_on(registry: &Path, sources: &[PathBuf], gpu: Option<u32>) -> Resul
         }
         return floor_of_programs_on(registry, sources, gpu);
     }
-    let reg = Registry::load(registry)?;
+    let reg = registry.load()?;
     let releases = Releases::load()?;
     let package = registry
-        .parent()
+        .folder()
         .map(|d| d.join("Cargo.toml"))
         .and_then(|m| codegen::input::read_text(&m, "Cargo.toml").ok())
         .and_then(|t| t.parse::<toml::Table>().ok())
@@ -493,13 +532,17 @@ fn kernel_file(path: &Path, head: &[u8]) -> Option<&'static str> {
 /// functions they import, the names their strings hold where they look functions up by name
 /// without records, the CUDA runtime they link, and the kernels they embed. For linked code
 /// the records are exact: the linker kept those of the lookups in the code it kept.
-pub fn floor_of_programs(registry: &Path, programs: &[PathBuf]) -> Result<Floor> {
+pub fn floor_of_programs<'a>(registry: impl Into<RegistrySource<'a>>, programs: &[PathBuf]) -> Result<Floor> {
     floor_of_programs_on(registry, programs, None)
 }
 
 /// [`floor_of_programs`] on a GPU of compute capability `gpu` (see [`floor_on`]).
-pub fn floor_of_programs_on(registry: &Path, programs: &[PathBuf], gpu: Option<u32>) -> Result<Floor> {
-    let reg = Registry::load(registry)?;
+pub fn floor_of_programs_on<'a>(
+    registry: impl Into<RegistrySource<'a>>,
+    programs: &[PathBuf],
+    gpu: Option<u32>,
+) -> Result<Floor> {
+    let reg = registry.into().load()?;
     let releases = Releases::load()?;
     let mut floor = Floor::default();
     let mut cubin_sets: Vec<Vec<String>> = Vec::new();
@@ -1523,9 +1566,13 @@ pub struct MinDriverArgs {
     /// and workspace members of the packages found followed).
     #[arg(required = true, value_name = "PATH")]
     pub sources: Vec<PathBuf>,
-    /// The generated crate's registry.json.
-    #[arg(long, default_value = "generated/registry.json")]
-    pub registry: PathBuf,
+    /// A generated crate's registry.json. Default: the registry built into this cuda-sys-gen (of
+    /// the toolkits it was built with).
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// The registry.json text the caller was built with, read where --registry is not given.
+    #[arg(skip)]
+    pub builtin_registry: Option<&'static str>,
     /// Does the program run on this driver? A driver version (`535.104.05`) or a CUDA version
     /// (`12.2`); what it lacks is listed with its line.
     #[arg(long, value_name = "VERSION")]
@@ -1544,6 +1591,20 @@ pub struct MinDriverArgs {
     /// The report as JSON (its schema: docs/min-driver.md).
     #[arg(long)]
     pub json: bool,
+}
+
+impl MinDriverArgs {
+    /// `--registry`, else the registry built into the program.
+    pub fn registry_source(&self) -> Result<RegistrySource<'_>> {
+        match (&self.registry, self.builtin_registry) {
+            (Some(path), _) => Ok(RegistrySource::File(path)),
+            (None, Some(text)) => Ok(RegistrySource::BuiltIn(text, "the registry built into cuda-sys-gen")),
+            (None, None) => anyhow::bail!(
+                "no registry: this program was built without one; pass --registry FILE (the generated crate's \
+                 registry.json)"
+            ),
+        }
+    }
 }
 
 /// `--platform`: the generator's [`Platform`], by the names the manifest uses too.
@@ -1597,7 +1658,7 @@ pub fn run(args: &MinDriverArgs) -> Result<u8> {
         Some(a) => Some(gpu_arch(a, &releases)?),
         None => None,
     };
-    let floor = floor_on(&args.registry, &args.sources, gpu)?;
+    let floor = floor_on(args.registry_source()?, &args.sources, gpu)?;
     let checks: Vec<Check> = wanted
         .into_iter()
         .map(|(against, cuda, open)| {

@@ -48,8 +48,13 @@ impl Registry {
         let text = codegen::input::read_text(path, "the generated crate's registry.json").with_context(|| {
             format!("reading {} (the generated crate's registry.json; pass --registry)", path.display())
         })?;
-        let json = registry_json::Registry::parse(&text).map_err(|why| {
-            anyhow::anyhow!("{} is not the registry.json of a crate cuda-sys-gen generated: {why}", path.display())
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// The registry of `text`, a registry.json; `origin` names it in an error.
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let json = registry_json::Registry::parse(text).map_err(|why| {
+            anyhow::anyhow!("{origin} is not the registry.json of a crate cuda-sys-gen generated: {why}")
         })?;
         let mut reg = Registry {
             entries: Vec::new(),

@@ -69,6 +69,33 @@ pub fn insert_pin(text: &str, manifest: &Manifest, pin: &ToolkitPin) -> String {
     out
 }
 
+/// The text without `version`'s `[[toolkit]]` block (its `[[toolkit.package]]` tables with
+/// it; the comments and blank lines just above the next table stay, as they introduce it): a
+/// patch bump removes the old block, then [`insert_pin`] adds the new one.
+pub fn remove_pin(text: &str, version: ToolkitVersion) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let needle = format!("version = \"{version}\"");
+    let Some(start) = (0..lines.len()).find(|&i| {
+        lines[i].trim() == "[[toolkit]]"
+            && lines[i + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim() == needle)
+    }) else {
+        return text.to_owned();
+    };
+    let mut end = (start + 1..lines.len())
+        .find(|&i| is_table_header(lines[i]) && lines[i].trim() != "[[toolkit.package]]")
+        .unwrap_or(lines.len());
+    while end > start + 1 && (lines[end - 1].trim().is_empty() || lines[end - 1].trim_start().starts_with('#')) {
+        end -= 1;
+    }
+    // The blank line that separated the block from what follows goes with it.
+    while end < lines.len() && lines[end].trim().is_empty() {
+        end += 1;
+    }
+    let mut out = lines[..start].concat();
+    out.push_str(&lines[end..].concat());
+    out
+}
+
 fn is_table_header(line: &str) -> bool {
     line.trim_start().starts_with('[')
 }

@@ -213,3 +213,91 @@ mod tests {
         assert!(parse_index_versions("ERROR: nothing\n").is_empty());
     }
 }
+
+/// The parts of a cached wheel's file name (`nvidia_cuda_runtime_cu12-12.4.127-py3-none-
+/// manylinux2014_x86_64.whl`) when it is a release of `name` for pip platform `platform`: its
+/// version. A manylinux platform takes every manylinux tag of the same machine (pip's
+/// `--platform manylinux2014_x86_64` takes `manylinux1_x86_64` wheels too).
+fn cached_release(file: &str, name: &str, platform: &str) -> Option<String> {
+    let stem = file.strip_suffix(".whl")?;
+    let parts: Vec<&str> = stem.split('-').collect();
+    let [dist, version, _, _, tags] = parts[..] else { return None };
+    if dist != name.replace('-', "_") {
+        return None;
+    }
+    let fits = |tag: &str| {
+        if let Some(rest) = platform.strip_prefix("manylinux") {
+            let machine = ["x86_64", "aarch64", "ppc64le"].into_iter().find(|m| rest.ends_with(m));
+            tag.starts_with("manylinux") && machine.is_some_and(|m| tag.ends_with(m))
+        } else {
+            tag == platform
+        }
+    };
+    tags.split('.').any(fits).then(|| version.to_owned())
+}
+
+/// The releases of `name` for `platform` among the wheels of the cache (`<cache>/wheels/`):
+/// what `--offline` knows instead of PyPI's index.
+pub fn cached_versions(fetcher: &Fetcher, name: &str, platform: &str) -> Vec<String> {
+    let Ok(dir) = fs::read_dir(fetcher.cache.join("wheels")) else { return Vec::new() };
+    let mut out: Vec<String> =
+        dir.flatten().filter_map(|e| cached_release(&e.file_name().to_string_lossy(), name, platform)).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The pin of a cached wheel of `name==version` for `platform`, hashed and read as
+/// [`download`] reads a fresh one.
+pub(super) fn from_cache(fetcher: &Fetcher, name: &str, version: &str, platform: &str) -> Result<PackagePin, Error> {
+    let wheels = fetcher.cache.join("wheels");
+    let mut found: Vec<PathBuf> = fs::read_dir(&wheels)
+        .map_err(|source| Error::Io { path: wheels.clone(), source })?
+        .flatten()
+        .filter(|e| cached_release(&e.file_name().to_string_lossy(), name, platform).as_deref() == Some(version))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    let Some(wheel) = found.first() else {
+        return Err(Error::Pip {
+            package: format!("{name}=={version}"),
+            detail: format!("no wheel for {platform} in {} (--offline)", wheels.display()),
+        });
+    };
+    let file = wheel.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let sha256 = archive::sha256_file(wheel)?;
+    let include = include_folder(wheel)?;
+    check_cuda_version(wheel, &include, version)?;
+    Ok(PackagePin {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        file,
+        sha256: Sha256(sha256),
+        include,
+        platform: None,
+        target: Platform::Linux,
+    })
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::cached_release;
+
+    #[test]
+    fn cached_wheels_are_read_by_name_and_platform() {
+        let linux = "manylinux2014_x86_64";
+        let f = "nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl";
+        assert_eq!(cached_release(f, "nvidia-cuda-runtime-cu12", linux).as_deref(), Some("12.4.127"));
+        let old = "nvidia_cuda_runtime_cu11-11.7.99-py3-none-manylinux1_x86_64.whl";
+        assert_eq!(cached_release(old, "nvidia-cuda-runtime-cu11", linux).as_deref(), Some("11.7.99"));
+        let two = "nvidia_cuda_runtime-13.5.37-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
+        assert_eq!(cached_release(two, "nvidia-cuda-runtime", linux).as_deref(), Some("13.5.37"));
+        assert_eq!(cached_release(two, "nvidia-cuda-runtime-cu12", linux), None);
+        let win = "nvidia_cuda_runtime-13.5.37-py3-none-win_amd64.whl";
+        assert_eq!(cached_release(win, "nvidia-cuda-runtime", linux), None);
+        assert_eq!(cached_release(win, "nvidia-cuda-runtime", "win_amd64").as_deref(), Some("13.5.37"));
+        let arm = "nvidia_cuda_runtime-13.5.37-py3-none-manylinux2014_aarch64.whl";
+        assert_eq!(cached_release(arm, "nvidia-cuda-runtime", linux), None);
+        assert_eq!(cached_release("junk.whl", "nvidia-cuda-runtime", linux), None);
+    }
+}

@@ -116,7 +116,18 @@ enum Located {
 
 impl Located {
     fn new(manifest_path: &Path, manifest: &Manifest, spec: &ToolkitSpec) -> Result<Located, Error> {
+        // `latest`: the newest pinned toolkit.
+        let newest = manifest.toolkits.iter().map(|t| t.version).max();
+        let spec = match (spec, newest) {
+            (ToolkitSpec::Latest, Some(v)) => &ToolkitSpec::Version(v),
+            (spec, _) => spec,
+        };
         match spec {
+            ToolkitSpec::Latest => Err(Error::NotPinned {
+                version: ToolkitVersion { major: 0, minor: 0 },
+                manifest: manifest_path.to_owned(),
+                pinned: "none".into(),
+            }),
             ToolkitSpec::Version(v) => {
                 let Some(pin) = manifest.toolkit(*v) else {
                     let pinned = manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>();

@@ -15,6 +15,21 @@ pub const API_RS: &str = "src/api.rs";
 
 /// The functions that take a module image (PTX text, a cubin or a fatbin) through a
 /// `void*` parameter, with that parameter's name: their docs say that text needs a NUL.
+/// C names whose newest meaning is a trap for a port of older C code: (C name, the older ABI's
+/// typedef the lead names, the lead), put before everything else in the function's docs, where
+/// the registry has that older ABI.
+const PORTING_LEADS: [(&str, &str, &str); 1] = [(
+    "cuCtxCreate",
+    "PFN_cuCtxCreate_v3020",
+    "**Porting `cuCtxCreate(&ctx, flags, dev)`, the 3-argument call?** Its Rust spelling is \
+     [`api::cuCtxCreate_v2`](crate::api::cuCtxCreate_v2): `cu!(cuCtxCreate_v2(&mut ctx, flags, dev))`, \
+     the ABI that call means. This function is another ABI, with a 4th parameter, `ctxCreateParams`: \
+     do not pass a NULL one (`std::ptr::null_mut()`), whatever the documentation below says. \
+     NVIDIA's 12.5 driver (555) crashed on a NULL `ctxCreateParams`, and cuda.h 12.5 to 13.1 \
+     document one of its two pointers as required (the 13.0 driver, 580, accepted NULL: one \
+     driver's answer, not a promise). The porting guide (docs/porting.md) has the measurements.",
+)];
+
 const IMAGE_LOADERS: [(&str, &str); 4] = [
     ("cuModuleLoadData", "image"),
     ("cuModuleLoadDataEx", "image"),
@@ -242,6 +257,14 @@ pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
             };
             let doc = match older_meanings(ctx, c_name, mode, &e.pfn) {
                 Some(older) => format!("{doc}\n\n{older}"),
+                None => doc,
+            };
+            // A port's trap first, where there is one.
+            let lead = PORTING_LEADS
+                .iter()
+                .find(|(c, older, _)| *c == c_name && ctx.by_pfn.contains_key(older) && e.pfn != *older);
+            let doc = match lead {
+                Some((_, _, lead)) => format!(" {lead}\n\n{doc}"),
                 None => doc,
             };
             let doc = match IMAGE_LOADERS.iter().find(|(c, _)| *c == c_name) {

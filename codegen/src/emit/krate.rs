@@ -139,6 +139,9 @@ runtime = []
 # driver, cuGetProcAddress answered with the stand-in's functions), and export_libcuda!, which
 # that cdylib invokes to export them. The feature exports nothing by itself.
 standin = []
+# REGISTRY_JSON: this folder's registry.json as text, for a program that reads the registry as
+# data (`cuda-sys-gen min-driver` answers from the one of the crate it was built with).
+registry-json = []
 "#,
         marker = ctx.marker("#"),
         package = package_fields(ctx),
@@ -320,6 +323,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[rustfmt::skip]
         mod api_shim;
         #[rustfmt::skip]
+        pub mod doctor;
+        #[rustfmt::skip]
         pub mod driver;
         #[rustfmt::skip]
         pub mod error;
@@ -357,6 +362,11 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub use #types_crate::{answer, registry, types};
 
         #readme_doctest
+
+        /// `registry.json`, the registry as data (its schema is on this page), as the generator
+        /// wrote it beside this crate's sources.
+        #[cfg(feature = "registry-json")]
+        pub const REGISTRY_JSON: &str = include_str!("../registry.json");
 
         pub use driver::{DefaultStream, Driver, QueryApi};
         pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};

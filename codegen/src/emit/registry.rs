@@ -213,6 +213,7 @@ pub fn registry_json(ctx: &Ctx<'_>) -> Result<Vec<u8>, Error> {
     let marker = ctx.marker("").lines().map(str::trim).collect::<Vec<_>>().join(" ");
     let registry = json::Registry {
         generated: marker,
+        generator: crate::write::generator(),
         schema: json::SCHEMA,
         toolkits: ctx.all_toolkits.clone(),
         toolkit_details: m

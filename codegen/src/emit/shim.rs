@@ -12,7 +12,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 /// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
-pub const SOURCES: [(&str, &str); 16] = [
+pub const SOURCES: [(&str, &str); 17] = [
     ("types/src/answer.rs", include_str!("../shim/answer.rs")),
     ("types/src/entry.rs", include_str!("../shim/entry.rs")),
     ("types/src/record.rs", include_str!("../shim/record.rs")),
@@ -20,6 +20,7 @@ pub const SOURCES: [(&str, &str); 16] = [
     ("types/src/rule.rs", include_str!("../shim/rule.rs")),
     ("types/src/zeroed.rs", include_str!("../shim/zeroed.rs")),
     ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
+    ("src/doctor.rs", include_str!("../shim/doctor.rs")),
     ("src/driver.rs", include_str!("../shim/driver.rs")),
     ("src/error.rs", include_str!("../shim/error.rs")),
     ("src/library.rs", include_str!("../shim/library.rs")),

@@ -23,7 +23,7 @@ use core::ptr::{null, null_mut, NonNull};
 use std::path::Path;
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
-use crate::library::{exported, load_path, open_by_name};
+use crate::library::{exported, load_path, open_by_name, opened_file};
 pub use crate::lookup::DefaultStream;
 use crate::lookup::{
     cast, check, fetch, get_entry, interpret, keep, not_a_pointer, Answer, Cache, Lookups, StatusNames, CUDA_SUCCESS,
@@ -143,7 +143,11 @@ impl Driver {
         let mut tried = Vec::new();
         for name in DRIVER_NAMES {
             match open_by_name(name) {
-                Ok(lib) => return Driver::from_library(lib, (*name).to_owned()),
+                Ok(lib) => {
+                    // The file the loader found for the name, where it can be told.
+                    let file = opened_file(&lib, c"cuDriverGetVersion").or_else(|| opened_file(&lib, c"cuInit"));
+                    return Driver::from_library(lib, file.unwrap_or_else(|| (*name).to_owned()));
+                }
                 Err(message) => tried.push(LoadAttempt { name: (*name).to_owned(), message }),
             }
         }
@@ -218,7 +222,10 @@ impl Driver {
         self.version
     }
 
-    /// The name or path the library was loaded from.
+    /// The file the driver was loaded from: the path given to [`Driver::from_path`]; for
+    /// [`Driver::load`], the file the system loader found for `libcuda.so.1`
+    /// (`/usr/lib/x86_64-linux-gnu/libcuda.so.1`, told by `dladdr` of its `cuDriverGetVersion`),
+    /// or the name where that cannot be told (on Windows, `nvcuda.dll`).
     pub fn library(&self) -> &str {
         &self.library
     }

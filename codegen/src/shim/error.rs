@@ -603,6 +603,11 @@ impl fmt::Display for Error {
                 match instead {
                     Some(e) => {
                         write!(f, ", or use an ABI this driver has: `{}`, or Driver::newest", Marker(e))?;
+                        // A port that calls cuda.h's names writes `cu!(...)`: its spelling of that ABI.
+                        #[cfg(feature = "api")]
+                        if crate::api::C_NAMES.iter().any(|(name, _)| *name == e.exported) {
+                            write!(f, " (with `cu!`: `cu!({}(..))`)", e.exported)?;
+                        }
                         if let Some((major, minor)) = toolkit_at(*driver_version).and_then(|(_, t)| toolkit_parts(t)) {
                             // The aliases follow the crate's stream mode: a per-thread entry's
                             // alias is the per-thread one only with that feature.

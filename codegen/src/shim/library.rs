@@ -111,6 +111,43 @@ unsafe fn exported_pointer(lib: &libloading::Library, name: &CStr) -> Option<Non
     NonNull::new(*symbol)
 }
 
+/// The file the system loader opened for `lib`, found by its export `name`: `dladdr` names the
+/// object that holds an address as the loader found it on its search path
+/// (`/usr/lib/x86_64-linux-gnu/libcuda.so.1` for `libcuda.so.1`). `None` where it cannot tell
+/// (no such export, or a name without a folder).
+#[cfg(all(unix, not(target_vendor = "apple")))]
+pub(crate) fn opened_file(lib: &libloading::Library, name: &CStr) -> Option<String> {
+    use core::ffi::{c_char, c_int};
+    // glibc's and musl's `Dl_info`.
+    #[repr(C)]
+    struct DlInfo {
+        dli_fname: *const c_char,
+        dli_fbase: *mut c_void,
+        dli_sname: *const c_char,
+        dli_saddr: *mut c_void,
+    }
+    extern "C" {
+        fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    }
+    // SAFETY: a lookup of the library's own export, only its address read.
+    let address = unsafe { exported_pointer(lib, name) }?;
+    let mut info =
+        DlInfo { dli_fname: core::ptr::null(), dli_fbase: core::ptr::null_mut(), dli_sname: core::ptr::null(), dli_saddr: core::ptr::null_mut() };
+    // SAFETY: `info` is a `Dl_info` to fill; the address is inside a loaded object.
+    if unsafe { dladdr(address.as_ptr(), &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's file name is a NUL-terminated string the loader keeps while the object is loaded.
+    let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
+    file.contains('/').then_some(file)
+}
+
+/// Elsewhere the name it was loaded by is all there is.
+#[cfg(not(all(unix, not(target_vendor = "apple"))))]
+pub(crate) fn opened_file(_lib: &libloading::Library, _name: &CStr) -> Option<String> {
+    None
+}
+
 /// The headers of an ELF file and what its dynamic section points at, read as the loader
 /// reads them, to refuse a file it could not load in this process before it tries (see the
 /// module's documentation for the list). Every read is bounded by the file's size, and every
