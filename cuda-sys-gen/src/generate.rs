@@ -365,7 +365,7 @@ pub fn init_exit_status_help() -> String {
 
 /// `cuda-sys-gen init`: a new manifest, its pins said on stderr and the next step on stdout.
 pub fn run_init(args: &InitArgs) -> Result<()> {
-    let done = codegen::pin::init(&args.manifest, &args.cache, args.offline, &args.toolkits)
+    let done = codegen::add_toolkit::init(&args.manifest, &args.cache, args.offline, &args.toolkits)
         .with_context(|| format!("{} was not written", args.manifest.display()))?;
     for pin in &done.pins {
         for p in &pin.packages {
