@@ -124,7 +124,13 @@ fn candidates(releases: &Releases, top: u32) -> Vec<u32> {
 
 /// The least driver of `drivers` that answers `(symbol, version, flags)` with `abi`, and the
 /// drivers above it that answer otherwise.
-fn request_floor(symbol: &str, version: i32, flags: u64, abi: &'static EntryInfo, drivers: &[u32]) -> Option<(u32, Vec<u32>)> {
+fn request_floor(
+    symbol: &str,
+    version: i32,
+    flags: u64,
+    abi: &'static EntryInfo,
+    drivers: &[u32],
+) -> Option<(u32, Vec<u32>)> {
     let same = |d: u32| matches!(driver_answer(symbol.as_bytes(), version, flags, d), DriverAnswer::Entry(e) if core::ptr::eq(e, abi));
     let floor = drivers.iter().copied().find(|&d| same(d))?;
     let gaps = drivers.iter().copied().filter(|&d| d > floor && !same(d)).collect();
@@ -165,7 +171,10 @@ pub(crate) fn floor_of_trace(t: &Trace, path: &Path, reg: &Registry, releases: &
         if let Some(real) = &r.real {
             let ours = r.answered.clone().or_else(|| r.refusal.as_ref().map(|x| format!("refused {x}")));
             let ours = ours.unwrap_or_else(|| "a function the registry does not know".to_owned());
-            if ours != *real {
+            // A refusal by its result and status (the older driver's line also names the
+            // rule's reason in parentheses).
+            let bare = |x: &str| x.split(" (").next().unwrap_or(x).to_owned();
+            if bare(&ours) != bare(real) {
                 reading.differences.push(Difference {
                     line: r.line,
                     what: request_text(r),
@@ -208,10 +217,13 @@ pub(crate) fn floor_of_trace(t: &Trace, path: &Path, reg: &Registry, releases: &
             });
             continue;
         };
-        let (by_rule, above) = request_floor(&r.symbol, r.version, r.flags, info, &drivers).unwrap_or((info.version, Vec::new()));
+        let (by_rule, above) =
+            request_floor(&r.symbol, r.version, r.flags, info, &drivers).unwrap_or((info.version, Vec::new()));
         let version = by_rule.max(measured(abi).unwrap_or(0));
         if !above.is_empty() {
-            gaps.entry((request_text(r), abi.to_owned())).or_default().extend(above.into_iter().filter(|&d| d > version));
+            gaps.entry((request_text(r), abi.to_owned()))
+                .or_default()
+                .extend(above.into_iter().filter(|&d| d > version));
         }
         floor.uses.push(Use {
             marker: abi.to_owned(),
@@ -273,8 +285,14 @@ pub(crate) fn floor_of_trace(t: &Trace, path: &Path, reg: &Registry, releases: &
         }
     }
     reading.differences.sort_by_key(|d| d.line);
-    let mut gaps: Vec<Gap> =
-        gaps.into_iter().filter(|(_, d)| !d.is_empty()).map(|((request, abi), d)| Gap { request, abi, drivers: d.into_iter().collect() }).collect();
+    // The same request asked again went the same way: said once.
+    let mut said = BTreeSet::new();
+    reading.differences.retain(|d| said.insert((d.what.clone(), d.as_driver.clone())));
+    let mut gaps: Vec<Gap> = gaps
+        .into_iter()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|((request, abi), d)| Gap { request, abi, drivers: d.into_iter().collect() })
+        .collect();
     gaps.sort_by(|a, b| a.request.cmp(&b.request));
     reading.gaps = gaps;
     floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.line.cmp(&b.line)));
@@ -335,7 +353,10 @@ fn footer(reading: &RunReading) -> String {
     }
     if let Some(v) = reading.as_driver {
         if reading.differences.is_empty() {
-            s.push_str(&format!("as CUDA {}: the run went as on the real driver (every answer the same)\n", cuda_text(v)));
+            s.push_str(&format!(
+                "as CUDA {}: the run went as on the real driver (every answer the same)\n",
+                cuda_text(v)
+            ));
         } else {
             s.push_str(&format!(
                 "as CUDA {}: {} point(s) where the run went differently from the real driver:\n",
@@ -387,7 +408,12 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
         (None, false) => {
             let (trace, exit, scratch) = run_observed(&args.command, as_driver)?;
             let shown = args.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
-            (trace, format!("run of `{shown}` through the observer (a stand-in libcuda in front of the driver)"), Some(exit), Some(scratch))
+            (
+                trace,
+                format!("run of `{shown}` through the observer (a stand-in libcuda in front of the driver)"),
+                Some(exit),
+                Some(scratch),
+            )
         }
         (None, true) => bail!("--run needs a command after `--`: min-driver --run -- CMD ARGS..."),
     };
@@ -499,7 +525,10 @@ pub fn find_observer() -> Result<PathBuf> {
         let p = PathBuf::from(p);
         let file = if p.is_dir() { p.join(OBSERVER_FILE) } else { p };
         if !file.is_file() {
-            bail!("${OBSERVER_ENV} is {}: no such library (build it: cargo build --release -p cuda-sys-gen-tracer)", file.display());
+            bail!(
+                "${OBSERVER_ENV} is {}: no such library (build it: cargo build --release -p cuda-sys-gen-tracer)",
+                file.display()
+            );
         }
         return Ok(file);
     }
@@ -655,6 +684,9 @@ mod tests {
              missing 1 cuCtxCreate_v12050 (cuCtxCreate_v4) -> CUDA_ERROR_NOT_FOUND: x\n",
         );
         let what: Vec<&str> = r.differences.iter().map(|d| d.what.as_str()).collect();
-        assert_eq!(what, ["cuDriverGetVersion", "\"cuCtxCreate\" at 12050 flags 0", "a call of cuCtxCreate_v12050 (cuCtxCreate_v4)"]);
+        assert_eq!(
+            what,
+            ["cuDriverGetVersion", "\"cuCtxCreate\" at 12050 flags 0", "a call of cuCtxCreate_v12050 (cuCtxCreate_v4)"]
+        );
     }
 }

@@ -265,7 +265,7 @@ request 13085 \"cuCtxCreate\" 12050 flags 0 -> cuCtxCreate_v12050 (cuCtxCreate_v
 refused 13088 \"cuNo\\\"Such\\xff\" 12050 flags 0 -> CUDA_SUCCESS status 1
 request 1 \"cuX\" -1 flags 2 -> a function the registry does not know (not traced) rule ok
 as-driver 1 \"cuCtxCreate\" 12050 flags 0 -> cuCtxCreate_v11040 (cuCtxCreate_v3) real cuCtxCreate_v12050 (cuCtxCreate_v4) HAZARD: asked 12050, older than cuCtxCreate_v12050, the ABI of 12050;
-as-driver 1 \"cuNew\" 12050 flags 0 -> refused SymbolNotFound 0 status 1 real cuNew_v12050 (cuNew)
+as-driver 1 \"cuNew\" 12050 flags 0 -> refused 0 status 1 (SymbolNotFound) real cuNew_v12050 (cuNew)
 missing 1 cuNew_v12050 (cuNew) -> CUDA_ERROR_NOT_FOUND: a driver of 12040 does not export it
 call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_ERROR_NO_DEVICE 5 ns
 call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_SUCCESS 5 ns
@@ -287,7 +287,7 @@ request 1 \"unterminated 1 flags 0 -> x
         assert_eq!(as_driver.answered.as_deref(), Some("cuCtxCreate_v11040"));
         assert_eq!(as_driver.real.as_deref(), Some("cuCtxCreate_v12050"));
         assert!(as_driver.hazard);
-        assert_eq!(t.requests[4].refusal.as_deref(), Some("SymbolNotFound 0 status 1"));
+        assert_eq!(t.requests[4].refusal.as_deref(), Some("0 status 1 (SymbolNotFound)"));
         assert_eq!(t.calls.len(), 2, "each ABI once: {:?}", t.calls);
         assert_eq!(t.calls[1].result, "CUDA_ERROR_NO_DEVICE");
         assert_eq!(t.missing[0].exported, "cuNew");
@@ -296,7 +296,19 @@ request 1 \"unterminated 1 flags 0 -> x
 
     #[test]
     fn hostile_lines_are_not_read_and_never_panic() {
-        for line in ["request", "request 1", "request 1 \"", "request 1 \"a\\", "request 1 \"a\\x4", "request 1 \"a\\u{zz}\" 1 flags 0 -> cuA_v1 (cuA)", "call", "call 1 cu", "start 1 real driver x (version", "as-driver x", "\u{0}\u{ffff}"] {
+        for line in [
+            "request",
+            "request 1",
+            "request 1 \"",
+            "request 1 \"a\\",
+            "request 1 \"a\\x4",
+            "request 1 \"a\\u{zz}\" 1 flags 0 -> cuA_v1 (cuA)",
+            "call",
+            "call 1 cu",
+            "start 1 real driver x (version",
+            "as-driver x",
+            "\u{0}\u{ffff}",
+        ] {
             let t = parse(line);
             assert_eq!(t.not_read, 1, "{line:?}: {t:?}");
         }

@@ -39,9 +39,9 @@ use core::fmt::Write as _;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use cuda_driver_pfn::answer::DriverAnswer;
+use cuda_driver_pfn::registry::ENTRY_COUNT;
 use cuda_driver_pfn::standin::{self, Arg, ArgValue, Observer};
 use cuda_driver_pfn::types::CUresult;
-use cuda_driver_pfn::registry::ENTRY_COUNT;
 use cuda_driver_pfn::{answer, EntryInfo, ENTRIES};
 
 /// The environment variable that names the trace file (appended to).
@@ -436,7 +436,8 @@ fn own_handle() -> *mut c_void {
     // SAFETY: dladdr only reads the loader's tables; the path it gives is the loader's own.
     unsafe {
         let mut info: libc::Dl_info = core::mem::zeroed();
-        if libc::dladdr(own_handle as fn() -> *mut c_void as *const c_void, &mut info) == 0 || info.dli_fname.is_null() {
+        if libc::dladdr(own_handle as fn() -> *mut c_void as *const c_void, &mut info) == 0 || info.dli_fname.is_null()
+        {
             return core::ptr::null_mut();
         }
         libc::dlopen(info.dli_fname, libc::RTLD_NOW | libc::RTLD_NOLOAD)
@@ -543,7 +544,7 @@ fn lookup(
                 }
             }
             other => {
-                let _ = write!(line, "refused {other:?} {} status {}", result, st.map_or(-1, i64::from));
+                let _ = write!(line, "refused {result} status {} ({other:?})", st.map_or(-1, i64::from));
             }
         }
         let _ = line.write_str(" real ");
