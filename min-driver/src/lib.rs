@@ -265,7 +265,7 @@ impl Floor {
             if self.uses.iter().any(|u| u.reading == "string") {
                 s.push_str(
                     "  (names read from strings count at their highest meaning: an upper estimate of the need; \
-                     the floor a run observes is the stand-in tracer's, docs/min-driver.md)\n",
+                     the floor of a run is min-driver --run's, docs/min-driver.md)\n",
                 );
             }
         }
