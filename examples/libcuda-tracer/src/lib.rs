@@ -25,7 +25,18 @@
 //! than the ABI the version asked names (a driver before 13.0 asked above its own version) is
 //! flagged `HAZARD: asked 12050, got cuCtxCreate_v11040 (11040), older than ...`. Without
 //! `$CUDA_SYS_GEN_TRACE` nothing is written, and every call only forwards. With
-//! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards.
+//! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards;
+//! with `first`, only the first call of each ABI is written (what `min-driver --run` reads).
+//! A request the driver refuses gets a `refused` line (`refused TID "cuNoSuch" 12000 flags 0 ->
+//! CUDA_SUCCESS status 1`).
+//!
+//! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
+//! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
+//! says it; each lookup still asks the real driver, then hands out the answer the registry's
+//! rule gives for that driver (`answer::driver_answer`: this library's function of that ABI,
+//! which forwards to the real driver's export, or the refusal), written as one `as-driver` line
+//! with the real driver's answer beside it; a call of an ABI that driver does not have returns
+//! `CUDA_ERROR_NOT_FOUND` without reaching the real driver, written as a `missing` line.
 //!
 //! Each line is formatted on the stack and written with one `write(2)` to the file opened
 //! `O_APPEND | O_NONBLOCK` before any call (in the constructor): no lock and no allocation on
