@@ -580,7 +580,10 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
             p.display()
         );
     }
-    let dir = std::env::temp_dir().join(format!("cuda-sys-gen-run-{}", std::process::id()));
+    // A folder of this process's own (create_dir fails where the name is taken: nothing of
+    // another's is written to or removed).
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("cuda-sys-gen-run-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir).with_context(|| format!("creating {} for the observer", dir.display()))?;
     let lib = dir.join("libcuda.so.1");
     std::fs::copy(&observer, &lib).with_context(|| format!("copying {} into {}", observer.display(), dir.display()))?;
