@@ -142,11 +142,16 @@ fn request_floor(
 pub fn floor_of_trace_file(registry: &Path, trace: &Path) -> Result<(Floor, RunReading)> {
     let reg = Registry::load(registry)?;
     let releases = Releases::load()?;
-    Ok(floor_of_trace(&trace::read(trace)?, trace, &reg, &releases))
+    Ok(floor_of_trace(&trace::read(trace)?, trace, Some(&reg), &releases))
 }
 
 /// The floor of a run from its trace: `path` names the trace in the report.
-pub(crate) fn floor_of_trace(t: &Trace, path: &Path, reg: &Registry, releases: &Releases) -> (Floor, RunReading) {
+pub(crate) fn floor_of_trace(
+    t: &Trace,
+    path: &Path,
+    reg: Option<&Registry>,
+    releases: &Releases,
+) -> (Floor, RunReading) {
     let mut floor = Floor::default();
     let mut reading = RunReading {
         real_driver: t.real_driver.clone(),
@@ -161,6 +166,7 @@ pub(crate) fn floor_of_trace(t: &Trace, path: &Path, reg: &Registry, releases: &
     let top = t.as_driver.or(t.real_driver.as_ref().map(|(_, v)| *v)).filter(|&v| v > 0).unwrap_or(newest);
     let drivers = candidates(releases, top);
     let measured = |abi: &str| -> Option<u32> {
+        let reg = reg?;
         let m = reg.meanings(abi)?;
         m.exact.iter().map(|&i| reg.entries[i].floor).max()
     };
@@ -396,7 +402,15 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
         wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
     let as_driver = args.as_driver.as_deref().map(|t| as_driver_version(t, args, releases)).transpose()?;
-    let reg = Registry::load(&args.registry)?;
+    // The registry gives the drivers measured to lack an ABI their version has; without it
+    // (an installed cuda-sys-gen run away from the generated crate) the rule alone counts.
+    let reg = match Registry::load(&args.registry) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("min-driver: {e:#}: the drivers measured to lack an ABI are not applied (pass --registry)");
+            None
+        }
+    };
     let (trace_path, source, exit, scratch) = match (&args.trace, args.command.is_empty()) {
         (Some(_), false) => bail!("--trace and --run: give one (a trace recorded elsewhere, or a command to run)"),
         (Some(t), true) => {
@@ -425,7 +439,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     let t = t?;
     // A run's trace is removed with its folder: its lines are named as the run's.
     let shown = if scratch.is_some() { PathBuf::from("the run's trace") } else { trace_path.clone() };
-    let (floor, mut reading) = floor_of_trace(&t, &shown, &reg, releases);
+    let (floor, mut reading) = floor_of_trace(&t, &shown, reg.as_ref(), releases);
     reading.exit = exit;
     let program_status = exit.filter(|&c| c != 0).map(|c| u8::try_from(c).unwrap_or(1));
     if t.processes == 0 {
@@ -631,7 +645,7 @@ mod tests {
     }
 
     fn floor(text: &str) -> (Floor, RunReading) {
-        floor_of_trace(&trace::parse(text), Path::new("t.log"), &registry(), &Releases::load().unwrap())
+        floor_of_trace(&trace::parse(text), Path::new("t.log"), Some(&registry()), &Releases::load().unwrap())
     }
 
     /// The 12050 ABI of `cuCtxCreate`, answered by 12.5 to asks at 12050: the floor is 12.5;
