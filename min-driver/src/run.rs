@@ -267,6 +267,25 @@ pub(crate) fn floor_of_trace(
             reading: "export",
         });
     }
+    for (line, path) in &t.runtimes {
+        // `libcudart.so.12.4.99`, `libcudart.so.13`: the major (and minor, where named).
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let mut numbers = name.trim_start_matches("libcudart.so.").split('.').map(|n| n.parse::<u32>().ok());
+        let Some(Some(major)) = numbers.next() else { continue };
+        let minor = numbers.next().flatten();
+        let version = crate::model::runtime_floor(major, minor);
+        floor.runtimes.push(major);
+        floor.kernels.push(crate::Kernel {
+            needs: format!("the CUDA {major}.x runtime"),
+            version,
+            what: format!("{path}, mapped into the process (NVIDIA's minimum driver for its major counts)"),
+            file: PathBuf::from(path),
+            line: *line,
+            reading: "runtime",
+        });
+    }
+    floor.runtimes.sort();
+    floor.runtimes.dedup();
     for m in &t.missing {
         reading.differences.push(Difference {
             line: m.line,
@@ -498,7 +517,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
         out.push_str(&header(&reading, &source));
         match &reading.not_observed {
             Some(why) => out.push_str(&format!("not observed: {why}\n")),
-            None if floor.uses.is_empty() && floor.unresolved.is_empty() => {
+            None if floor.uses.is_empty() && floor.unresolved.is_empty() && floor.kernels.is_empty() => {
                 out.push_str("the run asked the driver for nothing: any driver answers it the same way\n")
             }
             None => {
@@ -682,6 +701,10 @@ mod tests {
              call 1 cuInit_v2000 (cuInit) a -> CUDA_SUCCESS 1 ns\n\
              call 1 cuModuleLoadData_v2000 (cuModuleLoadData) a -> CUDA_SUCCESS 1 ns\n",
         );
+        let (with_runtime, _) = floor("start 1 real driver /d (version 13000)\nruntime 1 /x/libcudart.so.13\n");
+        assert_eq!(with_runtime.runtimes, [13]);
+        assert_eq!(with_runtime.version(), 13000);
+        assert_eq!(with_runtime.kernels[0].reading, "runtime");
         assert_eq!(r.refused.len(), 1);
         let exports: Vec<&str> = f.uses.iter().filter(|u| u.reading == "export").map(|u| u.marker.as_str()).collect();
         assert_eq!(exports, ["cuInit_v2000", "cuModuleLoadData_v2000"]);

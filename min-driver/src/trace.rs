@@ -10,7 +10,8 @@
 //! - `as-driver TID "SYMBOL" VERSION flags F -> ABI (EXPORTED)|refused ... real ...`: a request
 //!   answered as the older driver would, beside the real driver's answer;
 //! - `call TID ABI (EXPORTED) ... -> RESULT ...`: a call of the ABI;
-//! - `missing TID ABI (EXPORTED) -> ...`: a call of an ABI the older driver does not export.
+//! - `missing TID ABI (EXPORTED) -> ...`: a call of an ABI the older driver does not export;
+//! - `runtime PID PATH`: a CUDA runtime (`libcudart.so...`) mapped into the process.
 //!
 //! Anything else is counted as not read. A line cut by the tracer (`...` at its end) still
 //! has its head, which is all that is read. Never panics: every field is parsed or the line
@@ -73,6 +74,8 @@ pub struct Trace {
     pub calls: Vec<Called>,
     /// Calls of ABIs the older driver does not export (`--as-driver`).
     pub missing: Vec<Called>,
+    /// The CUDA runtimes mapped: (line, path), each path once.
+    pub runtimes: Vec<(usize, String)>,
     /// Lines of no form above.
     pub not_read: usize,
 }
@@ -93,6 +96,15 @@ pub fn parse(text: &str) -> Trace {
         let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
         let read = match kind {
             "start" => start(&mut t, rest),
+            "runtime" => match rest.split_once(' ') {
+                Some((_pid, path)) if path.rsplit('/').next().is_some_and(|n| n.starts_with("libcudart.so")) => {
+                    if !t.runtimes.iter().any(|(_, p)| p == path) {
+                        t.runtimes.push((n, path.to_owned()));
+                    }
+                    true
+                }
+                _ => false,
+            },
             "as-driver" if !rest.contains('"') => as_driver(&mut t, rest),
             "request" | "refused" | "as-driver" => request(kind, rest, n).map(|r| t.requests.push(r)).is_some(),
             "call" | "missing" => match called(rest, n) {
@@ -269,6 +281,8 @@ as-driver 1 \"cuNew\" 12050 flags 0 -> refused 0 status 1 (SymbolNotFound) real 
 missing 1 cuNew_v12050 (cuNew) -> CUDA_ERROR_NOT_FOUND: a driver of 12040 does not export it
 call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_ERROR_NO_DEVICE 5 ns
 call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_SUCCESS 5 ns
+runtime 2 /usr/lib/libcudart.so.12.4.99
+runtime 3 /usr/lib/libcudart.so.12.4.99
 something else
 request 1 \"unterminated 1 flags 0 -> x
 ";
@@ -291,6 +305,7 @@ request 1 \"unterminated 1 flags 0 -> x
         assert_eq!(t.calls.len(), 2, "each ABI once: {:?}", t.calls);
         assert_eq!(t.calls[1].result, "CUDA_ERROR_NO_DEVICE");
         assert_eq!(t.missing[0].exported, "cuNew");
+        assert_eq!(t.runtimes, [(11, "/usr/lib/libcudart.so.12.4.99".to_owned())]);
         assert_eq!(t.not_read, 2);
     }
 

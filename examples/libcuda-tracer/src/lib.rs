@@ -28,7 +28,8 @@
 //! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards;
 //! with `first`, only the first call of each ABI is written (what `min-driver --run` reads).
 //! A request the driver refuses gets a `refused` line (`refused TID "cuNoSuch" 12000 flags 0 ->
-//! CUDA_SUCCESS status 1`).
+//! CUDA_SUCCESS status 1`); each CUDA runtime mapped when the tracer starts, a `runtime` line
+//! (`runtime PID /usr/lib/libcudart.so.12.4.99`).
 //!
 //! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
 //! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
@@ -277,6 +278,19 @@ impl Observer for Tracer {
             }
         }
         line.send();
+        // The CUDA runtime already mapped (it loads libcuda, so it is there before this
+        // library's constructor runs): its major needs NVIDIA's minimum driver for it.
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let mut seen: Vec<&str> = Vec::new();
+        for path in maps.lines().filter_map(|l| l.split_whitespace().nth(5)) {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if name.starts_with("libcudart.so") && !seen.contains(&path) {
+                seen.push(path);
+                let mut line = Line::new();
+                let _ = write!(line, "runtime {} {path}", std::process::id());
+                line.send();
+            }
+        }
         match as_driver {
             Some(Ok(v)) => {
                 let mut line = Line::new();
