@@ -298,3 +298,73 @@ fn a_trace_file_and_a_missing_observer() {
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("not observed"), "{}", text(&out.stderr));
 }
+
+/// NVIDIA's CUDA 12.4 runtime (from its wheel, which `cargo xtask generate` fetches) under
+/// `--run`: the runtime mapped into the process counts (the CUDA 12.x runtime, and NVIDIA's
+/// minimum driver for it); and driver 555 answering as 470 (CUDA 11.4) makes the runtime
+/// refuse the driver exactly as 470 itself does (`cudaGetDeviceCount`: 35, insufficient
+/// driver, where 555 says 100, no device).
+#[test]
+fn a_runtime_counts_and_refuses_an_older_driver_as_on_that_driver() {
+    let Some(drivers) = drivers::fetched() else { return };
+    let wheel = repo_root()
+        .join("target/cuda-headers/wheels/nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl");
+    let Ok(file) = std::fs::File::open(&wheel) else {
+        cuda_sys_gen_tests::skip(&format!("no {} (cargo xtask generate fetches it)", wheel.display()));
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut zip = zip::ZipArchive::new(file).expect("the wheel is a zip file");
+    let mut lib = zip.by_name("nvidia/cuda_runtime/lib/libcudart.so.12").expect("libcudart.so.12 in the wheel");
+    let rt = dir.path().join("rt");
+    std::fs::create_dir_all(&rt).unwrap();
+    std::io::copy(&mut lib, &mut std::fs::File::create(rt.join("libcudart.so.12")).unwrap()).unwrap();
+    let source = dir.path().join("rt.c");
+    std::fs::write(
+        &source,
+        "#include <dlfcn.h>\n#include <stdio.h>\nint main(void){void*h=dlopen(\"libcudart.so.12\",RTLD_NOW);\
+         if(!h){printf(\"no runtime\\n\");return 1;}int(*f)(int*)=(int(*)(int*))dlsym(h,\"cudaGetDeviceCount\");\
+         int n=-1;int r=f(&n);printf(\"cudaGetDeviceCount: %d\\n\",r);return 0;}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("rt.bin");
+    match Command::new("cc").arg("-o").arg(&exe).arg(&source).arg("-ldl").output() {
+        Ok(o) => assert!(o.status.success(), "{}", text(&o.stderr)),
+        Err(e) => {
+            cuda_sys_gen_tests::skip(&format!("no C compiler (`cc`: {e})"));
+            return;
+        }
+    }
+    let with_rt = |d: &Fetched| {
+        let mut p: Vec<PathBuf> = d.lib_dirs.clone();
+        p.push(rt.clone());
+        std::env::join_paths(p).unwrap()
+    };
+    let run = |d: &Fetched, args: &[&str]| {
+        Command::new(cuda_sys_gen_binary())
+            .current_dir(repo_root())
+            .arg("min-driver")
+            .args(args)
+            .env("LD_LIBRARY_PATH", with_rt(d))
+            .env("CUDA_SYS_GEN_OBSERVER", observer())
+            .env_remove("CUDA_SYS_GEN_REAL_LIBCUDA")
+            .output()
+            .expect("run cuda-sys-gen")
+    };
+    let exe_text = exe.to_str().unwrap();
+    let newest = driver(&drivers, "555");
+    let out = run(newest, &["--json", "--run", "--", exe_text]);
+    assert_eq!(text(&out.stdout), "cudaGetDeviceCount: 100\n", "{}", text(&out.stderr));
+    let report = json_report(&out);
+    assert_eq!(report["runtimes"], serde_json::json!([12]), "{report}");
+    assert!(report["kernels"][0]["needs"] == "the CUDA 12.x runtime", "{report}");
+    let on_470 = Command::new(&exe).env("LD_LIBRARY_PATH", with_rt(driver(&drivers, "470"))).output().unwrap();
+    assert_eq!(text(&on_470.stdout), "cudaGetDeviceCount: 35\n", "470 refuses the 12.4 runtime");
+    let as_470 = run(newest, &["--run", "--as-driver", "11.4", "--", exe_text]);
+    assert_eq!(text(&as_470.stdout), text(&on_470.stdout), "{}", text(&as_470.stderr));
+    assert!(
+        text(&as_470.stderr).contains("cuDriverGetVersion: 11040 (the real driver: 12050)"),
+        "{}",
+        text(&as_470.stderr)
+    );
+}
