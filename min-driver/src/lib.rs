@@ -36,7 +36,7 @@ mod kernels;
 mod model;
 mod registry;
 pub mod releases;
-pub mod run;
+pub mod runs;
 mod scan;
 pub mod trace;
 
@@ -1583,7 +1583,7 @@ pub fn run(args: &MinDriverArgs) -> Result<u8> {
     let platform = args.platform;
     let releases = Releases::load()?;
     if args.run || args.trace.is_some() {
-        return run::run(args, &releases);
+        return runs::run(args, &releases);
     }
     // Arguments first: a bad one is said before any file is read.
     let mut wanted = Vec::new();

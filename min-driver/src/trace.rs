@@ -1,5 +1,5 @@
 //! A trace of the stand-in tracer (`examples/libcuda-tracer`), read: what a run asked the driver
-//! for and what it was answered. Only the evidence, line by line; what it implies is `run.rs`'s.
+//! for and what it was answered. Only the evidence, line by line; what it implies is `runs.rs`'s.
 //!
 //! The lines read (the tracer's module doc is their definition):
 //! - `start PID real driver PATH (version N)` (or `... real driver none: WHY`), once per process;
