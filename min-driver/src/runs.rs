@@ -597,8 +597,8 @@ fn is_static(cmd: &std::ffi::OsStr) -> Option<PathBuf> {
     let data = std::fs::read(&path).ok()?;
     use object::Object;
     let file = object::File::parse(data.as_slice()).ok()?;
-    let dynamic = file.section_by_name(".interp").is_some() || file.section_by_name(".dynamic").is_some();
-    (!dynamic).then_some(path)
+    // No program interpreter: nothing loads libraries by name for it (a static-pie too).
+    file.section_by_name(".interp").is_none().then_some(path)
 }
 
 /// Runs `command` with the observer first on the library path, its trace in a folder of our

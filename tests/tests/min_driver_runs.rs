@@ -368,3 +368,50 @@ fn a_runtime_counts_and_refuses_an_older_driver_as_on_that_driver() {
         text(&as_470.stderr)
     );
 }
+
+/// What cannot be run or observed is said, with exit 1, before or instead of a floor, and the
+/// observer's scratch folder is left nowhere: a static program, a command that is not there, a
+/// version that is none, `--as-driver` on a trace.
+#[test]
+fn what_cannot_be_observed_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    // The scratch folders go under a TMPDIR of this test's own (other tests run beside it).
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let scratch = || std::fs::read_dir(&tmp).unwrap().count();
+    let cli = |args: &[&str]| {
+        Command::new(cuda_sys_gen_binary())
+            .current_dir(repo_root())
+            .arg("min-driver")
+            .args(args)
+            .env("CUDA_SYS_GEN_OBSERVER", observer())
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap()
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--run", "--", "/nonexistent/program"], "could not run /nonexistent/program"),
+        (vec!["--run", "--as-driver", "twelve", "--", "true"], "--as-driver"),
+        (vec!["--as-driver", "12.4", "--trace", "x.log"], "--run"),
+        (vec!["--run"], "CMD"),
+    ];
+    for (args, says) in cases {
+        let out = cli(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+    let source = dir.path().join("st.c");
+    std::fs::write(&source, "int main(void) { return 0; }\n").unwrap();
+    let exe = dir.path().join("st");
+    let built = Command::new("cc").arg("-static").arg("-o").arg(&exe).arg(&source).output();
+    if built.is_ok_and(|o| o.status.success()) {
+        let out = cli(&["--run", "--", exe.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("is a static program"), "{}", text(&out.stderr));
+    } else {
+        eprintln!("no static C library here: the static program is not tried");
+    }
+    let out = cli(&["--run", "--", "sh", "-c", "exit 0"]);
+    assert_eq!(out.status.code(), Some(2), "not observed: {}", text(&out.stderr));
+    assert_eq!(scratch(), 0, "a scratch folder was left behind");
+}
