@@ -241,14 +241,47 @@ pub(crate) fn floor_of_trace(
             reading: "request",
         });
     }
+    // Each image copied by the tracer, read as a kernel file is.
+    let mut images_read: BTreeSet<&str> = BTreeSet::new();
+    for (line, abi, copy) in &t.images {
+        let (Some(copy), Some(reg)) = (copy, reg) else { continue };
+        let Ok(data) = std::fs::read(copy) else { continue };
+        let name = format!("the image of {abi}");
+        let mut ev = crate::model::Evidence {
+            file: PathBuf::from(&name),
+            format: "an image loaded at run time, read as a kernel".to_owned(),
+            kernel_file: true,
+            ..crate::model::Evidence::default()
+        };
+        if copy.ends_with(".ptx") {
+            crate::kernels::ptx(&String::from_utf8_lossy(&data), &name, &mut ev.image);
+        } else {
+            crate::kernels::binary(&data, &name, &mut ev.image);
+        }
+        let mut read = crate::model::decide(ev, reg, releases, None);
+        // Named by the trace's line of the load.
+        for k in &mut read.kernels {
+            (k.file, k.line) = (path.to_owned(), *line);
+        }
+        for u in &mut read.unresolved {
+            (u.file, u.line) = (path.to_owned(), *line);
+        }
+        floor.kernels.extend(read.kernels);
+        floor.unresolved.extend(read.unresolved);
+        images_read.insert(abi);
+    }
+    // A load whose every image was read is no longer "not read".
+    let unread_loads: BTreeSet<&str> =
+        t.images.iter().filter(|(_, _, c)| c.is_none() || reg.is_none()).map(|(_, a, _)| a.as_str()).collect();
     for c in &t.calls {
-        if IMAGE_LOADERS.iter().any(|l| c.abi.strip_prefix(l).is_some_and(|v| v.starts_with("_v"))) {
+        let loader = IMAGE_LOADERS.iter().any(|l| c.abi.strip_prefix(l).is_some_and(|v| v.starts_with("_v")));
+        if loader && (!images_read.contains(c.abi.as_str()) || unread_loads.contains(c.abi.as_str())) {
             floor.unresolved.push(Unresolved {
                 spelled: format!("{} ({})", c.abi, c.exported),
                 file: path.to_owned(),
                 line: c.line,
-                why: "an image loaded at run time: the tracer records its address, not its bytes, so its kernels' \
-                      needs (architecture, PTX ISA) are not read"
+                why: "an image loaded at run time whose bytes the tracer did not record (a file it named, or a copy \
+                      it could not make): its kernels' needs (architecture, PTX ISA) are not read"
                     .to_owned(),
                 reading: "kernel",
             });
@@ -321,6 +354,7 @@ pub(crate) fn floor_of_trace(
     gaps.sort_by(|a, b| a.request.cmp(&b.request));
     reading.gaps = gaps;
     floor.uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.line.cmp(&b.line)));
+    floor.kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.needs.cmp(&b.needs)));
     (floor, reading)
 }
 
@@ -451,14 +485,17 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
         (None, true) => bail!("--run needs a command after `--`: min-driver --run -- CMD ARGS..."),
     };
     let t = trace::read(&trace_path);
-    if let Some(dir) = &scratch {
-        // Our own folder, made by run_observed: nothing else is in it.
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    let t = t?;
+    let t = match t {
+        Ok(t) => t,
+        Err(e) => {
+            remove_scratch(scratch.as_deref());
+            return Err(e);
+        }
+    };
     // A run's trace is removed with its folder: its lines are named as the run's.
     let shown = if scratch.is_some() { PathBuf::from("the run's trace") } else { trace_path.clone() };
     let (floor, mut reading) = floor_of_trace(&t, &shown, reg.as_ref(), releases);
+    remove_scratch(scratch.as_deref());
     reading.exit = exit;
     let program_status = exit.filter(|&c| c != 0).map(|c| u8::try_from(c).unwrap_or(1));
     if t.processes == 0 {
@@ -543,6 +580,13 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     Ok(program_status.unwrap_or(status))
 }
 
+/// The folder `run_observed` made (its trace and the images the tracer copied: nothing else).
+fn remove_scratch(dir: Option<&Path>) {
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 /// `--json` of a run: the static reading's document, and the run's own part.
 #[derive(Serialize)]
 struct RunJson<'a> {
@@ -619,8 +663,15 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
     let dir = std::env::temp_dir().join(format!("cuda-sys-gen-run-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir).with_context(|| format!("creating {} for the observer", dir.display()))?;
     let lib = dir.join("libcuda.so.1");
-    std::fs::copy(&observer, &lib).with_context(|| format!("copying {} into {}", observer.display(), dir.display()))?;
     let trace = dir.join("trace.log");
+    let images = dir.join("images");
+    let made = std::fs::copy(&observer, &lib)
+        .with_context(|| format!("copying {} into {}", observer.display(), dir.display()))
+        .and_then(|_| std::fs::create_dir(&images).with_context(|| format!("creating {}", images.display())));
+    if let Err(e) = made {
+        remove_scratch(Some(&dir));
+        return Err(e);
+    }
     let mut path = std::ffi::OsString::from(&dir);
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
         path.push(":");
@@ -630,7 +681,8 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
     cmd.args(&command[1..])
         .env("LD_LIBRARY_PATH", path)
         .env("CUDA_SYS_GEN_TRACE", &trace)
-        .env("CUDA_SYS_GEN_TRACE_CALLS", "first");
+        .env("CUDA_SYS_GEN_TRACE_CALLS", "first")
+        .env("CUDA_SYS_GEN_TRACE_IMAGES", &images);
     match as_driver {
         Some(v) => cmd.env("CUDA_SYS_GEN_AS_DRIVER", v.to_string()),
         None => cmd.env_remove("CUDA_SYS_GEN_AS_DRIVER"),

@@ -11,7 +11,8 @@
 //!   answered as the older driver would, beside the real driver's answer;
 //! - `call TID ABI (EXPORTED) ... -> RESULT ...`: a call of the ABI;
 //! - `missing TID ABI (EXPORTED) -> ...`: a call of an ABI the older driver does not export;
-//! - `runtime PID PATH`: a CUDA runtime (`libcudart.so...`) mapped into the process.
+//! - `runtime PID PATH`: a CUDA runtime (`libcudart.so...`) mapped into the process;
+//! - `image PID ABI PATH` (or `... not recorded: WHY`): a copy of an image a load was given.
 //!
 //! Anything else is counted as not read. A line cut by the tracer (`...` at its end) still
 //! has its head, which is all that is read. Never panics: every field is parsed or the line
@@ -74,6 +75,9 @@ pub struct Trace {
     pub calls: Vec<Called>,
     /// Calls of ABIs the older driver does not export (`--as-driver`).
     pub missing: Vec<Called>,
+    /// The images loaded: (line, the loader's ABI, the copy's path or `None` where the tracer
+    /// says it was not recorded).
+    pub images: Vec<(usize, String, Option<String>)>,
     /// The CUDA runtimes mapped: (line, path), each path once.
     pub runtimes: Vec<(usize, String)>,
     /// Lines of no form above.
@@ -96,6 +100,14 @@ pub fn parse(text: &str) -> Trace {
         let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
         let read = match kind {
             "start" => start(&mut t, rest),
+            "image" => match rest.splitn(3, ' ').collect::<Vec<_>>()[..] {
+                [_pid, abi, what] if abi.starts_with("cu") => {
+                    let path = (!what.starts_with("not recorded")).then(|| what.to_owned());
+                    t.images.push((n, abi.to_owned(), path));
+                    true
+                }
+                _ => false,
+            },
             "runtime" => match rest.split_once(' ') {
                 Some((_pid, path)) if path.rsplit('/').next().is_some_and(|n| n.starts_with("libcudart.so")) => {
                     if !t.runtimes.iter().any(|(_, p)| p == path) {
@@ -282,6 +294,8 @@ missing 1 cuNew_v12050 (cuNew) -> CUDA_ERROR_NOT_FOUND: a driver of 12040 does n
 call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_ERROR_NO_DEVICE 5 ns
 call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_SUCCESS 5 ns
 runtime 2 /usr/lib/libcudart.so.12.4.99
+image 2 cuModuleLoadData_v2000 /tmp/x/image-2-0.fatbin
+image 2 cuModuleLoadData_v2000 not recorded: no image pointer, or larger than 1 GiB
 runtime 3 /usr/lib/libcudart.so.12.4.99
 something else
 request 1 \"unterminated 1 flags 0 -> x
@@ -306,6 +320,9 @@ request 1 \"unterminated 1 flags 0 -> x
         assert_eq!(t.calls[1].result, "CUDA_ERROR_NO_DEVICE");
         assert_eq!(t.missing[0].exported, "cuNew");
         assert_eq!(t.runtimes, [(11, "/usr/lib/libcudart.so.12.4.99".to_owned())]);
+        assert_eq!(t.images.len(), 2);
+        assert_eq!(t.images[0].2.as_deref(), Some("/tmp/x/image-2-0.fatbin"));
+        assert_eq!(t.images[1].2, None);
         assert_eq!(t.not_read, 2);
     }
 

@@ -415,3 +415,50 @@ fn what_cannot_be_observed_is_said() {
     assert_eq!(out.status.code(), Some(2), "not observed: {}", text(&out.stderr));
     assert_eq!(scratch(), 0, "a scratch folder was left behind");
 }
+
+/// An image loaded from memory (`cuModuleLoadData` of PTX of ISA 8.5) is copied by the tracer
+/// and read as a kernel file is: the run's floor is the release that JIT-compiles it, 12.5.
+/// Without a GPU a real driver loads nothing, so the "real driver" here is a C library that
+/// loads any image (`tests/min-driver-run/loader.c`).
+#[test]
+fn an_image_loaded_at_run_time_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let loader = dir.path().join("fake").join("libcuda.so.1");
+    std::fs::create_dir_all(loader.parent().unwrap()).unwrap();
+    let source = repo_root().join("tests/min-driver-run/loader.c");
+    match Command::new("cc")
+        .args(["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o"])
+        .arg(&loader)
+        .arg(&source)
+        .output()
+    {
+        Ok(o) => assert!(o.status.success(), "{}", text(&o.stderr)),
+        Err(e) => {
+            cuda_sys_gen_tests::skip(&format!("no C compiler (`cc`: {e})"));
+            return;
+        }
+    }
+    let exe = dir.path().join("loads");
+    let o = Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(repo_root().join("tests/min-driver-run/loads.c"))
+        .arg(format!("-L{}", loader.parent().unwrap().display()))
+        .arg("-l:libcuda.so.1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = Command::new(cuda_sys_gen_binary())
+        .current_dir(repo_root())
+        .args(["min-driver", "--json", "--run", "--"])
+        .arg(&exe)
+        .env("CUDA_SYS_GEN_OBSERVER", observer())
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", &loader)
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "cuModuleLoadData -> result 0\n", "{}", text(&out.stderr));
+    let report = json_report(&out);
+    assert_eq!(report["version"], 12050, "{report}");
+    assert_eq!(report["kernels"][0]["needs"], "PTX ISA 8.5", "{report}");
+    assert_eq!(report["at_least"], false, "the image was read: {report}");
+}

@@ -86,6 +86,17 @@ static AS_DRIVER: AtomicU32 = AtomicU32::new(0);
 /// answer with is found by its exported name (`--as-driver` hands it out instead).
 static OWN_HANDLE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
 
+/// The environment variable that names a folder (existing) where the tracer writes a copy of
+/// each image a program loads from memory (`min-driver --run` reads their kernels).
+pub const IMAGES_ENV: &str = "CUDA_SYS_GEN_TRACE_IMAGES";
+static IMAGES: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+static IMAGE_COUNT: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+/// The driver functions that load an image from memory.
+const IMAGE_LOADERS: &[&str] =
+    &["cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData", "cuLinkAddData"];
+/// The most of one image copied (a larger one is not recorded).
+const IMAGE_MAX: usize = 1 << 30;
+
 thread_local! {
     /// Set while this thread's lookup asks the real driver on behalf of `--as-driver`: its
     /// answer is kept in [`REAL_ANSWER`], not written as a `request` line. Const-initialised
@@ -254,6 +265,9 @@ impl Observer for Tracer {
         let calls = std::env::var_os(CALLS_ENV);
         CALLS.store(calls.as_ref().is_none_or(|v| v != "0"), Ordering::Relaxed);
         FIRST_ONLY.store(calls.is_some_and(|v| v == "first"), Ordering::Relaxed);
+        if let Some(dir) = std::env::var_os(IMAGES_ENV).filter(|d| !d.is_empty()) {
+            let _ = IMAGES.set(std::path::PathBuf::from(dir));
+        }
         let as_driver = as_driver_asked();
         if let Some(Ok(v)) = as_driver {
             OWN_HANDLE.store(own_handle(), Ordering::Release);
@@ -341,6 +355,13 @@ impl Observer for Tracer {
                 };
                 return trace_call(index, info, args, &mut says);
             }
+        }
+        if IMAGES.get().is_some() && IMAGE_LOADERS.contains(&info.symbol) {
+            let r = trace_call(index, info, args, forward);
+            if r.0 == 0 {
+                record_image(info, args);
+            }
+            return r;
         }
         trace_call(index, info, args, forward)
     }
@@ -590,4 +611,75 @@ fn lookup(
         line.send();
     }
     cuda_driver_pfn::types::cudaError_enum(result)
+}
+
+/// The length of the image at `p` that the driver has just loaded (so its headers are valid):
+/// a fatbin (its header's sizes), a fatbin wrapper (`__fatBinC_Wrapper_t`, followed), an ELF
+/// cubin (to the end of its header tables), else PTX text (to its NUL). `None`: too large.
+///
+/// # Safety
+/// `p` is an image the driver accepted.
+unsafe fn image_extent(mut p: *const u8, given: usize) -> Option<(*const u8, usize, &'static str)> {
+    let read_u32 = |q: *const u8, at: usize| unsafe { core::ptr::read_unaligned(q.add(at).cast::<u32>()) };
+    let read_u16 = |q: *const u8, at: usize| unsafe { core::ptr::read_unaligned(q.add(at).cast::<u16>()) };
+    let read_u64 = |q: *const u8, at: usize| unsafe { core::ptr::read_unaligned(q.add(at).cast::<u64>()) };
+    if read_u32(p, 0) == 0x4662_43b1 {
+        p = read_u64(p, 8) as usize as *const u8;
+        if p.is_null() {
+            return None;
+        }
+    }
+    let (len, kind) = if given > 0 {
+        (given, "image")
+    } else if read_u32(p, 0) == 0xba55_ed50 {
+        (usize::from(read_u16(p, 6)).checked_add(usize::try_from(read_u64(p, 8)).ok()?)?, "fatbin")
+    } else if read_u32(p, 0) == u32::from_le_bytes(*b"\x7fELF") {
+        let sh =
+            usize::try_from(read_u64(p, 0x28)).ok()? + usize::from(read_u16(p, 0x3a)) * usize::from(read_u16(p, 0x3c));
+        let ph =
+            usize::try_from(read_u64(p, 0x20)).ok()? + usize::from(read_u16(p, 0x36)) * usize::from(read_u16(p, 0x38));
+        (sh.max(ph), "cubin")
+    } else {
+        // SAFETY: PTX is NUL-terminated text, as the driver read it.
+        (unsafe { CStr::from_ptr(p.cast()) }.to_bytes().len(), "ptx")
+    };
+    (len <= IMAGE_MAX).then_some((p, len, kind))
+}
+
+/// A copy of the image a successful load of `info` was given, into [`IMAGES`]'s folder, and an
+/// `image` line naming it (or why it was not recorded).
+fn record_image(info: &EntryInfo, args: &[Arg]) {
+    let Some(dir) = IMAGES.get() else { return };
+    let at = |name: &str| args.iter().find(|a| a.name == name).map(|a| a.value);
+    let data = ["image", "fatCubin", "code", "data"].iter().find_map(|n| match at(n) {
+        Some(ArgValue::Pointer(p)) if p != 0 => Some(p),
+        _ => None,
+    });
+    let given = match (info.symbol, at("size")) {
+        ("cuLinkAddData", Some(ArgValue::Int(n))) => usize::try_from(n).unwrap_or(0),
+        _ => 0,
+    };
+    let mut line = Line::new();
+    let _ = write!(line, "image {} {} ", std::process::id(), abi(info));
+    // SAFETY: the image the driver has just loaded successfully.
+    match data.and_then(|p| unsafe { image_extent(p as *const u8, given) }) {
+        Some((p, len, kind)) => {
+            let n = IMAGE_COUNT.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("image-{}-{n}.{kind}", std::process::id()));
+            // SAFETY: `len` bytes of the image, by its own headers.
+            let bytes = unsafe { core::slice::from_raw_parts(p, len) };
+            match std::fs::write(&path, bytes) {
+                Ok(()) => {
+                    let _ = write!(line, "{}", path.display());
+                }
+                Err(e) => {
+                    let _ = write!(line, "not recorded: {e}");
+                }
+            }
+        }
+        None => {
+            let _ = line.write_str("not recorded: no image pointer, or larger than 1 GiB");
+        }
+    }
+    line.send();
 }
