@@ -29,7 +29,9 @@
 //! with `first`, only the first call of each ABI is written (what `min-driver --run` reads).
 //! A request the driver refuses gets a `refused` line (`refused TID "cuNoSuch" 12000 flags 0 ->
 //! CUDA_SUCCESS status 1`); each CUDA runtime mapped when the tracer starts, a `runtime` line
-//! (`runtime PID /usr/lib/libcudart.so.12.4.99`).
+//! (`runtime PID /usr/lib/libcudart.so.12.4.99`). With `CUDA_SYS_GEN_TRACE_IMAGES=DIR` (an
+//! existing folder), each image a load from memory was given and the driver accepted is copied
+//! there (`image PID cuModuleLoadData_v2000 DIR/image-PID-0.ptx`).
 //!
 //! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
 //! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
