@@ -571,7 +571,9 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     if args.command.is_empty() {
         print!("{out}");
     } else {
-        eprint!("{out}");
+        // A closed or full stderr loses the report, as any message, and changes no status.
+        use std::io::Write as _;
+        let _ = std::io::stderr().write_all(out.as_bytes());
     }
     if reading.not_observed.is_some() {
         return Ok(program_status.unwrap_or(2));
