@@ -592,7 +592,10 @@ fn lookup(
                 }
             }
             other => {
-                let _ = write!(line, "refused {result} status {} ({other:?})", st.map_or(-1, i64::from));
+                // The status as the caller sees it: -1 where it passed none (as the real
+                // driver's answer is written), so that the two compare.
+                let shown = st.filter(|_| status != 0).map_or(-1, i64::from);
+                let _ = write!(line, "refused {result} status {shown} ({other:?})");
             }
         }
         let _ = line.write_str(" real ");
