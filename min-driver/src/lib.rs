@@ -40,7 +40,9 @@ mod kernels;
 mod model;
 mod registry;
 pub mod releases;
+pub mod runs;
 mod scan;
+pub mod trace;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -441,7 +443,7 @@ impl<'a> From<&'a PathBuf> for RegistrySource<'a> {
 }
 
 impl<'a> RegistrySource<'a> {
-    fn load(self) -> Result<Registry> {
+    pub(crate) fn load(self) -> Result<Registry> {
         match self {
             RegistrySource::File(path) => Registry::load(path),
             RegistrySource::BuiltIn(text, origin) => Registry::parse(text, origin),
@@ -1564,8 +1566,26 @@ pub struct MinDriverArgs {
     /// Compiled programs or libraries (ELF, PE); or Rust files, or folders searched for them
     /// (hidden folders, and the target/ folder beside a Cargo.toml, skipped; path dependencies
     /// and workspace members of the packages found followed).
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present_any = ["trace", "run"], value_name = "PATH")]
     pub sources: Vec<PathBuf>,
+    /// The floor of one run: runs the command after `--` with the observer (a stand-in
+    /// libcuda.so.1, `cargo build --release -p cuda-sys-gen-tracer`; found beside this program
+    /// or by $CUDA_SYS_GEN_OBSERVER) in front of this machine's driver, then reports on stderr
+    /// the oldest driver that answers that run the same way. The program's output and exit
+    /// status are its own.
+    #[arg(long, requires = "command", conflicts_with_all = ["sources", "trace"])]
+    pub run: bool,
+    /// The floor of a run recorded by the libcuda tracer (its CUDA_SYS_GEN_TRACE file).
+    #[arg(long, value_name = "FILE", conflicts_with = "sources")]
+    pub trace: Option<PathBuf>,
+    /// With --run: the observer answers as a driver of this version would (a CUDA version
+    /// `12.4`, or a driver number; not above this machine's), and the report lists each point
+    /// where the run went differently.
+    #[arg(long, value_name = "VERSION", requires = "run")]
+    pub as_driver: Option<String>,
+    /// With --run: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD", requires = "run")]
+    pub command: Vec<std::ffi::OsString>,
     /// A generated crate's registry.json. Default: the registry built into this cuda-sys-gen (of
     /// the toolkits it was built with).
     #[arg(long, value_name = "FILE")]
@@ -1643,6 +1663,9 @@ pub const HELP_CLOSING: &str =
 pub fn run(args: &MinDriverArgs) -> Result<u8> {
     let platform = args.platform;
     let releases = Releases::load()?;
+    if args.run || args.trace.is_some() {
+        return runs::run(args, &releases);
+    }
     // Arguments first: a bad one is said before any file is read.
     let mut wanted = Vec::new();
     let driver_number = args.driver.as_deref().and_then(releases::driver_number).filter(|n| n[0] >= 100);

@@ -25,7 +25,21 @@
 //! than the ABI the version asked names (a driver before 13.0 asked above its own version) is
 //! flagged `HAZARD: asked 12050, got cuCtxCreate_v11040 (11040), older than ...`. Without
 //! `$CUDA_SYS_GEN_TRACE` nothing is written, and every call only forwards. With
-//! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards.
+//! `CUDA_SYS_GEN_TRACE_CALLS=0` only those request lines are written: every call only forwards;
+//! with `first`, only the first call of each ABI is written (what `min-driver --run` reads).
+//! A request the driver refuses gets a `refused` line (`refused TID "cuNoSuch" 12000 flags 0 ->
+//! CUDA_SUCCESS status 1`); each CUDA runtime mapped when the tracer starts, a `runtime` line
+//! (`runtime PID /usr/lib/libcudart.so.12.4.99`). With `CUDA_SYS_GEN_TRACE_IMAGES=DIR` (an
+//! existing folder), each image a load from memory was given and the driver accepted is copied
+//! there (`image PID cuModuleLoadData_v2000 DIR/image-PID-0.ptx`).
+//!
+//! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
+//! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
+//! says it; each lookup still asks the real driver, then hands out the answer the registry's
+//! rule gives for that driver (`answer::driver_answer`: this library's function of that ABI,
+//! which forwards to the real driver's export, or the refusal), written as one `as-driver` line
+//! with the real driver's answer beside it; a call of an ABI that driver does not have returns
+//! `CUDA_ERROR_NOT_FOUND` without reaching the real driver, written as a `missing` line.
 //!
 //! Each line is formatted on the stack and written with one `write(2)` to the file opened
 //! `O_APPEND | O_NONBLOCK` before any call (in the constructor): no lock and no allocation on
@@ -33,10 +47,14 @@
 //! A trace that cannot be written (a FIFO nobody reads, a reader that left, a full pipe) loses
 //! lines and never stops or signals the program.
 
+use core::cell::Cell;
+use core::ffi::{c_void, CStr};
 use core::fmt::Write as _;
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
-use cuda_driver_pfn::standin::{self, Arg, Observer};
+use cuda_driver_pfn::answer::DriverAnswer;
+use cuda_driver_pfn::registry::ENTRY_COUNT;
+use cuda_driver_pfn::standin::{self, Arg, ArgValue, Observer};
 use cuda_driver_pfn::types::CUresult;
 use cuda_driver_pfn::{answer, EntryInfo, ENTRIES};
 
@@ -55,6 +73,39 @@ static SINK: AtomicI32 = AtomicI32::new(-1);
 static SINK_PIPE: AtomicBool = AtomicBool::new(false);
 /// Whether calls are written down (`$CUDA_SYS_GEN_TRACE_CALLS` is not `0`).
 static CALLS: AtomicBool = AtomicBool::new(true);
+/// `$CUDA_SYS_GEN_TRACE_CALLS=first`: only the first call of each ABI is written down.
+static FIRST_ONLY: AtomicBool = AtomicBool::new(false);
+/// Per ABI, whether a call of it was written down (for [`FIRST_ONLY`]).
+static CALLED: [AtomicBool; ENTRY_COUNT] = [const { AtomicBool::new(false) }; ENTRY_COUNT];
+
+/// The environment variable that makes the tracer answer as an older driver would: a version
+/// as `cuDriverGetVersion` says it (`12040`), not above the real driver's.
+pub const AS_DRIVER_ENV: &str = "CUDA_SYS_GEN_AS_DRIVER";
+/// [`AS_DRIVER_ENV`]'s version, once accepted by [`Observer::start`]; 0: answer as the real
+/// driver does.
+static AS_DRIVER: AtomicU32 = AtomicU32::new(0);
+/// This library, as `dlopen` knows it: where the function of an ABI the real driver did not
+/// answer with is found by its exported name (`--as-driver` hands it out instead).
+static OWN_HANDLE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The environment variable that names a folder (existing) where the tracer writes a copy of
+/// each image a program loads from memory (`min-driver --run` reads their kernels).
+pub const IMAGES_ENV: &str = "CUDA_SYS_GEN_TRACE_IMAGES";
+static IMAGES: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+static IMAGE_COUNT: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+/// The driver functions that load an image from memory.
+const IMAGE_LOADERS: &[&str] =
+    &["cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData", "cuLinkAddData"];
+/// The most of one image copied (a larger one is not recorded).
+const IMAGE_MAX: usize = 1 << 30;
+
+thread_local! {
+    /// Set while this thread's lookup asks the real driver on behalf of `--as-driver`: its
+    /// answer is kept in [`REAL_ANSWER`], not written as a `request` line. Const-initialised
+    /// cells without destructors: nothing is allocated or registered on a call's path.
+    static ASKING: Cell<bool> = const { Cell::new(false) };
+    static REAL_ANSWER: Cell<Option<&'static EntryInfo>> = const { Cell::new(None) };
+}
 
 struct Tracer;
 
@@ -213,7 +264,17 @@ fn hazard(
 
 impl Observer for Tracer {
     fn start(&self) {
-        CALLS.store(std::env::var_os(CALLS_ENV).is_none_or(|v| v != "0"), Ordering::Relaxed);
+        let calls = std::env::var_os(CALLS_ENV);
+        CALLS.store(calls.as_ref().is_none_or(|v| v != "0"), Ordering::Relaxed);
+        FIRST_ONLY.store(calls.is_some_and(|v| v == "first"), Ordering::Relaxed);
+        if let Some(dir) = std::env::var_os(IMAGES_ENV).filter(|d| !d.is_empty()) {
+            let _ = IMAGES.set(std::path::PathBuf::from(dir));
+        }
+        let as_driver = as_driver_asked();
+        if let Some(Ok(v)) = as_driver {
+            OWN_HANDLE.store(own_handle(), Ordering::Release);
+            AS_DRIVER.store(v, Ordering::Release);
+        }
         let Some(path) = std::env::var_os(TRACE_ENV) else { return };
         let Some(fd) = open_sink(&path) else { return };
         SINK.store(fd, Ordering::Release);
@@ -233,44 +294,79 @@ impl Observer for Tracer {
             }
         }
         line.send();
+        // The CUDA runtime already mapped (it loads libcuda, so it is there before this
+        // library's constructor runs): its major needs NVIDIA's minimum driver for it.
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let mut seen: Vec<&str> = Vec::new();
+        for path in maps.lines().filter_map(|l| l.split_whitespace().nth(5)) {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if name.starts_with("libcudart.so") && !seen.contains(&path) {
+                seen.push(path);
+                let mut line = Line::new();
+                let _ = write!(line, "runtime {} {path}", std::process::id());
+                line.send();
+            }
+        }
+        match as_driver {
+            Some(Ok(v)) => {
+                let mut line = Line::new();
+                let _ = write!(line, "as-driver {v}");
+                line.send();
+            }
+            Some(Err(why)) => {
+                let mut line = Line::new();
+                let _ = write!(line, "as-driver refused: {why}");
+                line.send();
+            }
+            None => {}
+        }
     }
 
     fn call(&self, index: usize, args: &[Arg], forward: &mut dyn FnMut() -> CUresult) -> CUresult {
-        if SINK.load(Ordering::Relaxed) < 0 || !CALLS.load(Ordering::Relaxed) {
-            return forward();
+        let Some(info) = ENTRIES.get(index) else { return forward() };
+        let as_driver = AS_DRIVER.load(Ordering::Relaxed);
+        if info.symbol == "cuGetProcAddress" {
+            return lookup(index, info, args, forward, as_driver);
         }
-        let start = std::time::Instant::now();
-        let result = forward();
-        let took = start.elapsed().as_nanos();
-        let Some(info) = ENTRIES.get(index) else { return result };
-        let mut line = Line::new();
-        let _ = write!(line, "call {} {} ({})", thread_id(), abi(info), info.exported);
-        for (i, a) in args.iter().enumerate() {
-            let _ = write!(line, "{}{a}", if i == 0 { " " } else { ", " });
-        }
-        let _ = write!(line, " -> {result:?}");
-        if result.0 == 0 {
-            // What each output parameter points to, now that the driver has filled it.
-            let mut first = true;
-            for a in args {
-                // SAFETY: the call returned CUDA_SUCCESS and has not yet returned to its caller.
-                if let Some(v) = unsafe { a.output() } {
-                    let _ = write!(line, "{}*{} = {v}", if first { " {" } else { ", " }, a.name);
-                    first = false;
-                }
+        if as_driver != 0 {
+            if !answer::driver_has(info.version, as_driver) {
+                // A driver of that version does not export this ABI: a program linked against
+                // it would not have loaded; one that found it by `dlsym` gets what a missing
+                // symbol gives. The real driver is not called.
+                let mut line = Line::new();
+                let _ = write!(
+                    line,
+                    "missing {} {} ({}) -> CUDA_ERROR_NOT_FOUND: a driver of {as_driver} does not export it",
+                    thread_id(),
+                    abi(info),
+                    info.exported
+                );
+                line.send();
+                return standin::MISSING;
             }
-            if !first {
-                let _ = line.write_str("}");
+            if info.symbol == "cuDriverGetVersion" {
+                let mut says = || {
+                    let r = forward();
+                    if let (0, Some(ArgValue::Pointer(p))) = (r.0, args.first().map(|a| a.value)) {
+                        if p != 0 {
+                            // SAFETY: the caller's `int*`, which the driver just wrote.
+                            unsafe { *(p as *mut core::ffi::c_int) = as_driver as core::ffi::c_int };
+                        }
+                    }
+                    r
+                };
+                return trace_call(index, info, args, &mut says);
             }
         }
-        let _ = write!(line, " {took} ns");
-        if result.0 == standin::MISSING.0 && standin::forward_pointer(index).is_none() {
-            let _ = line.write_str(" (not in the real driver: nothing was called)");
+        if IMAGES.get().is_some() && IMAGE_LOADERS.contains(&info.symbol) {
+            let r = trace_call(index, info, args, forward);
+            if r.0 == 0 {
+                record_image(info, args);
+            }
+            return r;
         }
-        line.send();
-        result
+        trace_call(index, info, args, forward)
     }
-
     fn request(
         &self,
         symbol: &core::ffi::CStr,
@@ -279,18 +375,18 @@ impl Observer for Tracer {
         answered: Option<&'static EntryInfo>,
         rule_agrees: bool,
     ) {
+        if ASKING.get() {
+            // Asked on behalf of `--as-driver`: its `as-driver` line says both answers.
+            REAL_ANSWER.set(answered);
+            return;
+        }
         if SINK.load(Ordering::Relaxed) < 0 {
             return;
         }
         let mut line = Line::new();
-        let _ = write!(line, "request {} \"", thread_id());
-        for chunk in symbol.to_bytes().utf8_chunks() {
-            let _ = write!(line, "{}", chunk.valid().escape_debug());
-            for b in chunk.invalid() {
-                let _ = write!(line, "\\x{b:02x}");
-            }
-        }
-        let _ = write!(line, "\" {version} flags {flags} -> ");
+        let _ = write!(line, "request {} ", thread_id());
+        write_request(&mut line, symbol, version, flags);
+        let _ = line.write_str(" -> ");
         match answered {
             Some(e) => {
                 let _ = write!(line, "{} ({})", abi(e), e.exported);
@@ -311,4 +407,284 @@ impl Observer for Tracer {
         let _ = line.write_str(if rule_agrees { " rule ok" } else { " rule DIFFERENT" });
         line.send();
     }
+}
+
+/// A call written down as one `call` line (unless the trace is off, calls are not traced, or
+/// with `first` an earlier call of the ABI was), made by `forward`.
+fn trace_call(index: usize, info: &EntryInfo, args: &[Arg], forward: &mut dyn FnMut() -> CUresult) -> CUresult {
+    if SINK.load(Ordering::Relaxed) < 0 || !CALLS.load(Ordering::Relaxed) {
+        return forward();
+    }
+    if FIRST_ONLY.load(Ordering::Relaxed) && CALLED.get(index).is_none_or(|c| c.swap(true, Ordering::Relaxed)) {
+        return forward();
+    }
+    let start = std::time::Instant::now();
+    let result = forward();
+    let took = start.elapsed().as_nanos();
+    let mut line = Line::new();
+    let _ = write!(line, "call {} {} ({})", thread_id(), abi(info), info.exported);
+    for (i, a) in args.iter().enumerate() {
+        let _ = write!(line, "{}{a}", if i == 0 { " " } else { ", " });
+    }
+    let _ = write!(line, " -> {result:?}");
+    if result.0 == 0 {
+        // What each output parameter points to, now that the driver has filled it.
+        let mut first = true;
+        for a in args {
+            // SAFETY: the call returned CUDA_SUCCESS and has not yet returned to its caller.
+            if let Some(v) = unsafe { a.output() } {
+                let _ = write!(line, "{}*{} = {v}", if first { " {" } else { ", " }, a.name);
+                first = false;
+            }
+        }
+        if !first {
+            let _ = line.write_str("}");
+        }
+    }
+    let _ = write!(line, " {took} ns");
+    if result.0 == standin::MISSING.0 && standin::forward_pointer(index).is_none() {
+        let _ = line.write_str(" (not in the real driver: nothing was called)");
+    }
+    line.send();
+    result
+}
+
+/// `"symbol" version flags F`: the symbol quoted, its bytes that are no UTF-8 as `\xNN`.
+fn write_request(line: &mut Line, symbol: &CStr, version: core::ffi::c_int, flags: u64) {
+    let _ = line.write_str("\"");
+    for chunk in symbol.to_bytes().utf8_chunks() {
+        let _ = write!(line, "{}", chunk.valid().escape_debug());
+        for b in chunk.invalid() {
+            let _ = write!(line, "\\x{b:02x}");
+        }
+    }
+    let _ = write!(line, "\" {version} flags {flags}");
+}
+
+/// `$CUDA_SYS_GEN_AS_DRIVER`, read once by the set-up: `None` where unset; the reason where
+/// it is no version or above the real driver's (a driver cannot be asked for what it lacks).
+fn as_driver_asked() -> Option<Result<u32, &'static str>> {
+    let text = std::env::var(AS_DRIVER_ENV).ok().filter(|t| !t.is_empty())?;
+    let Ok(v) = text.trim().parse::<u32>() else {
+        return Some(Err("not a driver version as cuDriverGetVersion says it (12040)"));
+    };
+    if v < 2000 {
+        return Some(Err("not a driver version as cuDriverGetVersion says it (12040)"));
+    }
+    match standin::real_driver() {
+        Ok(r) if r.version() != 0 && v > r.version() => Some(Err("above the real driver's version")),
+        Ok(_) => Some(Ok(v)),
+        Err(_) => Some(Err("no real driver was opened")),
+    }
+}
+
+/// This library's handle (`dlopen` of its own path, already loaded: nothing is run), for the
+/// functions of ABIs by their exported names.
+fn own_handle() -> *mut c_void {
+    // SAFETY: dladdr only reads the loader's tables; the path it gives is the loader's own.
+    unsafe {
+        let mut info: libc::Dl_info = core::mem::zeroed();
+        if libc::dladdr(own_handle as fn() -> *mut c_void as *const c_void, &mut info) == 0 || info.dli_fname.is_null()
+        {
+            return core::ptr::null_mut();
+        }
+        libc::dlopen(info.dli_fname, libc::RTLD_NOW | libc::RTLD_NOLOAD)
+    }
+}
+
+/// This library's function of `entry` (its export under the exported name), NULL where none.
+fn own_function(entry: &EntryInfo) -> *mut c_void {
+    let handle = OWN_HANDLE.load(Ordering::Acquire);
+    let name = entry.exported.as_bytes();
+    let mut c = [0u8; 128];
+    if handle.is_null() || name.len() >= c.len() {
+        return core::ptr::null_mut();
+    }
+    c[..name.len()].copy_from_slice(name);
+    // SAFETY: a NUL-terminated name looked up in our own handle.
+    unsafe { libc::dlsym(handle, c.as_ptr().cast()) }
+}
+
+/// An argument's integer or pointer value (0 where it has another kind).
+fn int_arg(args: &[Arg], i: usize) -> i128 {
+    match args.get(i).map(|a| a.value) {
+        Some(ArgValue::Int(v)) => v,
+        Some(ArgValue::Pointer(p)) => p as i128,
+        _ => 0,
+    }
+}
+
+/// A call of `cuGetProcAddress` or `cuGetProcAddress_v2` (`index`): traced as any call, and a
+/// request the driver refused gets a `refused` line (answered ones get their `request` line
+/// from the stand-in). With `--as-driver`, the real driver is asked (the call goes through),
+/// and then the answer is replaced by the one a driver of `as_driver` gives by the registry's
+/// rule (`answer::driver_answer`): its function (this library's, which forwards to the real
+/// driver's export of that ABI), or its refusal; an `as-driver` line says both.
+fn lookup(
+    index: usize,
+    info: &EntryInfo,
+    args: &[Arg],
+    forward: &mut dyn FnMut() -> CUresult,
+    as_driver: u32,
+) -> CUresult {
+    let symbol = int_arg(args, 0) as usize;
+    let pfn = int_arg(args, 1) as usize;
+    let version = int_arg(args, 2) as core::ffi::c_int;
+    let flags = int_arg(args, 3) as u64;
+    let status = if info.exported == "cuGetProcAddress" { 0 } else { int_arg(args, 4) as usize };
+    if as_driver == 0 {
+        let r = trace_call(index, info, args, forward);
+        // SAFETY: the caller's pointers, read after the driver used them.
+        let handed = if pfn == 0 { 0 } else { unsafe { *(pfn as *const usize) } };
+        if symbol != 0 && pfn != 0 && (r.0 != 0 || handed == 0) && SINK.load(Ordering::Relaxed) >= 0 {
+            let st = if status != 0 && r.0 == 0 { i64::from(unsafe { *(status as *const u32) }) } else { -1 };
+            let mut line = Line::new();
+            let _ = write!(line, "refused {} ", thread_id());
+            // SAFETY: the caller's NUL-terminated name, which the driver read too.
+            write_request(&mut line, unsafe { CStr::from_ptr(symbol as *const core::ffi::c_char) }, version, flags);
+            let _ = write!(line, " -> {r:?} status {st}");
+            line.send();
+        }
+        return r;
+    }
+    ASKING.set(true);
+    REAL_ANSWER.set(None);
+    let real = trace_call(index, info, args, forward);
+    ASKING.set(false);
+    if symbol == 0 || pfn == 0 {
+        return real;
+    }
+    // SAFETY: a NUL-terminated name the driver has just read.
+    let name = unsafe { CStr::from_ptr(symbol as *const core::ffi::c_char) };
+    let real_entry = REAL_ANSWER.get().filter(|_| real.0 == 0);
+    let real_status = if status != 0 && real.0 == 0 { i64::from(unsafe { *(status as *const u32) }) } else { -1 };
+    let ours = answer::driver_answer(name.to_bytes(), version, flags, as_driver);
+    let function = match ours {
+        DriverAnswer::Entry(e) if real_entry.is_some_and(|r| core::ptr::eq(r, e)) => {
+            // SAFETY: the caller's `void**`, which the stand-in filled with its function of `e`.
+            unsafe { *(pfn as *const *mut c_void) }
+        }
+        DriverAnswer::Entry(e) => own_function(e),
+        _ => core::ptr::null_mut(),
+    };
+    let (result, st) = if info.exported == "cuGetProcAddress" {
+        (ours.result_without_status(), None)
+    } else {
+        ours.result_and_status()
+    };
+    // SAFETY: the caller's pointers, as the driver writes them.
+    unsafe {
+        *(pfn as *mut *mut c_void) = function;
+        if let (Some(st), true) = (st, status != 0) {
+            *(status as *mut u32) = st;
+        }
+    }
+    if SINK.load(Ordering::Relaxed) >= 0 {
+        let mut line = Line::new();
+        let _ = write!(line, "as-driver {} ", thread_id());
+        write_request(&mut line, name, version, flags);
+        let _ = line.write_str(" -> ");
+        match ours {
+            DriverAnswer::Entry(e) => {
+                let _ = write!(line, "{} ({})", abi(e), e.exported);
+                if function.is_null() {
+                    let _ = line.write_str(" NOT HANDED OUT");
+                }
+            }
+            other => {
+                // The status as the caller sees it: -1 where it passed none (as the real
+                // driver's answer is written), so that the two compare.
+                let shown = st.filter(|_| status != 0).map_or(-1, i64::from);
+                let _ = write!(line, "refused {result} status {shown} ({other:?})");
+            }
+        }
+        let _ = line.write_str(" real ");
+        match real_entry {
+            Some(e) => {
+                let _ = write!(line, "{} ({})", abi(e), e.exported);
+            }
+            None if real.0 == 0 && real_status == 0 => {
+                let _ = line.write_str("a function the registry does not know");
+            }
+            None => {
+                let _ = write!(line, "refused {} status {real_status}", real.0);
+            }
+        }
+        if let Some(named) = ours.entry().and_then(|e| hazard(name, version, flags, e)) {
+            let _ = write!(line, " HAZARD: asked {version}, older than {}, the ABI of {version};", abi(named));
+        }
+        line.send();
+    }
+    cuda_driver_pfn::types::cudaError_enum(result)
+}
+
+/// The length of the image at `p` that the driver has just loaded (so its headers are valid):
+/// a fatbin (its header's sizes), a fatbin wrapper (`__fatBinC_Wrapper_t`, followed), an ELF
+/// cubin (to the end of its header tables), else PTX text (to its NUL). `None`: too large.
+///
+/// # Safety
+/// `p` is an image the driver accepted.
+unsafe fn image_extent(mut p: *const u8, given: usize) -> Option<(*const u8, usize, &'static str)> {
+    let read_u32 = |q: *const u8, at: usize| unsafe { core::ptr::read_unaligned(q.add(at).cast::<u32>()) };
+    let read_u16 = |q: *const u8, at: usize| unsafe { core::ptr::read_unaligned(q.add(at).cast::<u16>()) };
+    let read_u64 = |q: *const u8, at: usize| unsafe { core::ptr::read_unaligned(q.add(at).cast::<u64>()) };
+    if read_u32(p, 0) == 0x4662_43b1 {
+        p = read_u64(p, 8) as usize as *const u8;
+        if p.is_null() {
+            return None;
+        }
+    }
+    let (len, kind) = if given > 0 {
+        (given, "image")
+    } else if read_u32(p, 0) == 0xba55_ed50 {
+        (usize::from(read_u16(p, 6)).checked_add(usize::try_from(read_u64(p, 8)).ok()?)?, "fatbin")
+    } else if read_u32(p, 0) == u32::from_le_bytes(*b"\x7fELF") {
+        let sh =
+            usize::try_from(read_u64(p, 0x28)).ok()? + usize::from(read_u16(p, 0x3a)) * usize::from(read_u16(p, 0x3c));
+        let ph =
+            usize::try_from(read_u64(p, 0x20)).ok()? + usize::from(read_u16(p, 0x36)) * usize::from(read_u16(p, 0x38));
+        (sh.max(ph), "cubin")
+    } else {
+        // SAFETY: PTX is NUL-terminated text, as the driver read it.
+        (unsafe { CStr::from_ptr(p.cast()) }.to_bytes().len(), "ptx")
+    };
+    (len <= IMAGE_MAX).then_some((p, len, kind))
+}
+
+/// A copy of the image a successful load of `info` was given, into [`IMAGES`]'s folder, and an
+/// `image` line naming it (or why it was not recorded).
+fn record_image(info: &EntryInfo, args: &[Arg]) {
+    let Some(dir) = IMAGES.get() else { return };
+    let at = |name: &str| args.iter().find(|a| a.name == name).map(|a| a.value);
+    let data = ["image", "fatCubin", "code", "data"].iter().find_map(|n| match at(n) {
+        Some(ArgValue::Pointer(p)) if p != 0 => Some(p),
+        _ => None,
+    });
+    let given = match (info.symbol, at("size")) {
+        ("cuLinkAddData", Some(ArgValue::Int(n))) => usize::try_from(n).unwrap_or(0),
+        _ => 0,
+    };
+    let mut line = Line::new();
+    let _ = write!(line, "image {} {} ", std::process::id(), abi(info));
+    // SAFETY: the image the driver has just loaded successfully.
+    match data.and_then(|p| unsafe { image_extent(p as *const u8, given) }) {
+        Some((p, len, kind)) => {
+            let n = IMAGE_COUNT.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("image-{}-{n}.{kind}", std::process::id()));
+            // SAFETY: `len` bytes of the image, by its own headers.
+            let bytes = unsafe { core::slice::from_raw_parts(p, len) };
+            match std::fs::write(&path, bytes) {
+                Ok(()) => {
+                    let _ = write!(line, "{}", path.display());
+                }
+                Err(e) => {
+                    let _ = write!(line, "not recorded: {e}");
+                }
+            }
+        }
+        None => {
+            let _ = line.write_str("not recorded: no image pointer, or larger than 1 GiB");
+        }
+    }
+    line.send();
 }
