@@ -25,7 +25,7 @@ use super::kernels;
 use super::model::Evidence;
 use super::registry::Registry;
 use super::releases::Platform;
-use super::Unresolved;
+use super::{Reading, Unresolved};
 
 /// One record, read and checked by [`EntryRecord::decode`], the generated crate's own
 /// definition of the format.
@@ -207,7 +207,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 why: "neither a section nor a loaded segment could be read: its records, imports and kernels are \
                       unknown"
                     .into(),
-                reading: "record",
+                reading: Reading::Record,
             });
         }
         ev.format.push_str(", no section headers: read from its loaded segments");
@@ -381,7 +381,7 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
         file: path.to_owned(),
         line: 0,
         why: why.to_owned(),
-        reading: "record",
+        reading: Reading::Record,
     }
 }
 

@@ -73,7 +73,59 @@ pub struct Use {
     /// What gave it: `source` (the source scan), `record` (a record of the generated crate
     /// in a compiled program), `import` (a libcuda function it imports) or `string` (a
     /// registry name among its strings, in a program that looks functions up by name).
-    pub reading: &'static str,
+    pub reading: Reading,
+}
+
+/// What gave a need, or what could not be read: the kind of evidence. Serialized (`--json`) and
+/// shown in the report by its lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reading {
+    /// The source scan of Rust files.
+    Source,
+    /// A record of the generated crate in a compiled program.
+    Record,
+    /// A libcuda function the program imports.
+    Import,
+    /// A registry name among its strings, in a program that looks functions up by name.
+    String,
+    /// A kernel image the program embeds (a cubin, or PTX no cubin stands beside).
+    Kernel,
+    /// PTX of a fatbin that also holds cubins: JIT-compiled only for a GPU none of them runs on.
+    Jit,
+    /// The CUDA runtime it links or holds, or a lookup by a name or version known at run time.
+    Runtime,
+    /// Something the program can do at run time that is not read (the model's capabilities).
+    Capability,
+    /// A `cuGetProcAddress` request of a run, and the ABI it was answered with.
+    Request,
+    /// A driver function a run called by its exported name.
+    Export,
+}
+
+impl Reading {
+    /// The name the report and `--json` give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reading::Source => "source",
+            Reading::Record => "record",
+            Reading::Import => "import",
+            Reading::String => "string",
+            Reading::Kernel => "kernel",
+            Reading::Jit => "jit",
+            Reading::Runtime => "runtime",
+            Reading::Capability => "capability",
+            Reading::Request => "request",
+            Reading::Export => "export",
+        }
+    }
+}
+
+impl std::fmt::Display for Reading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, not `write_str`: the report's columns are width-formatted.
+        f.pad(self.as_str())
+    }
 }
 
 /// A kernel image the sources embed, and the CUDA release it needs.
@@ -90,7 +142,7 @@ pub struct Kernel {
     /// `source`, `kernel` (an image a compiled program embeds), `jit` (PTX of a fatbin that
     /// also holds cubins: the driver JIT-compiles it only for a GPU none of them runs on) or
     /// `runtime` (the CUDA runtime it links).
-    pub reading: &'static str,
+    pub reading: Reading,
 }
 
 /// Something that may raise the floor but could not be read.
@@ -103,13 +155,13 @@ pub struct Unresolved {
     pub why: String,
     /// `source`, or what part of a compiled program (`runtime`: a lookup by a name or
     /// version known only at run time; `kernel`, `record`).
-    pub reading: &'static str,
+    pub reading: Reading,
 }
 
 impl Unresolved {
     /// What the source scan could not read, at `file:line`.
     fn in_source(spelled: String, file: &Path, line: usize, why: String) -> Unresolved {
-        Unresolved { reading: "source", spelled, file: file.to_owned(), line, why }
+        Unresolved { reading: Reading::Source, spelled, file: file.to_owned(), line, why }
     }
 }
 
@@ -165,7 +217,7 @@ impl Floor {
     /// proves nothing about a driver below it.
     pub fn upper_estimate_above(&self, cuda: u32) -> bool {
         let (entries, kernels) = self.missing_on(cuda);
-        !entries.is_empty() && kernels.is_empty() && entries.iter().all(|u| u.reading == "string")
+        !entries.is_empty() && kernels.is_empty() && entries.iter().all(|u| u.reading == Reading::String)
     }
 
     /// The oldest driver of `platform` for everything read: NVIDIA's row for the floor, or a
@@ -199,11 +251,11 @@ impl Floor {
     /// The floor on every GPU the files hold a cubin for: everything but the PTX the driver
     /// JIT-compiles only for other GPUs (`jit`). `None` where no need is `jit`.
     pub fn version_with_cubins(&self) -> Option<u32> {
-        if !self.kernels.iter().any(|k| k.reading == "jit") {
+        if !self.kernels.iter().any(|k| k.reading == Reading::Jit) {
             return None;
         }
         let uses = self.uses.iter().map(|u| u.version);
-        let kernels = self.kernels.iter().filter(|k| k.reading != "jit").map(|k| k.version);
+        let kernels = self.kernels.iter().filter(|k| k.reading != Reading::Jit).map(|k| k.version);
         Some(uses.chain(kernels).max().unwrap_or(0))
     }
 
@@ -285,7 +337,7 @@ impl Floor {
                      least\")\n",
                 );
             }
-            if self.uses.iter().any(|u| u.reading == "string") {
+            if self.uses.iter().any(|u| u.reading == Reading::String) {
                 s.push_str(
                     "  (names read from strings count at their highest meaning: an upper estimate of the need, not \
                      the need; `cuda-sys-gen min-driver --run` observes the floor of a run, docs/min-driver.md)\n",
@@ -323,7 +375,7 @@ impl Floor {
         if !self.unresolved.is_empty() {
             s.push_str(&format!("could not read {} thing(s) that may raise the floor:\n", self.unresolved.len()));
             for u in &self.unresolved {
-                if u.reading == "source" {
+                if u.reading == Reading::Source {
                     s.push_str(&format!("  {}:{}: {} ({})\n", rel(&u.file), u.line, u.spelled, u.why));
                 } else {
                     s.push_str(&format!("  {} [{}]: {}\n", u.spelled, u.reading, u.why));
@@ -354,8 +406,8 @@ impl Floor {
 /// One line of the report's entries or kernels: the version, what is needed, how it is
 /// spelled and where: at a source line (`at`), or for a compiled program the part it was
 /// read from (`reading`: a program has no lines).
-fn row(version: u32, needs: &str, spelled: &str, reading: &str, at: &str, how: &str) -> String {
-    if reading == "source" {
+fn row(version: u32, needs: &str, spelled: &str, reading: Reading, at: &str, how: &str) -> String {
+    if reading == Reading::Source {
         format!("  {version:>5}  {needs:<34} {spelled:<28} {at}{how}\n")
     } else {
         format!("  {version:>5}  {needs:<34} {reading:<7} {spelled}{how}\n")
@@ -632,7 +684,7 @@ pub fn floor_of_programs_on<'a>(
     floor.kernels.sort_by(|a, b| {
         b.version
             .cmp(&a.version)
-            .then_with(|| (a.reading == "jit").cmp(&(b.reading == "jit")))
+            .then_with(|| (a.reading == Reading::Jit).cmp(&(b.reading == Reading::Jit)))
             .then_with(|| a.needs.cmp(&b.needs))
     });
     floor.runtimes.sort();
@@ -967,7 +1019,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             }
             let e = &reg.entries[entry];
             uses.entry(e.marker.clone()).or_insert(Use {
-                reading: "source",
+                reading: Reading::Source,
                 marker: e.marker.clone(),
                 version: e.floor,
                 spelled: h.spelled(),
@@ -1032,12 +1084,12 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                             file: file.clone(),
                             line: l.line,
                             read_as: "exact",
-                            reading: "source",
+                            reading: Reading::Source,
                         });
                     }
                 }
                 _ => unresolved.push(Unresolved {
-                    reading: "source",
+                    reading: Reading::Source,
                     spelled,
                     file: file.clone(),
                     line: l.line,
@@ -1086,7 +1138,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             let spelled = format!("{}!({})", inc.kind, describe(&inc.target));
             let Some(path) = include_path(file, program.manifest_dirs[fi].as_deref(), &inc.target) else {
                 unresolved.push(Unresolved {
-                    reading: "source",
+                    reading: Reading::Source,
                     spelled,
                     file: file.clone(),
                     line: inc.line,
@@ -1099,7 +1151,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             if inc.kind == "include" {
                 if !path.is_file() {
                     unresolved.push(Unresolved {
-                        reading: "source",
+                        reading: Reading::Source,
                         spelled,
                         file: file.clone(),
                         line: inc.line,
@@ -1120,7 +1172,7 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
                     images.push((inc.line, std::mem::take(&mut image)));
                 }
                 Err(e) => unresolved.push(Unresolved {
-                    reading: "source",
+                    reading: Reading::Source,
                     spelled,
                     file: file.clone(),
                     line: inc.line,
@@ -1139,9 +1191,14 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases, gpu: Option<
             };
             for (need, what) in image.needs {
                 match kernel_floor(&need, releases) {
-                    Ok((needs, version)) => {
-                        kernels.push(Kernel { needs, version, what, file: file.clone(), line, reading: "source" })
-                    }
+                    Ok((needs, version)) => kernels.push(Kernel {
+                        needs,
+                        version,
+                        what,
+                        file: file.clone(),
+                        line,
+                        reading: Reading::Source,
+                    }),
                     Err(why) => unresolved.push(Unresolved::in_source(what, file, line, why)),
                 }
             }
@@ -1413,7 +1470,7 @@ impl Check {
         let (_, above) = floor.missing_on(cuda);
         let jit_only = entries.is_empty()
             && !above.is_empty()
-            && above.iter().all(|k| k.reading == "jit")
+            && above.iter().all(|k| k.reading == Reading::Jit)
             && kernels.len() == above.len();
         let upper_estimate = floor.upper_estimate_above(cuda) && kernels.is_empty();
         // An architecture a release removed from ptxas. The 13.0 driver was measured to

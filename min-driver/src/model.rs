@@ -31,7 +31,7 @@ use super::binary::{self, Record};
 use super::kernels::{self, Image};
 use super::registry::Registry;
 use super::releases::{cuda_text, Platform, Releases};
-use super::{Kernel, Unresolved, Use};
+use super::{Kernel, Reading, Unresolved, Use};
 
 /// What the readers found in one file, and nothing of what it means.
 #[derive(Debug, Default)]
@@ -400,7 +400,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
             uses.insert(u.marker.clone(), u);
         }
     };
-    let mk = |marker: String, version: u32, spelled: String, read_as: &'static str, reading: &'static str| Use {
+    let mk = |marker: String, version: u32, spelled: String, read_as: &'static str, reading: Reading| Use {
         marker,
         version,
         spelled,
@@ -417,7 +417,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
                     e.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 let floor = e.map_or(r.floor, |e| reg.entries[e].floor);
                 let spelled = format!("{} at {} ({}), {}", r.symbol, r.version, r.exported, r.at);
-                add(mk(marker, floor.max(r.floor), spelled, "exact", "record"));
+                add(mk(marker, floor.max(r.floor), spelled, "exact", Reading::Record));
             }
             Ok(RecordKind::Newest) => add(mk(
                 format!("{}_v{}", r.symbol, r.version),
@@ -427,7 +427,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
                     r.symbol, r.abis, r.version, r.high, r.at
                 ),
                 "oldest ABI",
-                "record",
+                Reading::Record,
             )),
             Ok(RecordKind::Fixed) => {
                 // A version that introduced no ABI (12010) gets the ABI the driver answers with
@@ -439,7 +439,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
                 let marker =
                     entry.map_or_else(|| format!("{}_v{}", r.symbol, r.version), |e| reg.entries[e].marker.clone());
                 let spelled = format!("get_raw!(\"{}\", {}), {}", r.symbol, r.version, r.at);
-                add(mk(marker, entry_floor(r.floor, known), spelled, "exact", "record"))
+                add(mk(marker, entry_floor(r.floor, known), spelled, "exact", Reading::Record))
             }
             Ok(RecordKind::Runtime) => read.unresolved.push(Unresolved {
                 spelled: format!("Driver::{}", r.exported),
@@ -451,14 +451,14 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
                      floor matters",
                     r.at
                 ),
-                reading: "runtime",
+                reading: Reading::Runtime,
             }),
             Err(other) => read.unresolved.push(Unresolved {
                 spelled: format!("a record of kind {other}"),
                 file: file.clone(),
                 line: 0,
                 why: format!("{}: a newer generated crate's record: a newer cuda-sys-gen reads it", r.at),
-                reading: "record",
+                reading: Reading::Record,
             }),
         }
     }
@@ -466,7 +466,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
     for name in &ev.imports {
         if let Some(e) = reg.by_exported(name) {
             let entry = &reg.entries[e];
-            add(mk(entry.marker.clone(), entry.floor, format!("imports {name}"), "exact", "import"));
+            add(mk(entry.marker.clone(), entry.floor, format!("imports {name}"), "exact", Reading::Import));
         }
     }
     // A program that names functions at run time, read from its strings: each registry name at
@@ -479,7 +479,13 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
         for (word, at) in &ev.strings {
             let Some(e) = reg.highest_meaning(word) else { continue };
             let entry = &reg.entries[e];
-            add(mk(entry.marker.clone(), entry.floor, format!("the string \"{word}\" ({at})"), "highest", "string"));
+            add(mk(
+                entry.marker.clone(),
+                entry.floor,
+                format!("the string \"{word}\" ({at})"),
+                "highest",
+                Reading::String,
+            ));
         }
     }
     for f in &found {
@@ -491,7 +497,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
             file: file.clone(),
             line: 0,
             why: format!("{}: {}", f.capability.text(), f.why),
-            reading: "capability",
+            reading: Reading::Capability,
         });
     }
     read.not_read = not_read(&ev);
@@ -538,7 +544,7 @@ fn runtime_need(rt: &Runtime, ev: &Evidence, releases: &Releases, read: &mut Rea
                 "a CUDA {major}.x runtime whose minor version its name does not give: it needs a driver of its own \
                  release, which may be above {major}.0"
             ),
-            reading: "runtime",
+            reading: Reading::Runtime,
         });
     }
     read.kernels.push(Kernel {
@@ -547,7 +553,7 @@ fn runtime_need(rt: &Runtime, ev: &Evidence, releases: &Releases, read: &mut Rea
         what,
         file: ev.file.clone(),
         line: 0,
-        reading: "runtime",
+        reading: Reading::Runtime,
     });
 }
 
@@ -602,7 +608,7 @@ fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, g
                     file: file.to_owned(),
                     line: 0,
                     why,
-                    reading: "kernel",
+                    reading: Reading::Kernel,
                 });
                 continue;
             }
@@ -614,7 +620,7 @@ fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, g
             continue;
         }
         kernels_seen.insert((needs.clone(), jit), read.kernels.len());
-        let reading = if jit { "jit" } else { "kernel" };
+        let reading = if jit { Reading::Jit } else { Reading::Kernel };
         read.kernels.push(Kernel { needs, version, what, file: file.to_owned(), line: 0, reading });
     }
     let mut unreadable: BTreeMap<String, usize> = BTreeMap::new();
@@ -628,7 +634,7 @@ fn kernel_needs(mut image: Image, file: &std::path::Path, releases: &Releases, g
             file: file.to_owned(),
             line: 0,
             why,
-            reading: "kernel",
+            reading: Reading::Kernel,
         });
     }
 }
@@ -749,9 +755,9 @@ mod tests {
         let releases = Releases::load().unwrap();
         let read = decide(ev, &reg, &releases, None);
         assert!(read.unresolved.iter().any(|u| u.spelled == "imports dlsym"), "{:?}", read.unresolved);
-        assert!(read.kernels.iter().all(|k| k.reading != "runtime"), "{:?}", read.kernels);
+        assert!(read.kernels.iter().all(|k| k.reading != Reading::Runtime), "{:?}", read.kernels);
         let ctx = reg.entries[reg.by_exported("cuCtxCreate_v4").unwrap()].floor;
-        assert!(read.uses.iter().any(|u| u.reading == "string" && u.version >= ctx), "{:?}", read.uses);
+        assert!(read.uses.iter().any(|u| u.reading == Reading::String && u.version >= ctx), "{:?}", read.uses);
     }
 
     /// The generated crate's records prove what its loader's dlopen and dlsym are for; a file

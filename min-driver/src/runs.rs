@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::registry::Registry;
 use crate::releases::{cuda_text, Releases};
 use crate::trace::{self, Trace};
-use crate::{Check, Floor, MinDriverArgs, Unresolved, Use};
+use crate::{Check, Floor, MinDriverArgs, Reading, Unresolved, Use};
 
 /// The environment variable that names the observer library (`libcuda_tracer.so`, or the
 /// folder that holds it) for `--run`.
@@ -204,7 +204,7 @@ pub(crate) fn floor_of_trace(
                 why: "answered with a function the registry does not know (newer than this cuda-sys-gen): its driver \
                       is not known"
                     .to_owned(),
-                reading: "request",
+                reading: Reading::Request,
             });
             continue;
         }
@@ -219,7 +219,7 @@ pub(crate) fn floor_of_trace(
                 file: path.to_owned(),
                 line: r.line,
                 why: "an ABI this registry does not know".to_owned(),
-                reading: "request",
+                reading: Reading::Request,
             });
             continue;
         };
@@ -238,7 +238,7 @@ pub(crate) fn floor_of_trace(
             file: path.to_owned(),
             line: r.line,
             read_as: if r.hazard { "HAZARD: older than the version asked names" } else { "exact" },
-            reading: "request",
+            reading: Reading::Request,
         });
     }
     // Each image copied by the tracer, read as a kernel file is.
@@ -283,7 +283,7 @@ pub(crate) fn floor_of_trace(
                 why: "an image loaded at run time whose bytes the tracer did not record (a file it named, or a copy \
                       it could not make): its kernels' needs (architecture, PTX ISA) are not read"
                     .to_owned(),
-                reading: "kernel",
+                reading: Reading::Kernel,
             });
         }
         if answered_abis.contains(&c.abi) {
@@ -297,7 +297,7 @@ pub(crate) fn floor_of_trace(
             file: path.to_owned(),
             line: c.line,
             read_as: "exact",
-            reading: "export",
+            reading: Reading::Export,
         });
     }
     for (line, path) in &t.runtimes {
@@ -314,7 +314,7 @@ pub(crate) fn floor_of_trace(
             what: format!("{path}, mapped into the process (NVIDIA's minimum driver for its major counts)"),
             file: PathBuf::from(path),
             line: *line,
-            reading: "runtime",
+            reading: Reading::Runtime,
         });
     }
     floor.runtimes.sort();
@@ -758,9 +758,10 @@ mod tests {
         let (with_runtime, _) = floor("start 1 real driver /d (version 13000)\nruntime 1 /x/libcudart.so.13\n");
         assert_eq!(with_runtime.runtimes, [13]);
         assert_eq!(with_runtime.version(), 13000);
-        assert_eq!(with_runtime.kernels[0].reading, "runtime");
+        assert_eq!(with_runtime.kernels[0].reading, Reading::Runtime);
         assert_eq!(r.refused.len(), 1);
-        let exports: Vec<&str> = f.uses.iter().filter(|u| u.reading == "export").map(|u| u.marker.as_str()).collect();
+        let exports: Vec<&str> =
+            f.uses.iter().filter(|u| u.reading == Reading::Export).map(|u| u.marker.as_str()).collect();
         assert_eq!(exports, ["cuInit_v2000", "cuModuleLoadData_v2000"]);
         assert_eq!(f.version(), 3020);
         assert!(f.at_least());

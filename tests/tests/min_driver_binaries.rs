@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use codegen::emit::record::{self, Abi, Record};
 use codegen::record_format::{EntryRecord, RecordKind};
-use cuda_sys_gen::min_driver::{floor, Floor};
+use cuda_sys_gen::min_driver::{floor, Floor, Reading};
 use cuda_sys_gen_tests::*;
 
 fn registry() -> PathBuf {
@@ -186,7 +186,7 @@ fn the_records_are_exactly_those_of_the_code_kept() {
         let mut want = vec![ctx_create.as_str(), oldest_capture.as_str()];
         want.sort();
         assert_eq!(markers(&f), want, "{profile}:\n{report}");
-        assert!(f.uses.iter().all(|u| u.reading == "record"), "{profile}:\n{report}");
+        assert!(f.uses.iter().all(|u| u.reading == Reading::Record), "{profile}:\n{report}");
         let newest = f.uses.iter().find(|u| u.marker == oldest_capture).unwrap();
         assert_eq!(newest.read_as, "oldest ABI", "{report}");
     }
@@ -287,7 +287,7 @@ fn every_record_of_a_built_binary_decodes_with_the_one_definition() {
             }
             // What min-driver reads of the program: the records the definition decodes.
             let f = floor_of(&path);
-            for u in f.uses.iter().filter(|u| u.reading == "record") {
+            for u in f.uses.iter().filter(|u| u.reading == Reading::Record) {
                 assert!(
                     symbols.iter().any(|(s, _)| u.spelled.contains(s.as_str())),
                     "{profile}: min-driver read {} that the definition did not decode",
@@ -308,7 +308,7 @@ fn run_time_lookups_say_at_least_and_the_compile_time_form_is_exact() {
     for profile in PROFILES {
         let raw = floor_of(&binary(profile, "raw"));
         assert!(raw.at_least(), "{profile}:\n{}", raw.render(Path::new("."), None));
-        assert!(raw.unresolved.iter().any(|u| u.reading == "runtime" && u.spelled.contains("get_raw")));
+        assert!(raw.unresolved.iter().any(|u| u.reading == Reading::Runtime && u.spelled.contains("get_raw")));
         let fixed = floor_of(&binary(profile, "fixed"));
         let report = fixed.render(Path::new("."), None);
         assert!(!fixed.at_least(), "{profile}:\n{report}");
@@ -378,7 +378,7 @@ fn c_programs_count_imports_and_the_names_they_look_up() {
     let f = floor_of(&d.join("imports"));
     let report = f.render(d, None);
     assert_eq!(f.version(), v, "{report}");
-    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == "import"), "{report}");
+    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == Reading::Import), "{report}");
     assert!(f.uses.iter().any(|u| u.marker == "cuInit_v2000"), "{report}");
 
     std::fs::write(
@@ -392,7 +392,7 @@ fn c_programs_count_imports_and_the_names_they_look_up() {
     let f = floor_of(&d.join("lookup"));
     let report = f.render(d, None);
     let u = f.uses.iter().find(|u| u.marker.starts_with("cuMemAdvise_v")).unwrap_or_else(|| panic!("{report}"));
-    assert_eq!((u.reading, u.read_as, u.version), ("string", "highest", advise), "{report}");
+    assert_eq!((u.reading, u.read_as, u.version), (Reading::String, "highest", advise), "{report}");
 }
 
 /// Two shapes a reader can miss, each said as "at least", never dropped: a program that looks
@@ -477,7 +477,7 @@ fn an_nvcc_program_is_read_exactly() {
     let report = f.render(Path::new("."), None);
     assert_eq!(f.version(), 13000, "{report}");
     assert!(!f.at_least(), "{report}");
-    let needs: Vec<(&str, &str)> = f.kernels.iter().map(|k| (k.needs.as_str(), k.reading)).collect();
+    let needs: Vec<(&str, &str)> = f.kernels.iter().map(|k| (k.needs.as_str(), k.reading.as_str())).collect();
     for want in [
         ("the CUDA 13.x runtime", "runtime"),
         // The PTX of a fatbin that holds cubins too: JIT-compiled only for a GPU without one.
@@ -499,7 +499,7 @@ fn a_c_program_against_cuda_h() {
     let f = floor_of(&drv);
     let report = f.render(Path::new("."), None);
     let (ctx_create, _) = cu_ctx_create();
-    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == "import"), "{report}");
+    assert!(f.uses.iter().any(|u| u.marker == ctx_create && u.reading == Reading::Import), "{report}");
     assert_eq!(f.version(), 13010, "{report}");
     let (code, out) = cli(&["min-driver", drv.to_str().unwrap(), "--driver", "580.65.06"]);
     assert_eq!(code, Some(3), "{out}");
@@ -608,7 +608,7 @@ fn a_fixed_lookup_between_abis_gets_the_floor_of_the_abi_answered() {
     let f = floor_of(&p);
     let report = f.render(dir.path(), None);
     let marker = measured.pfn.trim_start_matches("PFN_");
-    let u = f.uses.iter().find(|u| u.reading == "record").unwrap_or_else(|| panic!("{report}"));
+    let u = f.uses.iter().find(|u| u.reading == Reading::Record).unwrap_or_else(|| panic!("{report}"));
     assert_eq!((u.marker.as_str(), u.version), (marker, measured.min_driver.unwrap()), "{report}");
     assert_eq!(f.version(), measured.min_driver.unwrap(), "{report}");
 }
@@ -690,7 +690,7 @@ fn lookups_by_name_beside_records_or_through_the_runtime_are_not_missed() {
     let report = f.render(d, None);
     let u =
         f.uses.iter().find(|u| u.marker.starts_with("cuCheckpointProcessLock_v")).unwrap_or_else(|| panic!("{report}"));
-    assert_eq!((u.reading, u.version), ("string", lock), "{report}");
+    assert_eq!((u.reading, u.version), (Reading::String, lock), "{report}");
     assert_eq!(f.version(), lock, "{report}");
 
     let (ctx_create, v) = cu_ctx_create();
@@ -705,7 +705,7 @@ fn lookups_by_name_beside_records_or_through_the_runtime_are_not_missed() {
     let f = floor_of(&both);
     let report = f.render(d, None);
     assert!(markers(&f).contains(&ctx_create.as_str()), "{report}");
-    assert!(!f.uses.iter().any(|u| u.reading == "string"), "{report}");
+    assert!(!f.uses.iter().any(|u| u.reading == Reading::String), "{report}");
     assert!(f.at_least(), "{report}");
     let u =
         f.unresolved.iter().find(|u| u.spelled.contains("cuGetProcAddress_v2")).unwrap_or_else(|| panic!("{report}"));
@@ -764,7 +764,7 @@ fn a_runtime_before_cuda_11_needs_its_own_release() {
     let f = floor_of(&d.join("old"));
     let report = f.render(d, None);
     assert_eq!(f.version(), 10010, "{report}");
-    let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap_or_else(|| panic!("{report}"));
+    let k = f.kernels.iter().find(|k| k.reading == Reading::Runtime).unwrap_or_else(|| panic!("{report}"));
     assert!(k.what.contains("no minor version compatibility"), "{report}");
     assert!(f.not_read.is_empty(), "{report}");
 }
@@ -839,9 +839,9 @@ fn a_cudarc_program_needs_the_functions_it_can_call() {
     let report = f.render(Path::new("."), None);
     assert_eq!(f.version(), v, "{report}");
     let top = f.uses.iter().find(|u| u.marker == ctx_create).unwrap_or_else(|| panic!("{report}"));
-    assert_eq!((top.reading, top.read_as), ("string", "highest"), "{report}");
+    assert_eq!((top.reading, top.read_as), (Reading::String, "highest"), "{report}");
     assert!(top.spelled.contains("\"cuCtxCreate_v4\""), "{report}");
-    assert!(f.uses.iter().all(|u| u.reading == "string" && u.read_as == "highest"), "{report}");
+    assert!(f.uses.iter().all(|u| u.reading == Reading::String && u.read_as == "highest"), "{report}");
     assert!(report.contains("(highest)"), "{report}");
     for called in ["cuInit_v2000", "cuDevicePrimaryCtxRetain_v7000"] {
         assert!(markers(&f).contains(&called), "{called}:\n{report}");
@@ -851,7 +851,10 @@ fn a_cudarc_program_needs_the_functions_it_can_call() {
     assert!(!f.uses.iter().any(|u| u.marker.starts_with("cuCheckpoint")), "{report}");
     // A name it builds at run time would not be among its strings: the floor is a lower bound.
     assert!(f.at_least(), "{report}");
-    assert!(f.unresolved.iter().any(|u| u.reading == "capability" && u.why.contains("builds at run time")), "{report}");
+    assert!(
+        f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.why.contains("builds at run time")),
+        "{report}"
+    );
     // Read from strings only: an upper estimate, never "does not run".
     let (code, out) = cli(&["min-driver", program.to_str().unwrap(), "--max", "12.4"]);
     assert_eq!(code, Some(2), "{out}");
@@ -928,7 +931,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
         assert!(f.programs[0].contains(format), "{report}");
         assert_eq!(f.version(), v, "{report}");
         assert_eq!(markers(&f), [ctx_create.as_str(), "cuInit_v2000"], "{report}");
-        assert!(f.uses.iter().all(|u| (u.reading, u.read_as) == ("import", "exact")), "{report}");
+        assert!(f.uses.iter().all(|u| (u.reading, u.read_as) == (Reading::Import, "exact")), "{report}");
         // The DLL beside the driver is named as not read (what cuBLAS asks for is not counted,
         // so the floor is "at least"); nvcuda.dll itself is not.
         let not_read: &[&str] = if format.starts_with("Pe") { &["cublas64_12.dll"] } else { &[] };

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cuda_sys_gen::min_driver::{floor, Floor};
+use cuda_sys_gen::min_driver::{floor, Floor, Reading};
 use cuda_sys_gen_tests::*;
 
 fn registry() -> PathBuf {
@@ -134,7 +134,10 @@ fn loading_code_and_unknown_names_make_it_at_least() {
         let f = floor_of(&p);
         let report = f.render(d, None);
         assert!(f.at_least(), "{name}: {report}");
-        assert!(f.unresolved.iter().any(|u| u.spelled == shows && u.reading == "capability"), "{name}: {report}");
+        assert!(
+            f.unresolved.iter().any(|u| u.spelled == shows && u.reading == Reading::Capability),
+            "{name}: {report}"
+        );
     }
 }
 
@@ -244,7 +247,10 @@ fn a_kernel_file_alone_is_read_as_one() {
         let report = f.render(&k, None);
         assert!(f.version() >= at_least_version, "{name}: {report}");
         assert!(!report.contains("any driver will do"), "{name}: {report}");
-        assert!(f.kernels.iter().all(|k| k.reading == "kernel" || k.reading == "jit"), "{name}: {report}");
+        assert!(
+            f.kernels.iter().all(|k| k.reading == Reading::Kernel || k.reading == Reading::Jit),
+            "{name}: {report}"
+        );
     }
 }
 
@@ -458,7 +464,7 @@ fn a_report_says_what_it_read_for_what_the_file_is() {
     let tool = cuda_sys_gen_binary();
     let f = floor_of(tool);
     let report = f.render(Path::new("."), None);
-    if f.uses.iter().any(|u| u.reading == "string") {
+    if f.uses.iter().any(|u| u.reading == Reading::String) {
         assert!(f.at_least(), "{report}");
         assert!(report.contains("an upper estimate of the need") && report.contains("min-driver --run"), "{report}");
     }

@@ -13,7 +13,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cuda_sys_gen::min_driver::{floor, floor_on, Floor};
+use cuda_sys_gen::min_driver::{floor, floor_on, Floor, Reading};
 use cuda_sys_gen_tests::*;
 use sha2::{Digest, Sha256};
 
@@ -149,7 +149,7 @@ fn the_cuda_runtime_for_windows_and_aarch64_needs_its_major_version() {
         assert!(f.uses.is_empty(), "the runtime's strings are not the program's:\n{report}");
         // It needs only the system's libraries (and opens the driver by name).
         assert!(f.not_read.is_empty(), "{report}");
-        let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap_or_else(|| panic!("{report}"));
+        let k = f.kernels.iter().find(|k| k.reading == Reading::Runtime).unwrap_or_else(|| panic!("{report}"));
         assert_eq!(k.needs, "the CUDA 12.x runtime", "{report}");
         // It is the runtime (it defines cudaMalloc and cudaGetDriverEntryPoint): its lookups by
         // name are its callers', not a capability of its own.
@@ -158,10 +158,10 @@ fn the_cuda_runtime_for_windows_and_aarch64_needs_its_major_version() {
     // The driver named is the platform's minor version compatibility minimum: Windows' 527.41
     // for the DLL, Linux's 525.60.13 for the aarch64 library.
     let f = floor_of(&paths[0]);
-    let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap();
+    let k = f.kernels.iter().find(|k| k.reading == Reading::Runtime).unwrap();
     assert!(k.what.contains("Windows x86-64 driver 527.41"), "{}", k.what);
     let f = floor_of(&paths[1]);
-    let k = f.kernels.iter().find(|k| k.reading == "runtime").unwrap();
+    let k = f.kernels.iter().find(|k| k.reading == Reading::Runtime).unwrap();
     assert!(k.what.contains("Linux x86-64 driver 525.60.13"), "{}", k.what);
 }
 
