@@ -241,7 +241,13 @@ pub(crate) fn floor_of_trace(
             reading: Reading::Request,
         });
     }
-    // Each image copied by the tracer, read as a kernel file is.
+    // Each image copied by the tracer, read as a kernel file is, for the GPU it was loaded on
+    // where the trace names one GPU (of a fatbin, what the driver loads there: its cubin, not
+    // the PTX it JIT-compiles for another GPU); for every GPU where it names none or several.
+    let gpu = match (t.gpus.len(), t.gpus.first()) {
+        (1, Some(&cc)) => Some(cc),
+        _ => None,
+    };
     let mut images_read: BTreeSet<&str> = BTreeSet::new();
     for (line, abi, copy) in &t.images {
         let (Some(copy), Some(reg)) = (copy, reg) else { continue };
@@ -258,7 +264,7 @@ pub(crate) fn floor_of_trace(
         } else {
             crate::kernels::binary(&data, &name, &mut ev.image);
         }
-        let mut read = crate::model::decide(ev, reg, releases, None);
+        let mut read = crate::model::decide(ev, reg, releases, gpu);
         // Named by the trace's line of the load.
         for k in &mut read.kernels {
             (k.file, k.line) = (path.to_owned(), *line);

@@ -13,6 +13,7 @@
 //! - `missing TID ABI (EXPORTED) -> ...`: a call of an ABI the older driver does not export;
 //! - `runtime PID PATH`: a CUDA runtime (`libcudart.so...`) mapped into the process;
 //! - `image PID ABI PATH` (or `... not recorded: WHY`): a copy of an image a load was given.
+//! - `gpu PID CC`: the compute capability of the GPU an image was just loaded on (`90`).
 //!
 //! Anything else is counted as not read. A line cut by the tracer (`...` at its end) still
 //! has its head, which is all that is read. Never panics: every field is parsed or the line
@@ -78,6 +79,8 @@ pub struct Trace {
     /// The images loaded: (line, the loader's ABI, the copy's path or `None` where the tracer
     /// says it was not recorded).
     pub images: Vec<(usize, String, Option<String>)>,
+    /// The GPUs images were loaded on (`gpu PID CC` lines: `major * 10 + minor`).
+    pub gpus: std::collections::BTreeSet<u32>,
     /// The CUDA runtimes mapped: (line, path), each path once.
     pub runtimes: Vec<(usize, String)>,
     /// Lines of no form above.
@@ -104,6 +107,13 @@ pub fn parse(text: &str) -> Trace {
                 [_pid, abi, what] if abi.starts_with("cu") => {
                     let path = (!what.starts_with("not recorded")).then(|| what.to_owned());
                     t.images.push((n, abi.to_owned(), path));
+                    true
+                }
+                _ => false,
+            },
+            "gpu" => match rest.split_once(' ').map(|(_pid, cc)| cc.parse::<u32>()) {
+                Some(Ok(cc)) if (10..1000).contains(&cc) => {
+                    t.gpus.insert(cc);
                     true
                 }
                 _ => false,

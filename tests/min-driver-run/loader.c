@@ -4,3 +4,11 @@
 int cuDriverGetVersion(int *v) { *v = 12050; return 0; }
 int cuInit(unsigned int flags) { (void)flags; return 0; }
 int cuModuleLoadData(void **module, const void *image) { (void)image; *module = (void *)1; return 0; }
+/* The device of the current context: an sm_90 GPU, as an H100's driver says. */
+int cuCtxGetDevice(int *device) { *device = 0; return 0; }
+int cuDeviceGetAttribute(int *value, int attribute, int device) {
+    (void)device;
+    if (attribute == 75) { *value = 9; return 0; } /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+    if (attribute == 76) { *value = 0; return 0; } /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
+    return 1;
+}

@@ -416,14 +416,12 @@ fn what_cannot_be_observed_is_said() {
     assert_eq!(scratch(), 0, "a scratch folder was left behind");
 }
 
-/// An image loaded from memory (`cuModuleLoadData` of PTX of ISA 8.5) is copied by the tracer
-/// and read as a kernel file is: the run's floor is the release that JIT-compiles it, 12.5.
-/// Without a GPU a real driver loads nothing, so the "real driver" here is a C library that
-/// loads any image (`tests/min-driver-run/loader.c`).
-#[test]
-fn an_image_loaded_at_run_time_is_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let loader = dir.path().join("fake").join("libcuda.so.1");
+/// The "real driver" of the image tests: a C library that loads any image and says its device
+/// is an sm_90 GPU (`tests/min-driver-run/loader.c`; without a GPU a real driver loads
+/// nothing), and the C program `program` of tests/min-driver-run/ linked against it. `None`
+/// where there is no C compiler.
+fn loader_and(program: &str, dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let loader = dir.join("fake").join("libcuda.so.1");
     std::fs::create_dir_all(loader.parent().unwrap()).unwrap();
     let source = repo_root().join("tests/min-driver-run/loader.c");
     match Command::new("cc")
@@ -435,30 +433,60 @@ fn an_image_loaded_at_run_time_is_read() {
         Ok(o) => assert!(o.status.success(), "{}", text(&o.stderr)),
         Err(e) => {
             cuda_sys_gen_tests::skip(&format!("no C compiler (`cc`: {e})"));
-            return;
+            return None;
         }
     }
-    let exe = dir.path().join("loads");
+    let exe = dir.join(program);
     let o = Command::new("cc")
         .arg("-o")
         .arg(&exe)
-        .arg(repo_root().join("tests/min-driver-run/loads.c"))
+        .arg(repo_root().join(format!("tests/min-driver-run/{program}.c")))
         .arg(format!("-L{}", loader.parent().unwrap().display()))
         .arg("-l:libcuda.so.1")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let out = Command::new(cuda_sys_gen_binary())
+    Some((loader, exe))
+}
+
+/// `min-driver --json --run -- EXE ARGS` in front of `loader`.
+fn run_over_loader(loader: &Path, exe: &Path, args: &[&Path]) -> Output {
+    Command::new(cuda_sys_gen_binary())
         .current_dir(repo_root())
         .args(["min-driver", "--json", "--run", "--"])
-        .arg(&exe)
+        .arg(exe)
+        .args(args)
         .env("CUDA_SYS_GEN_OBSERVER", observer())
-        .env("CUDA_SYS_GEN_REAL_LIBCUDA", &loader)
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", loader)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// An image loaded from memory (`cuModuleLoadData` of PTX of ISA 8.5) is copied by the tracer
+/// and read as a kernel file is: the run's floor is the release that JIT-compiles it, 12.5.
+#[test]
+fn an_image_loaded_at_run_time_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((loader, exe)) = loader_and("loads", dir.path()) else { return };
+    let out = run_over_loader(&loader, &exe, &[]);
     assert_eq!(text(&out.stdout), "cuModuleLoadData -> result 0\n", "{}", text(&out.stderr));
     let report = json_report(&out);
     assert_eq!(report["version"], 12050, "{report}");
     assert_eq!(report["kernels"][0]["needs"], "PTX ISA 8.5", "{report}");
+    assert_eq!(report["at_least"], false, "the image was read: {report}");
+}
+
+/// A fatbin of an sm_90 cubin (ptxas 13.5) and PTX of ISA 9.5, loaded on a GPU the driver says
+/// is sm_90: the driver loads the cubin there, so the run needs CUDA 13.0 (a 13.x cubin), not
+/// the 13.5 the PTX would need on another GPU (CuPy's run on the GPU machine read 13.2 so).
+#[test]
+fn an_image_is_read_for_the_gpu_it_was_loaded_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((loader, exe)) = loader_and("loads_file", dir.path()) else { return };
+    let fatbin = repo_root().join("tests/kernels/sm90_ptx95.fatbin");
+    let out = run_over_loader(&loader, &exe, &[&fatbin]);
+    assert_eq!(text(&out.stdout), "cuModuleLoadData -> result 0\n", "{}", text(&out.stderr));
+    let report = json_report(&out);
+    assert_eq!(report["version"], 13000, "{report}");
     assert_eq!(report["at_least"], false, "the image was read: {report}");
 }

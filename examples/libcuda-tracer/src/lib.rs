@@ -31,7 +31,8 @@
 //! CUDA_SUCCESS status 1`); each CUDA runtime mapped when the tracer starts, a `runtime` line
 //! (`runtime PID /usr/lib/libcudart.so.12.4.99`). With `CUDA_SYS_GEN_TRACE_IMAGES=DIR` (an
 //! existing folder), each image a load from memory was given and the driver accepted is copied
-//! there (`image PID cuModuleLoadData_v2000 DIR/image-PID-0.ptx`).
+//! there (`image PID cuModuleLoadData_v2000 DIR/image-PID-0.ptx`), followed by the compute
+//! capability of the GPU it was loaded on, as the real driver says (`gpu PID 90`).
 //!
 //! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
 //! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
@@ -687,4 +688,42 @@ fn record_image(info: &EntryInfo, args: &[Arg]) {
         }
     }
     line.send();
+    record_gpu();
+}
+
+/// A `gpu PID CC` line: the compute capability (`major * 10 + minor`) of the device of the
+/// current context, asked of the real driver right after it loaded an image there, so that
+/// `min-driver --run` reads the image for the GPU of the run (the cubin the driver loaded,
+/// not the PTX it would JIT-compile for another GPU). Nothing where the driver cannot say.
+fn record_gpu() {
+    use cuda_driver_pfn::entries::{cuCtxGetDevice_v2000, cuDeviceGetAttribute_v2000};
+    let (Some(get_device), Some(attribute)) =
+        (standin::forward::<cuCtxGetDevice_v2000>(), standin::forward::<cuDeviceGetAttribute_v2000>())
+    else {
+        return;
+    };
+    let mut device = Default::default();
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the real driver's functions of exactly these ABIs, given pointers to locals; a
+    // context is current (the load just succeeded in it).
+    let ok = unsafe {
+        get_device(&mut device).0 == 0
+            && attribute(
+                &mut major,
+                cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                device,
+            )
+            .0 == 0
+            && attribute(
+                &mut minor,
+                cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                device,
+            )
+            .0 == 0
+    };
+    if ok && (1..100).contains(&major) && (0..10).contains(&minor) {
+        let mut line = Line::new();
+        let _ = write!(line, "gpu {} {}", std::process::id(), major * 10 + minor);
+        line.send();
+    }
 }
