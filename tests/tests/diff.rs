@@ -951,9 +951,18 @@ fn add_toolkit_errors() {
         codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert_eq!(err, "CUDA 13.6 is not on PyPI: nvidia-cuda-runtime has releases for CUDA 13.4, 13.5 only");
 
-    let err =
-        codegen::add_toolkit::prepare(&manifest, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
-    assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37, nvidia-cuda-profiler-api 13.5.25, nvidia-cuda-runtime 13.5.37 (win_amd64)); nothing to add"), "{err}");
+    // 13.5 pinned, and PyPI's newest 13.5 patch no later than each pin (the profiler API's
+    // 13.5.25; the runtime's 13.5.37 is kept, never stepped back).
+    let mut pinned_newest = Fetcher::new(scratch.path().join("cache"), &manifest);
+    pinned_newest.python = fake_pip(
+        &scratch.path().join("pip-13.5"),
+        "nvidia-cuda-profiler-api (13.5.25)\nAvailable versions: 13.5.25, 13.4.92",
+        &wheels,
+    );
+    let err = codegen::add_toolkit::prepare(&manifest, &pinned_newest, &ToolkitSpec::Version(v("13.5")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37, nvidia-cuda-profiler-api 13.5.25, nvidia-cuda-runtime 13.5.37 (win_amd64), the newest patch PyPI has); nothing to add"), "{err}");
     assert!(err.contains(&format!("{}:", manifest_path.display())), "{err}");
 
     // A wheel whose cuda.h is another toolkit's.

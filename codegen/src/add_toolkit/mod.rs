@@ -109,12 +109,15 @@ pub fn prepare(manifest: &Manifest, fetcher: &Fetcher, spec: &ToolkitSpec) -> Re
             };
             return Err(Error::NotOnPyPI { version, package: name, detail });
         };
+        // The pinned package where it is this patch or a later one (PyPI's newest may be older
+        // than a pin: a release withdrawn); never a step back.
+        let patch = |v: &str| v.splitn(3, '.').nth(2).and_then(|p| p.parse::<u64>().ok());
         let mut pin = match existing.and_then(|e| {
-            e.packages
-                .iter()
-                .find(|p| p.name == name && p.version == full && p.platform == platform && p.target == target)
+            e.packages.iter().find(|p| {
+                p.name == name && p.platform == platform && p.target == target && patch(&p.version) >= patch(&full)
+            })
         }) {
-            // Already this patch: kept as pinned.
+            // Already this patch or a later one: kept as pinned.
             Some(same) => same.clone(),
             None if fetcher.offline => pypi::from_cache(fetcher, &name, &full, &pip_platform)?,
             None => download(fetcher, &name, &full, &pip_platform)?,
