@@ -1095,3 +1095,20 @@ fn add_toolkit_against_pypi() {
     );
     assert!(err.contains("12.6, 12.8, 12.9"), "{err}");
 }
+
+/// `--from latest` of a manifest that pins nothing: says the manifest pins none and how to pin
+/// one (was "CUDA 0.0 is not pinned").
+#[test]
+fn latest_of_a_manifest_without_pins_says_it_pins_none() {
+    let m = manifest_with_toolkits(&[]);
+    let manifest = m.path().join("headers-manifest.toml");
+    let o = cargo_run(
+        "cuda-sys-gen",
+        &["diff", "--manifest", manifest.to_str().unwrap(), "--from", "latest", "--to", "latest"],
+        &[],
+    );
+    let said = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(said.contains("pins none") && said.contains("--add-toolkit"), "{said}");
+    assert!(!said.contains("0.0"), "{said}");
+}

@@ -123,11 +123,8 @@ impl Located {
             (spec, _) => spec,
         };
         match spec {
-            ToolkitSpec::Latest => Err(Error::NotPinned {
-                version: ToolkitVersion { major: 0, minor: 0 },
-                manifest: manifest_path.to_owned(),
-                pinned: "none".into(),
-            }),
+            // `latest` of a manifest that pins nothing.
+            ToolkitSpec::Latest => Err(Error::NoToolkits { manifest: manifest_path.to_owned() }),
             ToolkitSpec::Version(v) => {
                 let Some(pin) = manifest.toolkit(*v) else {
                     let pinned = manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>();
