@@ -987,3 +987,91 @@ unsafe fn substitute(result: c_uint, symbol: *const c_char, pfn: *mut *mut c_voi
         unsafe { *pfn = ours as *mut c_void };
     }
 }
+
+/// Defines, in the crate that invokes it, one `#[no_mangle]` function per ABI of the
+/// registry that NVIDIA's Linux driver library exports, of exactly its prototype and
+/// under its exported name (`cuMemAlloc_v2`), each calling its hook
+/// ([`standin::set_hook`](crate::standin::set_hook)) or the real driver
+/// ([`standin`](crate::standin)). Invoke it once, at the root of a `cdylib` named
+/// `libcuda.so.1` (crate-type `cdylib`, library name `cuda`, the file renamed or linked
+/// as `libcuda.so.1`).
+///
+/// `export_libcuda!(observer = PATH)` hands every call to the static `PATH` (an
+/// [`Observer`](crate::standin::Observer)), which makes it and sees its arguments and
+/// result; without, each function is two atomic loads and the call.
+///
+/// `export_libcuda!(init = PATH)` (alone or with `observer`, in either order) runs the
+/// `fn()` at `PATH` once, first thing in the stand-in's set-up: before any call is
+/// answered and before the real driver is looked for. The place for
+/// [`set_hook`](crate::standin::set_hook) and
+/// [`answer_as_driver`](crate::standin::answer_as_driver). It must not call the
+/// stand-in's own exported functions (the set-up is not done yet; they would wait for
+/// it); [`forward`](crate::standin::forward) it may call.
+///
+/// On Linux it also places the stand-in's set-up ([`standin`](crate::standin): the real
+/// driver found and opened, every default resolved) in the library's constructor, so
+/// that no call takes a lock or allocates, and exports `cuGetProcAddress` and
+/// `cuGetProcAddress_v2` as indirect functions that `dlsym` finds only where the real
+/// driver has them. Give the `cdylib` the `DT_SONAME` `libcuda.so.1` too (a `build.rs`
+/// printing `cargo:rustc-cdylib-link-arg=-Wl,-soname,libcuda.so.1`).
+///
+/// Linux only: the names are those of `libcuda.so.1` (Windows' `nvcuda.dll` exports
+/// others). The per-entry functions are the generated table's (`standin_exports.rs`).
+#[macro_export]
+macro_rules! export_libcuda {
+    () => {
+        $crate::export_libcuda!(@with ::core::option::Option::None, ::core::option::Option::None);
+    };
+    (observer = $observer:path) => {
+        $crate::export_libcuda!(@with ::core::option::Option::Some(&$observer), ::core::option::Option::None);
+    };
+    (init = $init:path) => {
+        $crate::export_libcuda!(@with ::core::option::Option::None, ::core::option::Option::Some($init as fn()));
+    };
+    (observer = $observer:path, init = $init:path) => {
+        $crate::export_libcuda!(
+            @with ::core::option::Option::Some(&$observer), ::core::option::Option::Some($init as fn())
+        );
+    };
+    (init = $init:path, observer = $observer:path) => {
+        $crate::export_libcuda!(
+            @with ::core::option::Option::Some(&$observer), ::core::option::Option::Some($init as fn())
+        );
+    };
+    (@with $observer:expr, $init:expr) => {
+        const _: () = {
+            #[allow(unused_imports)]
+            use $crate::types::*;
+            #[allow(unused_imports)]
+            use ::core::ffi::{
+                c_char, c_double, c_float, c_int, c_long, c_longlong, c_short, c_uchar, c_uint, c_ulong, c_ulonglong,
+                c_ushort, c_void,
+            };
+
+            // The mark by which a stand-in's search for the real driver passes over
+            // other stand-ins (which would forward to each other without end).
+            #[unsafe(no_mangle)]
+            #[allow(non_upper_case_globals)]
+            pub static cuda_sys_gen_standin: [u8; 8] = *b"stand-in";
+
+            static EXPORTS: $crate::standin::Exports =
+                $crate::standin::Exports { fns: $crate::__standin_exports!(fns), observer: $observer, init: $init };
+
+            // The set-up, in the library's constructor: done before any call can run,
+            // so that no call takes a lock or allocates for it.
+            #[cfg(target_os = "linux")]
+            #[used]
+            #[unsafe(link_section = ".init_array")]
+            static STANDIN_SET_UP: extern "C" fn() = {
+                extern "C" fn set_up() {
+                    $crate::standin::set_up(&EXPORTS);
+                }
+                set_up
+            };
+
+            $crate::__standin_exports!(items);
+        };
+
+        $crate::__standin_exports!(types);
+    };
+}
