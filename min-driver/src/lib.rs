@@ -1589,6 +1589,35 @@ impl Check {
     }
 }
 
+impl Floor {
+    /// The `--json` report of this floor with its verdicts (the static reading's, and a run's
+    /// beside its `run` object).
+    fn json_report<'a>(&'a self, releases: &Releases, checks: &'a [Check]) -> JsonReport<'a> {
+        let v = self.version();
+        let drivers = Platform::ALL
+            .into_iter()
+            .map(|p| (p.as_str(), (v > 0).then(|| self.driver(releases, p).map(|(d, _)| d)).flatten()))
+            .collect();
+        JsonReport {
+            schema: 2,
+            version: v,
+            cuda: (v > 0).then(|| cuda_text(v)),
+            at_least: self.at_least(),
+            drivers,
+            entries: &self.uses,
+            kernels: &self.kernels,
+            unresolved: &self.unresolved,
+            build_only: &self.build_only,
+            programs: &self.programs,
+            unused: &self.unused,
+            not_read: &self.not_read,
+            notes: &self.notes,
+            runtimes: &self.runtimes,
+            checks,
+        }
+    }
+}
+
 /// `min-driver --json`'s document (its schema is in docs/min-driver.md).
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -1748,28 +1777,7 @@ pub fn run(args: &MinDriverArgs) -> Result<u8> {
         .collect();
     let status = checks.iter().map(Check::status).max().unwrap_or(0);
     if args.json {
-        let v = floor.version();
-        let drivers = Platform::ALL
-            .into_iter()
-            .map(|p| (p.as_str(), (v > 0).then(|| floor.driver(&releases, p).map(|(d, _)| d)).flatten()))
-            .collect();
-        let report = JsonReport {
-            schema: 2,
-            version: v,
-            cuda: (v > 0).then(|| cuda_text(v)),
-            at_least: floor.at_least(),
-            drivers,
-            entries: &floor.uses,
-            kernels: &floor.kernels,
-            unresolved: &floor.unresolved,
-            build_only: &floor.build_only,
-            programs: &floor.programs,
-            unused: &floor.unused,
-            not_read: &floor.not_read,
-            notes: &floor.notes,
-            runtimes: &floor.runtimes,
-            checks: &checks,
-        };
+        let report = floor.json_report(&releases, &checks);
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", floor.render(Path::new("."), Some(&releases)));

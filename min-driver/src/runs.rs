@@ -529,31 +529,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     };
     let mut out = String::new();
     if args.json {
-        let v = floor.version();
-        let drivers = crate::Platform::ALL
-            .into_iter()
-            .map(|p| (p.as_str(), (v > 0).then(|| floor.driver(releases, p).map(|(d, _)| d)).flatten()))
-            .collect();
-        let report = RunJson {
-            report: crate::JsonReport {
-                schema: 2,
-                version: v,
-                cuda: (v > 0).then(|| cuda_text(v)),
-                at_least: floor.at_least(),
-                drivers,
-                entries: &floor.uses,
-                kernels: &floor.kernels,
-                unresolved: &floor.unresolved,
-                build_only: &floor.build_only,
-                programs: &floor.programs,
-                unused: &floor.unused,
-                not_read: &floor.not_read,
-                notes: &floor.notes,
-                runtimes: &floor.runtimes,
-                checks: &checks,
-            },
-            run: &reading,
-        };
+        let report = RunJson { report: floor.json_report(releases, &checks), run: &reading };
         out.push_str(&serde_json::to_string_pretty(&report)?);
         out.push('\n');
     } else {
