@@ -72,7 +72,17 @@ fn eq_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
     if !st.generics.params.is_empty() {
         return None;
     }
-    for attr in &mut st.attrs {
+    if !take_from_derive(&mut st.attrs, "Eq", "PartialEq") {
+        return None;
+    }
+    let name = &st.ident;
+    Some(syn::parse_quote!(impl Eq for #name {}))
+}
+
+/// Takes `taken` out of the first `#[derive]` of `attrs` that has both it and `beside`; whether
+/// it did.
+fn take_from_derive(attrs: &mut [syn::Attribute], taken: &str, beside: &str) -> bool {
+    for attr in attrs.iter_mut() {
         if !attr.path().is_ident("derive") {
             continue;
         }
@@ -81,15 +91,14 @@ fn eq_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
         else {
             continue;
         };
-        if !paths.iter().any(|p| p.is_ident("PartialEq")) || !paths.iter().any(|p| p.is_ident("Eq")) {
+        if !paths.iter().any(|p| p.is_ident(beside)) || !paths.iter().any(|p| p.is_ident(taken)) {
             continue;
         }
-        let kept = paths.iter().filter(|p| !p.is_ident("Eq"));
+        let kept = paths.iter().filter(|p| !p.is_ident(taken));
         *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
-        let name = &st.ident;
-        return Some(syn::parse_quote!(impl Eq for #name {}));
+        return true;
     }
-    None
+    false
 }
 
 /// bindgen derives `Clone` beside `Copy` on each struct and union; the derive checks that every
@@ -106,30 +115,17 @@ fn clone_by_hand(item: &mut syn::Item) -> Option<syn::Item> {
     if !generics.params.is_empty() {
         return None;
     }
-    for attr in attrs.iter_mut() {
-        if !attr.path().is_ident("derive") {
-            continue;
-        }
-        let Ok(paths) =
-            attr.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
-        else {
-            continue;
-        };
-        if !paths.iter().any(|p| p.is_ident("Copy")) || !paths.iter().any(|p| p.is_ident("Clone")) {
-            continue;
-        }
-        let kept = paths.iter().filter(|p| !p.is_ident("Clone"));
-        *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
-        return Some(syn::parse_quote! {
-            impl Clone for #name {
-                #[inline]
-                fn clone(&self) -> Self {
-                    *self
-                }
-            }
-        });
+    if !take_from_derive(attrs, "Clone", "Copy") {
+        return None;
     }
-    None
+    Some(syn::parse_quote! {
+        impl Clone for #name {
+            #[inline]
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+    })
 }
 
 /// Where bindgen's layout checks (`const _: () = { ["Size of X"][..]; .. }`) are compiled:
