@@ -48,6 +48,7 @@ pub const RESERVED_FEATURES: &[&str] = &[
     "api",
     "bare-enumerators",
     "default",
+    "doctor",
     "newest",
     "newest_abi",
     "per-thread-default-stream",

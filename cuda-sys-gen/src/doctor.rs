@@ -41,7 +41,7 @@ pub fn exit_status_help() -> String {
     s.push_str(
         "A closed stdout (| head) stops the report and changes no status.\n\nThe registry checked is the one this \
          cuda-sys-gen was built with; a crate of your own has the same check as `your_crate::doctor::main()` (its \
-         `doctor` example). What each line means: docs/crate.md in cuda-sys-gen's repository.",
+         `doctor` feature and example). What each line means: docs/crate.md in cuda-sys-gen's repository.",
     );
     s
 }

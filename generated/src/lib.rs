@@ -311,6 +311,9 @@
 //!   answered with the stand-in's function of the ABI the real driver returned. The feature
 //!   exports nothing: only the `cdylib` that invokes the macro does. What a driver answers to a
 //!   request, [`answer::driver_answer`], needs no feature.
+//! - `doctor`: [`doctor::main`] and [`doctor::check`], every entry checked against a driver
+//!   (below, in Programs). Off by default: non-generic code, so compiled to machine code in every
+//!   build that has it, about a third of the crate's own build time.
 //! - `registry-json`: `REGISTRY_JSON`, the `registry.json` beside this crate's sources as text (the
 //!   schema below), for a program that reads the registry as data: `cuda-sys-gen min-driver`
 //!   answers from the one of the crate it was built with. About a megabyte in the rlib; nothing
@@ -318,7 +321,7 @@
 //!
 //! # Programs
 //!
-//! `cargo run --example doctor` ([`doctor::main`], which any program can call as its `main`;
+//! `cargo run --example doctor --features doctor` ([`doctor::main`], which any program can call as its `main`;
 //! [`doctor::check`] is the report on a driver already loaded) loads the driver, prints its version
 //! and, for every registry entry, whether it resolves and why not. It exits with 0 when the driver serves what it has
 //! correctly, 1 when it does not load, 2 on a bad command line, 3 when an entry resolves to
@@ -369,6 +372,7 @@ pub mod api;
 #[cfg(feature = "api")]
 #[rustfmt::skip]
 mod api_shim;
+#[cfg(feature = "doctor")]
 #[rustfmt::skip]
 pub mod doctor;
 #[rustfmt::skip]

@@ -59,7 +59,7 @@ fn a_new_users_steps_from_a_folder_outside_the_checkout() {
         app.join("Cargo.toml"),
         format!(
             "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n\
-             cuda-driver-pfn = {{ path = {:?} }}\n\n[workspace]\n",
+             cuda-driver-pfn = {{ path = {:?}, features = [\"doctor\"] }}\n\n[workspace]\n",
             generated.display().to_string()
         ),
     )

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo test -p cuda-sys-gen-tests --test gpu_machine -- --ignored --nocapture --test-threads 1
 //! cargo run -p cuda-driver-pfn --example roundtrip
-//! cargo run -p cuda-driver-pfn --example doctor
+//! cargo run -p cuda-driver-pfn --example doctor --features doctor
 //! ```
 //!
 //! Ignored by default: without a driver they fail (they must not pass by finding nothing).

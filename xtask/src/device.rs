@@ -51,7 +51,7 @@ pub fn device_build(root: &Path) -> Result<()> {
     let target = "x86_64-unknown-linux-gnu";
     let features = "cuda-driver-pfn/gl,cuda-driver-pfn/egl,cuda-driver-pfn/vdpau,cuda-driver-pfn/profiler,cuda-driver-pfn/d3d9,cuda-driver-pfn/d3d10,cuda-driver-pfn/d3d11,cuda-driver-pfn/wgl,cuda-driver-pfn/runtime,cuda-driver-pfn/api";
     // Every module's feature, so that the checks reach every registry entry.
-    let examples = "gl,egl,vdpau,profiler,d3d9,d3d10,d3d11,wgl,newest,api";
+    let examples = "gl,egl,vdpau,profiler,d3d9,d3d10,d3d11,wgl,newest,api,doctor";
     let builds: [&[&str]; 3] = [
         &["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance", "--features", features],
         &["build", "--release", "-p", "cuda-driver-pfn", "--examples", "--features", examples],

@@ -139,6 +139,9 @@ runtime = []
 # driver, cuGetProcAddress answered with the stand-in's functions), and export_libcuda!, which
 # that cdylib invokes to export them. The feature exports nothing by itself.
 standin = []
+# doctor::main and doctor::check (the doctor example): every entry checked against a driver.
+# Compiled to machine code wherever it is on, so only programs that run it turn it on.
+doctor = []
 # REGISTRY_JSON: this folder's registry.json as text, for a program that reads the registry as
 # data (`cuda-sys-gen min-driver` answers from the one of the crate it was built with).
 registry-json = []
@@ -146,7 +149,7 @@ registry-json = []
         marker = ctx.marker("#"),
         package = package_fields(ctx),
         examples = {
-            let mut s = String::new();
+            let mut s = String::from("\n[[example]]\nname = \"doctor\"\nrequired-features = [\"doctor\"]\n");
             if ctx.model.entries.values().any(|e| e.pfn == "PFN_cuCtxCreate_v12050")
                 && super::examples::has_roundtrip(ctx)
             {
@@ -322,6 +325,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "api")]
         #[rustfmt::skip]
         mod api_shim;
+        #[cfg(feature = "doctor")]
         #[rustfmt::skip]
         pub mod doctor;
         #[rustfmt::skip]

@@ -659,8 +659,8 @@ impl fmt::Display for Error {
                 f,
                 "{lookup} returned CUDA_SUCCESS but a NULL pointer: no answer a working driver gives (one that lacks \
                  `{}` at version {} says so with its status), so this driver is broken. Treat the function as \
-                 unavailable, and check that the library is NVIDIA's driver, installed whole (the doctor example \
-                 lists every answer)",
+                 unavailable, and check that the library is NVIDIA's driver, installed whole (`cuda-sys-gen doctor`, or \
+                 the crate's doctor example with the `doctor` feature, lists every answer)",
                 lookup.symbol, lookup.version
             ),
             Error::UnknownStatus { lookup, status } => write!(
