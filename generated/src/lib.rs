@@ -311,7 +311,7 @@
 //!   answered with the stand-in's function of the ABI the real driver returned. The feature
 //!   exports nothing: only the `cdylib` that invokes the macro does. What a driver answers to a
 //!   request, [`answer::driver_answer`], needs no feature.
-//! - `doctor`: [`doctor::main`] and [`doctor::check`], every entry checked against a driver
+//! - `doctor`: `doctor::main` and `doctor::check`, every entry checked against a driver
 //!   (below, in Programs). Off by default: non-generic code, so compiled to machine code in every
 //!   build that has it, about a third of the crate's own build time.
 //! - `registry-json`: `REGISTRY_JSON`, the `registry.json` beside this crate's sources as text (the
@@ -321,8 +321,8 @@
 //!
 //! # Programs
 //!
-//! `cargo run --example doctor --features doctor` ([`doctor::main`], which any program can call as its `main`;
-//! [`doctor::check`] is the report on a driver already loaded) loads the driver, prints its version
+//! `cargo run --example doctor --features doctor` (`doctor::main`, which any program can call as its `main`;
+//! `doctor::check` is the report on a driver already loaded) loads the driver, prints its version
 //! and, for every registry entry, whether it resolves and why not. It exits with 0 when the driver serves what it has
 //! correctly, 1 when it does not load, 2 on a bad command line, 3 when an entry resolves to
 //! another function than its export (a wrong ABI), and 4 when the driver is broken: it answered a
