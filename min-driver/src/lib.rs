@@ -653,7 +653,9 @@ pub fn floor_of_programs_on<'a>(
                         found.push((shown, bytes.len() as u64, ev));
                     }
                 } else {
-                    found.push((p.display().to_string(), size, binary::collect(p, &cache, Some(&file), &reg)?));
+                    let tables = binary::string_tables(&cache);
+                    let data = binary::Tables { cache: &cache, tables: &tables };
+                    found.push((p.display().to_string(), size, binary::collect(p, data, Some(&file), &reg)?));
                 }
             }
         }
