@@ -10,7 +10,7 @@ B=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-device-out}; mkdir -p "$out/reports"
 REG="$B/registry.json"
 {
-  git -C "$B" rev-parse --short HEAD 2>/dev/null || true
+  echo "branch w52c, commit $(cat "$B/commit.txt" 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1
   nproc; uname -r; cuobjdump --version 2>&1 | tail -1
 } > "$out/machine.txt"
