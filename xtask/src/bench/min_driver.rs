@@ -3,7 +3,8 @@
 //! alternately, run after run. The baseline is the least any syntax-based reader must do;
 //! min-driver lexes every token and looks each name up, and reads its registry. Then
 //! min-driver over compiled programs (rustc's own driver library; a synthetic program of 400 MB
-//! shaped as PyTorch's `libtorch_cuda.so`, 5400 zstd fatbin entries; a 4 GiB sparse one) against
+//! shaped as PyTorch's `libtorch_cuda.so`, 5400 zstd fatbin entries; one of 419 MB of strings
+//! dense with `cu` words, shaped as JAX's `xla_cuda_plugin.so`; a 4 GiB sparse one) against
 //! the `object` crate's bare parse of each (the file read, every section's bytes taken), with
 //! min-driver's peak memory in a process of its own.
 
