@@ -71,6 +71,66 @@ pub(super) fn records(data: &[u8], little: bool, section: &str, out: &mut Vec<Re
     }
 }
 
+/// A file read through an [`object::ReadCache`], with its ELF string tables read whole once:
+/// the cache reads each symbol's name on its own (a seek and a read of 256 bytes per name, with
+/// a buffer of its own), which for a library of 100,000 dynamic symbols was most of the time
+/// spent outside its sections. A name in a table read whole is a slice of it; anything else
+/// goes to the cache as before.
+#[derive(Clone, Copy)]
+pub(super) struct Tables<'a> {
+    pub cache: &'a object::ReadCache<&'a std::fs::File>,
+    /// Each string table read whole: where it lies in the file, and its bytes.
+    pub tables: &'a [(u64, &'a [u8])],
+}
+
+impl<'a> ReadRef<'a> for Tables<'a> {
+    fn len(self) -> Result<u64, ()> {
+        self.cache.len()
+    }
+
+    fn read_bytes_at(self, offset: u64, size: u64) -> Result<&'a [u8], ()> {
+        self.cache.read_bytes_at(offset, size)
+    }
+
+    fn read_bytes_at_until(self, range: std::ops::Range<u64>, delimiter: u8) -> Result<&'a [u8], ()> {
+        for &(at, table) in self.tables {
+            let Some(from) = range.start.checked_sub(at).and_then(|d| usize::try_from(d).ok()) else { continue };
+            if from >= table.len() {
+                continue;
+            }
+            let to = usize::try_from(range.end.saturating_sub(at)).unwrap_or(usize::MAX).min(table.len());
+            if let Some(len) = table.get(from..to).and_then(|t| memchr::memchr(delimiter, t)) {
+                return Ok(&table[from..from + len]);
+            }
+        }
+        self.cache.read_bytes_at_until(range, delimiter)
+    }
+}
+
+/// The largest string table [`string_tables`] reads whole (a larger one is read name by name).
+const MOST_TABLE: u64 = 256 << 20;
+
+/// The string tables (`SHT_STRTAB`: `.dynstr`, `.strtab`) of the ELF file behind `cache`, each
+/// read whole through it; none for other formats, or where the headers cannot be read.
+pub(super) fn string_tables<'a>(cache: &'a object::ReadCache<&'a std::fs::File>) -> Vec<(u64, &'a [u8])> {
+    fn of<'a, Elf: FileHeader<Endian = Endianness>>(
+        elf: &ElfFile<'a, Elf, &'a object::ReadCache<&'a std::fs::File>>,
+    ) -> Vec<(u64, &'a [u8])> {
+        use object::read::elf::SectionHeader;
+        let endian = elf.endian();
+        elf.elf_section_table()
+            .iter()
+            .filter(|s| s.sh_type(endian) == object::elf::SHT_STRTAB && s.sh_size(endian).into() <= MOST_TABLE)
+            .filter_map(|s| Some((s.sh_offset(endian).into(), s.data(endian, elf.data()).ok()?)))
+            .collect()
+    }
+    match object::File::parse(cache) {
+        Ok(object::File::Elf32(elf)) => of(&elf),
+        Ok(object::File::Elf64(elf)) => of(&elf),
+        _ => Vec::new(),
+    }
+}
+
 /// Whether `bytes` start like a compiled program or library the `object` crate reads.
 pub(super) fn is_binary(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
@@ -94,6 +154,21 @@ pub(super) const MARKS: &[&str] = &[
     "nvrtc64_",
     "libnvJitLink",
     "nvJitLink_",
+];
+
+/// Where each of [`MARKS`] is found in the one pass over a program's strings: the word
+/// searched for and its offset in the mark (every `cu` is visited for the registry's names).
+const MARK_ANCHORS: [(&str, usize); 10] = [
+    ("cu", 3),
+    ("cu", 2),
+    ("cu", 3),
+    ("cu", 0),
+    ("cu", 0),
+    ("cu", 0),
+    ("nvrtc", 3),
+    ("nvrtc", 0),
+    ("nvJitLink", 3),
+    ("nvJitLink", 0),
 ];
 
 /// The names of a symbol table that are evidence: whether the static runtime's lookup by name
@@ -138,6 +213,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     let mut sections_read = 0;
     // One buffer, section after section (the largest read sets its size).
     let mut scratch: Vec<u8> = Vec::new();
+    // The registry names already found (by their node in the registry's trie): each is kept
+    // where it was first seen.
+    let mut seen = vec![false; reg.trie().nodes()];
     // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
     // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
     for section in file.sections() {
@@ -162,7 +240,17 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         sections_read += 1;
         let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
         let (bytes, ranges) = area.parts();
-        read_area(bytes, &ranges, &name, little, fatbin_section(&name), strings.then_some(&[][..]), reg, &mut ev);
+        read_area(
+            bytes,
+            &ranges,
+            &name,
+            little,
+            fatbin_section(&name),
+            strings.then_some(&[][..]),
+            reg,
+            &mut seen,
+            &mut ev,
+        );
         if let Area::Owned(b) = area {
             scratch = b.bytes;
         }
@@ -194,7 +282,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 }
                 _ => Vec::new(),
             };
-            read_area(bytes, &ranges, &name, little, false, Some(&strtab), reg, &mut ev);
+            read_area(bytes, &ranges, &name, little, false, Some(&strtab), reg, &mut seen, &mut ev);
             if let Area::Owned(b) = area {
                 scratch = b.bytes;
             }
@@ -318,6 +406,7 @@ fn read_area(
     fatbin: bool,
     strings: Option<&[(usize, usize)]>,
     reg: &Registry,
+    seen: &mut [bool],
     ev: &mut Evidence,
 ) {
     if fatbin {
@@ -333,14 +422,10 @@ fn read_area(
     spans.sort_unstable();
     for r in extents::minus(data, &spans) {
         let area = &bytes[r.clone()];
-        for m in MARKS {
-            if !ev.marks.contains(m) && memmem::find(area, m.as_bytes()).is_some() {
-                ev.marks.insert(m);
-            }
-        }
-        for (word, at) in registry_names(area, reg) {
-            ev.strings.entry(word.to_owned()).or_insert_with(|| format!("{name}+{:#x}", r.start + at));
-        }
+        let at_start = r.start;
+        scan_strings(area, reg, &mut ev.marks, seen, |word, at| {
+            ev.strings.insert(word.to_owned(), format!("{name}+{:#x}", at_start + at));
+        });
     }
 }
 
@@ -531,34 +616,56 @@ fn fatbin_section(name: &str) -> bool {
     matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
 }
 
-/// The longest registry name (the longest is 52 bytes) that starts `bytes`.
-const LONGEST_NAME: usize = 80;
-
-/// The registry names in `bytes`, with offsets: at each `cu` followed by a capital letter,
-/// the longest name that starts there, whatever comes before or after it. Rust's strings
-/// have no NUL: cudarc's `"cuCtxCreate_v2"` lies between other strings' bytes
-/// (`...cuCtxCreate_v2cuCtxDestroy_v2Missing symbol...`), where a search for whole words
-/// would find nothing. Each candidate is tried at most [`LONGEST_NAME`] times: linear.
-fn registry_names<'a>(bytes: &'a [u8], reg: &'a Registry) -> impl Iterator<Item = (&'a str, usize)> + 'a {
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        while let Some(p) = memmem::find(&bytes[from.min(bytes.len())..], b"cu") {
-            let at = from + p;
-            from = at + 1;
-            if !bytes.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
-                continue;
-            }
-            let run = bytes[at..].iter().take(LONGEST_NAME).take_while(|&&b| is_ident(b)).count();
-            let word = std::str::from_utf8(&bytes[at..at + run]).unwrap_or("");
-            let found = (3..=word.len()).rev().map(|n| &word[..n]).find(|w| reg.highest_meaning(w).is_some());
-            if let Some(w) = found {
-                from = at + w.len();
-                return Some((w, at));
+/// One pass over a stretch of a program's strings: the [`MARKS`] it holds, and its registry
+/// names, each given to `found` with its offset the first time it is seen (`seen`, by its node
+/// in the registry's trie). A name is found at each `cu` followed by a capital letter: the
+/// longest name that starts there, whatever comes before or after it. Rust's strings have no
+/// NUL: cudarc's `"cuCtxCreate_v2"` lies between other strings' bytes
+/// (`...cuCtxCreate_v2cuCtxDestroy_v2Missing symbol...`), where a search for whole words would
+/// find nothing. Each `cu` walks the trie only as far as a name goes on from it (at most the
+/// longest name's length), and checks the marks that hold a `cu`; the marks of the run-time
+/// compilers are searched for on their own while not yet found: linear.
+fn scan_strings(
+    area: &[u8],
+    reg: &Registry,
+    marks: &mut BTreeSet<&'static str>,
+    seen: &mut [bool],
+    mut found: impl FnMut(&str, usize),
+) {
+    let trie = reg.trie();
+    let check = |at: usize, anchor: &str, marks: &mut BTreeSet<&'static str>| {
+        for (m, &(a, offset)) in MARKS.iter().zip(&MARK_ANCHORS) {
+            if a == anchor && at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
+                marks.insert(m);
             }
         }
-        None
-    })
+    };
+    // Names found do not overlap: the next is looked for past the last.
+    let mut past = 0;
+    for at in memmem::find_iter(area, b"cu") {
+        check(at, "cu", marks);
+        if at < past || !area.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
+            continue;
+        }
+        if let Some((len, node)) = trie.longest(&area[at..]) {
+            past = at + len;
+            if let Some(s) = seen.get_mut(node).filter(|s| !**s) {
+                *s = true;
+                // A name of the trie is ASCII.
+                if let Ok(w) = std::str::from_utf8(&area[at..at + len]) {
+                    found(w, at);
+                }
+            }
+        }
+    }
+    for anchor in ["nvrtc", "nvJitLink"] {
+        let pending = MARKS.iter().zip(&MARK_ANCHORS).any(|(m, &(a, _))| a == anchor && !marks.contains(m));
+        if pending {
+            for at in memmem::find_iter(area, anchor.as_bytes()) {
+                check(at, anchor, marks);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -580,6 +687,44 @@ mod tests {
         assert_eq!(v("libcudart.so.12"), Some(12000));
         assert_eq!(v("cudart64_.dll"), None);
         assert_eq!(v("cudart64_1234.dll"), None);
+    }
+
+    /// Every symbol name read from the string tables read whole is the one the cache reads name
+    /// by name (this test's own executable: a symbol table and a dynamic one).
+    #[test]
+    fn names_from_whole_string_tables_are_the_cache_s() {
+        fn names<'a, R: ReadRef<'a>>(f: &object::File<'a, R>) -> Vec<String> {
+            f.symbols().chain(f.dynamic_symbols()).map(|s| s.name().unwrap_or("?").to_owned()).collect()
+        }
+        let file = std::fs::File::open(std::env::current_exe().unwrap()).unwrap();
+        let cache = object::ReadCache::new(&file);
+        let tables = string_tables(&cache);
+        assert!(!tables.is_empty());
+        let fast = names(&object::File::parse(Tables { cache: &cache, tables: &tables }).unwrap());
+        let other = object::ReadCache::new(&file);
+        let slow = names(&object::File::parse(&other).unwrap());
+        assert!(fast.len() > 100 && fast.iter().any(|n| n.contains("names_from_whole_string_tables")));
+        assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn each_mark_is_found_at_its_anchor() {
+        for (m, &(anchor, offset)) in MARKS.iter().zip(&MARK_ANCHORS) {
+            assert!(m[offset..].starts_with(anchor), "{m}: {anchor} at {offset}");
+        }
+        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        // Run together as Rust places strings, and each mark overlapping a registry name.
+        let text = b"xlibcuda.so.1\0nvcuda.dllcudaErrorCudartUnloadingcuGetProcAddress_v2libcudart_static_ab\
+                     cudaGetDriverEntryPointlibnvrtc.so.13nvrtc64_120_0.dll libnvJitLink.so nvJitLink_120_0.dll \
+                     cuCtxCreate_v4cuCtxCreate_v4cuMemAllocAsyncHandle";
+        let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
+        scan_strings(text, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
+        assert_eq!(marks.len(), MARKS.len(), "{marks:?}");
+        let words: Vec<&str> = names.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(words, ["cuGetProcAddress_v2", "cuCtxCreate_v4", "cuMemAllocAsync"], "{names:?}");
+        // Each name once, where first seen.
+        let first = text.windows(14).position(|w| w == b"cuCtxCreate_v4").unwrap();
+        assert_eq!(names[1].1, first);
     }
 
     #[test]

@@ -469,37 +469,64 @@ impl Want {
 /// A zstd payload decompressed until [`Want::enough`] (or to its end, at most `expected`
 /// bytes): one pass, in chunks, each output byte looked at a bounded number of times.
 fn zstd_prefix(payload: &[u8], expected: Option<u64>, want: Want) -> Option<Vec<u8>> {
-    use std::io::Read;
+    use zstd::stream::raw::{DParameter, Decoder, InBuffer, Operation, OutBuffer};
+    thread_local! {
+        // One decoder per thread, reset for each entry: a new one per entry allocated (and
+        // the system mapped, then unmapped) its window of up to a block each time.
+        static DECODER: std::cell::RefCell<Option<Decoder<'static>>> = const { std::cell::RefCell::new(None) };
+    }
     if !inflated_ok(payload) {
         return None;
     }
-    let cap = expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED);
+    let cap = usize::try_from(expected.unwrap_or(MAX_INFLATED).min(MAX_INFLATED)).ok()?;
     // libzstd (the `zstd` crate) decodes a block about four times as fast as `ruzstd` did here,
     // and its stream stops at the block the prefix needs. A frame that asks for a window of more
     // than 32 MiB (no cubin's does) is not decompressed: each thread's memory stays bounded.
-    let mut decoder = zstd::stream::read::Decoder::with_buffer(payload).ok()?;
-    decoder.window_log_max(25).ok()?;
-    let mut decoder = decoder.single_frame().take(cap);
-    let mut out = Vec::new();
-    let mut chunk = vec![0u8; 4 << 10];
-    let mut step = chunk.len();
-    loop {
-        // Doubling reads: the predicate is asked O(log n) times, so its searches stay linear.
-        let mut got = 0;
-        while got < step {
-            let n = decoder.read(&mut chunk).ok()?;
-            if n == 0 {
+    DECODER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            let mut d = Decoder::new().ok()?;
+            d.set_parameter(DParameter::WindowLogMax(25)).ok()?;
+            *slot = Some(d);
+        }
+        let decoder = slot.as_mut()?;
+        // A new frame; the window limit stays.
+        decoder.reinit().ok()?;
+        let mut input = InBuffer::around(payload);
+        let mut out: Vec<u8> = Vec::new();
+        let mut pos = 0usize;
+        let mut step = 4usize << 10;
+        loop {
+            // Doubling reads: the predicate is asked O(log n) times, so its searches stay linear.
+            let target = pos.saturating_add(step).min(cap);
+            out.resize(target, 0);
+            while pos < target {
+                let mut o = OutBuffer::around_pos(&mut out[..target], pos);
+                let read = input.pos();
+                let left = decoder.run(&mut input, &mut o).ok()?;
+                let (was, now) = (pos, o.pos());
+                pos = now;
+                if left == 0 {
+                    // The frame's end.
+                    out.truncate(pos);
+                    return Some(want.trim(out, true));
+                }
+                if now == was && input.pos() == read {
+                    // No progress: the payload ends inside the frame.
+                    return None;
+                }
+            }
+            if pos >= cap {
+                out.truncate(pos);
                 return Some(want.trim(out, true));
             }
-            out.extend_from_slice(&chunk[..n]);
-            got += n;
+            if want.enough(&out[..pos]) {
+                out.truncate(pos);
+                return Some(want.trim(out, false));
+            }
+            step = step.saturating_mul(2);
         }
-        if want.enough(&out) {
-            return Some(want.trim(out, false));
-        }
-        step = step.saturating_mul(2);
-        chunk.resize((chunk.len() * 2).min(1 << 20), 0);
-    }
+    })
 }
 
 /// The first bytes of one LZ4 block, decoded sequence by sequence until [`Want::enough`] (or

@@ -286,8 +286,10 @@ impl Floor {
         for n in &self.notes {
             s.push_str(&format!("{n}\n"));
         }
+        // A driver library has no floor of its own: its note is the headline.
+        let drivers = self.notes.iter().any(|n| n.starts_with(model::DRIVER_NOTE));
         s.push_str(&match self.setter() {
-            None if !self.notes.is_empty() && !self.at_least() => String::new(),
+            None if drivers && !self.at_least() => String::new(),
             None if !self.at_least() => format!(
                 "no entry point of the generated crate, no driver function and no kernel is named in {these}: any \
                  driver will do\n"
@@ -323,7 +325,7 @@ impl Floor {
             // What was read, said for what the files are: kernel files hold no lookups, and a
             // driver library has no floor of its own.
             let kernel_files = self.programs.iter().all(|p| p.contains(", read as a kernel"));
-            let only_drivers = self.setter().is_none() && !self.notes.is_empty() && !self.at_least();
+            let only_drivers = self.setter().is_none() && drivers && !self.at_least();
             if kernel_files {
                 s.push_str(
                     "  (read from the kernel files given: every PTX module and cubin they hold; a cubin loads only on \
@@ -651,7 +653,9 @@ pub fn floor_of_programs_on<'a>(
                         found.push((shown, bytes.len() as u64, ev));
                     }
                 } else {
-                    found.push((p.display().to_string(), size, binary::collect(p, &cache, Some(&file), &reg)?));
+                    let tables = binary::string_tables(&cache);
+                    let data = binary::Tables { cache: &cache, tables: &tables };
+                    found.push((p.display().to_string(), size, binary::collect(p, data, Some(&file), &reg)?));
                 }
             }
         }

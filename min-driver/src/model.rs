@@ -124,6 +124,14 @@ pub(super) struct Runtime {
 /// several hundred): fewer, and the strings are the program's own.
 const RUNTIME_TABLE: usize = 200;
 
+/// How many of the generated crate's markers (`cuMemAlloc_v3020`, its own names for the ABIs)
+/// the strings hold. [`RUNTIME_TABLE`] or more: the file holds the crate's table of every
+/// entry (cuda-sys-gen itself, whose registry is compiled in; a program embedding registry.json
+/// or walking `ENTRIES`), not the CUDA runtime's, whose table names exported functions only.
+pub(super) fn crate_table(ev: &Evidence, reg: &Registry) -> usize {
+    ev.strings.keys().filter(|w| reg.is_marker_only(w)).count()
+}
+
 /// What the file is, by what it defines.
 pub(super) fn role(ev: &Evidence, reg: &Registry) -> Role {
     let defines = |p: &str| ev.exports.iter().any(|e| e.starts_with(p));
@@ -166,7 +174,10 @@ pub(super) fn runtime(ev: &Evidence, reg: &Registry, role: Role) -> Option<Runti
     let table = ev.strings.len() >= RUNTIME_TABLE
         || role == Role::Runtime
         || ev.symtab.as_ref().is_some_and(|s| s.contains("cudaMalloc"));
-    if !(tagged || signature) || !table {
+    // The generated crate's table names the runtime's marks too (cuda-sys-gen holds them as
+    // what it looks for): its strings are that table, not the runtime's code.
+    let crates = role != Role::Runtime && crate_table(ev, reg) >= RUNTIME_TABLE;
+    if !(tagged || signature) || !table || crates {
         return None;
     }
     let newest = ev
@@ -378,6 +389,9 @@ pub(super) struct Read {
     pub cubin_gpus: Vec<String>,
 }
 
+/// How a driver library's note starts (the report's headline for it).
+pub(super) const DRIVER_NOTE: &str = "a CUDA driver library";
+
 /// The floor of one file, from its evidence alone (no file is read here).
 pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Option<u32>) -> Read {
     let role = role(&ev, reg);
@@ -385,7 +399,7 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
     let mut read = Read { format: ev.format.clone(), records: ev.records.len(), ..Read::default() };
     if role == Role::Driver {
         read.notes.push(format!(
-            "a CUDA driver library: it defines {} of the driver's entry points (cuInit, cuDriverGetVersion, ...); a \
+            "{DRIVER_NOTE}: it defines {} of the driver's entry points (cuInit, cuDriverGetVersion, ...); a \
              driver has no floor of its own, the programs that load it do",
             ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count()
         ));
@@ -393,6 +407,20 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
     }
     let found = capabilities(&ev, reg);
     let runtime = runtime(&ev, reg, role);
+    let table = crate_table(&ev, reg);
+    if table >= RUNTIME_TABLE {
+        let counted = if ev.records.is_empty() && found.iter().any(|f| f.capability == Capability::NamesFunctions) {
+            "read at their highest meaning below: an upper estimate of what it asks for, not a runtime's need"
+        } else {
+            "not counted: they are a table, not lookups"
+        };
+        read.notes.push(format!(
+            "a table of names, not the CUDA runtime: its strings hold {table} of the generated crate's {} markers \
+             (cuMemAlloc_v3020, ...), which only the crate's own tables hold (cuda-sys-gen itself, a program \
+             embedding registry.json or walking ENTRIES); its driver names are {counted}",
+            reg.entries.len()
+        ));
+    }
     let mut uses: BTreeMap<String, Use> = BTreeMap::new();
     let mut add = |u: Use| match uses.get(&u.marker) {
         Some(old) if old.version >= u.version => {}
@@ -788,5 +816,50 @@ mod tests {
         assert_eq!(role(&driver, &reg), Role::Driver);
         let read = decide(driver, &reg, &Releases::load().unwrap(), None);
         assert!(read.unresolved.is_empty() && read.uses.is_empty() && !read.notes.is_empty(), "{read:?}");
+    }
+
+    /// The generated crate's table of names (cuda-sys-gen itself holds it, with the runtime's
+    /// marks among what it looks for) is said to be a table: not the CUDA runtime's code, and
+    /// its names counted only as an upper estimate where the file names functions at run time.
+    #[test]
+    fn the_crate_s_table_of_names_is_not_a_runtime() {
+        let reg = registry();
+        let releases = Releases::load().unwrap();
+        let mut ev = with_static_runtime(base(), &reg);
+        ev.imports.push("dlsym".into());
+        // Without the crate's markers: the runtime's table, read as the runtime it holds.
+        assert!(runtime(&ev, &reg, role(&ev, &reg)).is_some_and(|r| r.held));
+        let with_table = |mut ev: Evidence| {
+            for e in &reg.entries {
+                ev.strings.insert(e.marker.clone(), ".rodata".into());
+            }
+            ev
+        };
+        let mut ev = with_table(ev);
+        assert!(crate_table(&ev, &reg) >= RUNTIME_TABLE, "{}", crate_table(&ev, &reg));
+        assert!(runtime(&ev, &reg, role(&ev, &reg)).is_none());
+        let read = decide(ev, &reg, &releases, None);
+        assert!(read.runtimes.is_empty() && read.kernels.iter().all(|k| k.reading != Reading::Runtime), "{read:?}");
+        assert!(read.notes.iter().any(|n| n.starts_with("a table of names, not the CUDA runtime")), "{:?}", read.notes);
+        assert!(read.notes.iter().any(|n| n.contains("upper estimate")), "{:?}", read.notes);
+        assert!(read.uses.iter().all(|u| u.reading == Reading::String || u.reading == Reading::Import));
+        assert!(read.uses.iter().any(|u| u.reading == Reading::String));
+        ev = with_table(with_static_runtime(base(), &reg));
+        ev.imports.push("dlsym".into());
+        // With a record of the crate's own (cuda-sys-gen's doctor walks ENTRIES): not counted.
+        ev.records.push(Record {
+            kind: Ok(RecordKind::Runtime),
+            per_thread: false,
+            abis: 0,
+            version: 0,
+            floor: 0,
+            high: 0,
+            symbol: String::new(),
+            exported: "resolve".into(),
+            at: ".rodata+0x0".into(),
+        });
+        let read = decide(ev, &reg, &releases, None);
+        assert!(read.notes.iter().any(|n| n.contains("not counted")), "{:?}", read.notes);
+        assert!(read.uses.iter().all(|u| u.reading != Reading::String), "{:?}", read.uses);
     }
 }

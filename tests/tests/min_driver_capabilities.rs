@@ -471,6 +471,20 @@ fn a_report_says_what_it_read_for_what_the_file_is() {
     assert!(!report.contains("these sources"), "{report}");
 }
 
+/// cuda-sys-gen itself holds the generated crate's table of every name (its registry is
+/// compiled in), and among what it looks for the CUDA runtime's marks (`libcudart_static_`,
+/// `cudaErrorCudartUnloading`, `libcuda.so`): it read as "holds the CUDA runtime's code, 13.5 or
+/// later". It is said to be a table of names, and no runtime's floor is drawn from it.
+#[test]
+fn cuda_sys_gen_itself_is_a_table_of_names_not_a_runtime() {
+    let tool = cuda_sys_gen_binary();
+    let f = floor_of(tool);
+    let report = f.render(Path::new("."), None);
+    assert!(report.contains("a table of names, not the CUDA runtime"), "{report}");
+    assert!(!report.contains("holds the CUDA runtime's code"), "{report}");
+    assert!(f.kernels.iter().all(|k| k.reading != Reading::Runtime), "{report}");
+}
+
 /// Two fatbins with no GPU in common (sm_100a + ISA 9.1 PTX, sm_90 + ISA 9.5 PTX), as cuDNN's
 /// engines library holds: each one's PTX is still JIT-compiled only on a GPU none of its own
 /// cubins runs on, so a driver between the cubins' floor and the PTX's is "not proven" (exit

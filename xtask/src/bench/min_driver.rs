@@ -3,7 +3,8 @@
 //! alternately, run after run. The baseline is the least any syntax-based reader must do;
 //! min-driver lexes every token and looks each name up, and reads its registry. Then
 //! min-driver over compiled programs (rustc's own driver library; a synthetic program of 400 MB
-//! shaped as PyTorch's `libtorch_cuda.so`, 5400 zstd fatbin entries; a 4 GiB sparse one) against
+//! shaped as PyTorch's `libtorch_cuda.so`, 5400 zstd fatbin entries; one of 419 MB of strings
+//! dense with `cu` words, shaped as JAX's `xla_cuda_plugin.so`; a 4 GiB sparse one) against
 //! the `object` crate's bare parse of each (the file read, every section's bytes taken), with
 //! min-driver's peak memory in a process of its own.
 
@@ -63,6 +64,9 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let synthetic = synthetic_program(&env.root.join("target/bench"))?;
     rows.push(over_binary(&registry, &synthetic, runs.min(3))?);
     notes.push(peak_memory(&registry, &synthetic)?);
+    let strings = strings_program(&env.root.join("target/bench"), &registry)?;
+    rows.push(over_binary(&registry, &strings, runs.min(3))?);
+    notes.push(peak_memory(&registry, &strings)?);
     let sparse = sparse_program(&env.root.join("target/bench"), &synthetic)?;
     rows.push(over_binary(&registry, &sparse, runs.min(3))?);
     notes.push(peak_memory(&registry, &sparse)?);
@@ -196,6 +200,74 @@ fn write_elf(path: &std::path::Path, name: &str, data: &[u8], hole: u64) -> Resu
     drop(f);
     std::fs::rename(&partial, path).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())
+}
+
+/// How many bytes of strings the program shaped as JAX's plugin holds.
+const STRINGS_BYTES: usize = 400 << 20;
+
+/// A program of 419 MB made here, the same bytes every time, shaped as JAX's
+/// `xla_cuda_plugin.so` (411 MB, CUDA 13): no fatbin, and one allocated section of strings
+/// (NUL-ended, as C++ writes them) dense with `cu` words: the CUDA libraries' own names
+/// (`cuDNN`, `cuBLASLt`, `cudnnConvolutionForward`, `cuda::std::`), C++ names run together
+/// with them, and every name of the registry now and then, as XLA's tables of driver functions
+/// hold them. Kept under target/bench/ once made.
+fn strings_program(dir: &std::path::Path, registry: &std::path::Path) -> Result<PathBuf> {
+    let path = dir.join(format!("min-driver-synthetic-strings-{}MiB.so", STRINGS_BYTES >> 20));
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= STRINGS_BYTES as u64) {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let text = std::fs::read_to_string(registry).with_context(|| format!("reading {}", registry.display()))?;
+    // Each entry's exported name (`"exported": "cuCtxCreate_v4"`).
+    let names: Vec<&str> = text
+        .split("\"exported\": \"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|n| n.starts_with("cu"))
+        .collect();
+    let words: &[&str] = &[
+        "cuDNN",
+        "cuBLASLt",
+        "cuBLAS",
+        "cuFFT",
+        "cuSPARSE",
+        "cuSOLVER",
+        "cuTENSOR",
+        "cudnnConvolutionForward",
+        "cudaStreamSynchronize",
+        "cuda::std::__4::tuple",
+        "_ZN3xla3gpu17CudnnFusedConvRewriter",
+        "CUDA_ERROR_OUT_OF_MEMORY",
+        "cuDnnFusedMHAThunk",
+        "cuMemAllocAsyncHandle",
+        "cuCtxCreateWrapper",
+        "cuLaunchKernelExWithAttributes",
+        "xla_gpu_enable_cublaslt",
+        "stream_executor::gpu::GpuDriver::",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut data = Vec::with_capacity(STRINGS_BYTES + 256);
+    while data.len() < STRINGS_BYTES {
+        let r = next();
+        // One string of 1 to 4 words run together; one in 64 a registry name.
+        for k in 0..=(r & 3) {
+            let pick = (r >> (8 + 8 * k)) as usize;
+            if pick % 64 == 0 && !names.is_empty() {
+                data.extend_from_slice(names[(pick >> 6) % names.len()].as_bytes());
+            } else {
+                data.extend_from_slice(words[pick % words.len()].as_bytes());
+            }
+        }
+        data.push(0);
+    }
+    write_elf(&path, ".rodata", &data, 0)?;
+    Ok(path)
 }
 
 /// A 4 GiB program of about 1 MB of data: a fatbin (the synthetic program's first 8
