@@ -37,6 +37,7 @@
 mod binary;
 mod extents;
 mod kernels;
+pub mod load;
 mod model;
 mod registry;
 pub mod releases;

@@ -12,8 +12,12 @@
 //! - A request the driver refused is listed, not counted.
 //! - An ABI called that no request of the run was answered with was called by its exported
 //!   name (`dlsym`, or linked): the driver that first exports it (the registry's floor).
-//! - What is not read makes the floor "at least": images loaded (the tracer records their
-//!   addresses, not their bytes), functions the registry does not know.
+//! - An image loaded, from memory or from a file, is read from the copy the tracer made of its
+//!   bytes, for the GPU it was loaded on. What is not read makes the floor "at least": an image
+//!   that could not be copied, functions the registry does not know.
+//! - Under `--as-driver`, each point where the run went otherwise than on the real driver (the
+//!   version said, an answer, a missing export called, an image the older driver refused:
+//!   `crate::load`) is listed.
 //!
 //! The floor holds for the paths the run took: another input, GPU or code path may ask for
 //! more. The report has the static reading's shape ([`crate::Floor`], its checks and exit
@@ -264,6 +268,20 @@ pub(crate) fn floor_of_trace(
         } else {
             crate::kernels::binary(&data, &name, &mut ev.image);
         }
+        if ev.image.needs.is_empty() && ev.image.unreadable.is_empty() {
+            // Bytes of no kernel form min-driver reads (a host object or an archive given to
+            // the linker): what they hold is not known.
+            floor.unresolved.push(Unresolved {
+                spelled: name.clone(),
+                file: path.to_owned(),
+                line: *line,
+                why: "an image of no form min-driver reads (fatbin, cubin, PTX): its kernels' needs are not read"
+                    .to_owned(),
+                reading: Reading::Kernel,
+            });
+            images_read.insert(abi);
+            continue;
+        }
         let mut read = crate::model::decide(ev, reg, releases, gpu);
         // Named by the trace's line of the load.
         for k in &mut read.kernels {
@@ -325,6 +343,14 @@ pub(crate) fn floor_of_trace(
     }
     floor.runtimes.sort();
     floor.runtimes.dedup();
+    for (line, abi, result, why) in &t.refused_images {
+        reading.differences.push(Difference {
+            line: *line,
+            what: format!("a load by {abi}"),
+            as_driver: format!("{result}: {why}"),
+            real: "loaded".to_owned(),
+        });
+    }
     for m in &t.missing {
         reading.differences.push(Difference {
             line: m.line,
@@ -470,6 +496,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
             None
         }
     };
+    let mut bypassed: Vec<String> = Vec::new();
     let (trace_path, source, exit, scratch) = match (&args.trace, args.command.is_empty()) {
         (Some(_), false) => bail!("--trace and --run: give one (a trace recorded elsewhere, or a command to run)"),
         (Some(t), true) => {
@@ -480,6 +507,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
         }
         (None, false) => {
             let (trace, exit, scratch) = run_observed(&args.command, as_driver)?;
+            bypassed = driver_loaded_past_the_observer(&scratch);
             let shown = args.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
             (
                 trace,
@@ -504,12 +532,21 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     remove_scratch(scratch.as_deref());
     reading.exit = exit;
     let program_status = exit.filter(|&c| c != 0).map(|c| u8::try_from(c).unwrap_or(1));
-    if t.processes == 0 {
+    if !bypassed.is_empty() {
+        // A process that loaded the real driver itself: its calls were not seen, and a floor
+        // of the rest would be one of part of the run.
+        reading.not_observed = Some(format!(
+            "{}: the stand-in did not see its calls, so no floor of this run is reported (give the program the \
+             driver by its name, libcuda.so.1, through the loader's search: no absolute path, no DT_RPATH naming \
+             the driver's folder)",
+            bypassed.join("; ")
+        ));
+    } else if t.processes == 0 {
         reading.not_observed = Some(if args.command.is_empty() {
             "the trace has no `start` line: no process loaded the tracer".to_owned()
         } else {
-            "no process of the run loaded libcuda.so.1 through the loader's search (a program that opens libcuda by its \
-             absolute path, a static program, or one that never used CUDA): no floor can be observed"
+            "no process of the run loaded a CUDA driver (libcuda) through the dynamic loader (a program that never \
+             used CUDA, or one run by a static program the loader never sees): no floor can be observed"
                 .to_owned()
         });
     } else if let Some(why) = &t.as_driver_refused {
@@ -564,7 +601,64 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     Ok(program_status.unwrap_or(status))
 }
 
-/// The folder `run_observed` made (its trace and the images the tracer copied: nothing else).
+/// The processes of a run that loaded a CUDA driver other than the observer without the observer
+/// (a `dlopen` of the driver's absolute path, a DT_RPATH searched before `LD_LIBRARY_PATH`), by
+/// the dynamic loader's own record of the run (`LD_DEBUG=files` into `dir/ld.PID`): each a line
+/// naming the process, the library and what loaded it. A process whose loader record shows the
+/// observer initialised loaded the real driver through it (the observer opens it): not listed.
+fn driver_loaded_past_the_observer(dir: &Path) -> Vec<String> {
+    let ours = format!("{}/", dir.display());
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found = Vec::new();
+    let mut files: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            let pid = name.to_str()?.strip_prefix("ld.")?.parse::<u32>().ok()?;
+            Some((pid, e.path()))
+        })
+        .collect();
+    files.sort();
+    for (pid, file) in files {
+        let Ok(bytes) = codegen::input::read_bytes(&file, "the dynamic loader's record of a run") else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        let is_driver = |p: &str| p.rsplit('/').next().is_some_and(|n| n.starts_with("libcuda.so"));
+        let mut observer = false;
+        let mut drivers: Vec<&str> = Vec::new();
+        let mut loaded_by: HashMap<&str, &str> = HashMap::new();
+        for line in text.lines() {
+            // `   PID:\tcalling init: PATH`, `   PID:\tfile=PATH [0];  dynamically loaded by WHO [0]`.
+            let Some((_, body)) = line.split_once(":\t") else { continue };
+            if let Some(p) = body.strip_prefix("calling init: ").map(str::trim) {
+                if p.starts_with(&ours) {
+                    observer = true;
+                } else if is_driver(p) && !drivers.contains(&p) {
+                    drivers.push(p);
+                }
+            } else if let Some(rest) = body.strip_prefix("file=") {
+                let Some((p, by)) = rest.split_once(" [") else { continue };
+                let who = by
+                    .split_once("dynamically loaded by ")
+                    .or_else(|| by.split_once("needed by "))
+                    .map(|(_, w)| w.rsplit_once(" [").map_or(w, |(w, _)| w));
+                if let (true, Some(w)) = (is_driver(p), who) {
+                    loaded_by.entry(p).or_insert(w);
+                }
+            }
+        }
+        if observer {
+            continue;
+        }
+        for d in drivers {
+            let by = loaded_by.get(d).map_or(String::new(), |w| format!(" (loaded by {w})"));
+            found.push(format!("process {pid} loaded the driver {d} itself{by}, past the stand-in"));
+        }
+    }
+    found
+}
+
+/// The folder `run_observed` made (its trace, the images the tracer copied and the loader's
+/// record: nothing else).
 fn remove_scratch(dir: Option<&Path>) {
     if let Some(dir) = dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -667,6 +761,12 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
         .env("CUDA_SYS_GEN_TRACE", &trace)
         .env("CUDA_SYS_GEN_TRACE_CALLS", "first")
         .env("CUDA_SYS_GEN_TRACE_IMAGES", &images);
+    // The dynamic loader's own record of which libraries each process initialised (one file per
+    // process, `ld.PID`, in our folder; nothing on the program's output): a driver loaded past
+    // the observer is found there. A user's own LD_DEBUG is left as it is.
+    if std::env::var_os("LD_DEBUG").is_none() {
+        cmd.env("LD_DEBUG", "files").env("LD_DEBUG_OUTPUT", dir.join("ld"));
+    }
     match as_driver {
         Some(v) => cmd.env("CUDA_SYS_GEN_AS_DRIVER", v.to_string()),
         None => cmd.env_remove("CUDA_SYS_GEN_AS_DRIVER"),
