@@ -89,18 +89,15 @@ fn refusal_of(image: Image, gpu: u32, driver: u32, releases: &Releases) -> Optio
     }
     let major = |t: &str| t.split_once('.').and_then(|(m, _)| m.parse::<u32>().ok());
     for entries in containers.values() {
-        let here: Vec<&Entry> = entries
-            .values()
-            .filter(|e| e.arch.as_deref().is_some_and(|a| kernels::runs_on(a, e.ptx, gpu)))
-            .collect();
+        let here: Vec<&Entry> =
+            entries.values().filter(|e| e.arch.as_deref().is_some_and(|a| kernels::runs_on(a, e.ptx, gpu))).collect();
         if here.is_empty() {
             continue;
         }
         let cubin_loads =
             |e: &&Entry| !e.ptx && e.toolkit.as_deref().and_then(major).is_none_or(|m| m * 1000 <= driver);
-        let ptx_loads = |e: &&Entry| {
-            e.ptx && e.isa.as_deref().and_then(|i| releases.ptx(i)).is_none_or(|v| v <= driver)
-        };
+        let ptx_loads =
+            |e: &&Entry| e.ptx && e.isa.as_deref().and_then(|i| releases.ptx(i)).is_none_or(|v| v <= driver);
         if here.iter().any(cubin_loads) || here.iter().any(ptx_loads) {
             continue;
         }
@@ -119,10 +116,8 @@ fn refusal_of(image: Image, gpu: u32, driver: u32, releases: &Releases) -> Optio
                 ),
             });
         }
-        let cubins: Vec<String> = here
-            .iter()
-            .map(|e| format!("{} by CUDA {}", arch(e), e.toolkit.as_deref().unwrap_or("?")))
-            .collect();
+        let cubins: Vec<String> =
+            here.iter().map(|e| format!("{} by CUDA {}", arch(e), e.toolkit.as_deref().unwrap_or("?"))).collect();
         return Some(Refusal {
             code: NO_BINARY_FOR_GPU,
             name: "CUDA_ERROR_NO_BINARY_FOR_GPU",

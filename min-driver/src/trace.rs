@@ -350,7 +350,12 @@ request 1 \"unterminated 1 flags 0 -> x
         assert_eq!(t.images[1].2, None);
         assert_eq!(
             t.refused_images,
-            [(14, "cuModuleLoadData_v2000".to_owned(), "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)".to_owned(), "PTX ISA 8.5".to_owned())]
+            [(
+                14,
+                "cuModuleLoadData_v2000".to_owned(),
+                "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)".to_owned(),
+                "PTX ISA 8.5".to_owned()
+            )]
         );
         assert_eq!(t.not_read, 2);
     }

@@ -32,7 +32,9 @@
 //! (`runtime PID /usr/lib/libcudart.so.12.4.99`). With `CUDA_SYS_GEN_TRACE_IMAGES=DIR` (an
 //! existing folder), each image a load from memory was given and the driver accepted is copied
 //! there (`image PID cuModuleLoadData_v2000 DIR/image-PID-0.ptx`), followed by the compute
-//! capability of the GPU it was loaded on, as the real driver says (`gpu PID 90`).
+//! capability of the GPU it was loaded on, as the real driver says (`gpu PID 90`); an image loaded
+//! from a file (`cuModuleLoad`, `cuLibraryLoadFromFile`, `cuLinkAddFile`) is copied from the
+//! file the program named, read by the tracer.
 //!
 //! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
 //! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
@@ -40,7 +42,12 @@
 //! rule gives for that driver (`answer::driver_answer`: this library's function of that ABI,
 //! which forwards to the real driver's export, or the refusal), written as one `as-driver` line
 //! with the real driver's answer beside it; a call of an ABI that driver does not have returns
-//! `CUDA_ERROR_NOT_FOUND` without reaching the real driver, written as a `missing` line.
+//! `CUDA_ERROR_NOT_FOUND` without reaching the real driver, written as a `missing` line; and an
+//! image that driver would not load (min-driver's rule, `min_driver::load`, for the GPU of the
+//! current context) fails with its error (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`,
+//! `CUDA_ERROR_NO_BINARY_FOR_GPU`), written as an `image-refused` line (`image-refused PID
+//! cuModuleLoadData_v2000 -> CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): a driver of 12000 would
+//! not load it: WHY`).
 //!
 //! Each line is formatted on the stack and written with one `write(2)` to the file opened
 //! `O_APPEND | O_NONBLOCK` before any call (in the constructor): no lock and no allocation on
