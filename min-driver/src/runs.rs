@@ -713,14 +713,34 @@ fn is_static(cmd: &std::ffi::OsStr) -> Option<PathBuf> {
     use std::io::Read;
     let mut head = Vec::new();
     std::fs::File::open(&path).ok()?.take(1 << 20).read_to_end(&mut head).ok()?;
-    if !head.starts_with(b"\x7fELF") {
+    // No program interpreter (`PT_INTERP`): nothing loads libraries by name for it (a static-pie
+    // too). Read from the program headers, which the kernel reads too (section headers may be
+    // stripped), within the file's first MiB.
+    (!elf_interpreter(&head)?).then_some(path)
+}
+
+/// Whether the little-endian ELF file whose first bytes are `head` has a `PT_INTERP` program
+/// header; `None` where `head` is no such file or does not hold its program headers.
+fn elf_interpreter(head: &[u8]) -> Option<bool> {
+    const PT_INTERP: u32 = 3;
+    if !head.starts_with(b"\x7fELF") || head.get(5) != Some(&1) {
         return None;
     }
-    let data = std::fs::read(&path).ok()?;
-    use object::Object;
-    let file = object::File::parse(data.as_slice()).ok()?;
-    // No program interpreter: nothing loads libraries by name for it (a static-pie too).
-    file.section_by_name(".interp").is_none().then_some(path)
+    let u16_at = |o: usize| Some(u16::from_le_bytes(head.get(o..o + 2)?.try_into().ok()?));
+    let u32_at = |o: usize| Some(u32::from_le_bytes(head.get(o..o + 4)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_le_bytes(head.get(o..o + 8)?.try_into().ok()?));
+    let (phoff, phentsize, phnum) = match head.get(4)? {
+        1 => (u64::from(u32_at(0x1c)?), u16_at(0x2a)?, u16_at(0x2c)?),
+        2 => (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?),
+        _ => return None,
+    };
+    let phoff = usize::try_from(phoff).ok()?;
+    let mut found = false;
+    for i in 0..usize::from(phnum) {
+        let at = phoff.checked_add(i.checked_mul(usize::from(phentsize))?)?;
+        found |= u32_at(at)? == PT_INTERP;
+    }
+    Some(found)
 }
 
 /// Runs `command` with the observer first on the library path, its trace in a folder of our
@@ -847,6 +867,24 @@ mod tests {
         assert_eq!(exports, ["cuInit_v2000", "cuModuleLoadData_v2000"]);
         assert_eq!(f.version(), 3020);
         assert!(f.at_least());
+    }
+
+    /// A program's interpreter is read from its program headers; a cut or foreign header is no
+    /// answer, never a panic.
+    #[test]
+    fn a_dynamic_program_has_an_interpreter() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(elf_interpreter(&exe), Some(true));
+        let mut no_interp = exe[..4096.min(exe.len())].to_vec();
+        // Every program header's type made PT_LOAD (1): no interpreter.
+        let (phoff, phentsize, phnum) = (0x40, 56, u16::from_le_bytes([no_interp[0x38], no_interp[0x39]]));
+        for i in 0..usize::from(phnum) {
+            no_interp[phoff + i * phentsize..phoff + i * phentsize + 4].copy_from_slice(&1u32.to_le_bytes());
+        }
+        assert_eq!(elf_interpreter(&no_interp), Some(false));
+        for cut in [&exe[..4], &exe[..0x30], &exe[..0x41], b"MZ\x90\x00".as_slice()] {
+            assert_eq!(elf_interpreter(cut), None);
+        }
     }
 
     /// Under --as-driver, each answer other than the real driver's, each missing export and the

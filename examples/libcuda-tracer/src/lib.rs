@@ -679,7 +679,9 @@ fn file_image(args: &[Arg], arg: &str) -> Option<Vec<u8>> {
     (bytes.len() <= IMAGE_MAX).then_some(bytes)
 }
 
-/// The GPU of the current context, as the real driver says (`major * 10 + minor`).
+/// The GPU of the current context, as the real driver says (`major * 10 + minor`); device 0
+/// where no context is current (`cuLibraryLoadData` needs none: its library is loaded into
+/// each context later).
 fn current_gpu() -> Option<u32> {
     use cuda_driver_pfn::entries::{cuCtxGetDevice_v2000, cuDeviceGetAttribute_v2000};
     let (Some(get_device), Some(attribute)) =
@@ -691,13 +693,15 @@ fn current_gpu() -> Option<u32> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: the real driver's functions of exactly these ABIs, given pointers to locals.
     let ok = unsafe {
-        get_device(&mut device).0 == 0
-            && attribute(
-                &mut major,
-                cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                device,
-            )
-            .0 == 0
+        if get_device(&mut device).0 != 0 {
+            device = Default::default();
+        }
+        attribute(
+            &mut major,
+            cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            device,
+        )
+        .0 == 0
             && attribute(
                 &mut minor,
                 cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
