@@ -669,11 +669,13 @@ fn file_image(args: &[Arg], arg: &str) -> Option<Vec<u8>> {
         _ => return None,
     };
     // SAFETY: the caller's NUL-terminated path, which the driver reads too.
-    let path = unsafe { CStr::from_ptr(p as *const core::ffi::c_char) };
-    let file = std::fs::File::open(std::ffi::OsStr::from_bytes(path.to_bytes())).ok()?;
-    if !file.metadata().ok()?.is_file() {
+    let path = std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(p as *const core::ffi::c_char) }.to_bytes());
+    // A regular file only, asked before opening: opening a FIFO would wait for a writer, and
+    // reading it would take the bytes the driver is to read.
+    if !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
+    let file = std::fs::File::open(path).ok()?;
     let mut bytes = Vec::new();
     file.take(IMAGE_MAX as u64 + 1).read_to_end(&mut bytes).ok()?;
     (bytes.len() <= IMAGE_MAX).then_some(bytes)
