@@ -536,10 +536,13 @@ fn as_driver_refuses_an_image_the_older_driver_cannot_load() {
         )),
         "{said:#?}"
     );
-    // The image still counts for the floor: the run on the real driver loads it.
+    // The image still counts for the floor: the run on the real driver loads it. The module the
+    // real driver made of it was unloaded again.
     assert_eq!(json_report(&as_12_0)["version"], 12050);
+    assert!(text(&as_12_0.stderr).contains("loader: cuModuleUnload 0x1"), "{}", text(&as_12_0.stderr));
     let at_floor = run_over_loader_with(&loader, &["--as-driver", "12.5"], &exe, &[]);
     assert_eq!(text(&at_floor.stdout), "cuModuleLoadData -> result 0\n", "{}", text(&at_floor.stderr));
+    assert!(!text(&at_floor.stderr).contains("cuModuleUnload"), "{}", text(&at_floor.stderr));
     assert!(differences(&at_floor).iter().all(|d| !d.starts_with("a load")), "{:?}", differences(&at_floor));
 
     let Some((loader, exe)) = loader_and("loads_file", dir.path()) else { return };
@@ -553,6 +556,27 @@ fn as_driver_refuses_an_image_the_older_driver_cannot_load() {
         let said = differences(&out);
         assert!(said.iter().any(|d| d.contains(&format!("{name} ({result})"))), "{kernel}: {said:#?}");
     }
+}
+
+/// A linker input given with its size (`cuLinkAddData`, PTX of ISA 8.5): read for the floor, and
+/// as 12.0 refused with 222 before the driver sees it; at the floor it reaches the driver.
+#[test]
+fn a_linker_input_is_read_and_judged_before_the_driver_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((loader, exe)) = loader_and("links", dir.path()) else { return };
+    let plain = run_over_loader_with(&loader, &[], &exe, &[]);
+    assert_eq!(text(&plain.stdout), "cuLinkAddData -> result 0\n", "{}", text(&plain.stderr));
+    let report = json_report(&plain);
+    assert_eq!((report["version"].as_u64(), report["at_least"].as_bool()), (Some(12050), Some(false)), "{report}");
+    assert!(text(&plain.stderr).contains("loader: cuLinkAddData_v2"), "{}", text(&plain.stderr));
+    let as_12_0 = run_over_loader_with(&loader, &["--as-driver", "12.0"], &exe, &[]);
+    assert_eq!(text(&as_12_0.stdout), "cuLinkAddData -> result 222\n", "{}", text(&as_12_0.stderr));
+    assert!(!text(&as_12_0.stderr).contains("loader: cuLinkAddData_v2"), "{}", text(&as_12_0.stderr));
+    let said = differences(&as_12_0);
+    assert!(
+        said.iter().any(|d| d.starts_with("a load by cuLinkAddData_v6050: CUDA_ERROR_UNSUPPORTED_PTX_VERSION")),
+        "{said:#?}"
+    );
 }
 
 /// An image loaded from a file (`cuModuleLoad`): the observer reads the file the program named,
