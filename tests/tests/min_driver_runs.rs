@@ -165,6 +165,11 @@ fn as_driver_over_555_answers_as_525_535_550_answer() {
         assert!(report.contains(&format!("cuDriverGetVersion: {}", cuda.replace('.', "0") + "0")), "{report}");
         println!("driver {name}: {lines} answers the same from 555 as {cuda}");
     }
+    // As its own version, 555 hands out its own answers: the run goes as without.
+    let real = direct(newest, &exe, &[req_text]);
+    let out = min_driver(newest, &["--run", "--as-driver", "12.5", "--", exe_text, req_text]);
+    assert!(text(&out.stdout) == real, "555 as 12.5 differs from 555: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("as CUDA 12.5: the run went as on the real driver"), "{}", text(&out.stderr));
 }
 
 /// `cuCtxCreate` asked at 12050: 555 answers the 12050 ABI (a floor of 12.5, above a

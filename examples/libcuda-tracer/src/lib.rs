@@ -36,8 +36,8 @@
 //! from a file (`cuModuleLoad`, `cuLibraryLoadFromFile`, `cuLinkAddFile`) is copied from the
 //! file the program named, read by the tracer.
 //!
-//! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
-//! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
+//! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version; at it, every
+//! answer is the real driver's own) the tracer answers as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
 //! says it; each lookup still asks the real driver, then hands out the answer the registry's
 //! rule gives for that driver (`answer::driver_answer`: this library's function of that ABI,
 //! which forwards to the real driver's export, or the refusal), written as one `as-driver` line
@@ -282,7 +282,10 @@ impl Observer for Tracer {
             let _ = IMAGES.set(std::path::PathBuf::from(dir));
         }
         let as_driver = as_driver_asked();
-        if let Some(Ok(v)) = as_driver {
+        // As the real driver's own version: every answer is the real driver's own (the rule
+        // is not put in place of what it was measured from), so the run goes as without.
+        let real_version = standin::real_driver().map_or(0, |r| r.version());
+        if let Some(Ok(v)) = as_driver.filter(|v| *v != Ok(real_version)) {
             OWN_HANDLE.store(own_handle(), Ordering::Release);
             AS_DRIVER.store(v, Ordering::Release);
         }
