@@ -758,7 +758,11 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
     // A folder of this process's own (create_dir fails where the name is taken: nothing of
     // another's is written to or removed).
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!("cuda-sys-gen-run-{}-{nanos}", std::process::id()));
+    // Absolute (a relative TMPDIR too): the program may change its folder before it loads the
+    // driver or writes the loader's record.
+    let dir = std::path::absolute(std::env::temp_dir())
+        .context("the temporary folder's path")?
+        .join(format!("cuda-sys-gen-run-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir).with_context(|| format!("creating {} for the observer", dir.display()))?;
     let lib = dir.join("libcuda.so.1");
     let trace = dir.join("trace.log");
