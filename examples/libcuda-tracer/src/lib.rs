@@ -37,8 +37,8 @@
 //! file the program named, read by the tracer.
 //!
 //! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version; at it, every
-//! answer is the real driver's own) the tracer answers as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
-//! says it; each lookup still asks the real driver, then hands out the answer the registry's
+//! answer is the real driver's own) the tracer answers as a driver of that version would
+//! (`min-driver --run --as-driver`): `cuDriverGetVersion` says it; each lookup still asks the real driver, then hands out the answer the registry's
 //! rule gives for that driver (`answer::driver_answer`: this library's function of that ABI,
 //! which forwards to the real driver's export, or the refusal), written as one `as-driver` line
 //! with the real driver's answer beside it; a call of an ABI that driver does not have returns
