@@ -726,9 +726,9 @@ fn elf_interpreter(head: &[u8]) -> Option<bool> {
     if !head.starts_with(b"\x7fELF") || head.get(5) != Some(&1) {
         return None;
     }
-    let u16_at = |o: usize| Some(u16::from_le_bytes(head.get(o..o + 2)?.try_into().ok()?));
-    let u32_at = |o: usize| Some(u32::from_le_bytes(head.get(o..o + 4)?.try_into().ok()?));
-    let u64_at = |o: usize| Some(u64::from_le_bytes(head.get(o..o + 8)?.try_into().ok()?));
+    let u16_at = |o: usize| Some(u16::from_le_bytes(head.get(o..o.checked_add(2)?)?.try_into().ok()?));
+    let u32_at = |o: usize| Some(u32::from_le_bytes(head.get(o..o.checked_add(4)?)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_le_bytes(head.get(o..o.checked_add(8)?)?.try_into().ok()?));
     let (phoff, phentsize, phnum) = match head.get(4)? {
         1 => (u64::from(u32_at(0x1c)?), u16_at(0x2a)?, u16_at(0x2c)?),
         2 => (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?),
@@ -889,6 +889,10 @@ mod tests {
         for cut in [&exe[..4], &exe[..0x30], &exe[..0x41], b"MZ\x90\x00".as_slice()] {
             assert_eq!(elf_interpreter(cut), None);
         }
+        // A program header table said to lie at the end of the address space: no answer.
+        let mut far = no_interp.clone();
+        far[0x20..0x28].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+        assert_eq!(elf_interpreter(&far), None);
     }
 
     /// Under --as-driver, each answer other than the real driver's, each missing export and the
