@@ -904,12 +904,19 @@ mod tests {
              call 1 cuDriverGetVersion_v2020 (cuDriverGetVersion) a -> CUDA_SUCCESS 1 ns\n\
              as-driver 1 \"cuCtxCreate\" 12050 flags 0 -> cuCtxCreate_v11040 (cuCtxCreate_v3) real cuCtxCreate_v12050 (cuCtxCreate_v4) HAZARD: x;\n\
              as-driver 1 \"cuMemAlloc\" 12000 flags 0 -> cuMemAlloc_v3020 (cuMemAlloc_v2) real cuMemAlloc_v3020 (cuMemAlloc_v2)\n\
-             missing 1 cuCtxCreate_v12050 (cuCtxCreate_v4) -> CUDA_ERROR_NOT_FOUND: x\n",
+             missing 1 cuCtxCreate_v12050 (cuCtxCreate_v4) -> CUDA_ERROR_NOT_FOUND: x\n\
+             image-refused 1 cuModuleLoadData_v2000 -> CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): a driver of 12040 would not load it: PTX ISA 8.5\n",
         );
         let what: Vec<&str> = r.differences.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(
             what,
-            ["cuDriverGetVersion", "\"cuCtxCreate\" at 12050 flags 0", "a call of cuCtxCreate_v12050 (cuCtxCreate_v4)"]
+            [
+                "cuDriverGetVersion",
+                "\"cuCtxCreate\" at 12050 flags 0",
+                "a call of cuCtxCreate_v12050 (cuCtxCreate_v4)",
+                "a load by cuModuleLoadData_v2000"
+            ]
         );
+        assert_eq!(r.differences[3].as_driver, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): PTX ISA 8.5");
     }
 }
