@@ -55,7 +55,7 @@ fn arch_parts(arch: &str) -> Option<(u32, char)> {
 /// Whether an entry for `arch` runs on a GPU of compute capability `gpu` (90 for sm_90): a
 /// cubin on its own GPU or a later one of the same major version (`a`: its own only); PTX on
 /// its target or any later GPU (`a`: its own; `f`: its major's later ones).
-fn runs_on(arch: &str, ptx: bool, gpu: u32) -> bool {
+pub(super) fn runs_on(arch: &str, ptx: bool, gpu: u32) -> bool {
     let Some((n, suffix)) = arch_parts(arch) else { return false };
     match (ptx, suffix) {
         (_, 'a') => n == gpu,

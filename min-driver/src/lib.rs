@@ -37,6 +37,7 @@
 mod binary;
 mod extents;
 mod kernels;
+pub mod load;
 mod model;
 mod registry;
 pub mod releases;
@@ -1669,7 +1670,8 @@ pub struct MinDriverArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "sources")]
     pub trace: Option<PathBuf>,
     /// With --run: the observer answers as a driver of this version would (a CUDA version
-    /// `12.4`, or a driver number; not above this machine's), and the report lists each point
+    /// `12.4`, or a driver number; not above this machine's): its version, its answers to
+    /// lookups, its errors for images it cannot load (222, 209); the report lists each point
     /// where the run went differently.
     #[arg(long, value_name = "VERSION", requires = "run")]
     pub as_driver: Option<String>,

@@ -12,8 +12,12 @@
 //! - A request the driver refused is listed, not counted.
 //! - An ABI called that no request of the run was answered with was called by its exported
 //!   name (`dlsym`, or linked): the driver that first exports it (the registry's floor).
-//! - What is not read makes the floor "at least": images loaded (the tracer records their
-//!   addresses, not their bytes), functions the registry does not know.
+//! - An image loaded, from memory or from a file, is read from the copy the tracer made of its
+//!   bytes, for the GPU it was loaded on. What is not read makes the floor "at least": an image
+//!   that could not be copied, functions the registry does not know.
+//! - Under `--as-driver`, each point where the run went otherwise than on the real driver (the
+//!   version said, an answer, a missing export called, an image the older driver refused:
+//!   `crate::load`) is listed.
 //!
 //! The floor holds for the paths the run took: another input, GPU or code path may ask for
 //! more. The report has the static reading's shape ([`crate::Floor`], its checks and exit
@@ -264,6 +268,20 @@ pub(crate) fn floor_of_trace(
         } else {
             crate::kernels::binary(&data, &name, &mut ev.image);
         }
+        if ev.image.needs.is_empty() && ev.image.unreadable.is_empty() {
+            // Bytes of no kernel form min-driver reads (a host object or an archive given to
+            // the linker): what they hold is not known.
+            floor.unresolved.push(Unresolved {
+                spelled: name.clone(),
+                file: path.to_owned(),
+                line: *line,
+                why: "an image of no form min-driver reads (fatbin, cubin, PTX): its kernels' needs are not read"
+                    .to_owned(),
+                reading: Reading::Kernel,
+            });
+            images_read.insert(abi);
+            continue;
+        }
         let mut read = crate::model::decide(ev, reg, releases, gpu);
         // Named by the trace's line of the load.
         for k in &mut read.kernels {
@@ -325,6 +343,14 @@ pub(crate) fn floor_of_trace(
     }
     floor.runtimes.sort();
     floor.runtimes.dedup();
+    for (line, abi, result, why) in &t.refused_images {
+        reading.differences.push(Difference {
+            line: *line,
+            what: format!("a load by {abi}"),
+            as_driver: format!("{result}: {why}"),
+            real: "loaded".to_owned(),
+        });
+    }
     for m in &t.missing {
         reading.differences.push(Difference {
             line: m.line,
@@ -470,6 +496,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
             None
         }
     };
+    let mut bypassed: Vec<String> = Vec::new();
     let (trace_path, source, exit, scratch) = match (&args.trace, args.command.is_empty()) {
         (Some(_), false) => bail!("--trace and --run: give one (a trace recorded elsewhere, or a command to run)"),
         (Some(t), true) => {
@@ -480,6 +507,7 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
         }
         (None, false) => {
             let (trace, exit, scratch) = run_observed(&args.command, as_driver)?;
+            bypassed = driver_loaded_past_the_observer(&scratch);
             let shown = args.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
             (
                 trace,
@@ -504,12 +532,21 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     remove_scratch(scratch.as_deref());
     reading.exit = exit;
     let program_status = exit.filter(|&c| c != 0).map(|c| u8::try_from(c).unwrap_or(1));
-    if t.processes == 0 {
+    if !bypassed.is_empty() {
+        // A process that loaded the real driver itself: its calls were not seen, and a floor
+        // of the rest would be one of part of the run.
+        reading.not_observed = Some(format!(
+            "{}: the stand-in did not see its calls, so no floor of this run is reported (give the program the \
+             driver by its name, libcuda.so.1, through the loader's search: no absolute path, no DT_RPATH naming \
+             the driver's folder)",
+            bypassed.join("; ")
+        ));
+    } else if t.processes == 0 {
         reading.not_observed = Some(if args.command.is_empty() {
             "the trace has no `start` line: no process loaded the tracer".to_owned()
         } else {
-            "no process of the run loaded libcuda.so.1 through the loader's search (a program that opens libcuda by its \
-             absolute path, a static program, or one that never used CUDA): no floor can be observed"
+            "no process of the run loaded a CUDA driver (libcuda) through the dynamic loader (a program that never \
+             used CUDA, or one run by a static program the loader never sees): no floor can be observed"
                 .to_owned()
         });
     } else if let Some(why) = &t.as_driver_refused {
@@ -564,7 +601,64 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     Ok(program_status.unwrap_or(status))
 }
 
-/// The folder `run_observed` made (its trace and the images the tracer copied: nothing else).
+/// The processes of a run that loaded a CUDA driver other than the observer without the observer
+/// (a `dlopen` of the driver's absolute path, a DT_RPATH searched before `LD_LIBRARY_PATH`), by
+/// the dynamic loader's own record of the run (`LD_DEBUG=files` into `dir/ld.PID`): each a line
+/// naming the process, the library and what loaded it. A process whose loader record shows the
+/// observer initialised loaded the real driver through it (the observer opens it): not listed.
+fn driver_loaded_past_the_observer(dir: &Path) -> Vec<String> {
+    let ours = format!("{}/", dir.display());
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found = Vec::new();
+    let mut files: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            let pid = name.to_str()?.strip_prefix("ld.")?.parse::<u32>().ok()?;
+            Some((pid, e.path()))
+        })
+        .collect();
+    files.sort();
+    for (pid, file) in files {
+        let Ok(bytes) = codegen::input::read_bytes(&file, "the dynamic loader's record of a run") else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        let is_driver = |p: &str| p.rsplit('/').next().is_some_and(|n| n.starts_with("libcuda.so"));
+        let mut observer = false;
+        let mut drivers: Vec<&str> = Vec::new();
+        let mut loaded_by: HashMap<&str, &str> = HashMap::new();
+        for line in text.lines() {
+            // `   PID:\tcalling init: PATH`, `   PID:\tfile=PATH [0];  dynamically loaded by WHO [0]`.
+            let Some((_, body)) = line.split_once(":\t") else { continue };
+            if let Some(p) = body.strip_prefix("calling init: ").map(str::trim) {
+                if p.starts_with(&ours) {
+                    observer = true;
+                } else if is_driver(p) && !drivers.contains(&p) {
+                    drivers.push(p);
+                }
+            } else if let Some(rest) = body.strip_prefix("file=") {
+                let Some((p, by)) = rest.split_once(" [") else { continue };
+                let who = by
+                    .split_once("dynamically loaded by ")
+                    .or_else(|| by.split_once("needed by "))
+                    .map(|(_, w)| w.rsplit_once(" [").map_or(w, |(w, _)| w));
+                if let (true, Some(w)) = (is_driver(p), who) {
+                    loaded_by.entry(p).or_insert(w);
+                }
+            }
+        }
+        if observer {
+            continue;
+        }
+        for d in drivers {
+            let by = loaded_by.get(d).map_or(String::new(), |w| format!(" (loaded by {w})"));
+            found.push(format!("process {pid} loaded the driver {d} itself{by}, past the stand-in"));
+        }
+    }
+    found
+}
+
+/// The folder `run_observed` made (its trace, the images the tracer copied and the loader's
+/// record: nothing else).
 fn remove_scratch(dir: Option<&Path>) {
     if let Some(dir) = dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -619,14 +713,34 @@ fn is_static(cmd: &std::ffi::OsStr) -> Option<PathBuf> {
     use std::io::Read;
     let mut head = Vec::new();
     std::fs::File::open(&path).ok()?.take(1 << 20).read_to_end(&mut head).ok()?;
-    if !head.starts_with(b"\x7fELF") {
+    // No program interpreter (`PT_INTERP`): nothing loads libraries by name for it (a static-pie
+    // too). Read from the program headers, which the kernel reads too (section headers may be
+    // stripped), within the file's first MiB.
+    (!elf_interpreter(&head)?).then_some(path)
+}
+
+/// Whether the little-endian ELF file whose first bytes are `head` has a `PT_INTERP` program
+/// header; `None` where `head` is no such file or does not hold its program headers.
+fn elf_interpreter(head: &[u8]) -> Option<bool> {
+    const PT_INTERP: u32 = 3;
+    if !head.starts_with(b"\x7fELF") || head.get(5) != Some(&1) {
         return None;
     }
-    let data = std::fs::read(&path).ok()?;
-    use object::Object;
-    let file = object::File::parse(data.as_slice()).ok()?;
-    // No program interpreter: nothing loads libraries by name for it (a static-pie too).
-    file.section_by_name(".interp").is_none().then_some(path)
+    let u16_at = |o: usize| Some(u16::from_le_bytes(head.get(o..o.checked_add(2)?)?.try_into().ok()?));
+    let u32_at = |o: usize| Some(u32::from_le_bytes(head.get(o..o.checked_add(4)?)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_le_bytes(head.get(o..o.checked_add(8)?)?.try_into().ok()?));
+    let (phoff, phentsize, phnum) = match head.get(4)? {
+        1 => (u64::from(u32_at(0x1c)?), u16_at(0x2a)?, u16_at(0x2c)?),
+        2 => (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?),
+        _ => return None,
+    };
+    let phoff = usize::try_from(phoff).ok()?;
+    let mut found = false;
+    for i in 0..usize::from(phnum) {
+        let at = phoff.checked_add(i.checked_mul(usize::from(phentsize))?)?;
+        found |= u32_at(at)? == PT_INTERP;
+    }
+    Some(found)
 }
 
 /// Runs `command` with the observer first on the library path, its trace in a folder of our
@@ -644,7 +758,11 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
     // A folder of this process's own (create_dir fails where the name is taken: nothing of
     // another's is written to or removed).
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!("cuda-sys-gen-run-{}-{nanos}", std::process::id()));
+    // Absolute (a relative TMPDIR too): the program may change its folder before it loads the
+    // driver or writes the loader's record.
+    let dir = std::path::absolute(std::env::temp_dir())
+        .context("the temporary folder's path")?
+        .join(format!("cuda-sys-gen-run-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir).with_context(|| format!("creating {} for the observer", dir.display()))?;
     let lib = dir.join("libcuda.so.1");
     let trace = dir.join("trace.log");
@@ -667,6 +785,12 @@ fn run_observed(command: &[std::ffi::OsString], as_driver: Option<u32>) -> Resul
         .env("CUDA_SYS_GEN_TRACE", &trace)
         .env("CUDA_SYS_GEN_TRACE_CALLS", "first")
         .env("CUDA_SYS_GEN_TRACE_IMAGES", &images);
+    // The dynamic loader's own record of which libraries each process initialised (one file per
+    // process, `ld.PID`, in our folder; nothing on the program's output): a driver loaded past
+    // the observer is found there. A user's own LD_DEBUG is left as it is.
+    if std::env::var_os("LD_DEBUG").is_none() {
+        cmd.env("LD_DEBUG", "files").env("LD_DEBUG_OUTPUT", dir.join("ld"));
+    }
     match as_driver {
         Some(v) => cmd.env("CUDA_SYS_GEN_AS_DRIVER", v.to_string()),
         None => cmd.env_remove("CUDA_SYS_GEN_AS_DRIVER"),
@@ -749,6 +873,28 @@ mod tests {
         assert!(f.at_least());
     }
 
+    /// A program's interpreter is read from its program headers; a cut or foreign header is no
+    /// answer, never a panic.
+    #[test]
+    fn a_dynamic_program_has_an_interpreter() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(elf_interpreter(&exe), Some(true));
+        let mut no_interp = exe[..4096.min(exe.len())].to_vec();
+        // Every program header's type made PT_LOAD (1): no interpreter.
+        let (phoff, phentsize, phnum) = (0x40, 56, u16::from_le_bytes([no_interp[0x38], no_interp[0x39]]));
+        for i in 0..usize::from(phnum) {
+            no_interp[phoff + i * phentsize..phoff + i * phentsize + 4].copy_from_slice(&1u32.to_le_bytes());
+        }
+        assert_eq!(elf_interpreter(&no_interp), Some(false));
+        for cut in [&exe[..4], &exe[..0x30], &exe[..0x41], b"MZ\x90\x00".as_slice()] {
+            assert_eq!(elf_interpreter(cut), None);
+        }
+        // A program header table said to lie at the end of the address space: no answer.
+        let mut far = no_interp.clone();
+        far[0x20..0x28].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+        assert_eq!(elf_interpreter(&far), None);
+    }
+
     /// Under --as-driver, each answer other than the real driver's, each missing export and the
     /// version said are differences.
     #[test]
@@ -758,12 +904,19 @@ mod tests {
              call 1 cuDriverGetVersion_v2020 (cuDriverGetVersion) a -> CUDA_SUCCESS 1 ns\n\
              as-driver 1 \"cuCtxCreate\" 12050 flags 0 -> cuCtxCreate_v11040 (cuCtxCreate_v3) real cuCtxCreate_v12050 (cuCtxCreate_v4) HAZARD: x;\n\
              as-driver 1 \"cuMemAlloc\" 12000 flags 0 -> cuMemAlloc_v3020 (cuMemAlloc_v2) real cuMemAlloc_v3020 (cuMemAlloc_v2)\n\
-             missing 1 cuCtxCreate_v12050 (cuCtxCreate_v4) -> CUDA_ERROR_NOT_FOUND: x\n",
+             missing 1 cuCtxCreate_v12050 (cuCtxCreate_v4) -> CUDA_ERROR_NOT_FOUND: x\n\
+             image-refused 1 cuModuleLoadData_v2000 -> CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): a driver of 12040 would not load it: PTX ISA 8.5\n",
         );
         let what: Vec<&str> = r.differences.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(
             what,
-            ["cuDriverGetVersion", "\"cuCtxCreate\" at 12050 flags 0", "a call of cuCtxCreate_v12050 (cuCtxCreate_v4)"]
+            [
+                "cuDriverGetVersion",
+                "\"cuCtxCreate\" at 12050 flags 0",
+                "a call of cuCtxCreate_v12050 (cuCtxCreate_v4)",
+                "a load by cuModuleLoadData_v2000"
+            ]
         );
+        assert_eq!(r.differences[3].as_driver, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): PTX ISA 8.5");
     }
 }

@@ -14,6 +14,8 @@
 //! - `runtime PID PATH`: a CUDA runtime (`libcudart.so...`) mapped into the process;
 //! - `image PID ABI PATH` (or `... not recorded: WHY`): a copy of an image a load was given.
 //! - `gpu PID CC`: the compute capability of the GPU an image was just loaded on (`90`).
+//! - `image-refused PID ABI -> NAME (CODE): a driver of N would not load it: WHY`: under
+//!   `--as-driver`, a load failed with the older driver's own error.
 //!
 //! Anything else is counted as not read. A line cut by the tracer (`...` at its end) still
 //! has its head, which is all that is read. Never panics: every field is parsed or the line
@@ -79,6 +81,9 @@ pub struct Trace {
     /// The images loaded: (line, the loader's ABI, the copy's path or `None` where the tracer
     /// says it was not recorded).
     pub images: Vec<(usize, String, Option<String>)>,
+    /// Loads the older driver refused (`--as-driver`): (line, the loader's ABI, the result as
+    /// `NAME (CODE)`, why).
+    pub refused_images: Vec<(usize, String, String, String)>,
     /// The GPUs images were loaded on (`gpu PID CC` lines: `major * 10 + minor`).
     pub gpus: std::collections::BTreeSet<u32>,
     /// The CUDA runtimes mapped: (line, path), each path once.
@@ -107,6 +112,15 @@ pub fn parse(text: &str) -> Trace {
                 [_pid, abi, what] if abi.starts_with("cu") => {
                     let path = (!what.starts_with("not recorded")).then(|| what.to_owned());
                     t.images.push((n, abi.to_owned(), path));
+                    true
+                }
+                _ => false,
+            },
+            "image-refused" => match rest.split_once(' ').and_then(|(_pid, r)| r.split_once(" -> ")) {
+                Some((abi, what)) if abi.starts_with("cu") => {
+                    let (result, why) = what.split_once(": ").unwrap_or((what, ""));
+                    let why = why.split_once(" would not load it: ").map_or(why, |(_, w)| w);
+                    t.refused_images.push((n, abi.to_owned(), result.to_owned(), why.to_owned()));
                     true
                 }
                 _ => false,
@@ -306,6 +320,7 @@ call 2 cuInit_v2000 (cuInit) flags: c_uint = 0 -> CUDA_SUCCESS 5 ns
 runtime 2 /usr/lib/libcudart.so.12.4.99
 image 2 cuModuleLoadData_v2000 /tmp/x/image-2-0.fatbin
 image 2 cuModuleLoadData_v2000 not recorded: no image pointer, or larger than 1 GiB
+image-refused 2 cuModuleLoadData_v2000 -> CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): a driver of 12000 would not load it: PTX ISA 8.5
 runtime 3 /usr/lib/libcudart.so.12.4.99
 something else
 request 1 \"unterminated 1 flags 0 -> x
@@ -333,6 +348,15 @@ request 1 \"unterminated 1 flags 0 -> x
         assert_eq!(t.images.len(), 2);
         assert_eq!(t.images[0].2.as_deref(), Some("/tmp/x/image-2-0.fatbin"));
         assert_eq!(t.images[1].2, None);
+        assert_eq!(
+            t.refused_images,
+            [(
+                14,
+                "cuModuleLoadData_v2000".to_owned(),
+                "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)".to_owned(),
+                "PTX ISA 8.5".to_owned()
+            )]
+        );
         assert_eq!(t.not_read, 2);
     }
 

@@ -165,6 +165,11 @@ fn as_driver_over_555_answers_as_525_535_550_answer() {
         assert!(report.contains(&format!("cuDriverGetVersion: {}", cuda.replace('.', "0") + "0")), "{report}");
         println!("driver {name}: {lines} answers the same from 555 as {cuda}");
     }
+    // As its own version, 555 hands out its own answers: the run goes as without.
+    let real = direct(newest, &exe, &[req_text]);
+    let out = min_driver(newest, &["--run", "--as-driver", "12.5", "--", exe_text, req_text]);
+    assert!(text(&out.stdout) == real, "555 as 12.5 differs from 555: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("as CUDA 12.5: the run went as on the real driver"), "{}", text(&out.stderr));
 }
 
 /// `cuCtxCreate` asked at 12050: 555 answers the 12050 ABI (a floor of 12.5, above a
@@ -489,4 +494,138 @@ fn an_image_is_read_for_the_gpu_it_was_loaded_on() {
     let report = json_report(&out);
     assert_eq!(report["version"], 13000, "{report}");
     assert_eq!(report["at_least"], false, "the image was read: {report}");
+}
+
+/// `min-driver --json --run ARGS -- EXE PROGRAM_ARGS` in front of `loader`.
+fn run_over_loader_with(loader: &Path, args: &[&str], exe: &Path, program_args: &[&Path]) -> Output {
+    Command::new(cuda_sys_gen_binary())
+        .current_dir(repo_root())
+        .args(["min-driver", "--json", "--run"])
+        .args(args)
+        .arg("--")
+        .arg(exe)
+        .args(program_args)
+        .env("CUDA_SYS_GEN_OBSERVER", observer())
+        .env("CUDA_SYS_GEN_REAL_LIBCUDA", loader)
+        .output()
+        .unwrap()
+}
+
+/// The `--as-driver` differences of a `--json` report, as `what: as_driver`.
+fn differences(out: &Output) -> Vec<String> {
+    let report = json_report(out);
+    report["run"]["differences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no differences: {report}"))
+        .iter()
+        .map(|d| format!("{}: {}", d["what"].as_str().unwrap_or("?"), d["as_driver"].as_str().unwrap_or("?")))
+        .collect()
+}
+
+/// Under `--as-driver`, an image the older driver cannot load fails with that driver's own
+/// error, in front of a driver (loader.c, CUDA 12.5, an sm_90 GPU) that loads anything: PTX of
+/// ISA 8.5 (CUDA 12.5's) as 12.0 is `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` (222); a fatbin of a
+/// 13.5 cubin and PTX ISA 9.5 as 12.4 too (its PTX is what 12.4 would JIT-compile); a cubin of
+/// ptxas 13.5 alone as 12.4 is `CUDA_ERROR_NO_BINARY_FOR_GPU` (209). Each refusal is a point
+/// where the run went otherwise than on the real driver; at the floor, 12.5, the PTX loads.
+#[test]
+fn as_driver_refuses_an_image_the_older_driver_cannot_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((loader, exe)) = loader_and("loads", dir.path()) else { return };
+    let as_12_0 = run_over_loader_with(&loader, &["--as-driver", "12.0"], &exe, &[]);
+    assert_eq!(text(&as_12_0.stdout), "cuModuleLoadData -> result 222\n", "{}", text(&as_12_0.stderr));
+    let said = differences(&as_12_0);
+    assert!(
+        said.iter().any(|d| d.starts_with(
+            "a load by cuModuleLoadData_v2000: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): PTX ISA 8.5 (CUDA 12.5's)"
+        )),
+        "{said:#?}"
+    );
+    // The image still counts for the floor: the run on the real driver loads it. The module the
+    // real driver made of it was unloaded again.
+    assert_eq!(json_report(&as_12_0)["version"], 12050);
+    assert!(text(&as_12_0.stderr).contains("loader: cuModuleUnload 0x1"), "{}", text(&as_12_0.stderr));
+    let at_floor = run_over_loader_with(&loader, &["--as-driver", "12.5"], &exe, &[]);
+    assert_eq!(text(&at_floor.stdout), "cuModuleLoadData -> result 0\n", "{}", text(&at_floor.stderr));
+    assert!(!text(&at_floor.stderr).contains("cuModuleUnload"), "{}", text(&at_floor.stderr));
+    assert!(differences(&at_floor).iter().all(|d| !d.starts_with("a load")), "{:?}", differences(&at_floor));
+
+    let Some((loader, exe)) = loader_and("loads_file", dir.path()) else { return };
+    for (kernel, result, name) in [
+        ("sm90_ptx95.fatbin", 222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+        ("add_sm90_cuda13.5.cubin", 209, "CUDA_ERROR_NO_BINARY_FOR_GPU"),
+    ] {
+        let file = repo_root().join("tests/kernels").join(kernel);
+        let out = run_over_loader_with(&loader, &["--as-driver", "12.4"], &exe, &[&file]);
+        assert_eq!(text(&out.stdout), format!("cuModuleLoadData -> result {result}\n"), "{}", text(&out.stderr));
+        let said = differences(&out);
+        assert!(said.iter().any(|d| d.contains(&format!("{name} ({result})"))), "{kernel}: {said:#?}");
+    }
+}
+
+/// A linker input given with its size (`cuLinkAddData`, PTX of ISA 8.5): read for the floor, and
+/// as 12.0 refused with 222 before the driver sees it; at the floor it reaches the driver.
+#[test]
+fn a_linker_input_is_read_and_judged_before_the_driver_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((loader, exe)) = loader_and("links", dir.path()) else { return };
+    let plain = run_over_loader_with(&loader, &[], &exe, &[]);
+    assert_eq!(text(&plain.stdout), "cuLinkAddData -> result 0\n", "{}", text(&plain.stderr));
+    let report = json_report(&plain);
+    assert_eq!((report["version"].as_u64(), report["at_least"].as_bool()), (Some(12050), Some(false)), "{report}");
+    assert!(text(&plain.stderr).contains("loader: cuLinkAddData_v2"), "{}", text(&plain.stderr));
+    let as_12_0 = run_over_loader_with(&loader, &["--as-driver", "12.0"], &exe, &[]);
+    assert_eq!(text(&as_12_0.stdout), "cuLinkAddData -> result 222\n", "{}", text(&as_12_0.stderr));
+    assert!(!text(&as_12_0.stderr).contains("loader: cuLinkAddData_v2"), "{}", text(&as_12_0.stderr));
+    let said = differences(&as_12_0);
+    assert!(
+        said.iter().any(|d| d.starts_with("a load by cuLinkAddData_v6050: CUDA_ERROR_UNSUPPORTED_PTX_VERSION")),
+        "{said:#?}"
+    );
+}
+
+/// An image loaded from a file (`cuModuleLoad`): the observer reads the file the program named,
+/// so the run's floor is exact (PTX ISA 8.5: 12.5), and as 12.0 the load fails with 222 before
+/// the driver sees it.
+#[test]
+fn an_image_loaded_from_a_file_is_read_and_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((loader, exe)) = loader_and("loads_path", dir.path()) else { return };
+    let ptx = dir.path().join("k.ptx");
+    std::fs::write(&ptx, ".version 8.5\n.target sm_90\n.address_size 64\n\n.visible .entry k() { ret; }\n").unwrap();
+    let out = run_over_loader_with(&loader, &[], &exe, &[&ptx]);
+    assert_eq!(text(&out.stdout), "cuModuleLoad -> result 0\n", "{}", text(&out.stderr));
+    let report = json_report(&out);
+    assert_eq!(report["version"], 12050, "{report}");
+    assert_eq!(report["kernels"][0]["needs"], "PTX ISA 8.5", "{report}");
+    assert_eq!(report["at_least"], false, "the file was read: {report}");
+    let as_12_0 = run_over_loader_with(&loader, &["--as-driver", "12.0"], &exe, &[&ptx]);
+    assert_eq!(text(&as_12_0.stdout), "cuModuleLoad -> result 222\n", "{}", text(&as_12_0.stderr));
+    let said = differences(&as_12_0);
+    assert!(
+        said.iter().any(|d| d.starts_with("a load by cuModuleLoad_v2000: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)")),
+        "{said:#?}"
+    );
+}
+
+/// A program that opens the driver by its absolute path passes over the stand-in: the run is
+/// "not observed" (exit 2), naming the process and the library it loaded, and no floor is
+/// given; the same program given the name `libcuda.so.1` is observed.
+#[test]
+fn a_driver_opened_by_its_path_is_not_observed() {
+    let Some(drivers) = drivers::fetched() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = program(dir.path(), "opens_path", None) else { return };
+    let real = driver(&drivers, "555");
+    let path = real.libcuda.to_str().unwrap();
+    let out = min_driver(real, &["--run", "--", exe.to_str().unwrap(), path]);
+    let report = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "cuDriverGetVersion -> result 0 version 12050\n", "{report}");
+    assert_eq!(out.status.code(), Some(2), "{report}");
+    assert!(report.contains("not observed: process "), "{report}");
+    assert!(report.contains(&format!("loaded the driver {path} itself")), "{report}");
+    assert!(!report.contains("oldest driver"), "no floor: {report}");
+    let by_name = min_driver(real, &["--json", "--run", "--", exe.to_str().unwrap(), "libcuda.so.1"]);
+    assert_eq!(by_name.status.code(), Some(0), "{}", text(&by_name.stderr));
+    assert_eq!(json_report(&by_name)["run"]["not_observed"], serde_json::Value::Null, "{}", text(&by_name.stderr));
 }

@@ -32,15 +32,22 @@
 //! (`runtime PID /usr/lib/libcudart.so.12.4.99`). With `CUDA_SYS_GEN_TRACE_IMAGES=DIR` (an
 //! existing folder), each image a load from memory was given and the driver accepted is copied
 //! there (`image PID cuModuleLoadData_v2000 DIR/image-PID-0.ptx`), followed by the compute
-//! capability of the GPU it was loaded on, as the real driver says (`gpu PID 90`).
+//! capability of the GPU it was loaded on, as the real driver says (`gpu PID 90`); an image loaded
+//! from a file (`cuModuleLoad`, `cuLibraryLoadFromFile`, `cuLinkAddFile`) is copied from the
+//! file the program named, read by the tracer.
 //!
-//! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version) the tracer answers
-//! as a driver of that version would (`min-driver --run --as-driver`): `cuDriverGetVersion`
-//! says it; each lookup still asks the real driver, then hands out the answer the registry's
+//! With `CUDA_SYS_GEN_AS_DRIVER=12040` (not above the real driver's version; at it, every
+//! answer is the real driver's own) the tracer answers as a driver of that version would
+//! (`min-driver --run --as-driver`): `cuDriverGetVersion` says it; each lookup still asks the real driver, then hands out the answer the registry's
 //! rule gives for that driver (`answer::driver_answer`: this library's function of that ABI,
 //! which forwards to the real driver's export, or the refusal), written as one `as-driver` line
 //! with the real driver's answer beside it; a call of an ABI that driver does not have returns
-//! `CUDA_ERROR_NOT_FOUND` without reaching the real driver, written as a `missing` line.
+//! `CUDA_ERROR_NOT_FOUND` without reaching the real driver, written as a `missing` line; and an
+//! image that driver would not load (min-driver's rule, `min_driver::load`, for the GPU of the
+//! current context) fails with its error (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`,
+//! `CUDA_ERROR_NO_BINARY_FOR_GPU`), written as an `image-refused` line (`image-refused PID
+//! cuModuleLoadData_v2000 -> CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): a driver of 12000 would
+//! not load it: WHY`).
 //!
 //! Each line is formatted on the stack and written with one `write(2)` to the file opened
 //! `O_APPEND | O_NONBLOCK` before any call (in the constructor): no lock and no allocation on
@@ -97,6 +104,9 @@ static IMAGE_COUNT: core::sync::atomic::AtomicUsize = core::sync::atomic::Atomic
 /// The driver functions that load an image from memory.
 const IMAGE_LOADERS: &[&str] =
     &["cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData", "cuLinkAddData"];
+/// The driver functions that load an image from a file, and the name of their path argument.
+const FILE_LOADERS: &[(&str, &str)] =
+    &[("cuModuleLoad", "fname"), ("cuLibraryLoadFromFile", "fileName"), ("cuLinkAddFile", "path")];
 /// The most of one image copied (a larger one is not recorded).
 const IMAGE_MAX: usize = 1 << 30;
 
@@ -272,7 +282,10 @@ impl Observer for Tracer {
             let _ = IMAGES.set(std::path::PathBuf::from(dir));
         }
         let as_driver = as_driver_asked();
-        if let Some(Ok(v)) = as_driver {
+        // As the real driver's own version: every answer is the real driver's own (the rule
+        // is not put in place of what it was measured from), so the run goes as without.
+        let real_version = standin::real_driver().map_or(0, |r| r.version());
+        if let Some(Ok(v)) = as_driver.filter(|v| *v != Ok(real_version)) {
             OWN_HANDLE.store(own_handle(), Ordering::Release);
             AS_DRIVER.store(v, Ordering::Release);
         }
@@ -359,12 +372,9 @@ impl Observer for Tracer {
                 return trace_call(index, info, args, &mut says);
             }
         }
-        if IMAGES.get().is_some() && IMAGE_LOADERS.contains(&info.symbol) {
-            let r = trace_call(index, info, args, forward);
-            if r.0 == 0 {
-                record_image(info, args);
-            }
-            return r;
+        let from_file = FILE_LOADERS.iter().find(|(s, _)| *s == info.symbol).map(|(_, arg)| *arg);
+        if (IMAGES.get().is_some() || as_driver != 0) && (from_file.is_some() || IMAGE_LOADERS.contains(&info.symbol)) {
+            return load(index, info, args, forward, as_driver, from_file);
         }
         trace_call(index, info, args, forward)
     }
@@ -652,23 +662,200 @@ unsafe fn image_extent(mut p: *const u8, given: usize) -> Option<(*const u8, usi
     (len <= IMAGE_MAX).then_some((p, len, kind))
 }
 
-/// A copy of the image a successful load of `info` was given, into [`IMAGES`]'s folder, and an
-/// `image` line naming it (or why it was not recorded).
-fn record_image(info: &EntryInfo, args: &[Arg]) {
-    let Some(dir) = IMAGES.get() else { return };
+/// The bytes of the file a load from a file names (its argument `arg`), read whole (at most
+/// [`IMAGE_MAX`]); `None` where there is no such file or it cannot be read.
+fn file_image(args: &[Arg], arg: &str) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::ffi::OsStrExt as _;
+    let p = match args.iter().find(|a| a.name == arg).map(|a| a.value) {
+        Some(ArgValue::Pointer(p)) if p != 0 => p,
+        _ => return None,
+    };
+    // SAFETY: the caller's NUL-terminated path, which the driver reads too.
+    let path = std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(p as *const core::ffi::c_char) }.to_bytes());
+    // A regular file only, asked before opening: opening a FIFO would wait for a writer, and
+    // reading it would take the bytes the driver is to read.
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(IMAGE_MAX as u64 + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() <= IMAGE_MAX).then_some(bytes)
+}
+
+/// The GPU of the current context, as the real driver says (`major * 10 + minor`); device 0
+/// where no context is current (`cuLibraryLoadData` needs none: its library is loaded into
+/// each context later).
+fn current_gpu() -> Option<u32> {
+    use cuda_driver_pfn::entries::{cuCtxGetDevice_v2000, cuDeviceGetAttribute_v2000};
+    let (Some(get_device), Some(attribute)) =
+        (standin::forward::<cuCtxGetDevice_v2000>(), standin::forward::<cuDeviceGetAttribute_v2000>())
+    else {
+        return None;
+    };
+    let mut device = Default::default();
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the real driver's functions of exactly these ABIs, given pointers to locals.
+    let ok = unsafe {
+        if get_device(&mut device).0 != 0 {
+            device = Default::default();
+        }
+        attribute(
+            &mut major,
+            cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            device,
+        )
+        .0 == 0
+            && attribute(
+                &mut minor,
+                cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                device,
+            )
+            .0 == 0
+    };
+    (ok && (1..100).contains(&major) && (0..10).contains(&minor)).then(|| (major * 10 + minor) as u32)
+}
+
+/// Whether a driver of `as_driver` refuses `bytes` on the current context's GPU (min-driver's
+/// rule: `min_driver::load`); nothing where the GPU cannot be asked.
+fn older_driver_refuses(bytes: &[u8], as_driver: u32) -> Option<min_driver::load::Refusal> {
+    min_driver::load::refusal(bytes, current_gpu()?, as_driver)
+}
+
+/// Undoes a load the real driver made and the older driver refuses: the module or library
+/// handed out is unloaded, and the caller's handle set to NULL.
+fn unload(info: &EntryInfo, args: &[Arg]) {
+    use cuda_driver_pfn::entries::{cuLibraryUnload_v12000, cuModuleUnload_v2000};
+    let out = match args.first().map(|a| a.value) {
+        Some(ArgValue::Pointer(p)) if p != 0 => p as *mut *mut c_void,
+        _ => return,
+    };
+    // SAFETY: the caller's handle pointer, which the real driver has just written.
+    let handle = unsafe { *out };
+    if info.symbol == "cuLibraryLoadData" {
+        if let Some(f) = standin::forward::<cuLibraryUnload_v12000>() {
+            // SAFETY: the library the real driver has just loaded, unloaded once.
+            unsafe { f(handle.cast()) };
+        }
+    } else if let Some(f) = standin::forward::<cuModuleUnload_v2000>() {
+        // SAFETY: the module the real driver has just loaded, unloaded once.
+        unsafe { f(handle.cast()) };
+    }
+    // SAFETY: as above.
+    unsafe { *out = core::ptr::null_mut() };
+}
+
+/// A load of an image (`info`, from memory, or from the file its argument `from_file` names):
+/// traced, its image copied into [`IMAGES`]'s folder, and with `--as-driver` refused with the
+/// older driver's own error where that driver would not load it (an `image-refused` line). A
+/// file, or a linker input of a given size, is judged before the real driver sees it; an image
+/// in memory after the real driver loaded it (its headers are then known to be valid, so its
+/// extent is read safely), the module or library it made unloaded again.
+fn load(
+    index: usize,
+    info: &EntryInfo,
+    args: &[Arg],
+    forward: &mut dyn FnMut() -> CUresult,
+    as_driver: u32,
+    from_file: Option<&str>,
+) -> CUresult {
+    let file = from_file.and_then(|arg| file_image(args, arg));
+    let mut refused: Option<min_driver::load::Refusal> = None;
+    let linker_input = info.symbol == "cuLinkAddData";
+    let mut go = || {
+        if as_driver != 0 {
+            let before = match (&file, linker_input) {
+                (Some(bytes), _) => Some(bytes.as_slice()),
+                // SAFETY: `size` bytes at `data`, as the caller says the input is.
+                (None, true) => unsafe { given_input(args) },
+                (None, false) => None,
+            };
+            if let Some(r) = before.and_then(|b| older_driver_refuses(b, as_driver)) {
+                let code = r.code;
+                refused = Some(r);
+                return cuda_driver_pfn::types::cudaError_enum(code);
+            }
+        }
+        let result = forward();
+        if result.0 == 0 && as_driver != 0 && from_file.is_none() && !linker_input {
+            // SAFETY: the image the real driver has just loaded.
+            let extent = image_pointer(args).and_then(|p| unsafe { image_extent(p as *const u8, 0) });
+            // SAFETY: `len` bytes of the image, by its own headers.
+            let bytes = extent.map(|(p, len, _)| unsafe { core::slice::from_raw_parts(p, len) });
+            if let Some(r) = bytes.and_then(|b| older_driver_refuses(b, as_driver)) {
+                unload(info, args);
+                let code = r.code;
+                refused = Some(r);
+                return cuda_driver_pfn::types::cudaError_enum(code);
+            }
+        }
+        result
+    };
+    let result = trace_call(index, info, args, &mut go);
+    if let Some(r) = &refused {
+        if SINK.load(Ordering::Relaxed) >= 0 {
+            let mut line = Line::new();
+            let _ = write!(
+                line,
+                "image-refused {} {} -> {} ({}): a driver of {as_driver} would not load it: {}",
+                std::process::id(),
+                abi(info),
+                r.name,
+                r.code,
+                r.why
+            );
+            line.send();
+        }
+    }
+    // The image is recorded where the real driver loaded it (a refused one too: the run on the
+    // real driver loads it, and its needs count).
+    if result.0 == 0 || refused.is_some() {
+        record_image(info, args, file.as_deref());
+    }
+    result
+}
+
+/// The image argument of a load from memory (`image`, `fatCubin`, `code`, `data`).
+fn image_pointer(args: &[Arg]) -> Option<usize> {
     let at = |name: &str| args.iter().find(|a| a.name == name).map(|a| a.value);
-    let data = ["image", "fatCubin", "code", "data"].iter().find_map(|n| match at(n) {
+    ["image", "fatCubin", "code", "data"].iter().find_map(|n| match at(n) {
         Some(ArgValue::Pointer(p)) if p != 0 => Some(p),
         _ => None,
-    });
+    })
+}
+
+/// The bytes of a linker input given with its size (`cuLinkAddData`'s `data` and `size`).
+///
+/// # Safety
+/// The caller's `data` holds `size` bytes.
+unsafe fn given_input<'a>(args: &[Arg]) -> Option<&'a [u8]> {
+    let p = image_pointer(args)?;
+    let n = match args.iter().find(|a| a.name == "size").map(|a| a.value) {
+        Some(ArgValue::Int(n)) => usize::try_from(n).ok().filter(|&n| n > 0 && n <= IMAGE_MAX)?,
+        _ => return None,
+    };
+    // SAFETY: the caller's promise.
+    Some(unsafe { core::slice::from_raw_parts(p as *const u8, n) })
+}
+
+/// A copy of the image a load of `info` was given (`file`: the bytes of the file it named),
+/// into [`IMAGES`]'s folder, and an `image` line naming it (or why it was not recorded).
+fn record_image(info: &EntryInfo, args: &[Arg], file: Option<&[u8]>) {
+    let Some(dir) = IMAGES.get() else { return };
+    let at = |name: &str| args.iter().find(|a| a.name == name).map(|a| a.value);
     let given = match (info.symbol, at("size")) {
         ("cuLinkAddData", Some(ArgValue::Int(n))) => usize::try_from(n).unwrap_or(0),
         _ => 0,
     };
     let mut line = Line::new();
     let _ = write!(line, "image {} {} ", std::process::id(), abi(info));
-    // SAFETY: the image the driver has just loaded successfully.
-    match data.and_then(|p| unsafe { image_extent(p as *const u8, given) }) {
+    let extent = match file {
+        Some(bytes) => Some((bytes.as_ptr(), bytes.len(), file_kind(bytes))),
+        // SAFETY: the image the driver has just loaded successfully.
+        None => image_pointer(args).and_then(|p| unsafe { image_extent(p as *const u8, given) }),
+    };
+    match extent {
         Some((p, len, kind)) => {
             let n = IMAGE_COUNT.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("image-{}-{n}.{kind}", std::process::id()));
@@ -683,6 +870,9 @@ fn record_image(info: &EntryInfo, args: &[Arg]) {
                 }
             }
         }
+        None if from_file_loader(info) => {
+            let _ = line.write_str("not recorded: the file it names could not be read, or is larger than 1 GiB");
+        }
         None => {
             let _ = line.write_str("not recorded: no image pointer, or larger than 1 GiB");
         }
@@ -691,39 +881,29 @@ fn record_image(info: &EntryInfo, args: &[Arg]) {
     record_gpu();
 }
 
+fn from_file_loader(info: &EntryInfo) -> bool {
+    FILE_LOADERS.iter().any(|(s, _)| *s == info.symbol)
+}
+
+/// What a file's bytes are, by their first bytes: a cubin (ELF), a fatbin, else PTX (text).
+fn file_kind(bytes: &[u8]) -> &'static str {
+    if bytes.starts_with(b"\x7fELF") {
+        "cubin"
+    } else if bytes.starts_with(&0xba55_ed50u32.to_le_bytes()) {
+        "fatbin"
+    } else {
+        "ptx"
+    }
+}
+
 /// A `gpu PID CC` line: the compute capability (`major * 10 + minor`) of the device of the
 /// current context, asked of the real driver right after it loaded an image there, so that
 /// `min-driver --run` reads the image for the GPU of the run (the cubin the driver loaded,
 /// not the PTX it would JIT-compile for another GPU). Nothing where the driver cannot say.
 fn record_gpu() {
-    use cuda_driver_pfn::entries::{cuCtxGetDevice_v2000, cuDeviceGetAttribute_v2000};
-    let (Some(get_device), Some(attribute)) =
-        (standin::forward::<cuCtxGetDevice_v2000>(), standin::forward::<cuDeviceGetAttribute_v2000>())
-    else {
-        return;
-    };
-    let mut device = Default::default();
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: the real driver's functions of exactly these ABIs, given pointers to locals; a
-    // context is current (the load just succeeded in it).
-    let ok = unsafe {
-        get_device(&mut device).0 == 0
-            && attribute(
-                &mut major,
-                cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                device,
-            )
-            .0 == 0
-            && attribute(
-                &mut minor,
-                cuda_driver_pfn::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                device,
-            )
-            .0 == 0
-    };
-    if ok && (1..100).contains(&major) && (0..10).contains(&minor) {
+    if let Some(cc) = current_gpu() {
         let mut line = Line::new();
-        let _ = write!(line, "gpu {} {}", std::process::id(), major * 10 + minor);
+        let _ = write!(line, "gpu {} {cc}", std::process::id());
         line.send();
     }
 }
