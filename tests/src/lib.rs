@@ -138,7 +138,17 @@ pub fn doctor_binary() -> &'static Path {
     BIN.get_or_init(|| {
         let out = std::process::Command::new(env!("CARGO"))
             .current_dir(repo_root())
-            .args(["build", "--quiet", "-p", "cuda-driver-pfn", "--example", "doctor", "--features", "doctor", "--message-format=json"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "cuda-driver-pfn",
+                "--example",
+                "doctor",
+                "--features",
+                "doctor",
+                "--message-format=json",
+            ])
             .output()
             .expect("run cargo");
         assert!(out.status.success(), "building the doctor failed:\n{}", text(&out.stderr));
