@@ -156,20 +156,13 @@ pub(super) const MARKS: &[&str] = &[
     "nvJitLink_",
 ];
 
-/// Where each of [`MARKS`] is found in the one pass over a program's strings: the word
-/// searched for and its offset in the mark (every `cu` is visited for the registry's names).
-const MARK_ANCHORS: [(&str, usize); 10] = [
-    ("cu", 3),
-    ("cu", 2),
-    ("cu", 3),
-    ("cu", 0),
-    ("cu", 0),
-    ("cu", 0),
-    ("nvrtc", 3),
-    ("nvrtc", 0),
-    ("nvJitLink", 3),
-    ("nvJitLink", 0),
-];
+/// Where the one pass over a program's strings finds `mark`: the word it searches for and its
+/// offset in the mark. `cu` where the mark holds one (every `cu` is visited for the registry's
+/// names), else the run-time compilers' words; `None`: the mark is searched for whole, on its
+/// own. Derived from the mark, so that no mark can be left unsearched.
+fn mark_anchor(mark: &str) -> Option<(&'static str, usize)> {
+    ["cu", "nvrtc", "nvJitLink"].into_iter().find_map(|a| mark.find(a).map(|at| (a, at)))
+}
 
 /// The names of a symbol table that are evidence: whether the static runtime's lookup by name
 /// and the loaders are linked in.
@@ -633,10 +626,13 @@ fn scan_strings(
     mut found: impl FnMut(&str, usize),
 ) {
     let trie = reg.trie();
+    let anchors: Vec<Option<(&str, usize)>> = MARKS.iter().map(|m| mark_anchor(m)).collect();
     let check = |at: usize, anchor: &str, marks: &mut BTreeSet<&'static str>| {
-        for (m, &(a, offset)) in MARKS.iter().zip(&MARK_ANCHORS) {
-            if a == anchor && at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
-                marks.insert(m);
+        for (m, a) in MARKS.iter().zip(&anchors) {
+            if let Some((a, offset)) = *a {
+                if a == anchor && at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
+                    marks.insert(m);
+                }
             }
         }
     };
@@ -659,11 +655,17 @@ fn scan_strings(
         }
     }
     for anchor in ["nvrtc", "nvJitLink"] {
-        let pending = MARKS.iter().zip(&MARK_ANCHORS).any(|(m, &(a, _))| a == anchor && !marks.contains(m));
+        let pending =
+            MARKS.iter().zip(&anchors).any(|(m, a)| a.is_some_and(|(a, _)| a == anchor) && !marks.contains(m));
         if pending {
             for at in memmem::find_iter(area, anchor.as_bytes()) {
                 check(at, anchor, marks);
             }
+        }
+    }
+    for (m, a) in MARKS.iter().zip(&anchors) {
+        if a.is_none() && !marks.contains(m) && memmem::find(area, m.as_bytes()).is_some() {
+            marks.insert(m);
         }
     }
 }
@@ -709,7 +711,8 @@ mod tests {
 
     #[test]
     fn each_mark_is_found_at_its_anchor() {
-        for (m, &(anchor, offset)) in MARKS.iter().zip(&MARK_ANCHORS) {
+        for m in MARKS {
+            let (anchor, offset) = mark_anchor(m).expect("every mark is found in the one pass");
             assert!(m[offset..].starts_with(anchor), "{m}: {anchor} at {offset}");
         }
         let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
