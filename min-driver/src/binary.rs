@@ -416,7 +416,7 @@ fn read_area(
     for r in extents::minus(data, &spans) {
         let area = &bytes[r.clone()];
         let at_start = r.start;
-        scan_strings(area, reg, &mut ev.marks, seen, |word, at| {
+        scan_strings_in_parts(area, reg, &mut ev.marks, seen, |word, at| {
             ev.strings.insert(word.to_owned(), format!("{name}+{:#x}", at_start + at));
         });
     }
@@ -609,6 +609,83 @@ fn fatbin_section(name: &str) -> bool {
     matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
 }
 
+/// Below this many bytes a stretch of strings is scanned by one thread.
+const PARALLEL_SCAN: usize = 16 << 20;
+
+/// [`scan_strings`] over `area` cut into parts, one thread each, as many as there are cores
+/// (up to 8, each part [`PARALLEL_SCAN`] bytes or more): the same marks, the same names and,
+/// for each name, the same first place, as one pass over the whole. A part ends just past a
+/// NUL byte, and no mark or registry name holds one (a C identifier, a library's name;
+/// `tests::no_mark_or_name_holds_a_nul`), so nothing found spans two parts, and a name that
+/// ends a part's last string cannot go on into the next. The parts' first places are taken in
+/// order: a name's first place in the earliest part that holds it is its first in the area.
+fn scan_strings_in_parts(
+    area: &[u8],
+    reg: &Registry,
+    marks: &mut BTreeSet<&'static str>,
+    seen: &mut [bool],
+    found: impl FnMut(&str, usize),
+) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(area.len() / PARALLEL_SCAN);
+    scan_parts(area, threads, reg, marks, seen, found)
+}
+
+/// [`scan_strings_in_parts`] in at most `threads` parts.
+fn scan_parts(
+    area: &[u8],
+    threads: usize,
+    reg: &Registry,
+    marks: &mut BTreeSet<&'static str>,
+    seen: &mut [bool],
+    mut found: impl FnMut(&str, usize),
+) {
+    let mut cuts = vec![0];
+    for i in 1..threads {
+        let nominal = (area.len() / threads * i).max(*cuts.last().unwrap_or(&0));
+        match memchr::memchr(0, &area[nominal..]) {
+            Some(nul) if nominal + nul + 1 < area.len() => cuts.push(nominal + nul + 1),
+            _ => break,
+        }
+    }
+    cuts.dedup();
+    cuts.push(area.len());
+    if cuts.len() <= 2 {
+        return scan_strings(area, reg, marks, seen, found);
+    }
+    let parts: Vec<(BTreeSet<&'static str>, Vec<(usize, usize)>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = cuts
+            .windows(2)
+            .map(|w| {
+                let (from, to) = (w[0], w[1]);
+                let mut seen_here = seen.to_vec();
+                s.spawn(move || {
+                    let mut marks_here = BTreeSet::new();
+                    let mut names = Vec::new();
+                    scan_strings(&area[from..to], reg, &mut marks_here, &mut seen_here, |w, at| {
+                        names.push((from + at, w.len()))
+                    });
+                    (marks_here, names)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let trie = reg.trie();
+    for (marks_here, names) in parts {
+        marks.extend(marks_here);
+        for (at, len) in names {
+            let word = &area[at..at + len];
+            let Some((_, node)) = trie.longest(word).filter(|&(l, _)| l == len) else { continue };
+            if let Some(s) = seen.get_mut(node).filter(|s| !**s) {
+                *s = true;
+                if let Ok(w) = std::str::from_utf8(word) {
+                    found(w, at);
+                }
+            }
+        }
+    }
+}
+
 /// One pass over a stretch of a program's strings: the [`MARKS`] it holds, and its registry
 /// names, each given to `found` with its offset the first time it is seen (`seen`, by its node
 /// in the registry's trie). A name is found at each `cu` followed by a capital letter: the
@@ -728,6 +805,62 @@ mod tests {
         // Each name once, where first seen.
         let first = text.windows(14).position(|w| w == b"cuCtxCreate_v4").unwrap();
         assert_eq!(names[1].1, first);
+    }
+
+    #[test]
+    fn no_mark_or_name_holds_a_nul() {
+        // What lets a stretch of strings be scanned in parts cut after NUL bytes.
+        assert!(MARKS.iter().all(|m| !m.contains('\0')));
+        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        assert!(reg.trie().longest(b"cuMem\0AllocAsync").is_none_or(|(len, _)| len < 5));
+        let all =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        assert!(!all.contains("\\u0000"));
+    }
+
+    #[test]
+    fn strings_scanned_in_parts_are_the_one_pass_s() {
+        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        // Names and marks run together, across NULs, repeated, and stretches without a NUL:
+        // wherever the cuts fall, the same findings.
+        let mut text = Vec::new();
+        let pieces: [&[u8]; 12] = [
+            b"cuCtxCreate_v4",
+            b"\0",
+            b"libcuda.so.1",
+            b"cuMemAllocAsync",
+            b"\0\0",
+            b"nvrtc64_120_0.dll",
+            b"cuGetProcAddress_v2",
+            b"xyz",
+            b"cudaErrorCudartUnloading\0",
+            b"libnvJitLink.so",
+            b"cuMemcpyHtoD_v2",
+            b"cuLaunchKernel\0",
+        ];
+        let mut x = 7u64;
+        for _ in 0..4000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            text.extend_from_slice(pieces[(x % 12) as usize]);
+        }
+        // A mark late and alone, so that only its part holds it.
+        text.extend_from_slice(b"\0libcudart_static_abc\0");
+        let run = |threads: usize| {
+            let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
+            // A name seen in an earlier section is not found again.
+            let (_, node) = reg.trie().longest(b"cuLaunchKernel").unwrap();
+            seen[node] = true;
+            scan_parts(&text, threads, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
+            (marks, names, seen)
+        };
+        let one = run(1);
+        assert!(one.0.len() >= 6 && one.1.len() >= 4, "{:?} {:?}", one.0, one.1);
+        assert!(!one.1.iter().any(|(w, _)| w == "cuLaunchKernel"));
+        for threads in 2..=7 {
+            assert_eq!(run(threads), one, "{threads} parts");
+        }
     }
 
     #[test]

@@ -19,21 +19,12 @@ pub struct Bytes {
 /// zeroing. Where the file has holes there, the buffer is allocated zeroed (pages the system
 /// maps on first write), and only the ranges that hold data are read into it.
 pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Result<Bytes> {
-    use std::io::{Read, Seek};
     let size =
         usize::try_from(len).map_err(|_| std::io::Error::other("a section larger than this machine's memory"))?;
     let end = offset.checked_add(len).ok_or_else(|| std::io::Error::other("a section past any file's end"))?;
     let ranges = data_ranges(file, offset, end);
     if ranges.len() == 1 && ranges[0] == (offset, end) {
-        let mut bytes = reuse;
-        bytes.clear();
-        bytes.reserve_exact(size);
-        let mut f = file;
-        f.seek(std::io::SeekFrom::Start(offset))?;
-        f.take(len).read_to_end(&mut bytes)?;
-        if bytes.len() != size {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
+        let bytes = read_whole(file, offset, size, reuse)?;
         return Ok(Bytes { bytes, data: vec![0..size] });
     }
     let mut bytes = vec![0u8; size];
@@ -44,6 +35,79 @@ pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Resu
         data.push(a..b);
     }
     Ok(Bytes { bytes, data })
+}
+
+/// Below this many bytes a section is read by one thread.
+const PARALLEL_READ: usize = 16 << 20;
+
+/// The `size` bytes at `offset` of `file`, all data, into `reuse` (cleared; grown only where
+/// it is smaller): never zeroed first. A large section is read in parts by several threads at
+/// once (positioned reads of one descriptor): copying out of the page cache, and the faults
+/// of pages the buffer touches for the first time, are most of a large file's reading, and
+/// they go as fast as there are cores.
+fn read_whole(file: &File, offset: u64, size: usize, reuse: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    let mut bytes = reuse;
+    bytes.clear();
+    bytes.reserve_exact(size);
+    let spare = &mut bytes.spare_capacity_mut()[..size];
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(size / PARALLEL_READ).max(1);
+    if threads == 1 {
+        read_uninit_at(file, spare, offset)?;
+    } else {
+        // Parts of whole pages, so that no page is written by two threads.
+        let part = size.div_ceil(threads).next_multiple_of(4096);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = spare
+                .chunks_mut(part)
+                .enumerate()
+                .map(|(i, chunk)| s.spawn(move || read_uninit_at(file, chunk, offset + (i * part) as u64)))
+                .collect();
+            parts
+                .into_iter()
+                .try_for_each(|p| p.join().unwrap_or_else(|_| Err(std::io::Error::other("a reading thread failed"))))
+        })?;
+    }
+    // SAFETY: every one of the first `size` bytes was written by a read that returned its whole
+    // part (`read_uninit_at` fails otherwise, and then this is not reached).
+    unsafe { bytes.set_len(size) };
+    Ok(bytes)
+}
+
+/// Fills `buf` from `file` at `offset` by positioned reads, or fails (a file shorter than that
+/// is `UnexpectedEof`): on return `Ok`, every byte of `buf` is written.
+#[cfg(target_os = "linux")]
+fn read_uninit_at(file: &File, buf: &mut [std::mem::MaybeUninit<u8>], mut offset: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut at = 0;
+    while at < buf.len() {
+        let want = (buf.len() - at).min(1 << 30);
+        let off = libc::off_t::try_from(offset).map_err(|_| std::io::Error::other("an offset past any file's end"))?;
+        // SAFETY: `buf[at..at + want]` is memory of ours, writable, not read by anyone while the
+        // call writes into it; `pread` writes at most `want` bytes there.
+        let n = unsafe { libc::pread(file.as_raw_fd(), buf[at..].as_mut_ptr().cast(), want, off) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        at += n as usize;
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// Elsewhere: the part zeroed first, then read.
+#[cfg(not(target_os = "linux"))]
+fn read_uninit_at(file: &File, buf: &mut [std::mem::MaybeUninit<u8>], offset: u64) -> std::io::Result<()> {
+    buf.fill(std::mem::MaybeUninit::new(0));
+    // SAFETY: every byte was just written.
+    let buf = unsafe { &mut *(buf as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+    read_at(file, buf, offset)
 }
 
 /// The ranges of `start..end` of `file` that hold data, by `lseek`'s `SEEK_DATA` and
@@ -157,6 +221,31 @@ mod tests {
         assert_eq!(minus(&[0..100], &[(10, 20), (15, 30), (90, 200)]), vec![0..10, 30..90]);
         assert_eq!(minus(&[0..10, 20..30], &[(5, 25)]), vec![0..5, 25..30]);
         assert_eq!(minus(&[0..10], &[]), vec![0..10]);
+    }
+
+    #[test]
+    fn a_large_section_read_in_parts_is_the_file_s_bytes() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("min-driver-extents-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("large");
+        // Not a multiple of a page or of a part, every byte telling where it lies.
+        let len = 3 * PARALLEL_READ + 12_345;
+        let data: Vec<u8> = (0..len as u64).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        std::fs::File::create(&path).unwrap().write_all(&data).unwrap();
+        let f = File::open(&path).unwrap();
+        // A buffer given back from an earlier, smaller section, with bytes of its own in it.
+        let reuse = vec![0xAAu8; 1000];
+        for (offset, size) in [(0, len), (777, len - 777), (5, PARALLEL_READ * 2 + 1), (len - 10, 10)] {
+            let b = read(&f, offset as u64, size as u64, reuse.clone()).unwrap();
+            assert_eq!(b.data, vec![0..size]);
+            assert!(b.bytes == data[offset..offset + size], "offset {offset}, {size} bytes");
+        }
+        // Asked for more than the file holds: an error, never bytes that were not read.
+        // (`read` itself takes bytes past the end for a hole, as the file system says.)
+        let short = read_whole(&f, 100, len, Vec::new()).map(|b| b.len());
+        assert!(matches!(&short, Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof), "{short:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
