@@ -652,7 +652,9 @@ fn scan_parts(
     if cuts.len() <= 2 {
         return scan_strings(area, reg, marks, seen, found);
     }
-    let parts: Vec<(BTreeSet<&'static str>, Vec<(usize, usize)>)> = std::thread::scope(|s| {
+    // Each part's marks, and its names' first places (offset in the area, length).
+    type Part = (BTreeSet<&'static str>, Vec<(usize, usize)>);
+    let parts: Vec<Part> = std::thread::scope(|s| {
         let handles: Vec<_> = cuts
             .windows(2)
             .map(|w| {
