@@ -706,19 +706,29 @@ fn scan_strings(
 ) {
     let trie = reg.trie();
     let anchors: Vec<Option<(&str, usize)>> = MARKS.iter().map(|m| mark_anchor(m)).collect();
-    let check = |at: usize, anchor: &str, marks: &mut BTreeSet<&'static str>| {
-        for (m, a) in MARKS.iter().zip(&anchors) {
-            if let Some((a, offset)) = *a {
-                if a == anchor && at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
-                    marks.insert(m);
-                }
+    // The marks found at each anchor, with the anchor's offset in them.
+    let at_anchor = |anchor: &str| -> Vec<(&'static str, usize)> {
+        MARKS.iter().zip(&anchors).filter_map(|(m, a)| a.filter(|(a, _)| *a == anchor).map(|(_, o)| (*m, o))).collect()
+    };
+    let check = |at: usize, of_anchor: &[(&'static str, usize)], marks: &mut BTreeSet<&'static str>| {
+        for &(m, offset) in of_anchor {
+            // The mark's first byte and the one two past its anchor's start, before the whole:
+            // most places fail there, without a call to compare.
+            let b = m.as_bytes();
+            if at >= offset
+                && area.get(at - offset) == b.first()
+                && b.get(offset + 2).is_none_or(|c| area.get(at + 2) == Some(c))
+                && area[at - offset..].starts_with(b)
+            {
+                marks.insert(m);
             }
         }
     };
+    let cu_marks = at_anchor("cu");
     // Names found do not overlap: the next is looked for past the last.
     let mut past = 0;
     for at in memmem::find_iter(area, b"cu") {
-        check(at, "cu", marks);
+        check(at, &cu_marks, marks);
         if at < past || !area.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
             continue;
         }
@@ -734,11 +744,10 @@ fn scan_strings(
         }
     }
     for anchor in ["nvrtc", "nvJitLink"] {
-        let pending =
-            MARKS.iter().zip(&anchors).any(|(m, a)| a.is_some_and(|(a, _)| a == anchor) && !marks.contains(m));
-        if pending {
+        let of_anchor = at_anchor(anchor);
+        if of_anchor.iter().any(|(m, _)| !marks.contains(m)) {
             for at in memmem::find_iter(area, anchor.as_bytes()) {
-                check(at, anchor, marks);
+                check(at, &of_anchor, marks);
             }
         }
     }
