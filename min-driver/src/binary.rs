@@ -135,6 +135,7 @@ pub(super) fn string_tables<'a>(cache: &'a object::ReadCache<&'a std::fs::File>)
 pub(super) fn is_binary(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
         || head.starts_with(b"!<arch>\n")
+        || head.starts_with(b"!<thin>\n")
         || head.starts_with(b"MZ")
         || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
         || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
@@ -165,10 +166,29 @@ fn mark_anchor(mark: &str) -> Option<(&'static str, usize)> {
 }
 
 /// The names of a symbol table that are evidence: whether the static runtime's lookup by name
-/// and the loaders are linked in.
+/// and the loaders are linked in (a static program holds the C library's own `dlopen`).
 fn symbol_of_interest(name: &str) -> bool {
-    name.starts_with("cudaGetDriverEntryPoint") || name.starts_with("cuGetProcAddress") || name == "cudaMalloc"
+    name.starts_with("cudaGetDriverEntryPoint")
+        || name.starts_with("cuGetProcAddress")
+        || name == "cudaMalloc"
+        || super::model::looks_up_by_name(name)
+        || super::model::loads_library(name)
 }
+
+/// What of a symbol table's string table [`symbol_of_interest`] may find: the table is walked
+/// only where one of these is in it.
+const SYMBOLS_OF_INTEREST: &[&str] = &[
+    "cudaGetDriverEntryPoint",
+    "cuGetProcAddress",
+    "cudaMalloc",
+    "dlsym",
+    "dlvsym",
+    "dl_sym",
+    "dlopen",
+    "GetProcAddress",
+    "LoadLibrary",
+    "Ldr",
+];
 
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
 /// decided here ([`super::model::decide`] does).
@@ -209,6 +229,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     // The registry names already found (by their node in the registry's trie): each is kept
     // where it was first seen.
     let mut seen = vec![false; reg.trie().nodes()];
+    // The file bytes of the sections read: the loaded segments' other bytes are read after.
+    let mut covered: Vec<(usize, usize)> = Vec::new();
     // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
     // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
     for section in file.sections() {
@@ -231,6 +253,9 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             continue;
         };
         sections_read += 1;
+        if let Some((offset, size)) = section.file_range() {
+            covered.push(span(offset, size));
+        }
         let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
         let (bytes, ranges) = area.parts();
         read_area(
@@ -248,18 +273,36 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             scratch = b.bytes;
         }
     }
-    // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
-    // when it runs is in its loaded segments; read those bytes instead.
+    // What the program holds when it runs is what the loader maps: its loaded segments (a PE
+    // file's sections). Their bytes that no section read covers are read too, so that section
+    // headers that lie (a section marked unallocated or NOBITS, moved, or cut to nothing) hide
+    // nothing; without section headers (`llvm-objcopy --strip-sections`, sstrip) that is every
+    // loaded byte.
     let sectionless = sections_read == 0;
     let dynamic = dynamic_of(&file);
-    if sectionless {
-        let mut segments = 0;
-        for (i, segment) in file.segments().enumerate() {
-            let name = format!("segment {i} (address {:#x})", segment.address());
-            let (offset, size) = segment.file_range();
+    covered.sort_unstable();
+    let mut segments = 0;
+    for (i, segment) in file.segments().enumerate() {
+        let (offset, size) = segment.file_range();
+        let whole = span(offset, size);
+        for gap in extents::minus(&[whole.0..whole.1], &covered) {
+            let name = if sectionless {
+                format!("segment {i} (address {:#x})", segment.address())
+            } else {
+                format!(
+                    "segment {i} (address {:#x}), its bytes {:#x}..{:#x} of the file",
+                    segment.address(),
+                    gap.start,
+                    gap.end
+                )
+            };
             let read = match source {
-                Some(f) => extents::read(f, offset, size, std::mem::take(&mut scratch)).map(Area::Owned).ok(),
-                None => segment.data().ok().map(Area::Borrowed),
+                Some(f) => extents::read(f, gap.start as u64, gap.len() as u64, std::mem::take(&mut scratch))
+                    .map(Area::Owned)
+                    .ok(),
+                None => {
+                    segment.data().ok().and_then(|d| d.get(gap.start - whole.0..gap.end - whole.0)).map(Area::Borrowed)
+                }
             };
             let Some(area) = read else {
                 ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
@@ -268,10 +311,10 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             segments += 1;
             let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
-            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let start = gap.start;
             let strtab: Vec<(usize, usize)> = match dynamic.strtab.clone() {
-                Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
-                    vec![(r.start - start, r.end - start)]
+                Some(r) if r.end > start && r.start < start.saturating_add(bytes.len()) => {
+                    vec![(r.start.saturating_sub(start), r.end - start)]
                 }
                 _ => Vec::new(),
             };
@@ -280,6 +323,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 scratch = b.bytes;
             }
         }
+    }
+    if sectionless {
         if segments == 0 {
             ev.unreadable.push(Unresolved {
                 spelled: "the whole program".into(),
@@ -295,10 +340,25 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     }
     // Imports. Without section headers the dynamic symbol table cannot be found: every name
     // of the dynamic string table (from the dynamic segment) counts, imported or not.
-    ev.imports = file
-        .imports()
-        .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
-        .unwrap_or_default();
+    match file.imports() {
+        Ok(v) => ev.imports = v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect(),
+        Err(e) => ev.unreadable.push(Unresolved {
+            spelled: "its imports".into(),
+            file: path.to_owned(),
+            line: 0,
+            why: format!("its import table cannot be read ({e}): what it calls of other libraries is unknown"),
+            reading: Reading::Record,
+        }),
+    }
+    // A PE program's imports by ordinal (no name in the file) and its delay-loaded ones
+    // (`/DELAYLOAD:nvcuda.dll`: bound on first call, in a table of their own).
+    let pe = match &file {
+        object::File::Pe32(pe) => pe_imports(pe),
+        object::File::Pe64(pe) => pe_imports(pe),
+        _ => PeImports::default(),
+    };
+    ev.imports.extend(pe.delayed.iter().map(|(_, n)| n.clone()));
+    ev.unnamed_imports = pe.unnamed;
     if sectionless {
         if let Some(strtab) =
             dynamic.strtab.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok())
@@ -324,6 +384,11 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     ev.imports.sort();
     ev.imports.dedup();
     ev.import_libraries = needed_libraries(&file);
+    for (lib, _) in &pe.delayed {
+        if !ev.import_libraries.contains(lib) {
+            ev.import_libraries.push(lib.clone());
+        }
+    }
     ev.needed = dynamic.needed;
     // What it defines: the driver's or the runtime's entry points make it that library.
     if let Ok(exports) = file.exports() {
@@ -352,11 +417,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         let mut defined = BTreeSet::new();
         // Walked only where its string table holds a name of interest: a name not in the table
         // is no symbol's (rustc's driver library: 165,000 symbols, each name a read).
-        let may_hold = symbol_strings(&file).is_none_or(|t| {
-            ["cudaGetDriverEntryPoint", "cuGetProcAddress", "cudaMalloc"]
-                .iter()
-                .any(|m| memmem::find(t, m.as_bytes()).is_some())
-        });
+        let may_hold = symbol_strings(&file)
+            .is_none_or(|t| SYMBOLS_OF_INTEREST.iter().any(|m| memmem::find(t, m.as_bytes()).is_some()));
         for s in file.symbols().filter(|_| may_hold) {
             if s.is_definition() {
                 if let Ok(n) = s.name() {
@@ -369,6 +431,12 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         ev.symtab = Some(defined);
     }
     Ok(ev)
+}
+
+/// The file bytes `offset..offset + size`, as a span of offsets (cut at the largest offset).
+fn span(offset: u64, size: u64) -> (usize, usize) {
+    let at = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    (at(offset), at(offset.saturating_add(size)))
 }
 
 /// A section's bytes: read from the file on their own, or borrowed from bytes in memory.
@@ -402,15 +470,13 @@ fn read_area(
     seen: &mut [bool],
     ev: &mut Evidence,
 ) {
-    if fatbin {
-        kernels::binary_in(bytes, data, name, &mut ev.image);
-        return;
-    }
     for r in data {
         records(&bytes[r.clone()], little, name, &mut ev.records);
     }
+    // A section of fatbins is searched as any other (a fatbin need not start at its first
+    // byte), but its strings are the containers' bytes, not the program's.
     let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
-    let Some(not_strings) = strings else { return };
+    let Some(not_strings) = strings.filter(|_| !fatbin) else { return };
     spans.extend_from_slice(not_strings);
     spans.sort_unstable();
     for r in extents::minus(data, &spans) {
@@ -461,6 +527,58 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
         why: why.to_owned(),
         reading: Reading::Record,
     }
+}
+
+/// What a PE program imports beyond what the object crate lists.
+#[derive(Debug, Default)]
+struct PeImports {
+    /// Delay-loaded imports by name: (library, function).
+    delayed: Vec<(String, String)>,
+    /// Imports by ordinal, delay-loaded or not: `KERNEL32.dll ordinal 412`.
+    unnamed: Vec<String>,
+}
+
+fn pe_imports<'data, Pe: object::read::pe::ImageNtHeaders, R: ReadRef<'data>>(
+    pe: &object::read::pe::PeFile<'data, Pe, R>,
+) -> PeImports {
+    use object::read::pe::{ImageThunkData, Import};
+    use object::LittleEndian as LE;
+    let mut out = PeImports::default();
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if let Ok(Some(table)) = pe.import_table() {
+        if let Ok(mut descriptors) = table.descriptors() {
+            while let Ok(Some(d)) = descriptors.next() {
+                let lib = table.name(d.name.get(LE)).map(lossy).unwrap_or_default();
+                let first = match d.original_first_thunk.get(LE) {
+                    0 => d.first_thunk.get(LE),
+                    t => t,
+                };
+                let Ok(mut thunks) = table.thunks(first) else { continue };
+                while let Ok(Some(t)) = thunks.next::<Pe>() {
+                    if t.is_ordinal() {
+                        out.unnamed.push(format!("{lib} ordinal {}", t.ordinal()));
+                    }
+                }
+            }
+        }
+    }
+    let sections = pe.section_table();
+    if let Ok(Some(table)) = pe.data_directories().delay_load_import_table(pe.data(), &sections) {
+        if let Ok(mut descriptors) = table.descriptors() {
+            while let Ok(Some(d)) = descriptors.next() {
+                let lib = table.name(d.dll_name_rva.get(LE)).map(lossy).unwrap_or_default();
+                let Ok(mut thunks) = table.thunks(d.import_name_table_rva.get(LE)) else { continue };
+                while let Ok(Some(t)) = thunks.next::<Pe>() {
+                    match table.import::<Pe>(t) {
+                        Ok(Import::Name(_, name)) => out.delayed.push((lib.clone(), lossy(name))),
+                        Ok(Import::Ordinal(n)) => out.unnamed.push(format!("{lib} ordinal {n}")),
+                        Err(_) => out.unnamed.push(format!("{lib}: a delay-loaded import that cannot be read")),
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The libraries a PE program imports (an ELF program's are in [`dynamic_of`]).

@@ -114,8 +114,9 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || loop {
-        while at < b.len() && b[at].is_ascii_whitespace() {
-            at += 1;
+        // A byte-order mark (U+FEFF, a zero-width space) separates as whitespace does.
+        while at < b.len() && (b[at].is_ascii_whitespace() || b[at..].starts_with(BOM)) {
+            at += if b[at] == BOM[0] { BOM.len() } else { 1 };
         }
         if at >= b.len() {
             return None;
@@ -134,7 +135,12 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
         if b[at] == b',' {
             at += 1;
         } else {
-            while at < b.len() && !b[at].is_ascii_whitespace() && b[at] != b',' && !b[at..].starts_with(b"//") {
+            while at < b.len()
+                && !b[at].is_ascii_whitespace()
+                && b[at] != b','
+                && !b[at..].starts_with(b"//")
+                && !b[at..].starts_with(b"/*")
+            {
                 at += 1;
             }
         }
@@ -143,6 +149,9 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// UTF-8's byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Whether `text` holds a PTX module: its first tokens `.version X.Y` and then `.target`, as
 /// ptxas requires, on lines or not. A string that only mentions `.version` is not one.
 pub(super) fn is_ptx(text: &str) -> bool {
@@ -150,6 +159,53 @@ pub(super) fn is_ptx(text: &str) -> bool {
     t.next() == Some(".version")
         && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
         && t.next() == Some(".target")
+}
+
+/// Whether a file's first bytes `head` (a prefix of it, `whole`: or all of it) start a PTX
+/// module: past comments, whitespace and a byte-order mark, `.version X.Y`. Nothing else starts
+/// so (no Rust file can), so a PTX file is known whatever its name. A prefix cut inside the
+/// comments before it says no.
+pub(super) fn starts_ptx(head: &[u8], whole: bool) -> bool {
+    let keep = if whole { head.len() } else { head.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0) };
+    let text = String::from_utf8_lossy(&head[..keep]);
+    let mut t = tokens(&text);
+    t.next() == Some(".version") && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
+}
+
+/// How many bytes past a `.version` found in a program's data [`ptx_candidate`] looks at: each
+/// `.version` is looked at on its own (one that begins no module does not hide a later one), so
+/// each look is bounded to keep the search linear.
+const PTX_LOOK: usize = 256;
+
+/// Whether the `.version` at `at` of `bytes` may begin a PTX module: `.version`, then a version
+/// number, then `.target`, as ptxas requires, with whitespace and comments between. Where the
+/// text goes on past [`PTX_LOOK`] bytes before these are seen (a long comment between), it is
+/// taken to be one: its `.version` is read, never dropped.
+fn ptx_candidate(bytes: &[u8], at: usize) -> bool {
+    let to = bytes.len().min(at.saturating_add(PTX_LOOK));
+    let (end, cut) = match memchr::memchr(0, &bytes[at..to]) {
+        Some(p) => (at + p, false),
+        None => (to, to < bytes.len()),
+    };
+    let text = String::from_utf8_lossy(&bytes[at..end]);
+    // A token that reaches the end of a window cut short may go on past it.
+    let open = |tok: &str| cut && tok.as_ptr() as usize + tok.len() == text.as_ptr() as usize + text.len();
+    let mut t = tokens(&text);
+    match t.next() {
+        Some(".version") => {}
+        _ => return false,
+    }
+    match t.next() {
+        Some(v) if super::releases::cuda_number(v).is_some() => {}
+        Some(v) if open(v) => return true,
+        Some(_) => return false,
+        None => return cut,
+    }
+    match t.next() {
+        Some(".target") => true,
+        Some(tok) => open(tok) && ".target".starts_with(tok),
+        None => cut,
+    }
 }
 
 /// The kernel images embedded in one section of a compiled program: fatbins (by their magic
@@ -192,13 +248,29 @@ pub(super) fn embedded_in(
             continue;
         };
         if version != 1 || header < 16 {
-            // A fatbin's magic with a layout this reader does not know: said, never dropped,
-            // so the floor is "at least" rather than lower than what it holds.
+            // A fatbin's magic with a layout this reader does not know. Where it may still be a
+            // container of another version, it is said, never dropped, so the floor is "at
+            // least" rather than lower than what it holds. A container of any version has a
+            // version a new layout would count up to (every fatbin so far is version 1: one
+            // below 256), a header that holds at least the 16 bytes read here and at most a
+            // page, and what the header says follows it within the bytes that follow. Where
+            // none of that holds (machine code holding the magic as a constant, the next
+            // instruction's bytes read as its version and sizes), no container begins there:
+            // no kernel image.
+            let follows = usize::try_from(size)
+                .ok()
+                .and_then(|s| s.checked_add(usize::from(header)))
+                .and_then(|n| n.checked_add(at));
+            let may_be = version == 1
+                || (version < 256 && (16..=4096).contains(&header) && follows.is_some_and(|e| e <= bytes.len()));
+            next = at + 1;
+            if !may_be {
+                continue;
+            }
             image.unreadable.push(format!(
                 "a fatbin at {section}+{at:#x}: version {version}, a header of {header} bytes (this reader knows \
                  version 1, 16 bytes or more)"
             ));
-            next = at + 1;
             continue;
         }
         let end = usize::try_from(size)
@@ -234,7 +306,9 @@ pub(super) fn embedded_in(
     let mut covered = Cursor::new(&both);
     let mut done = 0;
     for at in find_iter(bytes, data, &version_finder) {
-        if at < done || covered.covers(at) {
+        // A `.version` that begins no module (in a comment, in other text) is passed over on
+        // its own: the next `.version` is looked at, even in the same string.
+        if at < done || covered.covers(at) || !ptx_candidate(bytes, at) {
             continue;
         }
         // From `.version` (what comes before it, comments or another string run together with
@@ -243,9 +317,7 @@ pub(super) fn embedded_in(
         let end = memchr::memchr(0, &bytes[at..]).map_or(bytes.len(), |p| at + p);
         done = end.max(at + 1);
         let text = String::from_utf8_lossy(&bytes[start..end]);
-        if is_ptx(&text) {
-            ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
-        }
+        ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
     }
     both
 }

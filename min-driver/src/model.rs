@@ -63,6 +63,8 @@ pub(super) struct Evidence {
     pub unreadable: Vec<Unresolved>,
     /// A kernel file (`.ptx`, `.cubin`, `.fatbin`) read as one: no host code.
     pub kernel_file: bool,
+    /// A PE program's imports by ordinal: functions whose names the file does not give.
+    pub unnamed_imports: Vec<String>,
 }
 
 /// A way a program can reach the driver, or code, that the file itself does not show.
@@ -76,6 +78,8 @@ pub(super) enum Capability {
     LinksUnread,
     /// Imports a driver function the registry does not know.
     UnknownName,
+    /// Imports a function by ordinal: its name is not in the file.
+    Unnamed,
 }
 
 impl Capability {
@@ -85,6 +89,7 @@ impl Capability {
             Capability::LoadsCode => "loads code it does not embed",
             Capability::LinksUnread => "links a library that was not read",
             Capability::UnknownName => "imports a driver function the registry does not know",
+            Capability::Unnamed => "imports a function whose name the file does not give",
         }
     }
 }
@@ -207,8 +212,40 @@ fn driver_like(name: &str) -> bool {
     name.len() > 2 && name.starts_with("cu") && name[2..].starts_with(|c: char| c.is_ascii_uppercase())
 }
 
-/// The driver functions that load a kernel image from a file named by a value.
-const FROM_FILE: &[&str] = &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile", "cuLinkAddFile_v2"];
+/// The driver functions that load a kernel image from a file named by a value (and the
+/// runtime's own, `cudaLibraryLoadFromFile`).
+const FROM_FILE: &[&str] =
+    &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile", "cuLinkAddFile_v2", "cudaLibraryLoadFromFile"];
+
+/// Whether a function hands out another's address by its name: a loader's lookup (`dlsym`,
+/// `dlvsym`, glibc's internal `__libc_dlsym` and `_dl_sym`, Windows' `GetProcAddress` and
+/// ntdll's `LdrGetProcedureAddress*`). Families, not a list of spellings: a new variant of one
+/// is still one.
+pub(super) fn looks_up_by_name(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    ["dlsym", "dlvsym", "libc_dlsym", "libc_dlvsym", "dl_sym", "dl_vsym"].contains(&n)
+        || n.starts_with("GetProcAddress")
+        || n.starts_with("LdrGetProcedureAddress")
+}
+
+/// Whether a function loads a library named at run time (`dlopen`, `dlmopen`, glibc's internal
+/// `__libc_dlopen_mode`, Android's `android_dlopen_ext`, Windows' `LoadLibrary*`,
+/// `LoadPackagedLibrary` and ntdll's `LdrLoadDll`).
+pub(super) fn loads_library(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    ["dlopen", "dlmopen", "libc_dlopen_mode", "android_dlopen_ext", "LoadPackagedLibrary", "LdrLoadDll"].contains(&n)
+        || n.starts_with("LoadLibrary")
+}
+
+/// Whether a driver or runtime function hands out driver functions the program does not name:
+/// a lookup by name (`cuGetProcAddress*`, `cudaGetDriverEntryPoint*`) or the table of the
+/// driver's private functions by UUID (`cuGetExportTable`, `cudaGetExportTable`).
+fn driver_lookup(name: &str) -> bool {
+    name.starts_with("cuGetProcAddress")
+        || name.starts_with("cudaGetDriverEntryPoint")
+        || name.starts_with("cuGetExportTable")
+        || name.starts_with("cudaGetExportTable")
+}
 
 /// The capabilities the evidence shows, each with what shows it. Pure: the same evidence, the
 /// same list.
@@ -244,17 +281,69 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
         "the names are read from its strings, at their highest meaning (an upper estimate of the need); a name it \
          builds at run time is not seen"
     };
+    // What the program calls: its imports, and the functions its records look up (a lookup
+    // through the generated crate is a call as surely as an import is).
+    let record_names: Vec<String> =
+        ev.records.iter().flat_map(|r| [r.symbol.clone(), r.exported.clone()]).filter(|n| !n.is_empty()).collect();
+    for name in &record_names {
+        if driver_lookup(name) {
+            add!(Capability::NamesFunctions, format!("looks up {name} (a record)"), names_why);
+        }
+        if FROM_FILE.contains(&name.as_str()) {
+            add!(
+                Capability::LoadsCode,
+                format!("looks up {name} (a record)"),
+                "it loads a kernel file named at run time, whose PTX ISA and architectures are not read",
+            );
+        }
+    }
+    // A loader linked into the program (a static one: the C library's own `dlopen` and
+    // `dlsym`), shown by its symbol table.
+    if !own_loader {
+        for d in ev.symtab.iter().flatten() {
+            if looks_up_by_name(d) {
+                add!(Capability::NamesFunctions, format!("defines {d} (a loader linked in)"), names_why);
+            }
+            if loads_library(d) {
+                add!(
+                    Capability::LoadsCode,
+                    format!("defines {d} (a loader linked in)"),
+                    "it can load a library named at run time, whose kernels and lookups are not read",
+                );
+            }
+        }
+    }
+    // A static program (no library linked, nothing imported) that names the driver's library
+    // can reach the driver only by loading it itself, and then only by name.
+    let linked_nothing = ev.imports.is_empty() && ev.needed.is_empty() && ev.import_libraries.is_empty();
+    if linked_nothing && !own_loader && !held && role == Role::Program {
+        for m in ["libcuda.so", "nvcuda.dll"] {
+            if ev.marks.contains(m) {
+                add!(
+                    Capability::NamesFunctions,
+                    format!("links nothing, and names the driver's library \"{m}\""),
+                    names_why,
+                );
+            }
+        }
+    }
+    for u in &ev.unnamed_imports {
+        add!(
+            Capability::Unnamed,
+            format!("imports {u}"),
+            "a function imported by its number: it may be a loader or a driver function, which the file does not \
+             name",
+        );
+    }
     for imp in &ev.imports {
         let name = imp.as_str();
-        if matches!(name, "dlsym" | "dlvsym" | "GetProcAddress") && !own_loader {
+        if looks_up_by_name(name) && !own_loader {
             add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
         }
-        if name.starts_with("cuGetProcAddress") || name.starts_with("cudaGetDriverEntryPoint") {
+        if driver_lookup(name) {
             add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
         }
-        if matches!(name, "dlopen" | "dlmopen" | "LoadLibraryA" | "LoadLibraryW" | "LoadLibraryExA" | "LoadLibraryExW")
-            && !own_loader
-        {
+        if loads_library(name) && !own_loader {
             add!(
                 Capability::LoadsCode,
                 format!("imports {name}"),
@@ -309,8 +398,8 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
     }
     // What a program that reaches functions by name can name: loaders and compilers among
     // its strings (not the runtime's or the crate's tables, which name every function).
-    let by_name = out.iter().any(|f| f.capability == Capability::NamesFunctions)
-        || ev.imports.iter().any(|i| matches!(i.as_str(), "dlopen" | "dlmopen" | "LoadLibraryA" | "LoadLibraryW"));
+    let by_name = out.iter().any(|f| matches!(f.capability, Capability::NamesFunctions | Capability::LoadsCode))
+        || ev.imports.iter().any(|i| loads_library(i));
     if by_name && !own_loader && !held {
         for name in FROM_FILE {
             if let Some(at) = ev.strings.get(*name) {
@@ -322,7 +411,9 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             }
         }
     }
-    if by_name && !own_loader {
+    // A run-time compiler named by a program that can open a library (the generated crate's
+    // loader too: it opens libcuda, never NVRTC, so the name is the program's own).
+    if by_name || (crate_loader && ev.imports.iter().any(|i| loads_library(i))) {
         for m in ["libnvrtc", "nvrtc64_", "libnvJitLink", "nvJitLink_"] {
             if ev.marks.contains(m) {
                 add!(
