@@ -1032,6 +1032,90 @@ mod tests {
         assert_eq!(zstd_prefix(&zstd[..8], Some(text.len() as u64), Want::Ptx), None);
     }
 
+    /// The fatbin magic as machine code holds it (an immediate, the next instruction's bytes
+    /// read as version and sizes) is no kernel image; a container of another version whose
+    /// layout may be real, and a version 1 container cut short, are each said (the floor is
+    /// then "at least"), never dropped.
+    #[test]
+    fn a_fatbin_magic_is_a_kernel_only_where_a_container_can_begin() {
+        let magic = FATBIN_MAGIC.to_le_bytes();
+        let header = |version: u16, size: u16, follows: u64| {
+            let mut h = magic.to_vec();
+            h.extend(version.to_le_bytes());
+            h.extend(size.to_le_bytes());
+            h.extend(follows.to_le_bytes());
+            h
+        };
+        let read = |bytes: &[u8]| {
+            let mut image = Image::default();
+            embedded(bytes, "t", &mut image);
+            image
+        };
+        // `movl $0xba55ed50, ...; movq $0x5c0, ...`, as cuda-sys-gen's own code holds it.
+        let mut code = vec![0xc7, 0x84, 0x24, 0x4c, 0x01, 0, 0];
+        code.extend(magic);
+        code.extend([0x48, 0xc7, 0x84, 0x24, 0xc0, 0x05, 0, 0, 0, 0, 0, 0]);
+        code.resize(4096, 0x90);
+        assert!(read(&code).unreadable.is_empty() && read(&code).needs.is_empty());
+        // A header shorter than its own 16 bytes, or a size past the bytes that follow: no
+        // container of any version.
+        for bytes in [header(2, 8, 16), header(2, 16, 1 << 40), header(700, 16, 16)] {
+            let mut b = bytes.clone();
+            b.resize(64, 0);
+            let image = read(&b);
+            assert!(image.unreadable.is_empty(), "{bytes:?}: {image:?}");
+        }
+        // Version 2 with a layout that holds: said.
+        let mut v2 = header(2, 16, 32);
+        v2.resize(64, 0);
+        let image = read(&v2);
+        assert_eq!(image.unreadable.len(), 1, "{image:?}");
+        assert!(image.unreadable[0].contains("version 2"), "{image:?}");
+        // A real container cut short (its size past the end), and one with a short header, in
+        // version 1: said.
+        let real = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/sm90_ptx95.fatbin")).unwrap();
+        for bytes in [&real[..real.len() / 2], &header(1, 8, 16)[..]] {
+            let image = read(bytes);
+            assert!(!image.unreadable.is_empty(), "{image:?}");
+        }
+        let image = read(&real);
+        assert!(image.unreadable.is_empty() && !image.needs.is_empty(), "{image:?}");
+    }
+
+    /// Each `.version` is looked at on its own: one that begins no module (in a comment, glued
+    /// to a word, followed by other text) does not hide the module after it; one followed by a
+    /// long comment is taken as a module, never dropped; PTX with a byte-order mark and
+    /// comments inside its directives is read.
+    #[test]
+    fn every_ptx_module_is_found_after_false_starts() {
+        let isa = |bytes: &[u8]| {
+            let mut image = Image::default();
+            embedded(bytes, "t", &mut image);
+            image
+                .needs
+                .iter()
+                .filter_map(|(n, _)| match n {
+                    Need::PtxIsa(v) => Some(v.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(isa(b"// .version 1.0 old\n.version 9.5\n.target sm_90\0"), ["9.5"]);
+        assert_eq!(isa(b".version.version 9.5 .target sm_90\0"), ["9.5"]);
+        assert_eq!(isa(b"a .version of 2 .version 9.5/*x*/.target sm_90\0"), ["9.5"]);
+        assert!(isa(b"print .version 1.2 and more\0").is_empty());
+        let mut long = b".version 9.5 /*".to_vec();
+        long.extend([b' '; 1000]);
+        long.extend(b"*/ .target sm_90\0");
+        assert_eq!(isa(&long), ["9.5"]);
+        // A `.version` every few bytes in a long comment: each looked at within its bound.
+        let many: Vec<u8> = b".version /* ".iter().copied().cycle().take(1 << 20).collect();
+        let _ = isa(&many);
+        assert!(starts_ptx(b"\xef\xbb\xbf// header\n/* c */ .version 9.5\n.target sm_90\n", true));
+        assert!(!starts_ptx(b"// a Rust file\nfn main() {}\n", true));
+        assert!(!starts_ptx(b"// cut in the comments", false));
+    }
+
     #[test]
     fn the_extent_of_a_cubin_is_its_own() {
         let c = cubin_with_note("12.8");

@@ -793,6 +793,21 @@ mod tests {
         ev
     }
 
+    /// A record of the generated crate's lookup of `symbol` at 2.0.
+    fn record(symbol: &str) -> Record {
+        Record {
+            kind: Ok(RecordKind::Entry),
+            per_thread: false,
+            abis: 1,
+            version: 2000,
+            floor: 2000,
+            high: 2000,
+            symbol: symbol.into(),
+            exported: symbol.into(),
+            at: ".rodata+0x0".into(),
+        }
+    }
+
     fn at_least(ev: Evidence, reg: &Registry) -> (bool, String) {
         let releases = Releases::load().unwrap();
         let read = decide(ev, reg, &releases, None);
@@ -832,6 +847,35 @@ mod tests {
             ("dlopen", Capability::LoadsCode, |e| e.imports.push("dlopen".into())),
             ("an unread library", Capability::LinksUnread, |e| e.needed.push("libfoo.so".into())),
             ("an unknown driver function", Capability::UnknownName, |e| e.imports.push("cuFutureFunction_v2".into())),
+            // Loaders by family, whatever the spelling.
+            ("__libc_dlsym", Capability::NamesFunctions, |e| e.imports.push("__libc_dlsym".into())),
+            ("LdrGetProcedureAddress", Capability::NamesFunctions, |e| {
+                e.platform = Platform::Windows;
+                e.needed.clear();
+                e.import_libraries = vec!["nvcuda.dll".into(), "ntdll.dll".into()];
+                e.imports.push("LdrGetProcedureAddress".into());
+            }),
+            ("LoadLibraryExW", Capability::LoadsCode, |e| e.imports.push("LoadLibraryExW".into())),
+            ("cuGetExportTable", Capability::NamesFunctions, |e| e.imports.push("cuGetExportTable".into())),
+            ("a static dlsym", Capability::NamesFunctions, |e| e.symtab = Some(BTreeSet::from(["dlsym".to_owned()]))),
+            ("a static dlopen", Capability::LoadsCode, |e| e.symtab = Some(BTreeSet::from(["dlopen".to_owned()]))),
+            ("a static program naming the driver", Capability::NamesFunctions, |e| {
+                e.imports.clear();
+                e.needed.clear();
+                e.symtab = None;
+                e.marks.insert("libcuda.so");
+            }),
+            ("an import by ordinal", Capability::Unnamed, |e| e.unnamed_imports.push("KERNEL32.dll ordinal 5".into())),
+            // What the generated crate's records look up.
+            ("a record of cuModuleLoad", Capability::LoadsCode, |e| e.records.push(record("cuModuleLoad"))),
+            ("a record of cuGetProcAddress", Capability::NamesFunctions, |e| {
+                e.records.push(record("cuGetProcAddress"))
+            }),
+            ("NVRTC named beside the crate's loader", Capability::LoadsCode, |e| {
+                e.records.push(record("cuInit"));
+                e.imports.extend(["dlopen".to_owned(), "dlsym".to_owned()]);
+                e.marks.insert("libnvrtc");
+            }),
         ];
         for (name, capability, change) in table {
             // The static runtime's rows start from a program that holds one, with a symbol table
