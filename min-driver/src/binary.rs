@@ -131,7 +131,10 @@ pub(super) fn string_tables<'a>(cache: &'a object::ReadCache<&'a std::fs::File>)
     }
 }
 
-/// Whether `bytes` start like a compiled program or library the `object` crate reads.
+/// Whether `bytes` start like a compiled program, object or library the `object` crate reads:
+/// ELF, PE, an archive, Mach-O, and a COFF object (`.obj`, what MSVC and nvcc on Windows put
+/// in a `.lib`), known by its machine number and the zero bytes of its header (no text file
+/// starts so). An import library's member (a name a DLL exports, no code) is none.
 pub(super) fn is_binary(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
         || head.starts_with(b"!<arch>\n")
@@ -139,6 +142,24 @@ pub(super) fn is_binary(head: &[u8]) -> bool {
         || head.starts_with(b"MZ")
         || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
         || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
+        || (matches!(object::FileKind::parse(head), Ok(object::FileKind::Coff | object::FileKind::CoffBig))
+            && head.len() >= 20
+            && head[..20].contains(&0))
+}
+
+/// An import's name as the function's own: a COFF object calls a DLL's function through
+/// `__imp_GetProcAddress`, and 32-bit x86's C names carry `_` and stdcall's `@8`
+/// (`__imp__GetProcAddress@8`).
+fn plain_import(name: &str, x86: bool) -> &str {
+    let n = name.strip_prefix("__imp_").unwrap_or(name);
+    if !x86 {
+        return n;
+    }
+    let n = n.strip_prefix('_').unwrap_or(n);
+    match n.rsplit_once('@') {
+        Some((f, bytes)) if !f.is_empty() && !bytes.is_empty() && bytes.bytes().all(|b| b.is_ascii_digit()) => f,
+        _ => n,
+    }
 }
 
 /// Strings whose presence anywhere in a program's data is evidence ([`Evidence::marks`]):
@@ -173,6 +194,7 @@ fn symbol_of_interest(name: &str) -> bool {
         || name == "cudaMalloc"
         || super::model::looks_up_by_name(name)
         || super::model::loads_library(name)
+        || super::model::run_time_compiler_function(name)
 }
 
 /// What of a symbol table's string table [`symbol_of_interest`] may find: the table is walked
@@ -188,6 +210,9 @@ const SYMBOLS_OF_INTEREST: &[&str] = &[
     "GetProcAddress",
     "LoadLibrary",
     "Ldr",
+    "nvrtc",
+    "nvJitLink",
+    "nvPTXCompiler",
 ];
 
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
@@ -214,13 +239,18 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     let little = file.is_little_endian();
     let kind = match file.kind() {
         object::ObjectKind::Dynamic => "shared object or PIE",
+        object::ObjectKind::Relocatable if file.format() == object::BinaryFormat::Coff => "object file (.obj)",
         object::ObjectKind::Relocatable => "object file (.o)",
         _ => "executable",
     };
     let mut ev = Evidence {
         file: path.to_owned(),
         format: format!("{:?} {:?} {kind}", file.format(), file.architecture()),
-        platform: if file.format() == object::BinaryFormat::Pe { Platform::Windows } else { Platform::Linux },
+        platform: if matches!(file.format(), object::BinaryFormat::Pe | object::BinaryFormat::Coff) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        },
         ..Evidence::default()
     };
     let mut sections_read = 0;
@@ -371,10 +401,12 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     // An object file (`.o`, an archive's member) has no dynamic symbols: what it calls of other
     // files is its undefined symbols, imports once it is linked.
     if file.kind() == object::ObjectKind::Relocatable {
+        let coff_x86 = file.format() == object::BinaryFormat::Coff && file.architecture() == object::Architecture::I386;
         for s in file.symbols() {
             if s.is_undefined() {
                 if let Ok(n) = s.name() {
                     if !n.is_empty() {
+                        let n = if file.format() == object::BinaryFormat::Coff { plain_import(n, coff_x86) } else { n };
                         ev.imports.push(n.to_owned());
                     }
                 }

@@ -280,7 +280,7 @@ impl Floor {
             0 => "these sources",
             1 if self.programs[0].contains(", read as a kernel") => "this kernel file",
             1 if self.programs[0].contains("a member of an archive") => "this archive member",
-            1 if self.programs[0].contains("object file (.o)") => "this object file",
+            1 if self.programs[0].contains("object file (.o") => "this object file",
             1 => "this file",
             _ => "these files",
         };

@@ -207,6 +207,12 @@ fn run_time_compiler(lib: &str) -> bool {
     ["libnvrtc", "nvrtc64_", "libnvjitlink", "nvjitlink_"].iter().any(|p| l.starts_with(p))
 }
 
+/// Whether a function is a run-time compiler's (NVRTC's `nvrtc*`, nvJitLink's `nvJitLink*`,
+/// the PTX compiler library's `nvPTXCompiler*`): imported, or linked in from its static library.
+pub(super) fn run_time_compiler_function(name: &str) -> bool {
+    name.starts_with("nvrtc") || name.starts_with("nvJitLink") || name.starts_with("nvPTXCompiler")
+}
+
 /// Whether a name looks like one of the driver's (`cu` and a capital letter).
 fn driver_like(name: &str) -> bool {
     name.len() > 2 && name.starts_with("cu") && name[2..].starts_with(|c: char| c.is_ascii_uppercase())
@@ -297,6 +303,15 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             );
         }
     }
+    // A run-time compiler linked in from its static library (`libnvrtc_static.a`,
+    // `libnvJitLink_static.a`, `libnvptxcompiler_static.a`), shown by its symbol table.
+    if let Some(d) = ev.symtab.iter().flatten().find(|d| run_time_compiler_function(d)) {
+        add!(
+            Capability::LoadsCode,
+            format!("defines {d} (a run-time compiler linked in)"),
+            "it compiles kernels at run time: the code it makes needs a driver of that compiler's release",
+        );
+    }
     // A loader linked into the program (a static one: the C library's own `dlopen` and
     // `dlsym`), shown by its symbol table.
     if !own_loader {
@@ -357,7 +372,7 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
                 "it loads a kernel file named at run time, whose PTX ISA and architectures are not read",
             );
         }
-        if name.starts_with("nvrtc") || name.starts_with("nvJitLink") {
+        if run_time_compiler_function(name) {
             add!(
                 Capability::LoadsCode,
                 format!("imports {name}"),
@@ -432,9 +447,11 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             "what it asks the driver for is not counted: pass it too"
         );
     }
+    // A `cu*` import whose library is the driver, or that no library it links but the system's
+    // can give (only a driver loaded into the process can).
     let links_driver = ev.needed.iter().any(|l| l.starts_with("libcuda.so"))
         || ev.import_libraries.iter().any(|l| l.eq_ignore_ascii_case("nvcuda.dll"));
-    if links_driver || ev.platform == Platform::Windows {
+    if links_driver || ev.platform == Platform::Windows || not_read(ev).is_empty() {
         for imp in ev.imports.iter().filter(|i| driver_like(i) && reg.by_exported(i).is_none()) {
             if reg.meanings(imp).is_none() {
                 add!(
@@ -864,6 +881,16 @@ mod tests {
                 e.needed.clear();
                 e.symtab = None;
                 e.marks.insert("libcuda.so");
+            }),
+            ("NVRTC linked in statically", Capability::LoadsCode, |e| {
+                e.symtab = Some(BTreeSet::from(["nvrtcCompileProgram".to_owned()]))
+            }),
+            ("the PTX compiler library imported", Capability::LoadsCode, |e| {
+                e.imports.push("nvPTXCompilerCompile".into())
+            }),
+            ("an unknown driver function, no library named", Capability::UnknownName, |e| {
+                e.needed.retain(|l| l != "libcuda.so.1");
+                e.imports.push("cuFutureFunction_v2".into());
             }),
             ("an import by ordinal", Capability::Unnamed, |e| e.unnamed_imports.push("KERNEL32.dll ordinal 5".into())),
             // What the generated crate's records look up.

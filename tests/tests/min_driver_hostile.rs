@@ -219,3 +219,39 @@ fn the_fatbin_magic_in_machine_code_is_no_kernel_image() {
     let report = f.render(Path::new("."), None);
     assert!(f.unresolved.iter().all(|u| !(u.reading == Reading::Kernel && u.why.contains("a header of"))), "{report}");
 }
+
+/// COFF objects (`.obj`, what MSVC and nvcc on Windows make) and a `.lib` of them are read as
+/// objects: a fatbin in one, `GetProcAddress` called (through `__imp_GetProcAddress`) in
+/// another. Built by zig's clang for x86_64-windows-gnu, where the ziglang wheel is unpacked
+/// (tests/tests/c_header.rs fetches it).
+#[test]
+fn coff_objects_and_their_libraries_are_read() {
+    let zig = repo_root().join("target/ziglang/ziglang/zig");
+    if !zig.is_file() {
+        return skip("no zig under target/ziglang (tests/tests/c_header.rs unpacks it)");
+    }
+    let zig = zig.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("fat.c"), c_array(".text$k", &kernel("sm90_ptx95.fatbin"))).unwrap();
+    std::fs::write(
+        d.join("gpa.c"),
+        "#include <windows.h>\n\
+         int lookup(void) { HMODULE h = LoadLibraryA(\"nvcuda.dll\"); return GetProcAddress(h, \"cuCtxCreate_v4\") == 0; }\n",
+    )
+    .unwrap();
+    for name in ["fat", "gpa"] {
+        let (c, obj) = (format!("{name}.c"), format!("{name}.obj"));
+        run(d, zig, &["cc", "-target", "x86_64-windows-gnu", "-c", "-o", &obj, &c]);
+    }
+    run(d, zig, &["ar", "rcs", "kernels.lib", "gpa.obj", "fat.obj"]);
+    let f = floor_of(&d.join("fat.obj"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), PTX95, "{report}");
+    assert!(f.programs.iter().any(|p| p.contains("object file (.obj)")), "{report}");
+    let f = floor_of(&d.join("kernels.lib"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), PTX95, "{report}");
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.spelled == "imports GetProcAddress"), "{report}");
+}
