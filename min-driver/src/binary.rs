@@ -176,7 +176,16 @@ pub(super) const MARKS: &[&str] = &[
     "nvrtc64_",
     "libnvJitLink",
     "nvJitLink_",
+    // What a program that opens a run-time compiler by a name it builds at run time (cudarc:
+    // "lib" + "nvrtc" + ".so") still names: the functions it looks up in it.
+    "nvrtcCompileProgram",
+    "nvJitLinkCreate",
 ];
+
+/// The [`MARKS`] that name a run-time compiler (NVRTC, nvJitLink, the PTX compiler library):
+/// its library, or a function a program looks up in it.
+pub(super) const RUN_TIME_COMPILER_MARKS: &[&str] =
+    &["libnvrtc", "nvrtc64_", "libnvJitLink", "nvJitLink_", "nvrtcCompileProgram", "nvJitLinkCreate"];
 
 /// Where the one pass over a program's strings finds `mark`: the word it searches for and its
 /// offset in the mark. `cu` where the mark holds one (every `cu` is visited for the registry's
@@ -860,6 +869,13 @@ mod tests {
     }
 
     #[test]
+    fn each_run_time_compiler_mark_is_searched_for() {
+        for m in RUN_TIME_COMPILER_MARKS {
+            assert!(MARKS.contains(m), "{m}");
+        }
+    }
+
+    #[test]
     fn each_mark_is_found_at_its_anchor() {
         for m in MARKS {
             let (anchor, offset) = mark_anchor(m).expect("every mark is found in the one pass");
@@ -869,6 +885,7 @@ mod tests {
         // Run together as Rust places strings, and each mark overlapping a registry name.
         let text = b"xlibcuda.so.1\0nvcuda.dllcudaErrorCudartUnloadingcuGetProcAddress_v2libcudart_static_ab\
                      cudaGetDriverEntryPointlibnvrtc.so.13nvrtc64_120_0.dll libnvJitLink.so nvJitLink_120_0.dll \
+                     nvrtcCompileProgramnvJitLinkCreate\
                      cuCtxCreate_v4cuCtxCreate_v4cuMemAllocAsyncHandle";
         let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
         scan_strings(text, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));

@@ -429,7 +429,7 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
     // A run-time compiler named by a program that can open a library (the generated crate's
     // loader too: it opens libcuda, never NVRTC, so the name is the program's own).
     if by_name || (crate_loader && ev.imports.iter().any(|i| loads_library(i))) {
-        for m in ["libnvrtc", "nvrtc64_", "libnvJitLink", "nvJitLink_"] {
+        for m in binary::RUN_TIME_COMPILER_MARKS {
             if ev.marks.contains(m) {
                 add!(
                     Capability::LoadsCode,
