@@ -223,6 +223,18 @@ fn driver_like(name: &str) -> bool {
 const FROM_FILE: &[&str] =
     &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile", "cuLinkAddFile_v2", "cudaLibraryLoadFromFile"];
 
+/// The driver functions that load a kernel image from bytes in memory: where the program
+/// embeds no image, the bytes come from elsewhere (a file it reads, a download).
+const FROM_MEMORY: &[&str] = &[
+    "cuModuleLoadData",
+    "cuModuleLoadDataEx",
+    "cuModuleLoadFatBinary",
+    "cuLibraryLoadData",
+    "cuLinkAddData",
+    "cuLinkAddData_v2",
+    "cudaLibraryLoadData",
+];
+
 /// Whether a function hands out another's address by its name: a loader's lookup (`dlsym`,
 /// `dlvsym`, glibc's internal `__libc_dlsym` and `_dl_sym`, Windows' `GetProcAddress` and
 /// ntdll's `LdrGetProcedureAddress*`). Families, not a list of spellings: a new variant of one
@@ -340,6 +352,17 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
                     names_why,
                 );
             }
+        }
+    }
+    // A program that loads images from memory but embeds none loads what it does not embed.
+    let embeds = !ev.image.needs.is_empty() || !ev.image.unreadable.is_empty();
+    if !embeds {
+        if let Some(name) = ev.imports.iter().chain(&record_names).find(|n| FROM_MEMORY.contains(&n.as_str())) {
+            add!(
+                Capability::LoadsCode,
+                format!("calls {name} and embeds no kernel"),
+                "the images it loads come from elsewhere (a file it reads, data it makes), and their needs are not read",
+            );
         }
     }
     for u in &ev.unnamed_imports {
@@ -892,6 +915,10 @@ mod tests {
                 e.needed.retain(|l| l != "libcuda.so.1");
                 e.imports.push("cuFutureFunction_v2".into());
             }),
+            ("cuModuleLoadData and no kernel", Capability::LoadsCode, |e| e.imports.push("cuModuleLoadData".into())),
+            ("cuModuleLoadData_v2 recorded, no kernel", Capability::LoadsCode, |e| {
+                e.records.push(record("cuModuleLoadData"))
+            }),
             ("an import by ordinal", Capability::Unnamed, |e| e.unnamed_imports.push("KERNEL32.dll ordinal 5".into())),
             // What the generated crate's records look up.
             ("a record of cuModuleLoad", Capability::LoadsCode, |e| e.records.push(record("cuModuleLoad"))),
@@ -926,6 +953,23 @@ mod tests {
             let (open, why) = at_least(ev, &reg);
             assert!(open, "{name}: with it, at least: {why}");
         }
+    }
+
+    /// A program that loads images from memory and embeds one reads as the image it embeds
+    /// (exact); without one, what it loads comes from elsewhere ("at least").
+    #[test]
+    fn loading_from_memory_is_open_only_without_an_embedded_image() {
+        let reg = registry();
+        let mut ev = base();
+        ev.imports.push("cuModuleLoadData".into());
+        ev.image.needs.push((kernels::Need::PtxIsa("8.0".into()), "PTX at .rodata+0x0: .version 8.0".into()));
+        ev.image.tags.push(None);
+        let (open, why) = at_least(ev, &reg);
+        assert!(!open, "{why}");
+        let mut ev = base();
+        ev.imports.push("cuModuleLoadData".into());
+        let (open, why) = at_least(ev, &reg);
+        assert!(open, "{why}");
     }
 
     /// No string alone hides a capability: the runtime's signature in a dlopen and dlsym program
