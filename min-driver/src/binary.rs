@@ -720,7 +720,15 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
             Ok(object::elf::DT_NULL) => break,
             Ok(object::elf::DT_STRTAB) => strtab = offset_of(value),
             Ok(object::elf::DT_STRSZ) => strsz = Some(value),
-            Ok(object::elf::DT_NEEDED) => needed.push(value),
+            // A filter's filtee (`DT_FILTER`, `DT_AUXILIARY`) and an audit library (`DT_AUDIT`,
+            // `DT_DEPAUDIT`) are loaded into the process as a needed library is.
+            Ok(
+                object::elf::DT_NEEDED
+                | object::elf::DT_FILTER
+                | object::elf::DT_AUXILIARY
+                | object::elf::DT_AUDIT
+                | object::elf::DT_DEPAUDIT,
+            ) => needed.push(value),
             _ => {}
         }
     }

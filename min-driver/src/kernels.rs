@@ -287,12 +287,17 @@ pub(super) fn embedded_in(
     let mut cubins_end = 0;
     for at in find_iter(bytes, data, &elf_finder) {
         let h = &bytes[at..];
-        if at < cubins_end
-            || in_fatbin.covers(at)
-            || h.len() < 64
-            || h[4] != 2
-            || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA
-        {
+        if at < cubins_end || in_fatbin.covers(at) || h.len() < 52 || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA {
+            continue;
+        }
+        if h[4] != 2 {
+            // A 32-bit cubin (CUDA before 10 made them for 32-bit hosts): said, never dropped.
+            image
+                .unreadable
+                .push(format!("a cubin at {section}+{at:#x}: a 32-bit ELF file, which this reader does not read"));
+            continue;
+        }
+        if h.len() < 64 {
             continue;
         }
         let end = at + cubin_extent(h);
@@ -1114,6 +1119,19 @@ mod tests {
         assert!(starts_ptx(b"\xef\xbb\xbf// header\n/* c */ .version 9.5\n.target sm_90\n", true));
         assert!(!starts_ptx(b"// a Rust file\nfn main() {}\n", true));
         assert!(!starts_ptx(b"// cut in the comments", false));
+    }
+
+    /// A 32-bit cubin (ELF class 1 for `EM_CUDA`) embedded in a section is said, never dropped.
+    #[test]
+    fn a_32_bit_cubin_is_said() {
+        let mut h = cubin_header_bytes(0, 0);
+        h[4] = 1;
+        let mut bytes = vec![0u8; 8];
+        bytes.extend(h);
+        let mut image = Image::default();
+        embedded(&bytes, "t", &mut image);
+        assert_eq!(image.unreadable.len(), 1, "{image:?}");
+        assert!(image.unreadable[0].contains("32-bit"), "{image:?}");
     }
 
     #[test]

@@ -255,3 +255,23 @@ fn coff_objects_and_their_libraries_are_read() {
     assert!(f.at_least(), "{report}");
     assert!(f.unresolved.iter().any(|u| u.spelled == "imports GetProcAddress"), "{report}");
 }
+
+/// A library loaded into the process other than by `DT_NEEDED` (a filter's auxiliary filtee,
+/// an audit library) is a library the program links: named as not read, the floor "at least".
+#[test]
+fn filtees_and_audit_libraries_are_libraries_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("aux.c"), "int f(void) { return 0; }\n").unwrap();
+    run(
+        d,
+        "cc",
+        &["-shared", "-fPIC", "-o", "libaux.so", "aux.c", "-Wl,--auxiliary=libfoo.so", "-Wl,--audit=libaud.so"],
+    );
+    let f = floor_of(&d.join("libaux.so"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    for lib in ["libfoo.so", "libaud.so"] {
+        assert!(f.not_read.iter().any(|l| l == lib), "{lib}: {report}");
+    }
+}
