@@ -511,12 +511,14 @@ fn read_area(
     seen: &mut [bool],
     ev: &mut Evidence,
 ) {
-    for r in data {
+    // A section of fatbins is searched as any other (a fatbin need not start at its first
+    // byte), but its strings are the containers' bytes, not the program's, and no record lies
+    // within a container (the linker places each record, a static of its own, beside it).
+    let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
+    let records_in = if fatbin { extents::minus(data, &spans) } else { data.to_vec() };
+    for r in &records_in {
         records(&bytes[r.clone()], little, name, &mut ev.records);
     }
-    // A section of fatbins is searched as any other (a fatbin need not start at its first
-    // byte), but its strings are the containers' bytes, not the program's.
-    let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
     let Some(not_strings) = strings.filter(|_| !fatbin) else { return };
     spans.extend_from_slice(not_strings);
     spans.sort_unstable();
@@ -803,10 +805,26 @@ fn scan_strings(
             }
         }
     };
+    // The marks anchored at a `cu`, by the byte after it (most `cu` begin none of them): each
+    // `cu` compares only those its next byte allows.
+    let mut after_cu: [Vec<(&'static str, usize)>; 256] = std::array::from_fn(|_| Vec::new());
+    for (m, a) in MARKS.iter().zip(&anchors) {
+        if let Some(("cu", offset)) = *a {
+            if let Some(&b) = m.as_bytes().get(offset + 2) {
+                after_cu[usize::from(b)].push((m, offset));
+            }
+        }
+    }
     // Names found do not overlap: the next is looked for past the last.
     let mut past = 0;
     for at in memmem::find_iter(area, b"cu") {
-        check(at, "cu", marks);
+        if let Some(&next) = area.get(at + 2) {
+            for &(m, offset) in &after_cu[usize::from(next)] {
+                if at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
+                    marks.insert(m);
+                }
+            }
+        }
         if at < past || !area.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
             continue;
         }

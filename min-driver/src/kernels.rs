@@ -282,6 +282,11 @@ pub(super) fn embedded_in(
         next = end.max(at + 1);
     }
     decompress_all(jobs, image);
+    // Cubins and PTX are looked for outside the fatbins (whose entries were read as theirs):
+    // a section of fatbins is not searched again. Neither needle can run into a fatbin, whose
+    // first byte (0x50) is in neither.
+    let rest = if fatbins.is_empty() { data.to_vec() } else { super::extents::minus(data, &fatbins) };
+    let data = &rest[..];
     let mut in_fatbin = Cursor::new(&fatbins);
     let mut cubins: Vec<(usize, usize)> = Vec::new();
     let mut cubins_end = 0;
