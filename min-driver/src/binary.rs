@@ -525,7 +525,7 @@ fn read_area(
     for r in extents::minus(data, &spans) {
         let area = &bytes[r.clone()];
         let at_start = r.start;
-        scan_strings(area, reg, &mut ev.marks, seen, |word, at| {
+        scan_strings_on_every_core(area, reg, &mut ev.marks, seen, |word, at| {
             ev.strings.insert(word.to_owned(), format!("{name}+{:#x}", at_start + at));
         });
     }
@@ -778,6 +778,60 @@ fn fatbin_section(name: &str) -> bool {
     matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
 }
 
+/// The least stretch of strings [`scan_strings_on_every_core`] gives a thread of its own.
+const STRINGS_PER_THREAD: usize = 8 << 20;
+
+/// [`scan_strings`] over `area` cut into stretches, one per core, read at once: the same marks,
+/// and the same names each given once where first seen, as one pass (each stretch's names are
+/// merged in order). A stretch ends at a byte that is in no registry name and no mark (neither
+/// a letter, a digit, `_` nor `.`), so none runs across a cut.
+fn scan_strings_on_every_core(
+    area: &[u8],
+    reg: &Registry,
+    marks: &mut BTreeSet<&'static str>,
+    seen: &mut [bool],
+    mut found: impl FnMut(&str, usize),
+) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(area.len() / STRINGS_PER_THREAD);
+    let mut cuts = vec![0];
+    for k in 1..threads.max(1) {
+        let from = (area.len() / threads * k).max(*cuts.last().unwrap_or(&0));
+        let cut =
+            area[from..].iter().take(1 << 16).position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'));
+        if let Some(p) = cut {
+            cuts.push(from + p);
+        }
+    }
+    cuts.push(area.len());
+    cuts.dedup();
+    if cuts.len() <= 2 {
+        return scan_strings(area, reg, marks, seen, |w, at, _| found(w, at));
+    }
+    let start_seen: &[bool] = seen;
+    // One stretch: its marks, and its names (where, how long, their trie node) in order.
+    let stretch = |a: usize, b: usize| {
+        let (mut m, mut local, mut names) = (BTreeSet::new(), start_seen.to_vec(), Vec::new());
+        scan_strings(&area[a..b], reg, &mut m, &mut local, |word, at, node| names.push((a + at, word.len(), node)));
+        (m, names)
+    };
+    let parts: Vec<(BTreeSet<&'static str>, Vec<(usize, usize, usize)>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = cuts.windows(2).map(|w| (w[0], w[1], s.spawn(move || stretch(w[0], w[1])))).collect();
+        // A thread that failed (none can: the pass returns on any input) is read again here.
+        handles.into_iter().map(|(a, b, h)| h.join().unwrap_or_else(|_| stretch(a, b))).collect()
+    });
+    for (m, names) in parts {
+        marks.extend(m);
+        for (at, len, node) in names {
+            if let Some(s) = seen.get_mut(node).filter(|s| !**s) {
+                *s = true;
+                if let Ok(w) = std::str::from_utf8(&area[at..at + len]) {
+                    found(w, at);
+                }
+            }
+        }
+    }
+}
+
 /// One pass over a stretch of a program's strings: the [`MARKS`] it holds, and its registry
 /// names, each given to `found` with its offset the first time it is seen (`seen`, by its node
 /// in the registry's trie). A name is found at each `cu` followed by a capital letter: the
@@ -792,7 +846,7 @@ fn scan_strings(
     reg: &Registry,
     marks: &mut BTreeSet<&'static str>,
     seen: &mut [bool],
-    mut found: impl FnMut(&str, usize),
+    mut found: impl FnMut(&str, usize, usize),
 ) {
     let trie = reg.trie();
     let anchors: Vec<Option<(&str, usize)>> = MARKS.iter().map(|m| mark_anchor(m)).collect();
@@ -834,7 +888,7 @@ fn scan_strings(
                 *s = true;
                 // A name of the trie is ASCII.
                 if let Ok(w) = std::str::from_utf8(&area[at..at + len]) {
-                    found(w, at);
+                    found(w, at, node);
                 }
             }
         }
@@ -914,13 +968,49 @@ mod tests {
                      nvrtcCompileProgramnvJitLinkCreate\
                      cuCtxCreate_v4cuCtxCreate_v4cuMemAllocAsyncHandle";
         let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
-        scan_strings(text, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
+        scan_strings(text, &reg, &mut marks, &mut seen, |w, at, _| names.push((w.to_owned(), at)));
         assert_eq!(marks.len(), MARKS.len(), "{marks:?}");
         let words: Vec<&str> = names.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(words, ["cuGetProcAddress_v2", "cuCtxCreate_v4", "cuMemAllocAsync"], "{names:?}");
         // Each name once, where first seen.
         let first = text.windows(14).position(|w| w == b"cuCtxCreate_v4").unwrap();
         assert_eq!(names[1].1, first);
+    }
+
+    /// The strings read on every core give what one pass gives: the same marks, the same names
+    /// where first seen, whatever the cuts.
+    #[test]
+    fn strings_read_on_every_core_are_one_pass_s() {
+        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        let words: Vec<&str> = reg.entries.iter().map(|e| e.symbol.as_str()).take(300).collect();
+        let mut text = Vec::new();
+        let mut i = 0usize;
+        while text.len() < 3 * STRINGS_PER_THREAD {
+            // Words run together, a NUL now and then, the marks among them.
+            text.extend_from_slice(words[i % words.len()].as_bytes());
+            text.extend_from_slice(match i % 7 {
+                0 => b"\0",
+                1 => b"cuDNN",
+                2 => b".",
+                _ => b"",
+            });
+            if i == 1_000_000 {
+                text.extend_from_slice(b"libcuda.so.1\0libnvrtc.so.13\0");
+            }
+            i += 1;
+        }
+        let run = |on_every_core: bool| {
+            let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
+            if on_every_core {
+                scan_strings_on_every_core(&text, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
+            } else {
+                scan_strings(&text, &reg, &mut marks, &mut seen, |w, at, _| names.push((w.to_owned(), at)));
+            }
+            (marks, names)
+        };
+        let (one, every) = (run(false), run(true));
+        assert!(one.1.len() > 100 && one.0.contains("libnvrtc"), "{:?}", one.0);
+        assert_eq!(one, every);
     }
 
     #[test]
