@@ -778,6 +778,10 @@ fn fatbin_section(name: &str) -> bool {
     matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
 }
 
+/// What one stretch of strings holds: its marks, and its names (where, how long, their node in
+/// the registry's trie) in order.
+type Stretch = (BTreeSet<&'static str>, Vec<(usize, usize, usize)>);
+
 /// The least stretch of strings [`scan_strings_on_every_core`] gives a thread of its own.
 const STRINGS_PER_THREAD: usize = 8 << 20;
 
@@ -808,13 +812,12 @@ fn scan_strings_on_every_core(
         return scan_strings(area, reg, marks, seen, |w, at, _| found(w, at));
     }
     let start_seen: &[bool] = seen;
-    // One stretch: its marks, and its names (where, how long, their trie node) in order.
-    let stretch = |a: usize, b: usize| {
+    let stretch = |a: usize, b: usize| -> Stretch {
         let (mut m, mut local, mut names) = (BTreeSet::new(), start_seen.to_vec(), Vec::new());
         scan_strings(&area[a..b], reg, &mut m, &mut local, |word, at, node| names.push((a + at, word.len(), node)));
         (m, names)
     };
-    let parts: Vec<(BTreeSet<&'static str>, Vec<(usize, usize, usize)>)> = std::thread::scope(|s| {
+    let parts: Vec<Stretch> = std::thread::scope(|s| {
         let handles: Vec<_> = cuts.windows(2).map(|w| (w[0], w[1], s.spawn(move || stretch(w[0], w[1])))).collect();
         // A thread that failed (none can: the pass returns on any input) is read again here.
         handles.into_iter().map(|(a, b, h)| h.join().unwrap_or_else(|_| stretch(a, b))).collect()
