@@ -27,8 +27,9 @@ pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Resu
     if ranges.len() == 1 && ranges[0] == (offset, end) {
         let mut bytes = reuse;
         bytes.clear();
+        let mapped = bytes.capacity();
         bytes.reserve_exact(size);
-        populate(&mut bytes);
+        populate(&mut bytes, mapped);
         let mut f = file;
         f.seek(std::io::SeekFrom::Start(offset))?;
         f.take(len).read_to_end(&mut bytes)?;
@@ -47,16 +48,19 @@ pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Resu
     Ok(Bytes { bytes, data })
 }
 
-/// Asks the system to map `buf`'s spare capacity (about to be read into whole) in one call
-/// (Linux's `MADV_POPULATE_WRITE`, 5.14 and later), rather than a page fault per page as the
-/// read first writes each page: a section of hundreds of MB is a hundred thousand pages. Only
-/// advice: the bytes are the same either way, and an older system refuses it harmlessly. Never
-/// for a buffer with holes (the zeros around the data would take memory).
+/// Asks the system to map `buf`'s spare capacity past its first `mapped` bytes (the part an
+/// earlier section already wrote, and so mapped) in one call (Linux's `MADV_POPULATE_WRITE`,
+/// 5.14 and later), rather than a page fault per page as the read first writes each page: a
+/// section of hundreds of MB is a hundred thousand pages. Pages already mapped are not asked
+/// for again (walking them cost more than it saved). Only advice: the bytes are the same either
+/// way, and an older system refuses it harmlessly. Never for a buffer with holes (the zeros
+/// around the data would take memory).
 #[cfg(target_os = "linux")]
-fn populate(buf: &mut Vec<u8>) {
+fn populate(buf: &mut Vec<u8>, mapped: usize) {
     const PAGE: usize = 4096;
     let spare = buf.spare_capacity_mut();
-    let (start, len) = (spare.as_mut_ptr() as usize, spare.len());
+    let Some(fresh) = spare.get_mut(mapped..) else { return };
+    let (start, len) = (fresh.as_mut_ptr() as usize, fresh.len());
     if len < 1 << 20 {
         return;
     }
@@ -72,7 +76,7 @@ fn populate(buf: &mut Vec<u8>) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn populate(_: &mut Vec<u8>) {}
+fn populate(_: &mut Vec<u8>, _: usize) {}
 
 /// The ranges of `start..end` of `file` that hold data, by `lseek`'s `SEEK_DATA` and
 /// `SEEK_HOLE`; where the file system does not say, the whole range.
