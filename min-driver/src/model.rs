@@ -452,15 +452,20 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
     // A run-time compiler named by a program that can open a library (the generated crate's
     // loader too: it opens libcuda, never NVRTC, so the name is the program's own).
     if by_name || (crate_loader && ev.imports.iter().any(|i| loads_library(i))) {
-        for m in binary::RUN_TIME_COMPILER_MARKS {
-            if ev.marks.contains(m) {
-                add!(
-                    Capability::LoadsCode,
-                    format!("the string \"{m}\""),
-                    "it can open a run-time compiler (NVRTC, nvJitLink): the PTX it makes needs a driver of that \
-                     compiler's release",
-                );
-            }
+        // One line for all of them: each shows the same capability.
+        let named: Vec<String> = binary::RUN_TIME_COMPILER_MARKS
+            .iter()
+            .filter(|m| ev.marks.contains(*m))
+            .map(|m| format!("\"{m}\""))
+            .collect();
+        if !named.is_empty() {
+            let s = if named.len() == 1 { "" } else { "s" };
+            add!(
+                Capability::LoadsCode,
+                format!("the string{s} {}", named.join(", ")),
+                "it can open a run-time compiler (NVRTC, nvJitLink): the PTX it makes needs a driver of that compiler's \
+                 release",
+            );
         }
     }
     for lib in not_read(ev) {

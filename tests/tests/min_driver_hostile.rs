@@ -275,3 +275,25 @@ fn filtees_and_audit_libraries_are_libraries_linked() {
         assert!(f.not_read.iter().any(|l| l == lib), "{lib}: {report}");
     }
 }
+
+/// A program that opens NVRTC by a name it builds at run time (cudarc: "lib" + "nvrtc" + ".so")
+/// still names the functions it looks up in it: it compiles kernels at run time, and says so.
+#[test]
+fn a_run_time_compiler_opened_by_a_built_name_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = build(
+        d,
+        "rtc",
+        "#include <dlfcn.h>\n#include <stdio.h>\n\
+         int main(int c, char **v) { char name[64]; snprintf(name, sizeof name, \"%s%s%s\", \"lib\", v[0], \".so\");\n\
+         void *h = dlopen(name, RTLD_NOW); return dlsym(h, \"nvrtcCompileProgram\") == 0; }\n",
+        &["-ldl"],
+    );
+    let f = floor_of(&p);
+    let report = f.render(d, None);
+    assert!(
+        f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains("nvrtcCompileProgram")),
+        "{report}"
+    );
+}
