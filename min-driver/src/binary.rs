@@ -328,12 +328,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             let name = if sectionless {
                 format!("segment {i} (address {:#x})", segment.address())
             } else {
-                format!(
-                    "segment {i} (address {:#x}), its bytes {:#x}..{:#x} of the file",
-                    segment.address(),
-                    gap.start,
-                    gap.end
-                )
+                format!("segment {i} (in no section read: file offset {:#x})", gap.start)
             };
             let read = match source {
                 Some(f) => extents::read(f, gap.start as u64, gap.len() as u64, std::mem::take(&mut scratch))
