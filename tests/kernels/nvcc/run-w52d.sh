@@ -53,7 +53,7 @@ for f in "${files[@]}"; do
   "$B/cuda-sys-gen" min-driver --registry "$REG" --driver "$driver" "$f" > "$out/reports/$n.driver.txt" 2>&1; echo "exit $?" >> "$out/reports/$n.driver.txt"
   # Main's report of the same file, and the lines that differ (the floor, what could not be read).
   "$B/cuda-sys-gen-main" min-driver --registry "$REG" "$f" > "$out/reports/$n.main.txt" 2>&1; echo "exit $?" >> "$out/reports/$n.main.txt"
-  { echo "== $n: main (<) against this branch (>)"; diff <(grep -v '^  ' "$out/reports/$n.main.txt") <(grep -v '^  ' "$out/reports/$n.txt"); } >> "$out/headlines.diff"
+  { echo "== $n: main (<) against this branch (>)"; diff <(grep -v '^  \|^exit ' "$out/reports/$n.main.txt") <(grep -v '^  ' "$out/reports/$n.txt"); } >> "$out/headlines.diff"
   wc -l < "$out/reports/$n.cuobjdump.txt" > "$out/reports/$n.cuobjdump.lines"; rm -f "$out/reports/$n.cuobjdump.txt"
   for bench in min_driver_bench min_driver_bench_main; do
     [ -x "$B/$bench" ] || continue
