@@ -369,8 +369,7 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
         add!(
             Capability::Unnamed,
             format!("imports {u}"),
-            "a function imported by its number: it may be a loader or a driver function, which the file does not \
-             name",
+            "its number in the library's table is all the file says of it: it may be a loader or a driver function",
         );
     }
     for imp in &ev.imports {

@@ -297,3 +297,29 @@ fn a_run_time_compiler_opened_by_a_built_name_is_seen() {
         "{report}"
     );
 }
+
+/// A PE program that imports a function by ordinal (`NONAME` in the DLL's .def: no name in the
+/// program) may import a loader or a driver function: "at least", naming the ordinal. Built by
+/// zig's clang against an import library zig's dlltool makes.
+#[test]
+fn an_import_by_ordinal_is_at_least() {
+    let zig = repo_root().join("target/ziglang/ziglang/zig");
+    if !zig.is_file() {
+        return skip("no zig under target/ziglang (tests/tests/c_header.rs unpacks it)");
+    }
+    let zig = zig.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("nvcuda.def"), "LIBRARY nvcuda.dll\nEXPORTS\ncuInit\ncuHidden @7 NONAME\n").unwrap();
+    run(d, zig, &["dlltool", "-d", "nvcuda.def", "-l", "libnvcuda.a", "-m", "i386:x86-64"]);
+    std::fs::write(
+        d.join("ord.c"),
+        "int cuInit(unsigned); int cuHidden(void);\nint main(void) { cuInit(0); return cuHidden(); }\n",
+    )
+    .unwrap();
+    run(d, zig, &["cc", "-target", "x86_64-windows-gnu", "-o", "ord.exe", "ord.c", "-L.", "-lnvcuda"]);
+    let f = floor_of(&d.join("ord.exe"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.spelled == "imports nvcuda.dll ordinal 7"), "{report}");
+}
