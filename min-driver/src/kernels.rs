@@ -115,7 +115,7 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     let mut at = 0;
     std::iter::from_fn(move || loop {
         // A byte-order mark (U+FEFF, a zero-width space) separates as whitespace does.
-        while at < b.len() && (b[at].is_ascii_whitespace() || b[at..].starts_with(BOM)) {
+        while at < b.len() && (space(b[at]) || b[at..].starts_with(BOM)) {
             at += if b[at] == BOM[0] { BOM.len() } else { 1 };
         }
         if at >= b.len() {
@@ -136,7 +136,7 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
             at += 1;
         } else {
             while at < b.len()
-                && !b[at].is_ascii_whitespace()
+                && !space(b[at])
                 && b[at] != b','
                 && !b[at..].starts_with(b"//")
                 && !b[at..].starts_with(b"/*")
@@ -147,6 +147,12 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
         // Every cut is at an ASCII byte: a char boundary.
         return text.get(start..at);
     })
+}
+
+/// Whether a byte separates PTX's tokens: ASCII whitespace, the vertical tab too, and NUL (a
+/// file or entry padded with zeros after its text).
+fn space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == 0x0b || b == 0
 }
 
 /// UTF-8's byte-order mark.
@@ -166,7 +172,7 @@ pub(super) fn is_ptx(text: &str) -> bool {
 /// so (no Rust file can), so a PTX file is known whatever its name. A prefix cut inside the
 /// comments before it says no.
 pub(super) fn starts_ptx(head: &[u8], whole: bool) -> bool {
-    let keep = if whole { head.len() } else { head.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0) };
+    let keep = if whole { head.len() } else { head.iter().rposition(|&b| space(b)).unwrap_or(0) };
     let text = String::from_utf8_lossy(&head[..keep]);
     let mut t = tokens(&text);
     t.next() == Some(".version") && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
@@ -528,7 +534,10 @@ impl Want {
         match self {
             // `.target` and the rest of its directive (a list of names, 256 bytes is more than
             // any holds); a module on one line has no line end to wait for.
-            Want::Ptx => memchr::memmem::find(out, b".target").is_some_and(|at| out.len() >= at + 256),
+            // `.target` after the `.version` (a comment before may mention either).
+            Want::Ptx => memchr::memmem::find(out, b".version")
+                .and_then(|v| memchr::memmem::find(&out[v..], b".target").map(|t| v + t))
+                .is_some_and(|at| out.len() >= at + 256),
             Want::Cubin => {
                 let Some(h) = out.get(..64) else { return false };
                 // ELF ABI 7 and older (ptxas before 12.8, and 12.x below sm_100) write no note.
@@ -541,7 +550,7 @@ impl Want {
     /// The prefix cut where a token may have been cut in two (PTX: at its last whitespace).
     fn trim(self, mut out: Vec<u8>, whole: bool) -> Vec<u8> {
         if matches!(self, Want::Ptx) && !whole {
-            let keep = out.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0);
+            let keep = out.iter().rposition(|&b| space(b)).unwrap_or(0);
             out.truncate(keep);
         }
         out
@@ -1121,6 +1130,20 @@ mod tests {
         // A `.version` every few bytes in a long comment: each looked at within its bound.
         let many: Vec<u8> = b".version /* ".iter().copied().cycle().take(1 << 20).collect();
         let _ = isa(&many);
+        // A vertical tab between tokens, NUL padding after the text (a kernel file's).
+        let mut image = Image::default();
+        ptx(".version\x0b9.5\x0b.target sm_90\0\0\0", "t", &mut image);
+        let needs: Vec<_> = image.needs.iter().map(|(n, _)| n.clone()).collect();
+        assert_eq!(needs, [Need::PtxIsa("9.5".into()), Need::Arch("sm_90".into())]);
+        // A compressed module whose header comment mentions `.target` before its `.version`:
+        // the prefix read goes on to the module's own.
+        let mut text = b"// .target sm_50, in a comment\n".to_vec();
+        text.extend([b'/'; 6000]);
+        text.extend(b"\n.version 9.5\n.target sm_90\n");
+        text.extend(b".visible .entry k() { ret; }\n".iter().copied().cycle().take(4 << 20));
+        let zstd = zstd::bulk::compress(&text, 1).unwrap();
+        let out = zstd_prefix(&zstd, Some(text.len() as u64), Want::Ptx).unwrap();
+        assert!(memchr::memmem::find(&out, b".version 9.5").is_some(), "{}", out.len());
         assert!(starts_ptx(b"\xef\xbb\xbf// header\n/* c */ .version 9.5\n.target sm_90\n", true));
         assert!(!starts_ptx(b"// a Rust file\nfn main() {}\n", true));
         assert!(!starts_ptx(b"// cut in the comments", false));
