@@ -507,14 +507,15 @@ fn read_area(
     ev: &mut Evidence,
 ) {
     // A section of fatbins is searched as any other (a fatbin need not start at its first
-    // byte), but its strings are the containers' bytes, not the program's, and no record lies
-    // within a container (the linker places each record, a static of its own, beside it).
+    // byte); no record lies within a container (the linker places each record, a static of its
+    // own, beside it), so there only the bytes outside the containers are searched for them.
+    // Strings are read outside every kernel found, in any section.
     let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
     let records_in = if fatbin { extents::minus(data, &spans) } else { data.to_vec() };
     for r in &records_in {
         records(&bytes[r.clone()], little, name, &mut ev.records);
     }
-    let Some(not_strings) = strings.filter(|_| !fatbin) else { return };
+    let Some(not_strings) = strings else { return };
     spans.extend_from_slice(not_strings);
     spans.sort_unstable();
     for r in extents::minus(data, &spans) {
