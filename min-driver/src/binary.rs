@@ -420,6 +420,11 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     ev.imports.sort();
     ev.imports.dedup();
     ev.import_libraries = needed_libraries(&file);
+    ev.soname = dynamic.soname.clone().or_else(|| match &file {
+        object::File::Pe32(pe) => pe_name(pe),
+        object::File::Pe64(pe) => pe_name(pe),
+        _ => None,
+    });
     for (lib, _) in &pe.delayed {
         if !ev.import_libraries.contains(lib) {
             ev.import_libraries.push(lib.clone());
@@ -568,6 +573,15 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
     }
 }
 
+/// The name a DLL gives itself in its export directory (`cudart64_12.dll`).
+fn pe_name<'data, Pe: object::read::pe::ImageNtHeaders, R: ReadRef<'data>>(
+    pe: &object::read::pe::PeFile<'data, Pe, R>,
+) -> Option<String> {
+    let table = pe.export_table().ok()??;
+    let name = table.name_from_pointer(table.directory().name.get(object::LittleEndian)).ok()?;
+    Some(String::from_utf8_lossy(name).into_owned())
+}
+
 /// What a PE program imports beyond what the object crate lists.
 #[derive(Debug, Default)]
 struct PeImports {
@@ -684,6 +698,8 @@ pub(super) fn windows_system_library(lib: &str) -> bool {
 struct Dynamic {
     needed: Vec<String>,
     strtab: Option<std::ops::Range<usize>>,
+    /// Its `DT_SONAME`.
+    soname: Option<String>,
 }
 
 fn dynamic_of<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Dynamic {
@@ -711,13 +727,14 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
             address.checked_sub(start).filter(|&d| d < size).and_then(|d| offset.checked_add(d))
         })
     };
-    let (mut strtab, mut strsz, mut needed) = (None, None, Vec::new());
+    let (mut strtab, mut strsz, mut needed, mut soname) = (None, None, Vec::new(), None);
     for entry in entries {
         let (tag, value): (u64, u64) = (entry.d_tag(endian).into(), entry.d_val(endian).into());
         match u32::try_from(tag) {
             Ok(object::elf::DT_NULL) => break,
             Ok(object::elf::DT_STRTAB) => strtab = offset_of(value),
             Ok(object::elf::DT_STRSZ) => strsz = Some(value),
+            Ok(object::elf::DT_SONAME) => soname = Some(value),
             // A filter's filtee (`DT_FILTER`, `DT_AUXILIARY`) and an audit library (`DT_AUDIT`,
             // `DT_DEPAUDIT`) are loaded into the process as a needed library is.
             Ok(
@@ -737,12 +754,12 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
         (start < end).then_some(start..end)
     });
     let table = range.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok()).unwrap_or(&[]);
-    let needed = needed
-        .into_iter()
-        .filter_map(|at| table.get(usize::try_from(at).ok()?..))
-        .map(|s| String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
-        .collect();
-    Dynamic { needed, strtab: range }
+    let name_at = |at: u64| {
+        let s = table.get(usize::try_from(at).ok()?..)?;
+        Some(String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
+    };
+    let needed = needed.into_iter().filter_map(name_at).collect();
+    Dynamic { needed, strtab: range, soname: soname.and_then(name_at) }
 }
 
 /// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`

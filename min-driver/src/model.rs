@@ -65,6 +65,8 @@ pub(super) struct Evidence {
     pub kernel_file: bool,
     /// A PE program's imports by ordinal: functions whose names the file does not give.
     pub unnamed_imports: Vec<String>,
+    /// The name the file gives itself: an ELF library's `DT_SONAME`, a DLL's export directory's.
+    pub soname: Option<String>,
 }
 
 /// A way a program can reach the driver, or code, that the file itself does not show.
@@ -145,7 +147,13 @@ pub(super) fn role(ev: &Evidence, reg: &Registry) -> Role {
     // the driver's own names make one.
     if ev.exports.contains("cuInit") && ev.exports.contains("cuDriverGetVersion") && driver_names >= 20 {
         Role::Driver
-    } else if ev.exports.contains("cudaMalloc") && defines("cudaGetDriverEntryPoint") {
+    } else if ev.exports.contains("cudaMalloc")
+        && defines("cudaGetDriverEntryPoint")
+        && ev.soname.as_deref().is_some_and(|s| binary::runtime_soname(s).is_some())
+    {
+        // The runtime by what it defines and by the name it gives itself (`libcudart.so.12`,
+        // `cudart64_12.dll`): a library that holds a static runtime and exports its functions
+        // defines them too, and its own lookups are its own, not its callers'.
         Role::Runtime
     } else {
         Role::Program
@@ -1026,6 +1034,24 @@ mod tests {
         assert_eq!(role(&driver, &reg), Role::Driver);
         let read = decide(driver, &reg, &Releases::load().unwrap(), None);
         assert!(read.unresolved.is_empty() && read.uses.is_empty() && !read.notes.is_empty(), "{read:?}");
+    }
+
+    /// The runtime is known by what it defines and the name it gives itself: a library that
+    /// holds a static runtime and exports its functions is a program, whose own `dlsym` counts.
+    #[test]
+    fn the_runtime_is_known_by_its_own_name() {
+        let reg = registry();
+        let mut ev = base();
+        ev.exports.extend(["cudaMalloc".to_owned(), "cudaGetDriverEntryPointByVersion".to_owned()]);
+        ev.imports.push("dlsym".into());
+        ev.soname = Some("libmine.so".into());
+        assert_eq!(role(&ev, &reg), Role::Program);
+        assert!(capabilities(&ev, &reg).iter().any(|f| f.capability == Capability::NamesFunctions));
+        ev.soname = Some("libcudart.so.12".into());
+        assert_eq!(role(&ev, &reg), Role::Runtime);
+        ev.soname = Some("cudart64_12.dll".into());
+        assert_eq!(role(&ev, &reg), Role::Runtime);
+        assert!(capabilities(&ev, &reg).iter().all(|f| f.capability != Capability::NamesFunctions));
     }
 
     /// The generated crate's table of names (cuda-sys-gen itself holds it, with the runtime's

@@ -323,3 +323,26 @@ fn an_import_by_ordinal_is_at_least() {
     assert!(f.at_least(), "{report}");
     assert!(f.unresolved.iter().any(|u| u.spelled == "imports nvcuda.dll ordinal 7"), "{report}");
 }
+
+/// A library that defines the runtime's `cudaMalloc` and `cudaGetDriverEntryPointByVersion` (as
+/// one holding a static runtime with its symbols exported does) but is not the runtime (its
+/// soname is its own) and `dlsym`s the driver itself: its lookups are its own, "at least",
+/// never "any driver will do".
+#[test]
+fn a_library_exporting_the_runtime_s_functions_is_not_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("mine.c"),
+        "#include <dlfcn.h>\nint cudaMalloc(void **p, unsigned long n) { return 0; }\n\
+         int cudaGetDriverEntryPointByVersion(const char *s, void **f, unsigned v, unsigned long long fl, int *st) {\n\
+         void *h = dlopen(\"libcuda.so.1\", RTLD_NOW); *f = dlsym(h, \"cuCtxCreate_v4\"); return 0; }\n",
+    )
+    .unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libmine.so", "-o", "libmine.so", "mine.c", "-ldl"]);
+    let f = floor_of(&d.join("libmine.so"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.spelled == "imports dlsym"), "{report}");
+    assert!(!report.contains("any driver will do"), "{report}");
+}
