@@ -23,12 +23,18 @@ pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Resu
     let size =
         usize::try_from(len).map_err(|_| std::io::Error::other("a section larger than this machine's memory"))?;
     let end = offset.checked_add(len).ok_or_else(|| std::io::Error::other("a section past any file's end"))?;
+    // A header may claim any size: what lies past the file's end is no byte of it (and is never
+    // allocated for), and memory the system refuses is an error, never an abort.
+    if end > file.metadata()?.len() {
+        return Err(std::io::Error::other("a section past the file's end"));
+    }
+    let refused = || std::io::Error::other("a section larger than the memory this machine gives");
     let ranges = data_ranges(file, offset, end);
     if ranges.len() == 1 && ranges[0] == (offset, end) {
         let mut bytes = reuse;
         bytes.clear();
         let mapped = bytes.capacity();
-        bytes.reserve_exact(size);
+        bytes.try_reserve_exact(size).map_err(|_| refused())?;
         populate(&mut bytes, mapped);
         let mut f = file;
         f.seek(std::io::SeekFrom::Start(offset))?;
@@ -38,7 +44,7 @@ pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Resu
         }
         return Ok(Bytes { bytes, data: vec![0..size] });
     }
-    let mut bytes = vec![0u8; size];
+    let mut bytes = zeroed(size).ok_or_else(refused)?;
     let mut data = Vec::new();
     for (from, to) in ranges {
         let (a, b) = ((from - offset) as usize, (to - offset) as usize);
@@ -46,6 +52,23 @@ pub fn read(file: &File, offset: u64, len: u64, reuse: Vec<u8>) -> std::io::Resu
         data.push(a..b);
     }
     Ok(Bytes { bytes, data })
+}
+
+/// `n` zero bytes in pages the system maps only where they are written (`vec![0u8; n]`'s
+/// allocation), or `None` where it refuses so much memory (`vec!` would abort).
+fn zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: the layout is not empty; a null pointer is a refusal, said as `None`.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` was allocated by the global allocator for exactly `n` bytes of `u8`
+    // (alignment 1), all initialised (zeroed), and is owned by the vector from here on.
+    Some(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// Asks the system to map `buf`'s spare capacity past its first `mapped` bytes (the part an

@@ -346,3 +346,31 @@ fn a_library_exporting_the_runtime_s_functions_is_not_the_runtime() {
     assert!(f.unresolved.iter().any(|u| u.spelled == "imports dlsym"), "{report}");
     assert!(!report.contains("any driver will do"), "{report}");
 }
+
+/// A section header or a program header claiming a petabyte (far past the file's end) is
+/// said ("at least": its bytes cannot be read), never an abort for memory: the file's other
+/// bytes are still read, the fatbin among them.
+#[test]
+fn a_header_claiming_more_than_the_file_is_said_never_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = build(d, "fat", &c_array(".kfat", &kernel("sm90_ptx95.fatbin")), &[]);
+    let original = std::fs::read(&p).unwrap();
+    let mut section = original.clone();
+    let h = section_header(&section, ".kfat");
+    section[h + 32..h + 40].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    let mut segment = original.clone();
+    let phoff = u64::from_le_bytes(segment[32..40].try_into().unwrap()) as usize;
+    let (size, n) =
+        (u16::from_le_bytes([segment[54], segment[55]]) as usize, u16::from_le_bytes([segment[56], segment[57]]));
+    let load = (0..n as usize).map(|i| phoff + i * size).find(|&at| segment[at..at + 4] == 1u32.to_le_bytes()).unwrap();
+    segment[load + 32..load + 40].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    for (name, bytes) in [("section", section), ("segment", segment)] {
+        let path = d.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let f = floor_of(&path);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert_eq!(f.version(), PTX95, "{name}: {report}");
+    }
+}
