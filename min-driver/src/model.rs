@@ -348,18 +348,18 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             }
         }
     }
-    // A static program (no library linked, nothing imported) that names the driver's library
-    // can reach the driver only by loading it itself, and then only by name.
+    // A static program (no library linked, nothing imported) that names the driver's library or
+    // any of its functions can reach the driver only by loading it itself (its name may be
+    // built at run time), and then only by name.
     let linked_nothing = ev.imports.is_empty() && ev.needed.is_empty() && ev.import_libraries.is_empty();
     if linked_nothing && !own_loader && !held && role == Role::Program {
-        for m in ["libcuda.so", "nvcuda.dll"] {
-            if ev.marks.contains(m) {
-                add!(
-                    Capability::NamesFunctions,
-                    format!("links nothing, and names the driver's library \"{m}\""),
-                    names_why,
-                );
-            }
+        let named = ["libcuda.so", "nvcuda.dll"]
+            .into_iter()
+            .find(|m| ev.marks.contains(m))
+            .map(|m| format!("the driver's library \"{m}\""))
+            .or_else(|| ev.strings.keys().next().map(|w| format!("the driver function \"{w}\"")));
+        if let Some(named) = named {
+            add!(Capability::NamesFunctions, format!("links nothing, and names {named}"), names_why);
         }
     }
     // A program that loads images from memory but embeds none loads what it does not embed.
@@ -930,6 +930,12 @@ mod tests {
             ("cuModuleLoadData and no kernel", Capability::LoadsCode, |e| e.imports.push("cuModuleLoadData".into())),
             ("cuModuleLoadData_v2 recorded, no kernel", Capability::LoadsCode, |e| {
                 e.records.push(record("cuModuleLoadData"))
+            }),
+            ("a static program naming a driver function", Capability::NamesFunctions, |e| {
+                e.imports.clear();
+                e.needed.clear();
+                e.symtab = None;
+                e.strings.insert("cuCtxCreate_v4".into(), ".rodata+0x0".into());
             }),
             ("an import by ordinal", Capability::Unnamed, |e| e.unnamed_imports.push("KERNEL32.dll ordinal 5".into())),
             // What the generated crate's records look up.
