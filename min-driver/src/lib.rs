@@ -627,6 +627,15 @@ pub fn floor_of_programs_on<'a>(
                 let cache = object::ReadCache::new(&file);
                 if head.starts_with(b"!<arch>\n") || head.starts_with(b"!<thin>\n") {
                     read_archive(&cache, &p.display().to_string(), 0, &reg, &mut found)?;
+                    if found.is_empty() {
+                        // Named for what it is, though nothing in it is read.
+                        let format = "an archive with no object file or kernel file among its members".to_owned();
+                        found.push((
+                            p.display().to_string(),
+                            size,
+                            model::Evidence { file: p.clone(), format, ..Default::default() },
+                        ));
+                    }
                 } else {
                     let tables = binary::string_tables(&cache);
                     let data = binary::Tables { cache: &cache, tables: &tables };
