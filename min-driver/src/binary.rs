@@ -1029,6 +1029,20 @@ mod tests {
         assert_eq!(one, every);
     }
 
+    /// A COFF object's import is the function's own name: through `__imp_` on x86-64, and with
+    /// 32-bit x86's `_` and stdcall's `@N` taken off.
+    #[test]
+    fn coff_imports_are_the_functions_own_names() {
+        assert_eq!(plain_import("__imp_GetProcAddress", false), "GetProcAddress");
+        assert_eq!(plain_import("cuCtxCreate_v4", false), "cuCtxCreate_v4");
+        assert_eq!(plain_import("__imp__GetProcAddress@8", true), "GetProcAddress");
+        assert_eq!(plain_import("_cuInit@4", true), "cuInit");
+        assert_eq!(plain_import("_dlsym", true), "dlsym");
+        // Not a decoration: kept.
+        assert_eq!(plain_import("_name@x", true), "name@x");
+        assert_eq!(plain_import("@8", true), "@8");
+    }
+
     #[test]
     fn a_damaged_record_is_not_read() {
         let r = EntryRecord::new(EntryRecord::ENTRY, "cuInit", "", 2000, 2000, 2000, 1, 1).to_bytes();
