@@ -295,7 +295,11 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         if let Some((offset, size)) = section.file_range() {
             covered.push(span(offset, size));
         }
-        let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
+        // An ELF file's code sections hold code; a PE file's may hold its strings too (MSVC's
+        // `/MERGE:.rdata=.text`), so there they are read as any section's.
+        let windows = matches!(file.format(), object::BinaryFormat::Pe | object::BinaryFormat::Coff);
+        let strings =
+            (windows || section.kind() != SectionKind::Text) && !matches!(name.as_str(), ".dynstr" | ".strtab");
         let (bytes, ranges) = area.parts();
         read_area(
             bytes,
