@@ -41,6 +41,10 @@ fn main() -> anyhow::Result<()> {
         base.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     let floor = last.expect("at least one run");
+    // Each run's pair, in order (the spread of the ratio is theirs).
+    let pairs: Vec<String> = ours.iter().zip(&base).map(|(o, b)| format!("{o:.0}/{b:.0}")).collect();
+    let ratios: Vec<f64> = ours.iter().zip(&base).map(|(o, b)| o / b.max(1e-9)).collect();
+    let (lo, hi) = ratios.iter().fold((f64::MAX, 0f64), |(l, h), &r| (l.min(r), h.max(r)));
     let (o, b) = (median(&mut ours), median(&mut base));
     println!(
         "min-driver over {} ({:.1} MB): median {o:.1} ms; object's bare parse {b:.1} ms; ratio {:.2}x ({runs} runs; floor {} from {} entries, {} kernel needs, {} unread)",
@@ -52,5 +56,6 @@ fn main() -> anyhow::Result<()> {
         floor.kernels.len(),
         floor.unresolved.len()
     );
+    println!("runs (min-driver/bare parse, ms): {}; ratio {lo:.2}-{hi:.2}x", pairs.join(", "));
     Ok(())
 }

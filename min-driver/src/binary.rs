@@ -131,13 +131,35 @@ pub(super) fn string_tables<'a>(cache: &'a object::ReadCache<&'a std::fs::File>)
     }
 }
 
-/// Whether `bytes` start like a compiled program or library the `object` crate reads.
+/// Whether `bytes` start like a compiled program, object or library the `object` crate reads:
+/// ELF, PE, an archive, Mach-O, and a COFF object (`.obj`, what MSVC and nvcc on Windows put
+/// in a `.lib`), known by its machine number and the zero bytes of its header (no text file
+/// starts so). An import library's member (a name a DLL exports, no code) is none.
 pub(super) fn is_binary(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
         || head.starts_with(b"!<arch>\n")
+        || head.starts_with(b"!<thin>\n")
         || head.starts_with(b"MZ")
         || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
         || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
+        || (matches!(object::FileKind::parse(head), Ok(object::FileKind::Coff | object::FileKind::CoffBig))
+            && head.len() >= 20
+            && head[..20].contains(&0))
+}
+
+/// An import's name as the function's own: a COFF object calls a DLL's function through
+/// `__imp_GetProcAddress`, and 32-bit x86's C names carry `_` and stdcall's `@8`
+/// (`__imp__GetProcAddress@8`).
+fn plain_import(name: &str, x86: bool) -> &str {
+    let n = name.strip_prefix("__imp_").unwrap_or(name);
+    if !x86 {
+        return n;
+    }
+    let n = n.strip_prefix('_').unwrap_or(n);
+    match n.rsplit_once('@') {
+        Some((f, bytes)) if !f.is_empty() && !bytes.is_empty() && bytes.bytes().all(|b| b.is_ascii_digit()) => f,
+        _ => n,
+    }
 }
 
 /// Strings whose presence anywhere in a program's data is evidence ([`Evidence::marks`]):
@@ -154,7 +176,16 @@ pub(super) const MARKS: &[&str] = &[
     "nvrtc64_",
     "libnvJitLink",
     "nvJitLink_",
+    // What a program that opens a run-time compiler by a name it builds at run time (cudarc:
+    // "lib" + "nvrtc" + ".so") still names: the functions it looks up in it.
+    "nvrtcCompileProgram",
+    "nvJitLinkCreate",
 ];
+
+/// The [`MARKS`] that name a run-time compiler (NVRTC, nvJitLink, the PTX compiler library):
+/// its library, or a function a program looks up in it.
+pub(super) const RUN_TIME_COMPILER_MARKS: &[&str] =
+    &["libnvrtc", "nvrtc64_", "libnvJitLink", "nvJitLink_", "nvrtcCompileProgram", "nvJitLinkCreate"];
 
 /// Where the one pass over a program's strings finds `mark`: the word it searches for and its
 /// offset in the mark. `cu` where the mark holds one (every `cu` is visited for the registry's
@@ -165,10 +196,33 @@ fn mark_anchor(mark: &str) -> Option<(&'static str, usize)> {
 }
 
 /// The names of a symbol table that are evidence: whether the static runtime's lookup by name
-/// and the loaders are linked in.
+/// and the loaders are linked in (a static program holds the C library's own `dlopen`).
 fn symbol_of_interest(name: &str) -> bool {
-    name.starts_with("cudaGetDriverEntryPoint") || name.starts_with("cuGetProcAddress") || name == "cudaMalloc"
+    name.starts_with("cudaGetDriverEntryPoint")
+        || name.starts_with("cuGetProcAddress")
+        || name == "cudaMalloc"
+        || super::model::looks_up_by_name(name)
+        || super::model::loads_library(name)
+        || super::model::run_time_compiler_function(name)
 }
+
+/// What of a symbol table's string table [`symbol_of_interest`] may find: the table is walked
+/// only where one of these is in it.
+const SYMBOLS_OF_INTEREST: &[&str] = &[
+    "cudaGetDriverEntryPoint",
+    "cuGetProcAddress",
+    "cudaMalloc",
+    "dlsym",
+    "dlvsym",
+    "dl_sym",
+    "dlopen",
+    "GetProcAddress",
+    "LoadLibrary",
+    "Ldr",
+    "nvrtc",
+    "nvJitLink",
+    "nvPTXCompiler",
+];
 
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
 /// decided here ([`super::model::decide`] does).
@@ -194,13 +248,18 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     let little = file.is_little_endian();
     let kind = match file.kind() {
         object::ObjectKind::Dynamic => "shared object or PIE",
+        object::ObjectKind::Relocatable if file.format() == object::BinaryFormat::Coff => "object file (.obj)",
         object::ObjectKind::Relocatable => "object file (.o)",
         _ => "executable",
     };
     let mut ev = Evidence {
         file: path.to_owned(),
         format: format!("{:?} {:?} {kind}", file.format(), file.architecture()),
-        platform: if file.format() == object::BinaryFormat::Pe { Platform::Windows } else { Platform::Linux },
+        platform: if matches!(file.format(), object::BinaryFormat::Pe | object::BinaryFormat::Coff) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        },
         ..Evidence::default()
     };
     let mut sections_read = 0;
@@ -209,6 +268,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     // The registry names already found (by their node in the registry's trie): each is kept
     // where it was first seen.
     let mut seen = vec![false; reg.trie().nodes()];
+    // The file bytes of the sections read: the loaded segments' other bytes are read after.
+    let mut covered: Vec<(usize, usize)> = Vec::new();
     // Allocated sections only (what the program holds when it runs), of every kind: a fatbin
     // may lie in an executable section (MSVC's `/MERGE:.rdata=.text`).
     for section in file.sections() {
@@ -231,7 +292,14 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             continue;
         };
         sections_read += 1;
-        let strings = section.kind() != SectionKind::Text && !matches!(name.as_str(), ".dynstr" | ".strtab");
+        if let Some((offset, size)) = section.file_range() {
+            covered.push(span(offset, size));
+        }
+        // An ELF file's code sections hold code; a PE file's may hold its strings too (MSVC's
+        // `/MERGE:.rdata=.text`), so there they are read as any section's.
+        let windows = matches!(file.format(), object::BinaryFormat::Pe | object::BinaryFormat::Coff);
+        let strings =
+            (windows || section.kind() != SectionKind::Text) && !matches!(name.as_str(), ".dynstr" | ".strtab");
         let (bytes, ranges) = area.parts();
         read_area(
             bytes,
@@ -248,18 +316,31 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             scratch = b.bytes;
         }
     }
-    // No section headers (`llvm-objcopy --strip-sections`, sstrip): what the program holds
-    // when it runs is in its loaded segments; read those bytes instead.
+    // What the program holds when it runs is what the loader maps: its loaded segments (a PE
+    // file's sections). Their bytes that no section read covers are read too, so that section
+    // headers that lie (a section marked unallocated or NOBITS, moved, or cut to nothing) hide
+    // nothing; without section headers (`llvm-objcopy --strip-sections`, sstrip) that is every
+    // loaded byte.
     let sectionless = sections_read == 0;
     let dynamic = dynamic_of(&file);
-    if sectionless {
-        let mut segments = 0;
-        for (i, segment) in file.segments().enumerate() {
-            let name = format!("segment {i} (address {:#x})", segment.address());
-            let (offset, size) = segment.file_range();
+    covered.sort_unstable();
+    let mut segments = 0;
+    for (i, segment) in file.segments().enumerate() {
+        let (offset, size) = segment.file_range();
+        let whole = span(offset, size);
+        for gap in extents::minus(&[whole.0..whole.1], &covered) {
+            let name = if sectionless {
+                format!("segment {i} (address {:#x})", segment.address())
+            } else {
+                format!("segment {i} (in no section read: file offset {:#x})", gap.start)
+            };
             let read = match source {
-                Some(f) => extents::read(f, offset, size, std::mem::take(&mut scratch)).map(Area::Owned).ok(),
-                None => segment.data().ok().map(Area::Borrowed),
+                Some(f) => extents::read(f, gap.start as u64, gap.len() as u64, std::mem::take(&mut scratch))
+                    .map(Area::Owned)
+                    .ok(),
+                None => {
+                    segment.data().ok().and_then(|d| d.get(gap.start - whole.0..gap.end - whole.0)).map(Area::Borrowed)
+                }
             };
             let Some(area) = read else {
                 ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
@@ -268,10 +349,10 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             segments += 1;
             let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
-            let start = usize::try_from(offset).unwrap_or(usize::MAX);
+            let start = gap.start;
             let strtab: Vec<(usize, usize)> = match dynamic.strtab.clone() {
-                Some(r) if r.start >= start && r.start < start.saturating_add(bytes.len()) => {
-                    vec![(r.start - start, r.end - start)]
+                Some(r) if r.end > start && r.start < start.saturating_add(bytes.len()) => {
+                    vec![(r.start.saturating_sub(start), r.end - start)]
                 }
                 _ => Vec::new(),
             };
@@ -280,6 +361,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 scratch = b.bytes;
             }
         }
+    }
+    if sectionless {
         if segments == 0 {
             ev.unreadable.push(Unresolved {
                 spelled: "the whole program".into(),
@@ -295,10 +378,25 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     }
     // Imports. Without section headers the dynamic symbol table cannot be found: every name
     // of the dynamic string table (from the dynamic segment) counts, imported or not.
-    ev.imports = file
-        .imports()
-        .map(|v| v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect())
-        .unwrap_or_default();
+    match file.imports() {
+        Ok(v) => ev.imports = v.iter().map(|i| String::from_utf8_lossy(i.name()).into_owned()).collect(),
+        Err(e) => ev.unreadable.push(Unresolved {
+            spelled: "its imports".into(),
+            file: path.to_owned(),
+            line: 0,
+            why: format!("its import table cannot be read ({e}): what it calls of other libraries is unknown"),
+            reading: Reading::Record,
+        }),
+    }
+    // A PE program's imports by ordinal (no name in the file) and its delay-loaded ones
+    // (`/DELAYLOAD:nvcuda.dll`: bound on first call, in a table of their own).
+    let pe = match &file {
+        object::File::Pe32(pe) => pe_imports(pe),
+        object::File::Pe64(pe) => pe_imports(pe),
+        _ => PeImports::default(),
+    };
+    ev.imports.extend(pe.delayed.iter().map(|(_, n)| n.clone()));
+    ev.unnamed_imports = pe.unnamed;
     if sectionless {
         if let Some(strtab) =
             dynamic.strtab.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok())
@@ -311,10 +409,12 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     // An object file (`.o`, an archive's member) has no dynamic symbols: what it calls of other
     // files is its undefined symbols, imports once it is linked.
     if file.kind() == object::ObjectKind::Relocatable {
+        let coff_x86 = file.format() == object::BinaryFormat::Coff && file.architecture() == object::Architecture::I386;
         for s in file.symbols() {
             if s.is_undefined() {
                 if let Ok(n) = s.name() {
                     if !n.is_empty() {
+                        let n = if file.format() == object::BinaryFormat::Coff { plain_import(n, coff_x86) } else { n };
                         ev.imports.push(n.to_owned());
                     }
                 }
@@ -324,6 +424,16 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     ev.imports.sort();
     ev.imports.dedup();
     ev.import_libraries = needed_libraries(&file);
+    ev.soname = dynamic.soname.clone().or_else(|| match &file {
+        object::File::Pe32(pe) => pe_name(pe),
+        object::File::Pe64(pe) => pe_name(pe),
+        _ => None,
+    });
+    for (lib, _) in &pe.delayed {
+        if !ev.import_libraries.contains(lib) {
+            ev.import_libraries.push(lib.clone());
+        }
+    }
     ev.needed = dynamic.needed;
     // What it defines: the driver's or the runtime's entry points make it that library.
     if let Ok(exports) = file.exports() {
@@ -352,11 +462,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         let mut defined = BTreeSet::new();
         // Walked only where its string table holds a name of interest: a name not in the table
         // is no symbol's (rustc's driver library: 165,000 symbols, each name a read).
-        let may_hold = symbol_strings(&file).is_none_or(|t| {
-            ["cudaGetDriverEntryPoint", "cuGetProcAddress", "cudaMalloc"]
-                .iter()
-                .any(|m| memmem::find(t, m.as_bytes()).is_some())
-        });
+        let may_hold = symbol_strings(&file)
+            .is_none_or(|t| SYMBOLS_OF_INTEREST.iter().any(|m| memmem::find(t, m.as_bytes()).is_some()));
         for s in file.symbols().filter(|_| may_hold) {
             if s.is_definition() {
                 if let Ok(n) = s.name() {
@@ -369,6 +476,12 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
         ev.symtab = Some(defined);
     }
     Ok(ev)
+}
+
+/// The file bytes `offset..offset + size`, as a span of offsets (cut at the largest offset).
+fn span(offset: u64, size: u64) -> (usize, usize) {
+    let at = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    (at(offset), at(offset.saturating_add(size)))
 }
 
 /// A section's bytes: read from the file on their own, or borrowed from bytes in memory.
@@ -402,21 +515,22 @@ fn read_area(
     seen: &mut [bool],
     ev: &mut Evidence,
 ) {
-    if fatbin {
-        kernels::binary_in(bytes, data, name, &mut ev.image);
-        return;
-    }
-    for r in data {
+    // A section of fatbins is searched as any other (a fatbin need not start at its first
+    // byte); no record lies within a container (the linker places each record, a static of its
+    // own, beside it), so there only the bytes outside the containers are searched for them.
+    // Strings are read outside every kernel found, in any section.
+    let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
+    let records_in = if fatbin { extents::minus(data, &spans) } else { data.to_vec() };
+    for r in &records_in {
         records(&bytes[r.clone()], little, name, &mut ev.records);
     }
-    let mut spans = kernels::embedded_in(bytes, data, name, &mut ev.image);
     let Some(not_strings) = strings else { return };
     spans.extend_from_slice(not_strings);
     spans.sort_unstable();
     for r in extents::minus(data, &spans) {
         let area = &bytes[r.clone()];
         let at_start = r.start;
-        scan_strings_in_parts(area, reg, &mut ev.marks, seen, |word, at| {
+        scan_strings_on_every_core(area, reg, &mut ev.marks, seen, |word, at| {
             ev.strings.insert(word.to_owned(), format!("{name}+{:#x}", at_start + at));
         });
     }
@@ -461,6 +575,67 @@ fn unread(path: &Path, section: &str, why: &str) -> Unresolved {
         why: why.to_owned(),
         reading: Reading::Record,
     }
+}
+
+/// The name a DLL gives itself in its export directory (`cudart64_12.dll`).
+fn pe_name<'data, Pe: object::read::pe::ImageNtHeaders, R: ReadRef<'data>>(
+    pe: &object::read::pe::PeFile<'data, Pe, R>,
+) -> Option<String> {
+    let table = pe.export_table().ok()??;
+    let name = table.name_from_pointer(table.directory().name.get(object::LittleEndian)).ok()?;
+    Some(String::from_utf8_lossy(name).into_owned())
+}
+
+/// What a PE program imports beyond what the object crate lists.
+#[derive(Debug, Default)]
+struct PeImports {
+    /// Delay-loaded imports by name: (library, function).
+    delayed: Vec<(String, String)>,
+    /// Imports by ordinal, delay-loaded or not: `KERNEL32.dll ordinal 412`.
+    unnamed: Vec<String>,
+}
+
+fn pe_imports<'data, Pe: object::read::pe::ImageNtHeaders, R: ReadRef<'data>>(
+    pe: &object::read::pe::PeFile<'data, Pe, R>,
+) -> PeImports {
+    use object::read::pe::{ImageThunkData, Import};
+    use object::LittleEndian as LE;
+    let mut out = PeImports::default();
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if let Ok(Some(table)) = pe.import_table() {
+        if let Ok(mut descriptors) = table.descriptors() {
+            while let Ok(Some(d)) = descriptors.next() {
+                let lib = table.name(d.name.get(LE)).map(lossy).unwrap_or_default();
+                let first = match d.original_first_thunk.get(LE) {
+                    0 => d.first_thunk.get(LE),
+                    t => t,
+                };
+                let Ok(mut thunks) = table.thunks(first) else { continue };
+                while let Ok(Some(t)) = thunks.next::<Pe>() {
+                    if t.is_ordinal() {
+                        out.unnamed.push(format!("{lib} ordinal {}", t.ordinal()));
+                    }
+                }
+            }
+        }
+    }
+    let sections = pe.section_table();
+    if let Ok(Some(table)) = pe.data_directories().delay_load_import_table(pe.data(), &sections) {
+        if let Ok(mut descriptors) = table.descriptors() {
+            while let Ok(Some(d)) = descriptors.next() {
+                let lib = table.name(d.dll_name_rva.get(LE)).map(lossy).unwrap_or_default();
+                let Ok(mut thunks) = table.thunks(d.import_name_table_rva.get(LE)) else { continue };
+                while let Ok(Some(t)) = thunks.next::<Pe>() {
+                    match table.import::<Pe>(t) {
+                        Ok(Import::Name(_, name)) => out.delayed.push((lib.clone(), lossy(name))),
+                        Ok(Import::Ordinal(n)) => out.unnamed.push(format!("{lib} ordinal {n}")),
+                        Err(_) => out.unnamed.push(format!("{lib}: a delay-loaded import that cannot be read")),
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The libraries a PE program imports (an ELF program's are in [`dynamic_of`]).
@@ -527,6 +702,8 @@ pub(super) fn windows_system_library(lib: &str) -> bool {
 struct Dynamic {
     needed: Vec<String>,
     strtab: Option<std::ops::Range<usize>>,
+    /// Its `DT_SONAME`.
+    soname: Option<String>,
 }
 
 fn dynamic_of<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> Dynamic {
@@ -554,14 +731,23 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
             address.checked_sub(start).filter(|&d| d < size).and_then(|d| offset.checked_add(d))
         })
     };
-    let (mut strtab, mut strsz, mut needed) = (None, None, Vec::new());
+    let (mut strtab, mut strsz, mut needed, mut soname) = (None, None, Vec::new(), None);
     for entry in entries {
         let (tag, value): (u64, u64) = (entry.d_tag(endian).into(), entry.d_val(endian).into());
         match u32::try_from(tag) {
             Ok(object::elf::DT_NULL) => break,
             Ok(object::elf::DT_STRTAB) => strtab = offset_of(value),
             Ok(object::elf::DT_STRSZ) => strsz = Some(value),
-            Ok(object::elf::DT_NEEDED) => needed.push(value),
+            Ok(object::elf::DT_SONAME) => soname = Some(value),
+            // A filter's filtee (`DT_FILTER`, `DT_AUXILIARY`) and an audit library (`DT_AUDIT`,
+            // `DT_DEPAUDIT`) are loaded into the process as a needed library is.
+            Ok(
+                object::elf::DT_NEEDED
+                | object::elf::DT_FILTER
+                | object::elf::DT_AUXILIARY
+                | object::elf::DT_AUDIT
+                | object::elf::DT_DEPAUDIT,
+            ) => needed.push(value),
             _ => {}
         }
     }
@@ -572,12 +758,12 @@ fn elf_dynamic<'data, Elf: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
         (start < end).then_some(start..end)
     });
     let table = range.clone().and_then(|r| data.read_bytes_at(r.start as u64, r.len() as u64).ok()).unwrap_or(&[]);
-    let needed = needed
-        .into_iter()
-        .filter_map(|at| table.get(usize::try_from(at).ok()?..))
-        .map(|s| String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
-        .collect();
-    Dynamic { needed, strtab: range }
+    let name_at = |at: u64| {
+        let s = table.get(usize::try_from(at).ok()?..)?;
+        Some(String::from_utf8_lossy(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]).into_owned())
+    };
+    let needed = needed.into_iter().filter_map(name_at).collect();
+    Dynamic { needed, strtab: range, soname: soname.and_then(name_at) }
 }
 
 /// `libcudart.so.12` as (12, None), `libcudart.so.10.2` as (10, Some(2)), `cudart64_12.dll`
@@ -609,78 +795,56 @@ fn fatbin_section(name: &str) -> bool {
     matches!(name, ".nv_fatbin" | "__nv_fatbin" | ".nv_fatb")
 }
 
-/// Below this many bytes a stretch of strings is scanned by one thread.
-const PARALLEL_SCAN: usize = 16 << 20;
+/// What one stretch of strings holds: its marks, and its names (where, how long, their node in
+/// the registry's trie) in order.
+type Stretch = (BTreeSet<&'static str>, Vec<(usize, usize, usize)>);
 
-/// [`scan_strings`] over `area` cut into parts, one thread each, as many as there are cores
-/// (up to 8, each part [`PARALLEL_SCAN`] bytes or more): the same marks, the same names and,
-/// for each name, the same first place, as one pass over the whole. A part ends just past a
-/// NUL byte, and no mark or registry name holds one (a C identifier, a library's name;
-/// `tests::no_mark_or_name_holds_a_nul`), so nothing found spans two parts, and a name that
-/// ends a part's last string cannot go on into the next. The parts' first places are taken in
-/// order: a name's first place in the earliest part that holds it is its first in the area.
-fn scan_strings_in_parts(
-    area: &[u8],
-    reg: &Registry,
-    marks: &mut BTreeSet<&'static str>,
-    seen: &mut [bool],
-    found: impl FnMut(&str, usize),
-) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(area.len() / PARALLEL_SCAN);
-    scan_parts(area, threads, reg, marks, seen, found)
-}
+/// The least stretch of strings [`scan_strings_on_every_core`] gives a thread of its own.
+const STRINGS_PER_THREAD: usize = 8 << 20;
 
-/// [`scan_strings_in_parts`] in at most `threads` parts.
-fn scan_parts(
+/// [`scan_strings`] over `area` cut into stretches, one per core, read at once: the same marks,
+/// and the same names each given once where first seen, as one pass (each stretch's names are
+/// merged in order). A stretch ends at a byte that is in no registry name and no mark (neither
+/// a letter, a digit, `_` nor `.`), so none runs across a cut.
+fn scan_strings_on_every_core(
     area: &[u8],
-    threads: usize,
     reg: &Registry,
     marks: &mut BTreeSet<&'static str>,
     seen: &mut [bool],
     mut found: impl FnMut(&str, usize),
 ) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(area.len() / STRINGS_PER_THREAD);
     let mut cuts = vec![0];
-    for i in 1..threads {
-        let nominal = (area.len() / threads * i).max(*cuts.last().unwrap_or(&0));
-        match memchr::memchr(0, &area[nominal..]) {
-            Some(nul) if nominal + nul + 1 < area.len() => cuts.push(nominal + nul + 1),
-            _ => break,
+    for k in 1..threads.max(1) {
+        let from = (area.len() / threads * k).max(*cuts.last().unwrap_or(&0));
+        let cut =
+            area[from..].iter().take(1 << 16).position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'));
+        if let Some(p) = cut {
+            cuts.push(from + p);
         }
     }
-    cuts.dedup();
     cuts.push(area.len());
+    cuts.dedup();
     if cuts.len() <= 2 {
-        return scan_strings(area, reg, marks, seen, found);
+        return scan_strings(area, reg, marks, seen, |w, at, _| found(w, at));
     }
-    // Each part's marks, and its names' first places (offset in the area, length).
-    type Part = (BTreeSet<&'static str>, Vec<(usize, usize)>);
-    let parts: Vec<Part> = std::thread::scope(|s| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .map(|w| {
-                let (from, to) = (w[0], w[1]);
-                let mut seen_here = seen.to_vec();
-                s.spawn(move || {
-                    let mut marks_here = BTreeSet::new();
-                    let mut names = Vec::new();
-                    scan_strings(&area[from..to], reg, &mut marks_here, &mut seen_here, |w, at| {
-                        names.push((from + at, w.len()))
-                    });
-                    (marks_here, names)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    let start_seen: &[bool] = seen;
+    let stretch = |a: usize, b: usize| -> Stretch {
+        let (mut m, mut local, mut names) = (BTreeSet::new(), start_seen.to_vec(), Vec::new());
+        scan_strings(&area[a..b], reg, &mut m, &mut local, |word, at, node| names.push((a + at, word.len(), node)));
+        (m, names)
+    };
+    let parts: Vec<Stretch> = std::thread::scope(|s| {
+        let handles: Vec<_> = cuts.windows(2).map(|w| (w[0], w[1], s.spawn(move || stretch(w[0], w[1])))).collect();
+        // A thread that failed (none can: the pass returns on any input) is read again here.
+        handles.into_iter().map(|(a, b, h)| h.join().unwrap_or_else(|_| stretch(a, b))).collect()
     });
-    let trie = reg.trie();
-    for (marks_here, names) in parts {
-        marks.extend(marks_here);
-        for (at, len) in names {
-            let word = &area[at..at + len];
-            let Some((_, node)) = trie.longest(word).filter(|&(l, _)| l == len) else { continue };
+    for (m, names) in parts {
+        marks.extend(m);
+        for (at, len, node) in names {
             if let Some(s) = seen.get_mut(node).filter(|s| !**s) {
                 *s = true;
-                if let Ok(w) = std::str::from_utf8(word) {
+                if let Ok(w) = std::str::from_utf8(&area[at..at + len]) {
                     found(w, at);
                 }
             }
@@ -702,33 +866,47 @@ fn scan_strings(
     reg: &Registry,
     marks: &mut BTreeSet<&'static str>,
     seen: &mut [bool],
-    mut found: impl FnMut(&str, usize),
+    mut found: impl FnMut(&str, usize, usize),
 ) {
     let trie = reg.trie();
     let anchors: Vec<Option<(&str, usize)>> = MARKS.iter().map(|m| mark_anchor(m)).collect();
-    // The marks found at each anchor, with the anchor's offset in them.
-    let at_anchor = |anchor: &str| -> Vec<(&'static str, usize)> {
-        MARKS.iter().zip(&anchors).filter_map(|(m, a)| a.filter(|(a, _)| *a == anchor).map(|(_, o)| (*m, o))).collect()
-    };
-    let check = |at: usize, of_anchor: &[(&'static str, usize)], marks: &mut BTreeSet<&'static str>| {
-        for &(m, offset) in of_anchor {
-            // The mark's first byte and the one two past its anchor's start, before the whole:
-            // most places fail there, without a call to compare.
-            let b = m.as_bytes();
-            if at >= offset
-                && area.get(at - offset) == b.first()
-                && b.get(offset + 2).is_none_or(|c| area.get(at + 2) == Some(c))
-                && area[at - offset..].starts_with(b)
-            {
-                marks.insert(m);
+    let check = |at: usize, anchor: &str, marks: &mut BTreeSet<&'static str>| {
+        for (m, a) in MARKS.iter().zip(&anchors) {
+            if let Some((a, offset)) = *a {
+                if a == anchor && at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
+                    marks.insert(m);
+                }
             }
         }
     };
-    let cu_marks = at_anchor("cu");
+    // The marks anchored at a `cu`, by the byte after it (most `cu` begin none of them): each
+    // `cu` compares only those its next byte allows.
+    let mut after_cu: [Vec<(&'static str, usize)>; 256] = std::array::from_fn(|_| Vec::new());
+    let mut at_end: Vec<(&'static str, usize)> = Vec::new();
+    for (m, a) in MARKS.iter().zip(&anchors) {
+        if let Some(("cu", offset)) = *a {
+            match m.as_bytes().get(offset + 2) {
+                Some(&b) => after_cu[usize::from(b)].push((m, offset)),
+                // A mark that ends with its `cu`: whatever byte follows, or none.
+                None => {
+                    after_cu.iter_mut().for_each(|l| l.push((m, offset)));
+                    at_end.push((m, offset));
+                }
+            }
+        }
+    }
     // Names found do not overlap: the next is looked for past the last.
     let mut past = 0;
     for at in memmem::find_iter(area, b"cu") {
-        check(at, &cu_marks, marks);
+        let candidates = match area.get(at + 2) {
+            Some(&next) => &after_cu[usize::from(next)],
+            None => &at_end,
+        };
+        for &(m, offset) in candidates {
+            if at >= offset && area[at - offset..].starts_with(m.as_bytes()) {
+                marks.insert(m);
+            }
+        }
         if at < past || !area.get(at + 2).is_some_and(u8::is_ascii_uppercase) {
             continue;
         }
@@ -738,16 +916,17 @@ fn scan_strings(
                 *s = true;
                 // A name of the trie is ASCII.
                 if let Ok(w) = std::str::from_utf8(&area[at..at + len]) {
-                    found(w, at);
+                    found(w, at, node);
                 }
             }
         }
     }
     for anchor in ["nvrtc", "nvJitLink"] {
-        let of_anchor = at_anchor(anchor);
-        if of_anchor.iter().any(|(m, _)| !marks.contains(m)) {
+        let pending =
+            MARKS.iter().zip(&anchors).any(|(m, a)| a.is_some_and(|(a, _)| a == anchor) && !marks.contains(m));
+        if pending {
             for at in memmem::find_iter(area, anchor.as_bytes()) {
-                check(at, &of_anchor, marks);
+                check(at, anchor, marks);
             }
         }
     }
@@ -798,6 +977,13 @@ mod tests {
     }
 
     #[test]
+    fn each_run_time_compiler_mark_is_searched_for() {
+        for m in RUN_TIME_COMPILER_MARKS {
+            assert!(MARKS.contains(m), "{m}");
+        }
+    }
+
+    #[test]
     fn each_mark_is_found_at_its_anchor() {
         for m in MARKS {
             let (anchor, offset) = mark_anchor(m).expect("every mark is found in the one pass");
@@ -807,9 +993,10 @@ mod tests {
         // Run together as Rust places strings, and each mark overlapping a registry name.
         let text = b"xlibcuda.so.1\0nvcuda.dllcudaErrorCudartUnloadingcuGetProcAddress_v2libcudart_static_ab\
                      cudaGetDriverEntryPointlibnvrtc.so.13nvrtc64_120_0.dll libnvJitLink.so nvJitLink_120_0.dll \
+                     nvrtcCompileProgramnvJitLinkCreate\
                      cuCtxCreate_v4cuCtxCreate_v4cuMemAllocAsyncHandle";
         let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
-        scan_strings(text, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
+        scan_strings(text, &reg, &mut marks, &mut seen, |w, at, _| names.push((w.to_owned(), at)));
         assert_eq!(marks.len(), MARKS.len(), "{marks:?}");
         let words: Vec<&str> = names.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(words, ["cuGetProcAddress_v2", "cuCtxCreate_v4", "cuMemAllocAsync"], "{names:?}");
@@ -818,60 +1005,54 @@ mod tests {
         assert_eq!(names[1].1, first);
     }
 
+    /// The strings read on every core give what one pass gives: the same marks, the same names
+    /// where first seen, whatever the cuts.
     #[test]
-    fn no_mark_or_name_holds_a_nul() {
-        // What lets a stretch of strings be scanned in parts cut after NUL bytes.
-        assert!(MARKS.iter().all(|m| !m.contains('\0')));
+    fn strings_read_on_every_core_are_one_pass_s() {
         let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
-        assert!(reg.trie().longest(b"cuMem\0AllocAsync").is_none_or(|(len, _)| len < 5));
-        let all =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
-        assert!(!all.contains("\\u0000"));
+        let words: Vec<&str> = reg.entries.iter().map(|e| e.symbol.as_str()).take(300).collect();
+        let mut text = Vec::new();
+        let mut i = 0usize;
+        while text.len() < 3 * STRINGS_PER_THREAD {
+            // Words run together, a NUL now and then, the marks among them.
+            text.extend_from_slice(words[i % words.len()].as_bytes());
+            text.extend_from_slice(match i % 7 {
+                0 => b"\0",
+                1 => b"cuDNN",
+                2 => b".",
+                _ => b"",
+            });
+            if i == 1_000_000 {
+                text.extend_from_slice(b"libcuda.so.1\0libnvrtc.so.13\0");
+            }
+            i += 1;
+        }
+        let run = |on_every_core: bool| {
+            let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
+            if on_every_core {
+                scan_strings_on_every_core(&text, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
+            } else {
+                scan_strings(&text, &reg, &mut marks, &mut seen, |w, at, _| names.push((w.to_owned(), at)));
+            }
+            (marks, names)
+        };
+        let (one, every) = (run(false), run(true));
+        assert!(one.1.len() > 100 && one.0.contains("libnvrtc"), "{:?}", one.0);
+        assert_eq!(one, every);
     }
 
+    /// A COFF object's import is the function's own name: through `__imp_` on x86-64, and with
+    /// 32-bit x86's `_` and stdcall's `@N` taken off.
     #[test]
-    fn strings_scanned_in_parts_are_the_one_pass_s() {
-        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
-        // Names and marks run together, across NULs, repeated, and stretches without a NUL:
-        // wherever the cuts fall, the same findings.
-        let mut text = Vec::new();
-        let pieces: [&[u8]; 12] = [
-            b"cuCtxCreate_v4",
-            b"\0",
-            b"libcuda.so.1",
-            b"cuMemAllocAsync",
-            b"\0\0",
-            b"nvrtc64_120_0.dll",
-            b"cuGetProcAddress_v2",
-            b"xyz",
-            b"cudaErrorCudartUnloading\0",
-            b"libnvJitLink.so",
-            b"cuMemcpyHtoD_v2",
-            b"cuLaunchKernel\0",
-        ];
-        let mut x = 7u64;
-        for _ in 0..4000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            text.extend_from_slice(pieces[(x % 12) as usize]);
-        }
-        // A mark late and alone, so that only its part holds it.
-        text.extend_from_slice(b"\0libcudart_static_abc\0");
-        let run = |threads: usize| {
-            let (mut marks, mut seen, mut names) = (BTreeSet::new(), vec![false; reg.trie().nodes()], Vec::new());
-            // A name seen in an earlier section is not found again.
-            let (_, node) = reg.trie().longest(b"cuLaunchKernel").unwrap();
-            seen[node] = true;
-            scan_parts(&text, threads, &reg, &mut marks, &mut seen, |w, at| names.push((w.to_owned(), at)));
-            (marks, names, seen)
-        };
-        let one = run(1);
-        assert!(one.0.len() >= 6 && one.1.len() >= 4, "{:?} {:?}", one.0, one.1);
-        assert!(!one.1.iter().any(|(w, _)| w == "cuLaunchKernel"));
-        for threads in 2..=7 {
-            assert_eq!(run(threads), one, "{threads} parts");
-        }
+    fn coff_imports_are_the_functions_own_names() {
+        assert_eq!(plain_import("__imp_GetProcAddress", false), "GetProcAddress");
+        assert_eq!(plain_import("cuCtxCreate_v4", false), "cuCtxCreate_v4");
+        assert_eq!(plain_import("__imp__GetProcAddress@8", true), "GetProcAddress");
+        assert_eq!(plain_import("_cuInit@4", true), "cuInit");
+        assert_eq!(plain_import("_dlsym", true), "dlsym");
+        // Not a decoration: kept.
+        assert_eq!(plain_import("_name@x", true), "name@x");
+        assert_eq!(plain_import("@8", true), "@8");
     }
 
     #[test]

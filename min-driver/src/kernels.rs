@@ -114,8 +114,9 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || loop {
-        while at < b.len() && b[at].is_ascii_whitespace() {
-            at += 1;
+        // A byte-order mark (U+FEFF, a zero-width space) separates as whitespace does.
+        while at < b.len() && (space(b[at]) || b[at..].starts_with(BOM)) {
+            at += if b[at] == BOM[0] { BOM.len() } else { 1 };
         }
         if at >= b.len() {
             return None;
@@ -134,7 +135,12 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
         if b[at] == b',' {
             at += 1;
         } else {
-            while at < b.len() && !b[at].is_ascii_whitespace() && b[at] != b',' && !b[at..].starts_with(b"//") {
+            while at < b.len()
+                && !space(b[at])
+                && b[at] != b','
+                && !b[at..].starts_with(b"//")
+                && !b[at..].starts_with(b"/*")
+            {
                 at += 1;
             }
         }
@@ -143,6 +149,15 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Whether a byte separates PTX's tokens: ASCII whitespace, the vertical tab too, and NUL (a
+/// file or entry padded with zeros after its text).
+fn space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == 0x0b || b == 0
+}
+
+/// UTF-8's byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Whether `text` holds a PTX module: its first tokens `.version X.Y` and then `.target`, as
 /// ptxas requires, on lines or not. A string that only mentions `.version` is not one.
 pub(super) fn is_ptx(text: &str) -> bool {
@@ -150,6 +165,53 @@ pub(super) fn is_ptx(text: &str) -> bool {
     t.next() == Some(".version")
         && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
         && t.next() == Some(".target")
+}
+
+/// Whether a file's first bytes `head` (a prefix of it, `whole`: or all of it) start a PTX
+/// module: past comments, whitespace and a byte-order mark, `.version X.Y`. Nothing else starts
+/// so (no Rust file can), so a PTX file is known whatever its name. A prefix cut inside the
+/// comments before it says no.
+pub(super) fn starts_ptx(head: &[u8], whole: bool) -> bool {
+    let keep = if whole { head.len() } else { head.iter().rposition(|&b| space(b)).unwrap_or(0) };
+    let text = String::from_utf8_lossy(&head[..keep]);
+    let mut t = tokens(&text);
+    t.next() == Some(".version") && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
+}
+
+/// How many bytes past a `.version` found in a program's data [`ptx_candidate`] looks at: each
+/// `.version` is looked at on its own (one that begins no module does not hide a later one), so
+/// each look is bounded to keep the search linear.
+const PTX_LOOK: usize = 256;
+
+/// Whether the `.version` at `at` of `bytes` may begin a PTX module: `.version`, then a version
+/// number, then `.target`, as ptxas requires, with whitespace and comments between. Where the
+/// text goes on past [`PTX_LOOK`] bytes before these are seen (a long comment between), it is
+/// taken to be one: its `.version` is read, never dropped.
+fn ptx_candidate(bytes: &[u8], at: usize) -> bool {
+    let to = bytes.len().min(at.saturating_add(PTX_LOOK));
+    let (end, cut) = match memchr::memchr(0, &bytes[at..to]) {
+        Some(p) => (at + p, false),
+        None => (to, to < bytes.len()),
+    };
+    let text = String::from_utf8_lossy(&bytes[at..end]);
+    // A token that reaches the end of a window cut short may go on past it.
+    let open = |tok: &str| cut && tok.as_ptr() as usize + tok.len() == text.as_ptr() as usize + text.len();
+    let mut t = tokens(&text);
+    match t.next() {
+        Some(".version") => {}
+        _ => return false,
+    }
+    match t.next() {
+        Some(v) if super::releases::cuda_number(v).is_some() => {}
+        Some(v) if open(v) => return true,
+        Some(_) => return false,
+        None => return cut,
+    }
+    match t.next() {
+        Some(".target") => true,
+        Some(tok) => open(tok) && ".target".starts_with(tok),
+        None => cut,
+    }
 }
 
 /// The kernel images embedded in one section of a compiled program: fatbins (by their magic
@@ -192,13 +254,29 @@ pub(super) fn embedded_in(
             continue;
         };
         if version != 1 || header < 16 {
-            // A fatbin's magic with a layout this reader does not know: said, never dropped,
-            // so the floor is "at least" rather than lower than what it holds.
+            // A fatbin's magic with a layout this reader does not know. Where it may still be a
+            // container of another version, it is said, never dropped, so the floor is "at
+            // least" rather than lower than what it holds. A container of any version has a
+            // version a new layout would count up to (every fatbin so far is version 1: one
+            // below 256), a header that holds at least the 16 bytes read here and at most a
+            // page, and what the header says follows it within the bytes that follow. Where
+            // none of that holds (machine code holding the magic as a constant, the next
+            // instruction's bytes read as its version and sizes), no container begins there:
+            // no kernel image.
+            let follows = usize::try_from(size)
+                .ok()
+                .and_then(|s| s.checked_add(usize::from(header)))
+                .and_then(|n| n.checked_add(at));
+            let may_be = version == 1
+                || (version < 256 && (16..=4096).contains(&header) && follows.is_some_and(|e| e <= bytes.len()));
+            next = at + 1;
+            if !may_be {
+                continue;
+            }
             image.unreadable.push(format!(
                 "a fatbin at {section}+{at:#x}: version {version}, a header of {header} bytes (this reader knows \
                  version 1, 16 bytes or more)"
             ));
-            next = at + 1;
             continue;
         }
         let end = usize::try_from(size)
@@ -210,17 +288,27 @@ pub(super) fn embedded_in(
         next = end.max(at + 1);
     }
     decompress_all(jobs, image);
+    // Cubins and PTX are looked for outside the fatbins (whose entries were read as theirs):
+    // a section of fatbins is not searched again. Neither needle can run into a fatbin, whose
+    // first byte (0x50) is in neither.
+    let rest = if fatbins.is_empty() { data.to_vec() } else { super::extents::minus(data, &fatbins) };
+    let data = &rest[..];
     let mut in_fatbin = Cursor::new(&fatbins);
     let mut cubins: Vec<(usize, usize)> = Vec::new();
     let mut cubins_end = 0;
     for at in find_iter(bytes, data, &elf_finder) {
         let h = &bytes[at..];
-        if at < cubins_end
-            || in_fatbin.covers(at)
-            || h.len() < 64
-            || h[4] != 2
-            || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA
-        {
+        if at < cubins_end || in_fatbin.covers(at) || h.len() < 52 || u16::from_le_bytes([h[18], h[19]]) != EM_CUDA {
+            continue;
+        }
+        if h[4] != 2 {
+            // A 32-bit cubin (CUDA before 10 made them for 32-bit hosts): said, never dropped.
+            image
+                .unreadable
+                .push(format!("a cubin at {section}+{at:#x}: a 32-bit ELF file, which this reader does not read"));
+            continue;
+        }
+        if h.len() < 64 {
             continue;
         }
         let end = at + cubin_extent(h);
@@ -234,7 +322,9 @@ pub(super) fn embedded_in(
     let mut covered = Cursor::new(&both);
     let mut done = 0;
     for at in find_iter(bytes, data, &version_finder) {
-        if at < done || covered.covers(at) {
+        // A `.version` that begins no module (in a comment, in other text) is passed over on
+        // its own: the next `.version` is looked at, even in the same string.
+        if at < done || covered.covers(at) || !ptx_candidate(bytes, at) {
             continue;
         }
         // From `.version` (what comes before it, comments or another string run together with
@@ -243,9 +333,7 @@ pub(super) fn embedded_in(
         let end = memchr::memchr(0, &bytes[at..]).map_or(bytes.len(), |p| at + p);
         done = end.max(at + 1);
         let text = String::from_utf8_lossy(&bytes[start..end]);
-        if is_ptx(&text) {
-            ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
-        }
+        ptx(&text, &format!("PTX at {section}+{start:#x}"), image);
     }
     both
 }
@@ -446,7 +534,10 @@ impl Want {
         match self {
             // `.target` and the rest of its directive (a list of names, 256 bytes is more than
             // any holds); a module on one line has no line end to wait for.
-            Want::Ptx => memchr::memmem::find(out, b".target").is_some_and(|at| out.len() >= at + 256),
+            // `.target` after the `.version` (a comment before may mention either).
+            Want::Ptx => memchr::memmem::find(out, b".version")
+                .and_then(|v| memchr::memmem::find(&out[v..], b".target").map(|t| v + t))
+                .is_some_and(|at| out.len() >= at + 256),
             Want::Cubin => {
                 let Some(h) = out.get(..64) else { return false };
                 // ELF ABI 7 and older (ptxas before 12.8, and 12.x below sm_100) write no note.
@@ -459,7 +550,7 @@ impl Want {
     /// The prefix cut where a token may have been cut in two (PTX: at its last whitespace).
     fn trim(self, mut out: Vec<u8>, whole: bool) -> Vec<u8> {
         if matches!(self, Want::Ptx) && !whole {
-            let keep = out.iter().rposition(u8::is_ascii_whitespace).unwrap_or(0);
+            let keep = out.iter().rposition(|&b| space(b)).unwrap_or(0);
             out.truncate(keep);
         }
         out
@@ -958,6 +1049,117 @@ mod tests {
             assert!(out.is_none_or(|o| text.starts_with(&o)), "cut at {cut}");
         }
         assert_eq!(zstd_prefix(&zstd[..8], Some(text.len() as u64), Want::Ptx), None);
+    }
+
+    /// The fatbin magic as machine code holds it (an immediate, the next instruction's bytes
+    /// read as version and sizes) is no kernel image; a container of another version whose
+    /// layout may be real, and a version 1 container cut short, are each said (the floor is
+    /// then "at least"), never dropped.
+    #[test]
+    fn a_fatbin_magic_is_a_kernel_only_where_a_container_can_begin() {
+        let magic = FATBIN_MAGIC.to_le_bytes();
+        let header = |version: u16, size: u16, follows: u64| {
+            let mut h = magic.to_vec();
+            h.extend(version.to_le_bytes());
+            h.extend(size.to_le_bytes());
+            h.extend(follows.to_le_bytes());
+            h
+        };
+        let read = |bytes: &[u8]| {
+            let mut image = Image::default();
+            embedded(bytes, "t", &mut image);
+            image
+        };
+        // `movl $0xba55ed50, ...; movq $0x5c0, ...`, as cuda-sys-gen's own code holds it.
+        let mut code = vec![0xc7, 0x84, 0x24, 0x4c, 0x01, 0, 0];
+        code.extend(magic);
+        code.extend([0x48, 0xc7, 0x84, 0x24, 0xc0, 0x05, 0, 0, 0, 0, 0, 0]);
+        code.resize(4096, 0x90);
+        assert!(read(&code).unreadable.is_empty() && read(&code).needs.is_empty());
+        // A header shorter than its own 16 bytes, or a size past the bytes that follow: no
+        // container of any version.
+        for bytes in [header(2, 8, 16), header(2, 16, 1 << 40), header(700, 16, 16)] {
+            let mut b = bytes.clone();
+            b.resize(64, 0);
+            let image = read(&b);
+            assert!(image.unreadable.is_empty(), "{bytes:?}: {image:?}");
+        }
+        // Version 2 with a layout that holds: said.
+        let mut v2 = header(2, 16, 32);
+        v2.resize(64, 0);
+        let image = read(&v2);
+        assert_eq!(image.unreadable.len(), 1, "{image:?}");
+        assert!(image.unreadable[0].contains("version 2"), "{image:?}");
+        // A real container cut short (its size past the end), and one with a short header, in
+        // version 1: said.
+        let real = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/sm90_ptx95.fatbin")).unwrap();
+        for bytes in [&real[..real.len() / 2], &header(1, 8, 16)[..]] {
+            let image = read(bytes);
+            assert!(!image.unreadable.is_empty(), "{image:?}");
+        }
+        let image = read(&real);
+        assert!(image.unreadable.is_empty() && !image.needs.is_empty(), "{image:?}");
+    }
+
+    /// Each `.version` is looked at on its own: one that begins no module (in a comment, glued
+    /// to a word, followed by other text) does not hide the module after it; one followed by a
+    /// long comment is taken as a module, never dropped; PTX with a byte-order mark and
+    /// comments inside its directives is read.
+    #[test]
+    fn every_ptx_module_is_found_after_false_starts() {
+        let isa = |bytes: &[u8]| {
+            let mut image = Image::default();
+            embedded(bytes, "t", &mut image);
+            image
+                .needs
+                .iter()
+                .filter_map(|(n, _)| match n {
+                    Need::PtxIsa(v) => Some(v.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(isa(b"// .version 1.0 old\n.version 9.5\n.target sm_90\0"), ["9.5"]);
+        assert_eq!(isa(b".version.version 9.5 .target sm_90\0"), ["9.5"]);
+        assert_eq!(isa(b"a .version of 2 .version 9.5/*x*/.target sm_90\0"), ["9.5"]);
+        assert!(isa(b"print .version 1.2 and more\0").is_empty());
+        let mut long = b".version 9.5 /*".to_vec();
+        long.extend([b' '; 1000]);
+        long.extend(b"*/ .target sm_90\0");
+        assert_eq!(isa(&long), ["9.5"]);
+        // A `.version` every few bytes in a long comment: each looked at within its bound.
+        let many: Vec<u8> = b".version /* ".iter().copied().cycle().take(1 << 20).collect();
+        let _ = isa(&many);
+        // A vertical tab between tokens, NUL padding after the text (a kernel file's).
+        let mut image = Image::default();
+        ptx(".version\x0b9.5\x0b.target sm_90\0\0\0", "t", &mut image);
+        let needs: Vec<_> = image.needs.iter().map(|(n, _)| n.clone()).collect();
+        assert_eq!(needs, [Need::PtxIsa("9.5".into()), Need::Arch("sm_90".into())]);
+        // A compressed module whose header comment mentions `.target` before its `.version`:
+        // the prefix read goes on to the module's own.
+        let mut text = b"// .target sm_50, in a comment\n".to_vec();
+        text.extend([b'/'; 6000]);
+        text.extend(b"\n.version 9.5\n.target sm_90\n");
+        text.extend(b".visible .entry k() { ret; }\n".iter().copied().cycle().take(4 << 20));
+        let zstd = zstd::bulk::compress(&text, 1).unwrap();
+        let out = zstd_prefix(&zstd, Some(text.len() as u64), Want::Ptx).unwrap();
+        assert!(memchr::memmem::find(&out, b".version 9.5").is_some(), "{}", out.len());
+        assert!(starts_ptx(b"\xef\xbb\xbf// header\n/* c */ .version 9.5\n.target sm_90\n", true));
+        assert!(!starts_ptx(b"// a Rust file\nfn main() {}\n", true));
+        assert!(!starts_ptx(b"// cut in the comments", false));
+    }
+
+    /// A 32-bit cubin (ELF class 1 for `EM_CUDA`) embedded in a section is said, never dropped.
+    #[test]
+    fn a_32_bit_cubin_is_said() {
+        let mut h = cubin_header_bytes(0, 0);
+        h[4] = 1;
+        let mut bytes = vec![0u8; 8];
+        bytes.extend(h);
+        let mut image = Image::default();
+        embedded(&bytes, "t", &mut image);
+        assert_eq!(image.unreadable.len(), 1, "{image:?}");
+        assert!(image.unreadable[0].contains("32-bit"), "{image:?}");
     }
 
     #[test]

@@ -280,7 +280,7 @@ impl Floor {
             0 => "these sources",
             1 if self.programs[0].contains(", read as a kernel") => "this kernel file",
             1 if self.programs[0].contains("a member of an archive") => "this archive member",
-            1 if self.programs[0].contains("object file (.o)") => "this object file",
+            1 if self.programs[0].contains("object file (.o") => "this object file",
             1 => "this file",
             _ => "these files",
         };
@@ -556,27 +556,31 @@ fn is_compiled(path: &Path) -> bool {
     head.as_deref().is_some_and(|h| binary::is_binary(h) || kernel_file(path, h).is_some())
 }
 
-/// The first 64 bytes of a regular file (`None`: no regular file, or unreadable).
+/// How much of a file [`head_of`] reads: enough for nvcc's header of comments before a PTX
+/// module's `.version`, many times over.
+const HEAD: usize = 64 << 10;
+
+/// The first bytes of a regular file, up to [`HEAD`] (`None`: no regular file, or unreadable).
 fn head_of(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return None;
     }
-    let mut head = vec![0u8; 64];
-    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).ok()?;
-    head.truncate(n);
+    let mut head = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head)).ok()?;
     Some(head)
 }
 
 /// What kind of kernel file `path` is, by its first bytes or its name: a fatbin (its magic), a
-/// cubin (an ELF file for `EM_CUDA`), or PTX (`.ptx`). `None`: no kernel file.
+/// cubin (an ELF file for `EM_CUDA`), or PTX (`.ptx`, or any file but Rust's whose text starts
+/// with `.version` past comments: no Rust file does). `None`: no kernel file.
 fn kernel_file(path: &Path, head: &[u8]) -> Option<&'static str> {
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     if head.starts_with(&[0x50, 0xed, 0x55, 0xba]) {
         Some("fatbin")
     } else if head.starts_with(b"\x7fELF") && head.len() >= 20 && u16::from_le_bytes([head[18], head[19]]) == 190 {
         Some("cubin")
-    } else if ext == "ptx" {
+    } else if ext == "ptx" || (ext != "rs" && kernels::starts_ptx(head, head.len() < HEAD)) {
         Some("PTX")
     } else if ext == "cubin" || ext == "fatbin" {
         Some("unreadable kernel file")
@@ -614,44 +618,23 @@ pub fn floor_of_programs_on<'a>(
         match kernel_file(p, &head) {
             Some(kind) => {
                 let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-                let mut ev = model::Evidence {
-                    file: p.clone(),
-                    format: format!("a {kind} file, read as a kernel"),
-                    kernel_file: true,
-                    ..model::Evidence::default()
-                };
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                match kind {
-                    "PTX" => kernels::ptx(&String::from_utf8_lossy(&data), &name, &mut ev.image),
-                    "fatbin" | "cubin" => kernels::binary(&data, &name, &mut ev.image),
-                    _ => ev.image.unreadable.push(format!(
-                        "{name}: named as a kernel file, but neither a fatbin nor a cubin for EM_CUDA: its needs are \
-                         not read"
-                    )),
-                }
-                found.push((p.display().to_string(), size, ev));
+                found.push((p.display().to_string(), size, kernel_evidence(p, kind, &data)));
             }
             None => {
                 // Only the headers and the sections read are held (a sparse file's holes, and
                 // what lies between sections, are never read).
                 let file = std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
                 let cache = object::ReadCache::new(&file);
-                if head.starts_with(b"!<arch>\n") {
-                    // An archive (`.a`, `.lib`): each member object read as one.
-                    let archive = object::read::archive::ArchiveFile::parse(&cache).map_err(|e| {
-                        anyhow::anyhow!("{}: an archive the object crate cannot read ({e})", p.display())
-                    })?;
-                    for member in archive.members() {
-                        let member = member.map_err(|e| anyhow::anyhow!("{}: an archive member ({e})", p.display()))?;
-                        let name = String::from_utf8_lossy(member.name()).into_owned();
-                        let shown = format!("{}({name})", p.display());
-                        let Ok(bytes) = member.data(&cache) else { continue };
-                        if !binary::is_binary(bytes) || bytes.starts_with(b"!<arch>\n") {
-                            continue;
-                        }
-                        let mut ev = binary::collect(Path::new(&shown), bytes, None, &reg)?;
-                        ev.format = format!("{}, a member of an archive", ev.format);
-                        found.push((shown, bytes.len() as u64, ev));
+                if head.starts_with(b"!<arch>\n") || head.starts_with(b"!<thin>\n") {
+                    read_archive(&cache, &p.display().to_string(), 0, &reg, &mut found)?;
+                    if found.is_empty() {
+                        // Named for what it is, though nothing in it is read.
+                        let format = "an archive with no object file or kernel file among its members".to_owned();
+                        found.push((
+                            p.display().to_string(),
+                            size,
+                            model::Evidence { file: p.clone(), format, ..Default::default() },
+                        ));
                     }
                 } else {
                     let tables = binary::string_tables(&cache);
@@ -703,6 +686,103 @@ pub fn floor_of_programs_on<'a>(
         .cubin_gpus
         .sort_by_key(|a| a.trim_start_matches("sm_").trim_end_matches(char::is_alphabetic).parse::<u32>().unwrap_or(0));
     Ok(floor)
+}
+
+/// A kernel file `path` of `kind` ([`kernel_file`]), its bytes `data`, read as one.
+fn kernel_evidence(path: &Path, kind: &str, data: &[u8]) -> model::Evidence {
+    let mut ev = model::Evidence {
+        file: path.to_owned(),
+        format: format!("a {kind} file, read as a kernel"),
+        kernel_file: true,
+        ..model::Evidence::default()
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match kind {
+        "PTX" => kernels::ptx(&String::from_utf8_lossy(data), &name, &mut ev.image),
+        "fatbin" | "cubin" => kernels::binary(data, &name, &mut ev.image),
+        _ => ev.image.unreadable.push(format!(
+            "{name}: named as a kernel file, but neither a fatbin nor a cubin for EM_CUDA: its needs are not read"
+        )),
+    }
+    ev
+}
+
+/// How deep archives inside archives are read.
+const ARCHIVE_DEPTH: usize = 8;
+
+/// The members of the archive `data` (`shown` in the report; `depth` archives deep): each
+/// object read as a program, each kernel file as a kernel, each archive as an archive. A member
+/// that cannot be read is said, so the floor is "at least"; one that is neither an object nor
+/// a kernel file (a linker takes neither) holds nothing the driver loads.
+fn read_archive<'d, R: object::ReadRef<'d>>(
+    data: R,
+    shown: &str,
+    depth: usize,
+    reg: &Registry,
+    found: &mut Vec<(String, u64, model::Evidence)>,
+) -> Result<()> {
+    let archive = object::read::archive::ArchiveFile::parse(data)
+        .map_err(|e| anyhow::anyhow!("{shown}: an archive the object crate cannot read ({e})"))?;
+    for member in archive.members() {
+        let member = member.map_err(|e| anyhow::anyhow!("{shown}: an archive member ({e})"))?;
+        let name = String::from_utf8_lossy(member.name()).into_owned();
+        let shown = format!("{shown}({name})");
+        let unread = |why: String| model::Evidence {
+            file: PathBuf::from(&shown),
+            format: "a member of an archive".into(),
+            unreadable: vec![Unresolved {
+                spelled: format!("archive member {name}"),
+                file: PathBuf::from(&shown),
+                line: 0,
+                why,
+                reading: Reading::Record,
+            }],
+            ..model::Evidence::default()
+        };
+        let bytes = match member.data(data) {
+            Ok(b) => b,
+            Err(e) => {
+                let why = if member.is_thin() {
+                    format!("a thin archive's member, kept outside it ({e}): pass {name} itself")
+                } else {
+                    format!("its bytes cannot be read ({e})")
+                };
+                found.push((shown.clone(), 0, unread(why)));
+                continue;
+            }
+        };
+        let head = &bytes[..bytes.len().min(HEAD)];
+        if bytes.starts_with(b"!<arch>\n") || bytes.starts_with(b"!<thin>\n") {
+            if depth + 1 >= ARCHIVE_DEPTH {
+                let why = format!("an archive {ARCHIVE_DEPTH} archives deep: not read");
+                found.push((shown.clone(), bytes.len() as u64, unread(why)));
+            } else {
+                read_archive(bytes, &shown, depth + 1, reg, found)?;
+            }
+        } else if let Some(kind) = kernel_file(Path::new(&name), head) {
+            let mut ev = kernel_evidence(Path::new(&shown), kind, bytes);
+            ev.format = format!("{}, a member of an archive", ev.format);
+            found.push((shown, bytes.len() as u64, ev));
+        } else if binary::is_binary(bytes) {
+            // The object crate reads an ELF file only from bytes aligned as its headers are; a
+            // member of an archive inside another may lie at any offset.
+            let copy;
+            let aligned = if bytes.as_ptr().align_offset(8) == 0 {
+                bytes
+            } else {
+                copy = bytes.to_vec();
+                &copy[..]
+            };
+            match binary::collect(Path::new(&shown), aligned, None, reg) {
+                Ok(mut ev) => {
+                    ev.format = format!("{}, a member of an archive", ev.format);
+                    found.push((shown, bytes.len() as u64, ev));
+                }
+                Err(e) => found.push((shown.clone(), bytes.len() as u64, unread(format!("{e:#}")))),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The benchmarks' baseline for [`floor_of_programs`]: the least any reader of a compiled

@@ -63,6 +63,10 @@ pub(super) struct Evidence {
     pub unreadable: Vec<Unresolved>,
     /// A kernel file (`.ptx`, `.cubin`, `.fatbin`) read as one: no host code.
     pub kernel_file: bool,
+    /// A PE program's imports by ordinal: functions whose names the file does not give.
+    pub unnamed_imports: Vec<String>,
+    /// The name the file gives itself: an ELF library's `DT_SONAME`, a DLL's export directory's.
+    pub soname: Option<String>,
 }
 
 /// A way a program can reach the driver, or code, that the file itself does not show.
@@ -76,6 +80,8 @@ pub(super) enum Capability {
     LinksUnread,
     /// Imports a driver function the registry does not know.
     UnknownName,
+    /// Imports a function by ordinal: its name is not in the file.
+    Unnamed,
 }
 
 impl Capability {
@@ -85,6 +91,7 @@ impl Capability {
             Capability::LoadsCode => "loads code it does not embed",
             Capability::LinksUnread => "links a library that was not read",
             Capability::UnknownName => "imports a driver function the registry does not know",
+            Capability::Unnamed => "imports a function whose name the file does not give",
         }
     }
 }
@@ -140,7 +147,13 @@ pub(super) fn role(ev: &Evidence, reg: &Registry) -> Role {
     // the driver's own names make one.
     if ev.exports.contains("cuInit") && ev.exports.contains("cuDriverGetVersion") && driver_names >= 20 {
         Role::Driver
-    } else if ev.exports.contains("cudaMalloc") && defines("cudaGetDriverEntryPoint") {
+    } else if ev.exports.contains("cudaMalloc")
+        && defines("cudaGetDriverEntryPoint")
+        && ev.soname.as_deref().is_some_and(|s| binary::runtime_soname(s).is_some())
+    {
+        // The runtime by what it defines and by the name it gives itself (`libcudart.so.12`,
+        // `cudart64_12.dll`): a library that holds a static runtime and exports its functions
+        // defines them too, and its own lookups are its own, not its callers'.
         Role::Runtime
     } else {
         Role::Program
@@ -202,13 +215,63 @@ fn run_time_compiler(lib: &str) -> bool {
     ["libnvrtc", "nvrtc64_", "libnvjitlink", "nvjitlink_"].iter().any(|p| l.starts_with(p))
 }
 
+/// Whether a function is a run-time compiler's (NVRTC's `nvrtc*`, nvJitLink's `nvJitLink*`,
+/// the PTX compiler library's `nvPTXCompiler*`): imported, or linked in from its static library.
+pub(super) fn run_time_compiler_function(name: &str) -> bool {
+    name.starts_with("nvrtc") || name.starts_with("nvJitLink") || name.starts_with("nvPTXCompiler")
+}
+
 /// Whether a name looks like one of the driver's (`cu` and a capital letter).
 fn driver_like(name: &str) -> bool {
     name.len() > 2 && name.starts_with("cu") && name[2..].starts_with(|c: char| c.is_ascii_uppercase())
 }
 
-/// The driver functions that load a kernel image from a file named by a value.
-const FROM_FILE: &[&str] = &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile", "cuLinkAddFile_v2"];
+/// The driver functions that load a kernel image from a file named by a value (and the
+/// runtime's own, `cudaLibraryLoadFromFile`).
+const FROM_FILE: &[&str] =
+    &["cuModuleLoad", "cuLibraryLoadFromFile", "cuLinkAddFile", "cuLinkAddFile_v2", "cudaLibraryLoadFromFile"];
+
+/// The driver functions that load a kernel image from bytes in memory: where the program
+/// embeds no image, the bytes come from elsewhere (a file it reads, a download).
+const FROM_MEMORY: &[&str] = &[
+    "cuModuleLoadData",
+    "cuModuleLoadDataEx",
+    "cuModuleLoadFatBinary",
+    "cuLibraryLoadData",
+    "cuLinkAddData",
+    "cuLinkAddData_v2",
+    "cudaLibraryLoadData",
+];
+
+/// Whether a function hands out another's address by its name: a loader's lookup (`dlsym`,
+/// `dlvsym`, glibc's internal `__libc_dlsym` and `_dl_sym`, Windows' `GetProcAddress` and
+/// ntdll's `LdrGetProcedureAddress*`). Families, not a list of spellings: a new variant of one
+/// is still one.
+pub(super) fn looks_up_by_name(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    ["dlsym", "dlvsym", "libc_dlsym", "libc_dlvsym", "dl_sym", "dl_vsym"].contains(&n)
+        || n.starts_with("GetProcAddress")
+        || n.starts_with("LdrGetProcedureAddress")
+}
+
+/// Whether a function loads a library named at run time (`dlopen`, `dlmopen`, glibc's internal
+/// `__libc_dlopen_mode`, Android's `android_dlopen_ext`, Windows' `LoadLibrary*`,
+/// `LoadPackagedLibrary` and ntdll's `LdrLoadDll`).
+pub(super) fn loads_library(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    ["dlopen", "dlmopen", "libc_dlopen_mode", "android_dlopen_ext", "LoadPackagedLibrary", "LdrLoadDll"].contains(&n)
+        || n.starts_with("LoadLibrary")
+}
+
+/// Whether a driver or runtime function hands out driver functions the program does not name:
+/// a lookup by name (`cuGetProcAddress*`, `cudaGetDriverEntryPoint*`) or the table of the
+/// driver's private functions by UUID (`cuGetExportTable`, `cudaGetExportTable`).
+fn driver_lookup(name: &str) -> bool {
+    name.starts_with("cuGetProcAddress")
+        || name.starts_with("cudaGetDriverEntryPoint")
+        || name.starts_with("cuGetExportTable")
+        || name.starts_with("cudaGetExportTable")
+}
 
 /// The capabilities the evidence shows, each with what shows it. Pure: the same evidence, the
 /// same list.
@@ -244,17 +307,88 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
         "the names are read from its strings, at their highest meaning (an upper estimate of the need); a name it \
          builds at run time is not seen"
     };
+    // What the program calls: its imports, and the functions its records look up (a lookup
+    // through the generated crate is a call as surely as an import is).
+    let record_names: Vec<String> =
+        ev.records.iter().flat_map(|r| [r.symbol.clone(), r.exported.clone()]).filter(|n| !n.is_empty()).collect();
+    for name in &record_names {
+        if driver_lookup(name) {
+            add!(Capability::NamesFunctions, format!("looks up {name} (a record)"), names_why);
+        }
+        if FROM_FILE.contains(&name.as_str()) {
+            add!(
+                Capability::LoadsCode,
+                format!("looks up {name} (a record)"),
+                "it loads a kernel file named at run time, whose PTX ISA and architectures are not read",
+            );
+        }
+    }
+    // A run-time compiler linked in from its static library (`libnvrtc_static.a`,
+    // `libnvJitLink_static.a`, `libnvptxcompiler_static.a`), shown by its symbol table.
+    if let Some(d) = ev.symtab.iter().flatten().find(|d| run_time_compiler_function(d)) {
+        add!(
+            Capability::LoadsCode,
+            format!("defines {d} (a run-time compiler linked in)"),
+            "it compiles kernels at run time: the code it makes needs a driver of that compiler's release",
+        );
+    }
+    // A loader linked into the program (a static one: the C library's own `dlopen` and
+    // `dlsym`), shown by its symbol table.
+    if !own_loader {
+        for d in ev.symtab.iter().flatten() {
+            if looks_up_by_name(d) {
+                add!(Capability::NamesFunctions, format!("defines {d} (a loader linked in)"), names_why);
+            }
+            if loads_library(d) {
+                add!(
+                    Capability::LoadsCode,
+                    format!("defines {d} (a loader linked in)"),
+                    "it can load a library named at run time, whose kernels and lookups are not read",
+                );
+            }
+        }
+    }
+    // A static program (no library linked, nothing imported) that names the driver's library or
+    // any of its functions can reach the driver only by loading it itself (its name may be
+    // built at run time), and then only by name.
+    let linked_nothing = ev.imports.is_empty() && ev.needed.is_empty() && ev.import_libraries.is_empty();
+    if linked_nothing && !own_loader && !held && role == Role::Program {
+        let named = ["libcuda.so", "nvcuda.dll"]
+            .into_iter()
+            .find(|m| ev.marks.contains(m))
+            .map(|m| format!("the driver's library \"{m}\""))
+            .or_else(|| ev.strings.keys().next().map(|w| format!("the driver function \"{w}\"")));
+        if let Some(named) = named {
+            add!(Capability::NamesFunctions, format!("links nothing, and names {named}"), names_why);
+        }
+    }
+    // A program that loads images from memory but embeds none loads what it does not embed.
+    let embeds = !ev.image.needs.is_empty() || !ev.image.unreadable.is_empty();
+    if !embeds {
+        if let Some(name) = ev.imports.iter().chain(&record_names).find(|n| FROM_MEMORY.contains(&n.as_str())) {
+            add!(
+                Capability::LoadsCode,
+                format!("calls {name} and embeds no kernel"),
+                "the images it loads come from elsewhere (a file it reads, data it makes), and their needs are not read",
+            );
+        }
+    }
+    for u in &ev.unnamed_imports {
+        add!(
+            Capability::Unnamed,
+            format!("imports {u}"),
+            "its number in the library's table is all the file says of it: it may be a loader or a driver function",
+        );
+    }
     for imp in &ev.imports {
         let name = imp.as_str();
-        if matches!(name, "dlsym" | "dlvsym" | "GetProcAddress") && !own_loader {
+        if looks_up_by_name(name) && !own_loader {
             add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
         }
-        if name.starts_with("cuGetProcAddress") || name.starts_with("cudaGetDriverEntryPoint") {
+        if driver_lookup(name) {
             add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
         }
-        if matches!(name, "dlopen" | "dlmopen" | "LoadLibraryA" | "LoadLibraryW" | "LoadLibraryExA" | "LoadLibraryExW")
-            && !own_loader
-        {
+        if loads_library(name) && !own_loader {
             add!(
                 Capability::LoadsCode,
                 format!("imports {name}"),
@@ -268,7 +402,7 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
                 "it loads a kernel file named at run time, whose PTX ISA and architectures are not read",
             );
         }
-        if name.starts_with("nvrtc") || name.starts_with("nvJitLink") {
+        if run_time_compiler_function(name) {
             add!(
                 Capability::LoadsCode,
                 format!("imports {name}"),
@@ -309,8 +443,8 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
     }
     // What a program that reaches functions by name can name: loaders and compilers among
     // its strings (not the runtime's or the crate's tables, which name every function).
-    let by_name = out.iter().any(|f| f.capability == Capability::NamesFunctions)
-        || ev.imports.iter().any(|i| matches!(i.as_str(), "dlopen" | "dlmopen" | "LoadLibraryA" | "LoadLibraryW"));
+    let by_name = out.iter().any(|f| matches!(f.capability, Capability::NamesFunctions | Capability::LoadsCode))
+        || ev.imports.iter().any(|i| loads_library(i));
     if by_name && !own_loader && !held {
         for name in FROM_FILE {
             if let Some(at) = ev.strings.get(*name) {
@@ -322,16 +456,23 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             }
         }
     }
-    if by_name && !own_loader {
-        for m in ["libnvrtc", "nvrtc64_", "libnvJitLink", "nvJitLink_"] {
-            if ev.marks.contains(m) {
-                add!(
-                    Capability::LoadsCode,
-                    format!("the string \"{m}\""),
-                    "it can open a run-time compiler (NVRTC, nvJitLink): the PTX it makes needs a driver of that \
-                     compiler's release",
-                );
-            }
+    // A run-time compiler named by a program that can open a library (the generated crate's
+    // loader too: it opens libcuda, never NVRTC, so the name is the program's own).
+    if by_name || (crate_loader && ev.imports.iter().any(|i| loads_library(i))) {
+        // One line for all of them: each shows the same capability.
+        let named: Vec<String> = binary::RUN_TIME_COMPILER_MARKS
+            .iter()
+            .filter(|m| ev.marks.contains(*m))
+            .map(|m| format!("\"{m}\""))
+            .collect();
+        if !named.is_empty() {
+            let s = if named.len() == 1 { "" } else { "s" };
+            add!(
+                Capability::LoadsCode,
+                format!("the string{s} {}", named.join(", ")),
+                "it can open a run-time compiler (NVRTC, nvJitLink): the PTX it makes needs a driver of that compiler's \
+                 release",
+            );
         }
     }
     for lib in not_read(ev) {
@@ -341,9 +482,11 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             "what it asks the driver for is not counted: pass it too"
         );
     }
+    // A `cu*` import whose library is the driver, or that no library it links but the system's
+    // can give (only a driver loaded into the process can).
     let links_driver = ev.needed.iter().any(|l| l.starts_with("libcuda.so"))
         || ev.import_libraries.iter().any(|l| l.eq_ignore_ascii_case("nvcuda.dll"));
-    if links_driver || ev.platform == Platform::Windows {
+    if links_driver || ev.platform == Platform::Windows || not_read(ev).is_empty() {
         for imp in ev.imports.iter().filter(|i| driver_like(i) && reg.by_exported(i).is_none()) {
             if reg.meanings(imp).is_none() {
                 add!(
@@ -702,6 +845,21 @@ mod tests {
         ev
     }
 
+    /// A record of the generated crate's lookup of `symbol` at 2.0.
+    fn record(symbol: &str) -> Record {
+        Record {
+            kind: Ok(RecordKind::Entry),
+            per_thread: false,
+            abis: 1,
+            version: 2000,
+            floor: 2000,
+            high: 2000,
+            symbol: symbol.into(),
+            exported: symbol.into(),
+            at: ".rodata+0x0".into(),
+        }
+    }
+
     fn at_least(ev: Evidence, reg: &Registry) -> (bool, String) {
         let releases = Releases::load().unwrap();
         let read = decide(ev, reg, &releases, None);
@@ -741,6 +899,55 @@ mod tests {
             ("dlopen", Capability::LoadsCode, |e| e.imports.push("dlopen".into())),
             ("an unread library", Capability::LinksUnread, |e| e.needed.push("libfoo.so".into())),
             ("an unknown driver function", Capability::UnknownName, |e| e.imports.push("cuFutureFunction_v2".into())),
+            // Loaders by family, whatever the spelling.
+            ("__libc_dlsym", Capability::NamesFunctions, |e| e.imports.push("__libc_dlsym".into())),
+            ("LdrGetProcedureAddress", Capability::NamesFunctions, |e| {
+                e.platform = Platform::Windows;
+                e.needed.clear();
+                e.import_libraries = vec!["nvcuda.dll".into(), "ntdll.dll".into()];
+                e.imports.push("LdrGetProcedureAddress".into());
+            }),
+            ("LoadLibraryExW", Capability::LoadsCode, |e| e.imports.push("LoadLibraryExW".into())),
+            ("cuGetExportTable", Capability::NamesFunctions, |e| e.imports.push("cuGetExportTable".into())),
+            ("a static dlsym", Capability::NamesFunctions, |e| e.symtab = Some(BTreeSet::from(["dlsym".to_owned()]))),
+            ("a static dlopen", Capability::LoadsCode, |e| e.symtab = Some(BTreeSet::from(["dlopen".to_owned()]))),
+            ("a static program naming the driver", Capability::NamesFunctions, |e| {
+                e.imports.clear();
+                e.needed.clear();
+                e.symtab = None;
+                e.marks.insert("libcuda.so");
+            }),
+            ("NVRTC linked in statically", Capability::LoadsCode, |e| {
+                e.symtab = Some(BTreeSet::from(["nvrtcCompileProgram".to_owned()]))
+            }),
+            ("the PTX compiler library imported", Capability::LoadsCode, |e| {
+                e.imports.push("nvPTXCompilerCompile".into())
+            }),
+            ("an unknown driver function, no library named", Capability::UnknownName, |e| {
+                e.needed.retain(|l| l != "libcuda.so.1");
+                e.imports.push("cuFutureFunction_v2".into());
+            }),
+            ("cuModuleLoadData and no kernel", Capability::LoadsCode, |e| e.imports.push("cuModuleLoadData".into())),
+            ("cuModuleLoadData_v2 recorded, no kernel", Capability::LoadsCode, |e| {
+                e.records.push(record("cuModuleLoadData"))
+            }),
+            ("a static program naming a driver function", Capability::NamesFunctions, |e| {
+                e.imports.clear();
+                e.needed.clear();
+                e.symtab = None;
+                e.strings.insert("cuCtxCreate_v4".into(), ".rodata+0x0".into());
+            }),
+            ("an import by ordinal", Capability::Unnamed, |e| e.unnamed_imports.push("KERNEL32.dll ordinal 5".into())),
+            // What the generated crate's records look up.
+            ("a record of cuModuleLoad", Capability::LoadsCode, |e| e.records.push(record("cuModuleLoad"))),
+            ("a record of cuGetProcAddress", Capability::NamesFunctions, |e| {
+                e.records.push(record("cuGetProcAddress"))
+            }),
+            ("NVRTC named beside the crate's loader", Capability::LoadsCode, |e| {
+                e.records.push(record("cuInit"));
+                e.imports.extend(["dlopen".to_owned(), "dlsym".to_owned()]);
+                e.marks.insert("libnvrtc");
+            }),
         ];
         for (name, capability, change) in table {
             // The static runtime's rows start from a program that holds one, with a symbol table
@@ -764,6 +971,23 @@ mod tests {
             let (open, why) = at_least(ev, &reg);
             assert!(open, "{name}: with it, at least: {why}");
         }
+    }
+
+    /// A program that loads images from memory and embeds one reads as the image it embeds
+    /// (exact); without one, what it loads comes from elsewhere ("at least").
+    #[test]
+    fn loading_from_memory_is_open_only_without_an_embedded_image() {
+        let reg = registry();
+        let mut ev = base();
+        ev.imports.push("cuModuleLoadData".into());
+        ev.image.needs.push((kernels::Need::PtxIsa("8.0".into()), "PTX at .rodata+0x0: .version 8.0".into()));
+        ev.image.tags.push(None);
+        let (open, why) = at_least(ev, &reg);
+        assert!(!open, "{why}");
+        let mut ev = base();
+        ev.imports.push("cuModuleLoadData".into());
+        let (open, why) = at_least(ev, &reg);
+        assert!(open, "{why}");
     }
 
     /// No string alone hides a capability: the runtime's signature in a dlopen and dlsym program
@@ -816,6 +1040,24 @@ mod tests {
         assert_eq!(role(&driver, &reg), Role::Driver);
         let read = decide(driver, &reg, &Releases::load().unwrap(), None);
         assert!(read.unresolved.is_empty() && read.uses.is_empty() && !read.notes.is_empty(), "{read:?}");
+    }
+
+    /// The runtime is known by what it defines and the name it gives itself: a library that
+    /// holds a static runtime and exports its functions is a program, whose own `dlsym` counts.
+    #[test]
+    fn the_runtime_is_known_by_its_own_name() {
+        let reg = registry();
+        let mut ev = base();
+        ev.exports.extend(["cudaMalloc".to_owned(), "cudaGetDriverEntryPointByVersion".to_owned()]);
+        ev.imports.push("dlsym".into());
+        ev.soname = Some("libmine.so".into());
+        assert_eq!(role(&ev, &reg), Role::Program);
+        assert!(capabilities(&ev, &reg).iter().any(|f| f.capability == Capability::NamesFunctions));
+        ev.soname = Some("libcudart.so.12".into());
+        assert_eq!(role(&ev, &reg), Role::Runtime);
+        ev.soname = Some("cudart64_12.dll".into());
+        assert_eq!(role(&ev, &reg), Role::Runtime);
+        assert!(capabilities(&ev, &reg).iter().all(|f| f.capability != Capability::NamesFunctions));
     }
 
     /// The generated crate's table of names (cuda-sys-gen itself holds it, with the runtime's

@@ -1,0 +1,376 @@
+//! `min-driver` tried as a hostile user would: kernels where a reader that trusts a file's
+//! section headers, the first `.version` of a string, a file's extension or an archive's first
+//! level does not look, and programs that reach the driver by means other than an import. Each
+//! case was an exact floor lower than the truth ("any driver will do" for a file with kernels);
+//! each now reads the kernel, or says "at least" and why.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cuda_sys_gen::min_driver::{floor, Floor, Reading};
+use cuda_sys_gen_tests::*;
+
+fn registry() -> PathBuf {
+    repo_root().join("generated/registry.json")
+}
+
+fn floor_of(path: &Path) -> Floor {
+    floor(&registry(), &[path.to_owned()]).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
+}
+
+fn run(d: &Path, program: &str, args: &[&str]) {
+    let o = Command::new(program).args(args).current_dir(d).output().unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(o.status.success(), "{program} {args:?}: {}", text(&o.stderr));
+}
+
+/// `name.c` of `src`, built with `args` after it.
+fn build(d: &Path, name: &str, src: &str, args: &[&str]) -> PathBuf {
+    std::fs::write(d.join(format!("{name}.c")), src).unwrap();
+    let c = format!("{name}.c");
+    let mut all = vec!["-o", name, c.as_str()];
+    all.extend_from_slice(args);
+    run(d, "cc", &all);
+    d.join(name)
+}
+
+fn kernel(name: &str) -> Vec<u8> {
+    std::fs::read(repo_root().join("tests/kernels").join(name)).unwrap()
+}
+
+/// A C array of `bytes` in section `section`, aligned to 8, kept by the linker.
+fn c_array(section: &str, bytes: &[u8]) -> String {
+    let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+    format!(
+        "__attribute__((used, aligned(8), section(\"{section}\"))) const unsigned char k[{}] = {{{}}};\n\
+         int main(void) {{ return 0; }}\n",
+        bytes.len(),
+        list.join(",")
+    )
+}
+
+/// The floor of sm90_ptx95.fatbin: PTX ISA 9.5, CUDA 13.5.
+const PTX95: u32 = 13050;
+
+/// The section header of an ELF64 file `b` named `name`, as its offset in `b`.
+fn section_header(b: &[u8], name: &str) -> usize {
+    let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap()) as usize;
+    let (shoff, size, n, names) = (u64_at(40), u16_at(58), u16_at(60), u16_at(62));
+    let strings = u64_at(shoff + names * size + 24);
+    (0..n)
+        .map(|i| shoff + i * size)
+        .find(|&h| {
+            let at = strings + u32_at(h);
+            b[at..].split(|&c| c == 0).next() == Some(name.as_bytes())
+        })
+        .unwrap_or_else(|| panic!("no section {name}"))
+}
+
+/// A fatbin in a section whose header lies (not allocated, NOBITS, pointing elsewhere, of size
+/// 0) still lies in a loaded segment: the program holds it when it runs. Every byte the loader
+/// maps is read, whatever the section headers say.
+#[test]
+fn what_the_loader_maps_is_read_whatever_the_section_headers_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = build(d, "fat", &c_array(".kfat", &kernel("sm90_ptx95.fatbin")), &[]);
+    let original = std::fs::read(&p).unwrap();
+    assert_eq!(floor_of(&p).version(), PTX95);
+    type Lie = fn(&mut [u8], usize);
+    let lies: &[(&str, Lie)] = &[
+        ("nobits", |b, h| b[h + 4..h + 8].copy_from_slice(&8u32.to_le_bytes())),
+        ("not-allocated", |b, h| b[h + 8..h + 16].copy_from_slice(&0u64.to_le_bytes())),
+        ("moved", |b, h| b[h + 24..h + 32].copy_from_slice(&0x40u64.to_le_bytes())),
+        ("empty", |b, h| b[h + 32..h + 40].copy_from_slice(&0u64.to_le_bytes())),
+    ];
+    for (name, lie) in lies {
+        let mut b = original.clone();
+        let h = section_header(&b, ".kfat");
+        lie(&mut b, h);
+        let path = d.join(name);
+        std::fs::write(&path, &b).unwrap();
+        let f = floor_of(&path);
+        let report = f.render(d, None);
+        assert_eq!(f.version(), PTX95, "{name}: {report}");
+        assert!(!report.contains("any driver will do"), "{name}: {report}");
+    }
+}
+
+/// A `.nv_fatbin` section whose fatbin does not start at its first byte (padding before it) is
+/// searched as any other section is.
+#[test]
+fn a_fatbin_section_is_searched_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bytes = vec![0u8; 16];
+    bytes.extend(kernel("sm90_ptx95.fatbin"));
+    let p = build(d, "padded", &c_array(".nv_fatbin", &bytes), &[]);
+    let f = floor_of(&p);
+    assert_eq!(f.version(), PTX95, "{}", f.render(d, None));
+}
+
+/// PTX after a string or comment that mentions `.version` first (`// see .version docs`): the
+/// first `.version` is no module's, the second is, and it is read.
+#[test]
+fn ptx_after_a_false_start_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, ptx) in [
+        ("comment", "// see .version docs\\n.version 9.5\\n.target sm_90\\n.address_size 64\\n"),
+        ("joined", "use .version 1 or later.version 9.5\\n.target sm_90\\n.address_size 64\\n"),
+        ("glued", ".version.version 9.5 .target sm_90 .address_size 64"),
+    ] {
+        let p = build(
+            d,
+            name,
+            &format!("__attribute__((used)) static const char k[] = \"{ptx}\";\nint main(void) {{ return k[0]; }}\n"),
+            &[],
+        );
+        let f = floor_of(&p);
+        assert_eq!(f.version(), PTX95, "{name}: {}", f.render(d, None));
+    }
+}
+
+/// A PTX file is read as one by what it holds, whatever its name (`kernel`, `kernel.txt`), and
+/// with a byte-order mark or nvcc's header of comments before its `.version`.
+#[test]
+fn a_ptx_file_is_known_by_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ptx = kernel("sm90_ptx95.ptx");
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend(&ptx);
+    let mut header = b"//\n// Generated by NVIDIA NVVM Compiler\n//\n// Compiler Build ID: CL-0\n\
+                       // Cuda compilation tools, release 13.5, V13.5.1\n// Based on NVVM 7.0.1\n//\n\n"
+        .to_vec();
+    header.extend(&ptx);
+    for (name, bytes) in [("kernel", &ptx), ("kernel.txt", &ptx), ("bom.ptx", &bom), ("nvcc_header", &header)] {
+        let path = d.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let f = floor_of(&path);
+        let report = f.render(d, None);
+        assert_eq!(f.version(), PTX95, "{name}: {report}");
+        assert!(!f.at_least(), "{name}: {report}");
+        assert!(report.contains("read as a kernel"), "{name}: {report}");
+    }
+}
+
+/// An archive inside an archive, and kernel files as an archive's members (`ar rcs lib.a
+/// k.fatbin k.ptx`), are read; neither reads "any driver will do".
+#[test]
+fn archives_are_read_to_every_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("fat.c"), c_array(".kfat", &kernel("sm90_ptx95.fatbin"))).unwrap();
+    run(d, "cc", &["-c", "-o", "fat.o", "fat.c"]);
+    run(d, "ar", &["rcs", "inner.a", "fat.o"]);
+    run(d, "ar", &["rcs", "outer.a", "inner.a"]);
+    std::fs::write(d.join("x.c"), "int x;\n").unwrap();
+    run(d, "cc", &["-c", "-o", "x.o", "x.c"]);
+    std::fs::write(d.join("k.fatbin"), kernel("sm90_ptx95.fatbin")).unwrap();
+    std::fs::write(d.join("k.ptx"), kernel("sm90_ptx95.ptx")).unwrap();
+    run(d, "ar", &["rcs", "kernels.a", "x.o", "k.fatbin", "k.ptx"]);
+    for name in ["outer.a", "kernels.a"] {
+        let f = floor_of(&d.join(name));
+        let report = f.render(d, None);
+        assert_eq!(f.version(), PTX95, "{name}: {report}");
+        assert!(!report.contains("any driver will do") && !report.contains("these sources"), "{name}: {report}");
+    }
+}
+
+/// A static program that `dlopen`s libcuda with the C library's own loader linked in (no
+/// import shows it) names the driver's functions at run time: "at least", with its strings
+/// read (`cuCtxCreate_v4`: CUDA 12.5), stripped or not.
+#[test]
+fn a_static_program_that_opens_the_driver_is_at_least() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = "#include <dlfcn.h>\n\
+               int main(void) { void *h = dlopen(\"libcuda.so.1\", RTLD_NOW);\n\
+               return dlsym(h, \"cuCtxCreate_v4\") == 0; }\n";
+    std::fs::write(d.join("st.c"), src).unwrap();
+    let o = Command::new("cc").args(["-static", "-o", "st", "st.c"]).current_dir(d).output().unwrap();
+    if !o.status.success() {
+        return skip(&format!("no static C library here: {}", text(&o.stderr)));
+    }
+    run(d, "strip", &["-o", "st_stripped", "st"]);
+    // The floor of cuCtxCreate_v4, from a program that imports it from a stand-in libcuda.
+    std::fs::write(d.join("stub.c"), "int cuCtxCreate_v4(void) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let imp =
+        build(d, "imp", "int cuCtxCreate_v4(void);\nint main(void) { return cuCtxCreate_v4(); }\n", &["-L.", "-lcuda"]);
+    let v4 = floor_of(&imp).version();
+    assert!(v4 > 12000, "{v4}");
+    for name in ["st", "st_stripped"] {
+        let f = floor_of(&d.join(name));
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert!(f.version() >= v4, "{name}: {report}");
+        assert!(f.unresolved.iter().any(|u| u.reading == Reading::Capability), "{name}: {report}");
+    }
+}
+
+/// cuda-sys-gen's own machine code holds the fatbin magic number as constants (what it looks
+/// for): none of them begins a fatbin, and none is listed as a kernel image it could not read.
+#[test]
+fn the_fatbin_magic_in_machine_code_is_no_kernel_image() {
+    let f = floor_of(cuda_sys_gen_binary());
+    let report = f.render(Path::new("."), None);
+    assert!(f.unresolved.iter().all(|u| !(u.reading == Reading::Kernel && u.why.contains("a header of"))), "{report}");
+}
+
+/// COFF objects (`.obj`, what MSVC and nvcc on Windows make) and a `.lib` of them are read as
+/// objects: a fatbin in one, `GetProcAddress` called (through `__imp_GetProcAddress`) in
+/// another. Built by zig's clang for x86_64-windows-gnu, where the ziglang wheel is unpacked
+/// (tests/tests/c_header.rs fetches it).
+#[test]
+fn coff_objects_and_their_libraries_are_read() {
+    let zig = repo_root().join("target/ziglang/ziglang/zig");
+    if !zig.is_file() {
+        return skip("no zig under target/ziglang (tests/tests/c_header.rs unpacks it)");
+    }
+    let zig = zig.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("fat.c"), c_array(".text$k", &kernel("sm90_ptx95.fatbin"))).unwrap();
+    std::fs::write(
+        d.join("gpa.c"),
+        "#include <windows.h>\n\
+         int lookup(void) { HMODULE h = LoadLibraryA(\"nvcuda.dll\"); return GetProcAddress(h, \"cuCtxCreate_v4\") == 0; }\n",
+    )
+    .unwrap();
+    for name in ["fat", "gpa"] {
+        let (c, obj) = (format!("{name}.c"), format!("{name}.obj"));
+        run(d, zig, &["cc", "-target", "x86_64-windows-gnu", "-c", "-o", &obj, &c]);
+    }
+    run(d, zig, &["ar", "rcs", "kernels.lib", "gpa.obj", "fat.obj"]);
+    let f = floor_of(&d.join("fat.obj"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), PTX95, "{report}");
+    assert!(f.programs.iter().any(|p| p.contains("object file (.obj)")), "{report}");
+    let f = floor_of(&d.join("kernels.lib"));
+    let report = f.render(d, None);
+    assert_eq!(f.version(), PTX95, "{report}");
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.spelled == "imports GetProcAddress"), "{report}");
+}
+
+/// A library loaded into the process other than by `DT_NEEDED` (a filter's auxiliary filtee,
+/// an audit library) is a library the program links: named as not read, the floor "at least".
+#[test]
+fn filtees_and_audit_libraries_are_libraries_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("aux.c"), "int f(void) { return 0; }\n").unwrap();
+    run(
+        d,
+        "cc",
+        &["-shared", "-fPIC", "-o", "libaux.so", "aux.c", "-Wl,--auxiliary=libfoo.so", "-Wl,--audit=libaud.so"],
+    );
+    let f = floor_of(&d.join("libaux.so"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    for lib in ["libfoo.so", "libaud.so"] {
+        assert!(f.not_read.iter().any(|l| l == lib), "{lib}: {report}");
+    }
+}
+
+/// A program that opens NVRTC by a name it builds at run time (cudarc: "lib" + "nvrtc" + ".so")
+/// still names the functions it looks up in it: it compiles kernels at run time, and says so.
+#[test]
+fn a_run_time_compiler_opened_by_a_built_name_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = build(
+        d,
+        "rtc",
+        "#include <dlfcn.h>\n#include <stdio.h>\n\
+         int main(int c, char **v) { char name[64]; snprintf(name, sizeof name, \"%s%s%s\", \"lib\", v[0], \".so\");\n\
+         void *h = dlopen(name, RTLD_NOW); return dlsym(h, \"nvrtcCompileProgram\") == 0; }\n",
+        &["-ldl"],
+    );
+    let f = floor_of(&p);
+    let report = f.render(d, None);
+    assert!(
+        f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains("nvrtcCompileProgram")),
+        "{report}"
+    );
+}
+
+/// A PE program that imports a function by ordinal (`NONAME` in the DLL's .def: no name in the
+/// program) may import a loader or a driver function: "at least", naming the ordinal. Built by
+/// zig's clang against an import library zig's dlltool makes.
+#[test]
+fn an_import_by_ordinal_is_at_least() {
+    let zig = repo_root().join("target/ziglang/ziglang/zig");
+    if !zig.is_file() {
+        return skip("no zig under target/ziglang (tests/tests/c_header.rs unpacks it)");
+    }
+    let zig = zig.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("nvcuda.def"), "LIBRARY nvcuda.dll\nEXPORTS\ncuInit\ncuHidden @7 NONAME\n").unwrap();
+    run(d, zig, &["dlltool", "-d", "nvcuda.def", "-l", "libnvcuda.a", "-m", "i386:x86-64"]);
+    std::fs::write(
+        d.join("ord.c"),
+        "int cuInit(unsigned); int cuHidden(void);\nint main(void) { cuInit(0); return cuHidden(); }\n",
+    )
+    .unwrap();
+    run(d, zig, &["cc", "-target", "x86_64-windows-gnu", "-o", "ord.exe", "ord.c", "-L.", "-lnvcuda"]);
+    let f = floor_of(&d.join("ord.exe"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.spelled == "imports nvcuda.dll ordinal 7"), "{report}");
+}
+
+/// A library that defines the runtime's `cudaMalloc` and `cudaGetDriverEntryPointByVersion` (as
+/// one holding a static runtime with its symbols exported does) but is not the runtime (its
+/// soname is its own) and `dlsym`s the driver itself: its lookups are its own, "at least",
+/// never "any driver will do".
+#[test]
+fn a_library_exporting_the_runtime_s_functions_is_not_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("mine.c"),
+        "#include <dlfcn.h>\nint cudaMalloc(void **p, unsigned long n) { return 0; }\n\
+         int cudaGetDriverEntryPointByVersion(const char *s, void **f, unsigned v, unsigned long long fl, int *st) {\n\
+         void *h = dlopen(\"libcuda.so.1\", RTLD_NOW); *f = dlsym(h, \"cuCtxCreate_v4\"); return 0; }\n",
+    )
+    .unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libmine.so", "-o", "libmine.so", "mine.c", "-ldl"]);
+    let f = floor_of(&d.join("libmine.so"));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{report}");
+    assert!(f.unresolved.iter().any(|u| u.spelled == "imports dlsym"), "{report}");
+    assert!(!report.contains("any driver will do"), "{report}");
+}
+
+/// A section header or a program header claiming a petabyte (far past the file's end) is
+/// said ("at least": its bytes cannot be read), never an abort for memory: the file's other
+/// bytes are still read, the fatbin among them.
+#[test]
+fn a_header_claiming_more_than_the_file_is_said_never_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = build(d, "fat", &c_array(".kfat", &kernel("sm90_ptx95.fatbin")), &[]);
+    let original = std::fs::read(&p).unwrap();
+    let mut section = original.clone();
+    let h = section_header(&section, ".kfat");
+    section[h + 32..h + 40].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    let mut segment = original.clone();
+    let phoff = u64::from_le_bytes(segment[32..40].try_into().unwrap()) as usize;
+    let (size, n) =
+        (u16::from_le_bytes([segment[54], segment[55]]) as usize, u16::from_le_bytes([segment[56], segment[57]]));
+    let load = (0..n as usize).map(|i| phoff + i * size).find(|&at| segment[at..at + 4] == 1u32.to_le_bytes()).unwrap();
+    segment[load + 32..load + 40].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    for (name, bytes) in [("section", section), ("segment", segment)] {
+        let path = d.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let f = floor_of(&path);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert_eq!(f.version(), PTX95, "{name}: {report}");
+    }
+}
