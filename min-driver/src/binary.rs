@@ -799,6 +799,12 @@ fn fatbin_section(name: &str) -> bool {
 /// the registry's trie) in order.
 type Stretch = (BTreeSet<&'static str>, Vec<(usize, usize, usize)>);
 
+/// Whether `b` may lie inside a registry name or a mark: where it may not, strings are cut
+/// (`tests::no_mark_or_name_runs_across_a_cut` holds [`MARKS`] and the registry to it).
+fn in_a_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'.'
+}
+
 /// The least stretch of strings [`scan_strings_on_every_core`] gives a thread of its own.
 const STRINGS_PER_THREAD: usize = 8 << 20;
 
@@ -817,8 +823,7 @@ fn scan_strings_on_every_core(
     let mut cuts = vec![0];
     for k in 1..threads.max(1) {
         let from = (area.len() / threads * k).max(*cuts.last().unwrap_or(&0));
-        let cut =
-            area[from..].iter().take(1 << 16).position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'));
+        let cut = area[from..].iter().take(1 << 16).position(|&b| !in_a_word(b));
         if let Some(p) = cut {
             cuts.push(from + p);
         }
@@ -1003,6 +1008,15 @@ mod tests {
         // Each name once, where first seen.
         let first = text.windows(14).position(|w| w == b"cuCtxCreate_v4").unwrap();
         assert_eq!(names[1].1, first);
+    }
+
+    #[test]
+    fn no_mark_or_name_runs_across_a_cut() {
+        assert!(MARKS.iter().all(|m| m.bytes().all(in_a_word)), "{MARKS:?}");
+        let reg = Registry::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/registry.json")).unwrap();
+        for e in &reg.entries {
+            assert!(e.symbol.bytes().chain(e.marker.bytes()).all(in_a_word), "{} / {}", e.symbol, e.marker);
+        }
     }
 
     /// The strings read on every core give what one pass gives: the same marks, the same names
