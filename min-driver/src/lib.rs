@@ -528,6 +528,9 @@ pub fn floor_on<'a>(registry: impl Into<RegistrySource<'a>>, sources: &[PathBuf]
     let compiled: Vec<bool> = sources.iter().map(|p| is_compiled(p)).collect();
     if compiled.iter().any(|&c| c) {
         if let Some(i) = compiled.iter().position(|&c| !c) {
+            if let Some(what) = not_rust_source(&sources[i]).filter(|_| sources[i].is_file()) {
+                bail!("{}: {what}", sources[i].display());
+            }
             bail!(
                 "{} is not a compiled program, but {} is: pass either compiled programs or Rust sources",
                 sources[i].display(),
@@ -569,6 +572,53 @@ fn head_of(path: &Path) -> Option<Vec<u8>> {
     let mut head = Vec::new();
     std::fs::File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head)).ok()?;
     Some(head)
+}
+
+/// Why a file given by name, neither a compiled program nor a kernel file, is not read as Rust
+/// source: a Rust file is one named `.rs` (as Cargo and rustc find them), and any other text
+/// read as Rust tokens would read "any driver will do" for what it does (a wrapper script that
+/// `exec`s a program, a Python script that loads libcuda with ctypes). `None`: a `.rs` file.
+fn not_rust_source(path: &Path) -> Option<String> {
+    if path.extension().is_some_and(|e| e == "rs") {
+        return None;
+    }
+    let head = head_of(path).unwrap_or_default();
+    let shown = path.display();
+    let observe = "what a script does at run time is not in any file min-driver can read: observe a run";
+    if let Some(line) = head.strip_prefix(b"#!").filter(|l| !l.starts_with(b"[")) {
+        // The interpreter as the kernel reads it: the line's first word, and `env`'s argument.
+        let line = String::from_utf8_lossy(line.split(|&b| b == b'\n').next().unwrap_or_default()).into_owned();
+        let mut words = line.split_ascii_whitespace();
+        let mut interpreter = words.next().unwrap_or("sh").to_owned();
+        if interpreter.ends_with("/env") {
+            interpreter = words.find(|w| !w.starts_with('-')).unwrap_or("sh").to_owned();
+        }
+        return Some(format!(
+            "a script run by {interpreter}, not a compiled program or a Rust source; {observe}: \
+             `cuda-sys-gen min-driver --run -- {interpreter} {shown}`, or pass the programs and libraries it runs"
+        ));
+    }
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    if ext == "py" {
+        return Some(format!(
+            "a Python script, not a compiled program or a Rust source; {observe}: \
+             `cuda-sys-gen min-driver --run -- python3 {shown}`, or pass the libraries it loads"
+        ));
+    }
+    let text = String::from_utf8_lossy(&head);
+    let start = text.trim_start();
+    if text.contains("GNU ld script") || ["GROUP", "INPUT", "OUTPUT_FORMAT"].iter().any(|k| start.starts_with(k)) {
+        return Some(
+            "a linker script (it names the libraries a link takes), not a compiled program: pass those libraries"
+                .to_owned(),
+        );
+    }
+    Some(
+        "not a compiled program (ELF, PE or Mach-O, an object or archive of them), a kernel file \
+         (.ptx, .cubin, .fatbin) or a Rust source file (read only by its .rs name): pass the program and the libraries it \
+         loads, its kernel files, or its sources or package folder"
+            .to_owned(),
+    )
 }
 
 /// What kind of kernel file `path` is, by its first bytes or its name: a fatbin (its magic), a
@@ -1469,6 +1519,9 @@ struct Walk {
 fn collect(path: &Path, walk: &mut Walk, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf>) -> Result<()> {
     let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
     if meta.is_file() {
+        if let Some(what) = not_rust_source(path) {
+            bail!("{}: {what}", path.display());
+        }
         out.push(path.to_owned());
         return Ok(());
     }

@@ -156,6 +156,47 @@ fn a_ptx_file_is_known_by_its_text() {
     }
 }
 
+/// A text file that is neither a kernel nor a program is not read as Rust (a Rust file is one
+/// named `.rs`): a wrapper script that `exec`s a program read "any driver will do", and a Python
+/// script using ctypes an exact floor of the names in it, though what either does is decided by
+/// what it runs. Each is refused with what it is and how to observe it; beside a program too.
+/// The same text named `.rs` is still read as Rust.
+#[test]
+fn a_script_is_no_rust_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: [(&str, &str, &str); 5] = [
+        ("run.sh", "#!/bin/sh\nexec ./app \"$@\"\n", "a script run by /bin/sh"),
+        (
+            "app",
+            "#!/usr/bin/env -S python3 -u\nimport ctypes\nctypes.CDLL('libcuda.so.1').cuGetProcAddress_v2\n",
+            "a script run by python3",
+        ),
+        ("app.py", "import ctypes\nctypes.CDLL(\"libcuda.so.1\").cuCtxCreate_v4\n", "a Python script"),
+        ("libcuda.so", "/* GNU ld script */\nGROUP ( libcuda.so.1 )\n", "a linker script"),
+        ("main.txt", "fn main() { cuda_driver_pfn::cu!(cuCtxCreate(x)); }\n", "read only by its .rs name"),
+    ];
+    let program = build(d, "prog", "int main(void) { return 0; }\n", &[]);
+    for (name, text, what) in cases {
+        let path = d.join(name);
+        std::fs::write(&path, text).unwrap();
+        for given in [vec![path.clone()], vec![program.clone(), path.clone()]] {
+            let e = match floor(&registry(), &given) {
+                Ok(f) => panic!("{name} read as {}", f.render(d, None)),
+                Err(e) => format!("{e:#}"),
+            };
+            assert!(e.starts_with(&path.display().to_string()) && e.contains(what), "{name}: {e}");
+            if what.starts_with("a script") || what.starts_with("a Python") {
+                assert!(e.contains("min-driver --run -- "), "{name}: {e}");
+            }
+        }
+    }
+    let rust = d.join("main.rs");
+    std::fs::write(&rust, "#!/usr/bin/env run-cargo-script\nfn main() { let _ = cuda_driver_pfn::entries::cuCtxCreate_v12050::VERSION; }\n")
+        .unwrap();
+    assert_eq!(floor_of(&rust).version(), 12050);
+}
+
 /// An archive inside an archive, and kernel files as an archive's members (`ar rcs lib.a
 /// k.fatbin k.ptx`), are read; neither reads "any driver will do".
 #[test]
