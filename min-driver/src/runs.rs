@@ -468,7 +468,7 @@ fn footer(reading: &RunReading) -> String {
 /// `--as-driver TEXT`: a CUDA version (`12.4`) or a driver number (`550.54.14`), as the version
 /// `cuDriverGetVersion` says (12040).
 fn as_driver_version(text: &str, args: &MinDriverArgs, releases: &Releases) -> Result<u32> {
-    let (_, cuda, _) = crate::driver_check(text, args.platform, releases).map_err(|e| {
+    let (_, cuda, _) = crate::cli::driver_check(text, args.platform, releases).map_err(|e| {
         anyhow::anyhow!("--as-driver: {e:#}").context("give a CUDA version (12.4) or a driver number (550.54.14)")
     })?;
     Ok(cuda)
@@ -479,11 +479,11 @@ pub fn run(args: &MinDriverArgs, releases: &Releases) -> Result<u8> {
     // Arguments first, as the static reading does.
     let mut wanted = Vec::new();
     if let Some(text) = &args.driver {
-        wanted.push(crate::driver_check(text, args.platform, releases)?);
+        wanted.push(crate::cli::driver_check(text, args.platform, releases)?);
     }
     if let Some(text) = &args.max {
         let cuda = crate::releases::parse_cuda(text).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
-        crate::released(cuda, releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
+        crate::cli::released(cuda, releases).map_err(|why| anyhow::anyhow!("--max {text}: {why}"))?;
         wanted.push((format!("--max {}", cuda_text(cuda)), cuda, false));
     }
     let as_driver = args.as_driver.as_deref().map(|t| as_driver_version(t, args, releases)).transpose()?;
@@ -669,7 +669,7 @@ fn remove_scratch(dir: Option<&Path>) {
 #[derive(Serialize)]
 struct RunJson<'a> {
     #[serde(flatten)]
-    report: crate::JsonReport<'a>,
+    report: crate::report::JsonReport<'a>,
     run: &'a RunReading,
 }
 
