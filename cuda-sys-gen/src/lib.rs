@@ -58,9 +58,11 @@ pub enum Command {
     },
     /// The oldest driver that runs a program, from its Rust sources or its compiled binary.
     ///
-    /// Every entry point and kernel the sources name, or (given a compiled program, ELF or PE)
-    /// exactly what the code it links asks the driver for; and the driver to install for it.
-    /// Never lower than the truth: what cannot be read is listed and makes the floor "at least".
+    /// Every entry point and kernel the sources name, or (given a compiled program, library,
+    /// object or archive, or a kernel file) what the code it links asks the driver for and the
+    /// kernels it embeds; and the driver to install for it. Never lower than the truth: what
+    /// cannot be read, and what the program can do at run time that no file shows, is listed
+    /// and makes the floor "at least".
     #[command(after_help = min_driver::exit_status_help())]
     MinDriver(MinDriverArgs),
     /// Every entry of the registry this binary was built with, against a CUDA driver.

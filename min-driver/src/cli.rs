@@ -6,8 +6,8 @@ use super::*;
 /// `min-driver`'s options.
 #[derive(Debug, clap::Args)]
 pub struct MinDriverArgs {
-    /// Compiled programs or libraries (ELF, PE); or Rust files, or folders searched for them
-    /// (hidden folders, and the target/ folder beside a Cargo.toml, skipped; path dependencies
+    /// Compiled programs, libraries, objects and archives (ELF, PE, COFF), kernel files (PTX,
+    /// cubin, fatbin); or Rust files (named .rs), or folders searched for them (hidden folders, and the target/ folder beside a Cargo.toml, skipped; path dependencies
     /// and workspace members of the packages found followed).
     #[arg(required_unless_present_any = ["trace", "run"], value_name = "PATH")]
     pub sources: Vec<PathBuf>,

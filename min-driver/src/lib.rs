@@ -409,7 +409,7 @@ pub const EXIT_STATUSES: &[(u8, &str)] = &[
     (0, "the report was made; with `--driver` or `--max`, the program is within it"),
     (
         1,
-        "error: bad arguments, an unreadable file or registry, a file that is neither Rust tokens nor a program the object crate reads",
+        "error: bad arguments, an unreadable file or registry, a file that is neither a program, a kernel file nor a Rust source (a script, a linker script: the error says which)",
     ),
     (
         2,
