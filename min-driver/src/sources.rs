@@ -113,10 +113,32 @@ pub(crate) fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -
         }
     }
     if files.is_empty() {
-        bail!(
-            "no .rs files under {}: pass the program's source files or its package folder",
-            sources.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        );
+        let folders = sources.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        let compiled = compiled_under(sources);
+        if let Some(first) = compiled.first() {
+            // A folder of libraries (a framework's `lib/`): read by name, each one, never as a
+            // guess of what the folder was meant to be.
+            let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let dir = first.parent().map_or_else(|| ".".to_owned(), |d| d.display().to_string());
+            let same_dir = compiled.iter().all(|p| p.parent() == first.parent());
+            let ext = |p: &PathBuf| p.extension().map(|e| e.to_string_lossy().into_owned());
+            // A pattern a shell expands to those files alone where one fits, else their names.
+            let pass = if same_dir && compiled.iter().all(|p| name(p).contains(".so")) {
+                format!("{dir}/*.so*")
+            } else if same_dir && ext(first).is_some() && compiled.iter().all(|p| ext(p) == ext(first)) {
+                format!("{dir}/*.{}", ext(first).unwrap_or_default())
+            } else {
+                let shown: Vec<String> = compiled.iter().take(3).map(|p| p.display().to_string()).collect();
+                format!("{}{}", shown.join(" "), if compiled.len() > 3 { " ..." } else { "" })
+            };
+            bail!(
+                "no .rs files under {folders}, but {} compiled program(s) or kernel file(s), such as {}: \
+                 pass them by name to read them (`cuda-sys-gen min-driver {pass}`)",
+                compiled.len(),
+                first.display()
+            );
+        }
+        bail!("no .rs files under {folders}: pass the program's source files or its package folder");
     }
     files.sort();
     files.dedup();
@@ -731,6 +753,33 @@ fn dependencies<'a>(
 }
 
 /// What a walk of folders has seen: each real folder once, however many links lead to it.
+/// Compiled programs and kernel files under the folders `sources`, for an error's hint: a walk
+/// of at most 4 levels and 4,096 entries, hidden folders skipped, links not followed.
+fn compiled_under(sources: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut budget = 4096usize;
+    let mut stack: Vec<(PathBuf, usize)> = sources.iter().filter(|p| p.is_dir()).map(|p| (p.clone(), 0)).collect();
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            budget = match budget.checked_sub(1) {
+                Some(b) => b,
+                None => return found,
+            };
+            let hidden = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
+            if meta.is_dir() && !hidden && depth < 4 {
+                stack.push((p, depth + 1));
+            } else if meta.is_file() && is_compiled(&p) {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
 #[derive(Default)]
 struct Walk {
     folders: HashSet<PathBuf>,

@@ -697,6 +697,27 @@ fn damaged_input_is_no_panic() {
     }
 }
 
+/// A folder of libraries or kernels, not of Rust sources (a framework's `lib/`), is not read as
+/// an empty program: the error names the files to pass, in a pattern that leaves the rest out.
+#[test]
+fn a_folder_of_compiled_files_is_named_not_read_as_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    std::fs::copy(kernels_dir().join("add_sm90_cuda13.5.cubin"), lib.join("libk.so.1")).unwrap();
+    std::fs::write(lib.join("README"), "not a program\n").unwrap();
+    let e = format!("{:#}", floor(&registry(), &[lib.clone()]).unwrap_err());
+    assert!(
+        e.contains("1 compiled program(s) or kernel file(s)") && e.contains(&format!("{}/*.so*", lib.display())),
+        "{e}"
+    );
+    // What it names reads.
+    floor(&registry(), &[lib.join("libk.so.1")]).unwrap();
+    std::fs::remove_file(lib.join("libk.so.1")).unwrap();
+    let e = format!("{:#}", floor(&registry(), &[lib.clone()]).unwrap_err());
+    assert!(e.contains("no .rs files") && !e.contains("compiled program"), "{e}");
+}
+
 /// A driver newer than NVIDIA's table is not known to lack anything: "not proven" (exit 2),
 /// never "does not run".
 #[test]
