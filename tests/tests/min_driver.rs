@@ -706,7 +706,7 @@ fn a_folder_of_compiled_files_is_named_not_read_as_sources() {
     std::fs::create_dir(&lib).unwrap();
     std::fs::copy(kernels_dir().join("add_sm90_cuda13.5.cubin"), lib.join("libk.so.1")).unwrap();
     std::fs::write(lib.join("README"), "not a program\n").unwrap();
-    let e = format!("{:#}", floor(&registry(), &[lib.clone()]).unwrap_err());
+    let e = format!("{:#}", floor(&registry(), std::slice::from_ref(&lib)).unwrap_err());
     assert!(
         e.contains("1 compiled program(s) or kernel file(s)") && e.contains(&format!("{}/*.so*", lib.display())),
         "{e}"
@@ -714,7 +714,7 @@ fn a_folder_of_compiled_files_is_named_not_read_as_sources() {
     // What it names reads.
     floor(&registry(), &[lib.join("libk.so.1")]).unwrap();
     std::fs::remove_file(lib.join("libk.so.1")).unwrap();
-    let e = format!("{:#}", floor(&registry(), &[lib.clone()]).unwrap_err());
+    let e = format!("{:#}", floor(&registry(), std::slice::from_ref(&lib)).unwrap_err());
     assert!(e.contains("no .rs files") && !e.contains("compiled program"), "{e}");
 }
 
