@@ -655,17 +655,20 @@ fn needed_libraries<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> 
 /// Whether a library a program needs is the C or C++ runtime, the dynamic loader, or the CUDA
 /// driver or runtime (read as the runtime it links): none of them looks up what the program
 /// does.
+///
+/// The CUDA runtime counts only where its name tells its major version (`libcudart.so.12`):
+/// one named `libcudart.so` or `libcudart.so.x` (a runtime linked without a soname, or renamed)
+/// is read as no runtime at all, so it is a library not read.
 pub(super) fn system_library(lib: &str) -> bool {
     let stem = lib.split(".so").next().unwrap_or(lib);
-    matches!(
-        stem,
-        "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda" | "libcudart"
-    ) || stem.starts_with("ld-linux")
+    matches!(stem, "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda")
+        || stem.starts_with("ld-linux")
+        || (stem == "libcudart" && runtime_soname(lib).is_some())
 }
 
 /// The same for a DLL a PE program imports from: Windows' own (`KERNEL32.dll`, the
 /// `api-ms-win-*` sets), the C and C++ runtimes, Python's, the driver (`nvcuda.dll`) and the
-/// CUDA runtime (read as the runtime it links).
+/// CUDA runtime (read as the runtime it links, where its name tells its version).
 pub(super) fn windows_system_library(lib: &str) -> bool {
     let lower = lib.to_ascii_lowercase();
     let stem = lower.strip_suffix(".dll").unwrap_or(&lower);
@@ -690,9 +693,10 @@ pub(super) fn windows_system_library(lib: &str) -> bool {
             | "msvcrt"
             | "ucrtbase"
             | "nvcuda"
-    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python", "cudart64_"]
+    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python"]
         .iter()
         .any(|p| stem.starts_with(p))
+        || (stem.starts_with("cudart64_") && runtime_soname(lib).is_some())
 }
 
 /// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
@@ -773,9 +777,10 @@ pub(super) fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     let lower = lib.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("libcudart.so.") {
         let mut parts = rest.split('.');
-        let major = parts.next()?.parse().ok()?;
+        let major: u32 = parts.next()?.parse().ok()?;
         let minor = parts.next().and_then(|m| m.parse().ok());
-        return Some((major, minor, lib.to_owned()));
+        // No CUDA runtime is older than 2.0 by its soname (`libcudart.so.0` tells nothing).
+        return (major >= 2).then(|| (major, minor, lib.to_owned()));
     }
     let rest = lower.strip_prefix("cudart64_")?.strip_suffix(".dll")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
@@ -786,7 +791,7 @@ pub(super) fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
         1 | 2 => (digits.parse().ok()?, None),
         _ => return None,
     };
-    Some((major, minor, lib.to_owned()))
+    (major >= 2).then(|| (major, minor, lib.to_owned()))
 }
 
 /// Whether a section holds the fatbins nvcc embeds: `.nv_fatbin` (ELF), `__nv_fatbin`

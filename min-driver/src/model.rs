@@ -263,6 +263,15 @@ pub(super) fn loads_library(name: &str) -> bool {
         || n.starts_with("LoadLibrary")
 }
 
+/// Whether a function hands out the loaded libraries themselves, where a program can read a
+/// library's table of symbols in memory and find any of its functions without a lookup by name:
+/// `dl_iterate_phdr` (each library's program headers), `dladdr`/`dladdr1` (the library holding
+/// an address, and its base), `dlinfo` (a handle's link map), `_dl_find_object`, the loader's
+/// `_r_debug` (the list of every library loaded).
+pub(super) fn walks_loaded_libraries(name: &str) -> bool {
+    ["dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "_dl_find_object", "_r_debug", "r_debug"].contains(&name)
+}
+
 /// Whether a driver or runtime function hands out driver functions the program does not name:
 /// a lookup by name (`cuGetProcAddress*`, `cudaGetDriverEntryPoint*`) or the table of the
 /// driver's private functions by UUID (`cuGetExportTable`, `cudaGetExportTable`).
@@ -380,8 +389,24 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             "its number in the library's table is all the file says of it: it may be a loader or a driver function",
         );
     }
+    // The driver is in the process by the program's own linking: libcuda (nvcuda.dll) or the
+    // runtime (which opens it) linked, or a driver function imported.
+    let driver_linked = ev.needed.iter().chain(&ev.import_libraries).any(|l| {
+        let base = l.rsplit(['/', '\\']).next().unwrap_or(l).to_ascii_lowercase();
+        base.starts_with("libcuda.so") || base.starts_with("libcudart") || base == "nvcuda.dll" || base.starts_with("cudart")
+    }) || ev.imports.iter().any(|i| driver_like(i));
     for imp in &ev.imports {
         let name = imp.as_str();
+        if walks_loaded_libraries(name) && driver_linked && !own_loader {
+            add!(
+                Capability::NamesFunctions,
+                format!("imports {name} (walks the loaded libraries)"),
+                "with the driver loaded into its process, it can find any driver function in the driver's own table \
+                 of symbols, without a lookup by name (Rust's std imports dl_iterate_phdr for its backtraces: a Rust \
+                 program that calls libcuda directly reads \"at least\" for it); the names are read from its strings, \
+                 at their highest meaning",
+            );
+        }
         if looks_up_by_name(name) && !own_loader {
             add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
         }
