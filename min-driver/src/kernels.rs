@@ -251,7 +251,14 @@ pub(super) fn embedded_in(
             h.get(6..8).map(|b| u16::from_le_bytes([b[0], b[1]])),
             h.get(8..16).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
         ) else {
-            continue;
+            // The area ends inside the header: a container may begin here and go on in the
+            // bytes that follow (the next section: the loader maps them together), where its
+            // entries are not read as its. Said, never dropped.
+            image.unreadable.push(format!(
+                "a fatbin at {section}+{at:#x}: its header is cut by the end of {section} (what follows it is not \
+                 read as its entries)"
+            ));
+            break;
         };
         if version != 1 || header < 16 {
             // A fatbin's magic with a layout this reader does not know. Where it may still be a
@@ -861,7 +868,7 @@ fn fatbin_entries<'a>(
         let start = at + usize::from(header_size);
         let Some(end) = usize::try_from(fat_size).ok().and_then(|s| start.checked_add(s)).filter(|&e| e <= bytes.len())
         else {
-            image.unreadable.push(format!("{what}: fatbin container {containers} runs past the end of the file"));
+            image.unreadable.push(format!("{what}: fatbin container {containers} runs past the end of the section or file holding it"));
             return;
         };
         let mut e = start;

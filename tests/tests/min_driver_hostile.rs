@@ -415,3 +415,111 @@ fn a_header_claiming_more_than_the_file_is_said_never_an_abort() {
         assert_eq!(f.version(), PTX95, "{name}: {report}");
     }
 }
+
+/// A program linking the CUDA runtime by a name that tells no version (`libcudart.so`, a
+/// runtime built without a soname; `libcudart.so.x`) needs that runtime's driver, whatever it
+/// is: the library is one not read ("at least", `not_read`), never "any driver will do". By a
+/// name that tells the major (`libcudart.so.12.4.127`), it is read as that runtime.
+#[test]
+fn a_runtime_whose_name_tells_no_version_is_a_library_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("cudart.c"), "int cudaFree(void *p) { return 0; }\n").unwrap();
+    let main = "int cudaFree(void *);\nint main(void) { return cudaFree(0); }\n";
+    for soname in [None, Some("libcudart.so.x"), Some("libcudart.so.0"), Some("libcudart.so.12.4.127")] {
+        let mut args = vec!["-shared", "-fPIC", "-o", "libcudart.so", "cudart.c"];
+        let flag = soname.map(|s| format!("-Wl,-soname,{s}"));
+        args.extend(flag.as_deref());
+        run(d, "cc", &args);
+        let p = build(d, "rt", main, &["-L.", "-lcudart"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        match soname {
+            Some("libcudart.so.12.4.127") => {
+                assert!(!f.at_least() && f.version() == 12000, "{report}");
+                assert_eq!(f.runtimes, [12], "{report}");
+            }
+            _ => {
+                let name = soname.unwrap_or("libcudart.so");
+                assert!(f.at_least(), "{name}: {report}");
+                assert!(f.not_read.iter().any(|l| l == name), "{name}: {report}");
+            }
+        }
+    }
+}
+
+/// With the driver loaded into its process (libcuda linked, or a driver function imported), a
+/// program that walks the loaded libraries (`dl_iterate_phdr`, `dladdr`, `dlinfo`) can find any
+/// driver function in the driver's own table of symbols, with no lookup by name: "at least",
+/// naming it. Without the walk, the same program is exact.
+#[test]
+fn walking_the_loaded_libraries_names_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuInit(unsigned f) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let head = "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <link.h>\nint cuInit(unsigned);\n";
+    let exact = build(d, "exact", &format!("{head}int main(void) {{ return cuInit(0); }}\n"), &["-L.", "-lcuda"]);
+    let f = floor_of(&exact);
+    assert!(!f.at_least(), "{}", f.render(d, None));
+    for (name, body, shows) in [
+        (
+            "phdr",
+            "static int cb(struct dl_phdr_info *i, size_t s, void *p) { return i->dlpi_addr != 0; }\n\
+             int main(void) { cuInit(0); return dl_iterate_phdr(cb, 0); }\n",
+            "dl_iterate_phdr",
+        ),
+        (
+            "addr",
+            "int main(void) { Dl_info i; cuInit(0); return dladdr((void *)cuInit, &i); }\n",
+            "dladdr",
+        ),
+        (
+            "info",
+            "int main(void) { struct link_map *m; cuInit(0); return dlinfo(RTLD_DEFAULT, RTLD_DI_LINKMAP, &m); }\n",
+            "dlinfo",
+        ),
+    ] {
+        let p = build(d, name, &format!("{head}{body}"), &["-L.", "-lcuda", "-ldl"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert!(
+            f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
+            "{name}: {report}"
+        );
+    }
+}
+
+/// A fatbin cut in two by a section's end (its start in one section, the rest in the next: the
+/// loader maps them together, and a program can load it from the first) is read in neither
+/// section: said, "at least", wherever the cut falls (in its magic, in its header, in its
+/// entries), never dropped.
+#[test]
+fn a_fatbin_cut_by_a_section_s_end_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fatbin = kernel("sm100a_ptx91.fatbin");
+    let whole = floor_of(&build(d, "whole", &c_array(".kfat", &fatbin), &[]));
+    assert!(!whole.at_least(), "{}", whole.render(d, None));
+    let array = |name: &str, section: &str, bytes: &[u8]| {
+        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+        format!(
+            "__attribute__((used, aligned(1), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
+            bytes.len(),
+            list.join(",")
+        )
+    };
+    for cut in [1, 2, 3, 4, 8, 15, 16, 64] {
+        let src = format!(
+            "{}{}int main(void) {{ return 0; }}\n",
+            array("ka", ".ka", &fatbin[..cut]),
+            array("kb", ".kb", &fatbin[cut..])
+        );
+        let p = build(d, "cut", &src, &[]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "cut at {cut}: {report}");
+        assert!(f.version() >= whole.version() || f.at_least(), "cut at {cut}: {report}");
+    }
+}
