@@ -326,6 +326,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     covered.sort_unstable();
     let mut segments = 0;
     let mut gaps: Vec<usize> = Vec::new();
+    let mut gap_spans: Vec<(usize, usize)> = Vec::new();
     for (i, segment) in file.segments().enumerate() {
         let (offset, size) = segment.file_range();
         let whole = span(offset, size);
@@ -349,6 +350,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             };
             segments += 1;
             gaps.push(gap.end);
+            gap_spans.push((gap.start, gap.end));
             let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
             let start = gap.start;
@@ -384,6 +386,20 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                     .into(),
                 reading: Reading::Kernel,
             });
+        }
+    }
+    // Kernels cut by the end of one area and finished by the bytes after it (the loader maps
+    // them together): each end is read again with the bytes around it.
+    let file_len = data.len().ok().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
+    for &(start, end) in covered.iter().chain(&gap_spans) {
+        let from = end.saturating_sub(kernels::SEAM).max(start);
+        let to = end.saturating_add(kernels::SEAM).min(file_len);
+        if from >= end || to <= end {
+            continue;
+        }
+        if let Ok(window) = data.read_bytes_at(from as u64, (to - from) as u64) {
+            let (before, after) = window.split_at(end - from);
+            kernels::across(before, after, &format!("a section's end at file offset {end:#x}"), &mut ev.image);
         }
     }
     if sectionless {

@@ -345,6 +345,49 @@ pub(super) fn embedded_in(
     both
 }
 
+/// How far before and after the end of one area read (a section, or a segment's bytes in no
+/// section) [`across`] looks: a PTX module's `.version` and `.target` lie within [`PTX_LOOK`]
+/// bytes of each other.
+pub(super) const SEAM: usize = 2 * PTX_LOOK;
+
+/// The kernels that begin in `before` (the last bytes of one area read) and go on in `after`
+/// (the bytes that follow it in the file): each area alone holds only a part of them. A PTX
+/// module whose `.version` or `.target` is cut by the seam is read from both parts (its text
+/// reaches the seam: no NUL between); a cubin whose ELF header is cut is said. A fatbin cut by
+/// the seam is said by the readers of either part.
+pub(super) fn across(before: &[u8], after: &[u8], what: &str, image: &mut Image) {
+    let seam = before.len();
+    let mut joined = Vec::with_capacity(seam + after.len());
+    joined.extend_from_slice(before);
+    joined.extend_from_slice(after);
+    let finder = memchr::memmem::Finder::new(b".version");
+    // Only a `.version` that begins in `before` and whose text reaches the seam.
+    let from = memchr::memrchr(0, before).map_or(0, |p| p + 1);
+    for at in finder.find_iter(&joined[from..]).map(|p| from + p).take_while(|&p| p < seam) {
+        // Read by `before`'s reader where its `.version` and its `.target` line are all there.
+        let target = memchr::memmem::find(&before[at..], b".target").map(|t| at + t);
+        let whole = ptx_candidate(before, at) && target.is_some_and(|t| before[t..].contains(&b'\n'));
+        if whole {
+            break;
+        }
+        if ptx_candidate(&joined, at) {
+            let end = memchr::memchr(0, &joined[at..]).map_or(joined.len(), |p| at + p);
+            let text = String::from_utf8_lossy(&joined[at..end]);
+            ptx(&text, &format!("PTX across {what}"), image);
+            break;
+        }
+    }
+    let elf = memchr::memmem::Finder::new(b"\x7fELF");
+    for at in elf.find_iter(&joined[seam.saturating_sub(63)..]).map(|p| seam.saturating_sub(63) + p) {
+        if at >= seam {
+            break;
+        }
+        if joined.get(at + 18..at + 20) == Some(&EM_CUDA.to_le_bytes()[..]) {
+            image.unreadable.push(format!("a cubin across {what}: its ELF header is cut, and it is read in neither part"));
+        }
+    }
+}
+
 /// Spans sorted by start, asked about at offsets that only grow.
 struct Cursor<'a> {
     spans: &'a [(usize, usize)],

@@ -533,3 +533,43 @@ fn a_fatbin_cut_by_a_section_s_end_is_said() {
         assert!(f.unresolved.iter().any(|u| u.reading == Reading::Kernel), "cut at {cut}: {report}");
     }
 }
+
+/// PTX that a program loads from one section's start, its text going on in the next (the loader
+/// maps them together): its `.version` or `.target` cut by the section's end was read in
+/// neither section, and a program that also embeds older PTX read as that PTX's floor, exact
+/// (12.4 where the truth is 13.5). The bytes around each section's end are read again as one.
+#[test]
+fn ptx_cut_by_a_section_s_end_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuModuleLoadData(void **m, const void *p) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let new = kernel("sm90_ptx95.ptx");
+    let mut old = kernel("sm80_ptx84.ptx");
+    old.push(0);
+    let array = |name: &str, section: &str, bytes: &[u8]| {
+        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+        format!(
+            "__attribute__((used, aligned(1), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
+            bytes.len(),
+            list.join(",")
+        )
+    };
+    let version = new.windows(8).position(|w| w == b".version").unwrap();
+    let target = new.windows(7).position(|w| w == b".target").unwrap();
+    for cut in [version + 4, version + 10, target + 4] {
+        let mut rest = new[cut..].to_vec();
+        rest.push(0);
+        let src = format!(
+            "{}{}{}int cuModuleLoadData(void **, const void *);\n\
+             int main(void) {{ void *m; cuModuleLoadData(&m, old); return cuModuleLoadData(&m, ka); }}\n",
+            array("old", ".rodata.old", &old),
+            array("ka", ".ka", &new[..cut]),
+            array("kb", ".kb", &rest)
+        );
+        let p = build(d, "cut", &src, &["-L.", "-lcuda"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.version() >= PTX95, "cut at {cut}: {report}");
+    }
+}
