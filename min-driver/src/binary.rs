@@ -204,6 +204,7 @@ fn symbol_of_interest(name: &str) -> bool {
         || super::model::looks_up_by_name(name)
         || super::model::loads_library(name)
         || super::model::run_time_compiler_function(name)
+        || super::model::decodes(name)
 }
 
 /// What of a symbol table's string table [`symbol_of_interest`] may find: the table is walked
@@ -222,6 +223,13 @@ const SYMBOLS_OF_INTEREST: &[&str] = &[
     "nvrtc",
     "nvJitLink",
     "nvPTXCompiler",
+    "inflate",
+    "uncompress",
+    "decompress",
+    "Decompress",
+    "lzma_",
+    "iconv",
+    "EVP_",
 ];
 
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
@@ -1006,6 +1014,26 @@ mod tests {
         assert_eq!(v("libcudart.so.12"), Some(12000));
         assert_eq!(v("cudart64_.dll"), None);
         assert_eq!(v("cudart64_1234.dll"), None);
+        assert_eq!(v("libcudart.so"), None);
+        assert_eq!(v("libcudart.so.0"), None);
+    }
+
+    /// The runtime is a library read (as the runtime it links) only where its name tells its
+    /// version: any other spelling is a library not read, so the floor is "at least".
+    #[test]
+    fn a_runtime_named_without_its_version_is_not_a_system_library() {
+        for lib in ["libcudart.so.12", "libcudart.so.11.0", "libcudart.so.12.4.127"] {
+            assert!(system_library(lib), "{lib}");
+        }
+        for lib in ["libcudart.so", "libcudart.so.x", "libcudart.so.0"] {
+            assert!(!system_library(lib), "{lib}");
+        }
+        for lib in ["cudart64_12.dll", "cudart64_110.dll"] {
+            assert!(windows_system_library(lib), "{lib}");
+        }
+        for lib in ["cudart64_.dll", "cudart64_1234.dll", "cudart64_x.dll"] {
+            assert!(!windows_system_library(lib), "{lib}");
+        }
     }
 
     /// Every symbol name read from the string tables read whole is the one the cache reads name

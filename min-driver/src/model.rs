@@ -272,6 +272,20 @@ pub(super) fn walks_loaded_libraries(name: &str) -> bool {
     ["dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "_dl_find_object", "_r_debug", "r_debug"].contains(&name)
 }
 
+/// Whether a function decodes bytes into others: a decompressor (zlib's `inflate*` and
+/// `uncompress*`, zstd's `ZSTD_decompress*`, LZ4's `LZ4_decompress*`, bzip2's `BZ2_bzDecompress*`
+/// and `BZ2_bzBuffToBuffDecompress`, xz's `lzma_code`, brotli's `BrotliDecoderDecompress*`), a
+/// character set converter (`iconv`), a cipher's decryption (OpenSSL's `EVP_Decrypt*`). Beside
+/// a loader from memory, what it loads may be what it decoded, not what it embeds.
+pub(super) fn decodes(name: &str) -> bool {
+    ["inflate", "uncompress", "ZSTD_decompress", "LZ4_decompress", "BZ2_bzDecompress", "BrotliDecoderDecompress"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || ["BZ2_bzBuffToBuffDecompress", "lzma_code", "lzma_stream_buffer_decode", "iconv"].contains(&name)
+        || name.starts_with("EVP_Decrypt")
+        || name.starts_with("EVP_CipherUpdate")
+}
+
 /// Whether a driver or runtime function hands out driver functions the program does not name:
 /// a lookup by name (`cuGetProcAddress*`, `cudaGetDriverEntryPoint*`) or the table of the
 /// driver's private functions by UUID (`cuGetExportTable`, `cudaGetExportTable`).
@@ -379,6 +393,21 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
                 Capability::LoadsCode,
                 format!("calls {name} and embeds no kernel"),
                 "the images it loads come from elsewhere (a file it reads, data it makes), and their needs are not read",
+            );
+        }
+    }
+    // A program that loads images from memory and decodes bytes (a decompressor, a converter, a
+    // cipher) may load what it decoded: a kernel it does not embed as such.
+    if let Some(name) = ev.imports.iter().chain(&record_names).find(|n| FROM_MEMORY.contains(&n.as_str())) {
+        let decoder = ev.imports.iter().find(|i| decodes(i)).map(|d| format!("imports {d}")).or_else(|| {
+            ev.symtab.iter().flatten().find(|d| decodes(d)).map(|d| format!("defines {d}"))
+        });
+        if let Some(decoder) = decoder {
+            add!(
+                Capability::LoadsCode,
+                format!("calls {name} and {decoder}"),
+                "the images it loads may be ones it decodes at run time (decompresses, converts, decrypts), whose \
+                 needs are not read",
             );
         }
     }

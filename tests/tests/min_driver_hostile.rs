@@ -443,6 +443,15 @@ fn a_runtime_whose_name_tells_no_version_is_a_library_not_read() {
                 let name = soname.unwrap_or("libcudart.so");
                 assert!(f.at_least(), "{name}: {report}");
                 assert!(f.not_read.iter().any(|l| l == name), "{name}: {report}");
+                // `--driver` is "not proven" (exit 2), and says why: the library not read.
+                let o = Command::new(cuda_sys_gen_binary())
+                    .args(["min-driver", p.to_str().unwrap(), "--driver", "450.51.05"])
+                    .output()
+                    .unwrap();
+                let out = text(&o.stdout);
+                assert_eq!(o.status.code(), Some(2), "{name}: {out}");
+                assert!(out.contains(&format!("not read: {name}")), "{name}: {out}");
+                assert!(!out.contains("removed an architecture"), "{name}: {out}");
             }
         }
     }
@@ -571,5 +580,61 @@ fn ptx_cut_by_a_section_s_end_is_read() {
         let f = floor_of(&p);
         let report = f.render(d, None);
         assert!(f.version() >= PTX95, "cut at {cut}: {report}");
+    }
+}
+
+/// A program that embeds one kernel (old PTX) and loads another that it decodes at run time
+/// (zlib's `uncompress` linked in statically, or the C library's `iconv`, beside
+/// `cuModuleLoadData`) read as the embedded kernel's floor, exact: what it loads may be what it
+/// decoded. "At least", naming the decoder; without it, exact.
+#[test]
+fn a_loader_from_memory_beside_a_decoder_is_at_least() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuModuleLoadData(void **m, const void *p) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let mut old = kernel("sm80_ptx84.ptx");
+    old.push(0);
+    let list: Vec<String> = old.iter().map(u8::to_string).collect();
+    let head = format!(
+        "#include <iconv.h>\nconst unsigned char old[{}] = {{{}}};\nint cuModuleLoadData(void **, const void *);\n\
+         static char image[1 << 16];\n",
+        old.len(),
+        list.join(",")
+    );
+    let plain = build(
+        d,
+        "plain",
+        &format!("{head}int main(void) {{ void *m; return cuModuleLoadData(&m, old); }}\n"),
+        &["-L.", "-lcuda"],
+    );
+    let f = floor_of(&plain);
+    assert!(!f.at_least(), "{}", f.render(d, None));
+    for (name, body, shows) in [
+        (
+            // A static zlib: the program defines `uncompress` (its symbol table shows it).
+            "zlib",
+            "__attribute__((noinline)) int uncompress(char *d, unsigned long *n, const char *s, unsigned long l) \
+             { for (unsigned long i = 0; i < l; i++) d[i] = s[i] ^ 0x5a; *n = l; return 0; }\n\
+             int main(int c, char **v) { void *m; unsigned long n = sizeof image; cuModuleLoadData(&m, old);\n\
+             uncompress(image, &n, v[0], 8); return cuModuleLoadData(&m, image); }\n",
+            "uncompress",
+        ),
+        (
+            "iconv",
+            "int main(int c, char **v) { void *m; char *in = v[0], *out = image; size_t a = 8, b = sizeof image;\n\
+             cuModuleLoadData(&m, old); iconv_t cd = iconv_open(\"UTF-8\", \"UTF-16\");\n\
+             iconv(cd, &in, &a, &out, &b); return cuModuleLoadData(&m, image); }\n",
+            "iconv",
+        ),
+    ] {
+        let p = build(d, name, &format!("{head}{body}"), &["-L.", "-lcuda"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert!(
+            f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
+            "{name}: {report}"
+        );
     }
 }
