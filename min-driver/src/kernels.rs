@@ -383,7 +383,9 @@ pub(super) fn across(before: &[u8], after: &[u8], what: &str, image: &mut Image)
             break;
         }
         if joined.get(at + 18..at + 20) == Some(&EM_CUDA.to_le_bytes()[..]) {
-            image.unreadable.push(format!("a cubin across {what}: its ELF header is cut, and it is read in neither part"));
+            image
+                .unreadable
+                .push(format!("a cubin across {what}: its ELF header is cut, and it is read in neither part"));
         }
     }
 }
@@ -911,7 +913,9 @@ fn fatbin_entries<'a>(
         let start = at + usize::from(header_size);
         let Some(end) = usize::try_from(fat_size).ok().and_then(|s| start.checked_add(s)).filter(|&e| e <= bytes.len())
         else {
-            image.unreadable.push(format!("{what}: fatbin container {containers} runs past the end of the section or file holding it"));
+            image.unreadable.push(format!(
+                "{what}: fatbin container {containers} runs past the end of the section or file holding it"
+            ));
             return;
         };
         let mut e = start;

@@ -399,9 +399,12 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
     // A program that loads images from memory and decodes bytes (a decompressor, a converter, a
     // cipher) may load what it decoded: a kernel it does not embed as such.
     if let Some(name) = ev.imports.iter().chain(&record_names).find(|n| FROM_MEMORY.contains(&n.as_str())) {
-        let decoder = ev.imports.iter().find(|i| decodes(i)).map(|d| format!("imports {d}")).or_else(|| {
-            ev.symtab.iter().flatten().find(|d| decodes(d)).map(|d| format!("defines {d}"))
-        });
+        let decoder = ev
+            .imports
+            .iter()
+            .find(|i| decodes(i))
+            .map(|d| format!("imports {d}"))
+            .or_else(|| ev.symtab.iter().flatten().find(|d| decodes(d)).map(|d| format!("defines {d}")));
         if let Some(decoder) = decoder {
             add!(
                 Capability::LoadsCode,
@@ -422,7 +425,10 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
     // runtime (which opens it) linked, or a driver function imported.
     let driver_linked = ev.needed.iter().chain(&ev.import_libraries).any(|l| {
         let base = l.rsplit(['/', '\\']).next().unwrap_or(l).to_ascii_lowercase();
-        base.starts_with("libcuda.so") || base.starts_with("libcudart") || base == "nvcuda.dll" || base.starts_with("cudart")
+        base.starts_with("libcuda.so")
+            || base.starts_with("libcudart")
+            || base == "nvcuda.dll"
+            || base.starts_with("cudart")
     }) || ev.imports.iter().any(|i| driver_like(i));
     for imp in &ev.imports {
         let name = imp.as_str();

@@ -478,11 +478,7 @@ fn walking_the_loaded_libraries_names_functions() {
              int main(void) { cuInit(0); return dl_iterate_phdr(cb, 0); }\n",
             "dl_iterate_phdr",
         ),
-        (
-            "addr",
-            "int main(void) { Dl_info i; cuInit(0); return dladdr((void *)cuInit, &i); }\n",
-            "dladdr",
-        ),
+        ("addr", "int main(void) { Dl_info i; cuInit(0); return dladdr((void *)cuInit, &i); }\n", "dladdr"),
         (
             "info",
             "int main(void) { struct link_map *m; cuInit(0); return dlinfo(RTLD_DEFAULT, RTLD_DI_LINKMAP, &m); }\n",
