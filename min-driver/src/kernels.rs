@@ -163,7 +163,7 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 pub(super) fn is_ptx(text: &str) -> bool {
     let mut t = tokens(text);
     t.next() == Some(".version")
-        && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
+        && t.next().is_some_and(|v| isa(v).is_some())
         && t.next() == Some(".target")
 }
 
@@ -175,7 +175,19 @@ pub(super) fn starts_ptx(head: &[u8], whole: bool) -> bool {
     let keep = if whole { head.len() } else { head.iter().rposition(|&b| space(b)).unwrap_or(0) };
     let text = String::from_utf8_lossy(&head[..keep]);
     let mut t = tokens(&text);
-    t.next() == Some(".version") && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
+    t.next() == Some(".version") && t.next().is_some_and(|v| isa(v).is_some())
+}
+
+/// A `.version`'s number as ptxas reads it: a major and a minor, each a decimal integer
+/// (`9.00` is 9.0, `08.05` is 8.5, `9.01` is 9.1), written here as `9.0`.
+fn isa(token: &str) -> Option<String> {
+    let (major, minor) = token.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(major) || !digits(minor) {
+        return None;
+    }
+    let text = format!("{}.{}", major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?);
+    super::releases::cuda_number(&text).map(|_| text)
 }
 
 /// How many bytes past a `.version` found in a program's data [`ptx_candidate`] looks at: each
@@ -202,7 +214,7 @@ fn ptx_candidate(bytes: &[u8], at: usize) -> bool {
         _ => return false,
     }
     match t.next() {
-        Some(v) if super::releases::cuda_number(v).is_some() => {}
+        Some(v) if isa(v).is_some() => {}
         Some(v) if open(v) => return true,
         Some(_) => return false,
         None => return cut,
@@ -462,10 +474,10 @@ pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
     let mut t = tokens(text).peekable();
     while let Some(tok) = t.next() {
         if tok == ".version" {
-            let Some(v) = t.peek().copied().filter(|v| super::releases::cuda_number(v).is_some()) else { continue };
-            t.next();
+            let Some(number) = t.peek().copied().and_then(isa) else { continue };
+            let v = t.next().unwrap_or_default();
             found_version = true;
-            image.push_need((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
+            image.push_need((Need::PtxIsa(number), format!("{what}: .version {v}")));
         } else if tok == ".target" {
             // `.target sm_90a, texmode_independent`: a list of comma-separated names.
             while let Some(name) = t.next() {

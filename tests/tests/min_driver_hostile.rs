@@ -634,3 +634,36 @@ fn a_loader_from_memory_beside_a_decoder_is_at_least() {
         );
     }
 }
+
+/// ptxas reads `.version`'s major and minor as decimal integers (`09.00` is 9.0, `8.05` is 8.5:
+/// ptxas 13.0 assembles both, and calls `9.01` an unsupported 9.1). Such PTX in a program was
+/// no PTX module at all, and a program that also embeds PTX 8.4 read 12.4, exact (truth: 13.0);
+/// a PTX file of them read "at least 11.8".
+#[test]
+fn a_ptx_version_with_leading_zeros_is_read_as_ptxas_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuModuleLoadData(void **m, const void *p) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let module = |v: &str| format!(".version {v}\n.target sm_90\n.address_size 64\n.visible .entry k() {{ ret; }}\n");
+    let c = |s: &str| format!("{s:?}").replace("\\'", "'");
+    let mut old = kernel("sm80_ptx84.ptx");
+    old.push(0);
+    let list: Vec<String> = old.iter().map(u8::to_string).collect();
+    for (v, want) in [("09.00", 13000), ("009.000", 13000), ("8.05", 12050), ("9.01", 13010)] {
+        std::fs::write(d.join("k.ptx"), module(v)).unwrap();
+        let f = floor_of(&d.join("k.ptx"));
+        assert!(!f.at_least() && f.version() == want, "{v}: {}", f.render(d, None));
+        let src = format!(
+            "const unsigned char old[{}] = {{{}}};\nconst char new_[] = {};\n\
+             int cuModuleLoadData(void **, const void *);\n\
+             int main(void) {{ void *m; cuModuleLoadData(&m, old); return cuModuleLoadData(&m, new_); }}\n",
+            old.len(),
+            list.join(","),
+            c(&module(v))
+        );
+        let p = build(d, "lead", &src, &["-L.", "-lcuda"]);
+        let f = floor_of(&p);
+        assert!(f.version() >= want, "{v}: {}", f.render(d, None));
+    }
+}
