@@ -162,9 +162,7 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// ptxas requires, on lines or not. A string that only mentions `.version` is not one.
 pub(super) fn is_ptx(text: &str) -> bool {
     let mut t = tokens(text);
-    t.next() == Some(".version")
-        && t.next().is_some_and(|v| isa(v).is_some())
-        && t.next() == Some(".target")
+    t.next() == Some(".version") && t.next().is_some_and(|v| isa(v).is_some()) && t.next() == Some(".target")
 }
 
 /// Whether a file's first bytes `head` (a prefix of it, `whole`: or all of it) start a PTX

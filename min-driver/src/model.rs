@@ -7,10 +7,11 @@
 //! alone, which capabilities the program has ([`capabilities`]):
 //!
 //! - naming a driver function at run time: `dlsym`/`dlvsym`/`GetProcAddress` imported,
-//!   `cuGetProcAddress*` or `cudaGetDriverEntryPoint*` imported, or a static CUDA runtime
-//!   held whose `cudaGetDriverEntryPoint` no symbol table proves absent;
+//!   `cuGetProcAddress*` or `cudaGetDriverEntryPoint*` imported, a static CUDA runtime
+//!   held whose `cudaGetDriverEntryPoint` no symbol table proves absent, or a walk of the
+//!   loaded libraries (`dl_iterate_phdr`, `dladdr`, `dlinfo`) with the driver in the process;
 //! - loading code it does not embed: `cuModuleLoad`, `cuLibraryLoadFromFile`, `cuLinkAddFile`,
-//!   NVRTC, nvJitLink, `dlopen`/`LoadLibrary`;
+//!   NVRTC, nvJitLink, `dlopen`/`LoadLibrary`, a loader from memory beside a decoder;
 //! - linking a library it names that was not read;
 //! - importing a driver function the registry does not know (a newer toolkit's).
 //!
