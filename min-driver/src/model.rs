@@ -251,6 +251,8 @@ const FROM_MEMORY: &[&str] = &[
 pub(super) fn looks_up_by_name(name: &str) -> bool {
     let n = name.trim_start_matches('_');
     ["dlsym", "dlvsym", "libc_dlsym", "libc_dlvsym", "dl_sym", "dl_vsym"].contains(&n)
+        || n.ends_with("_dlsym")
+        || n.ends_with("_dlvsym")
         || n.starts_with("GetProcAddress")
         || n.starts_with("LdrGetProcedureAddress")
 }
@@ -261,6 +263,9 @@ pub(super) fn looks_up_by_name(name: &str) -> bool {
 pub(super) fn loads_library(name: &str) -> bool {
     let n = name.trim_start_matches('_');
     ["dlopen", "dlmopen", "libc_dlopen_mode", "android_dlopen_ext", "LoadPackagedLibrary", "LdrLoadDll"].contains(&n)
+        || n.ends_with("_dlopen")
+        || n.ends_with("_dlopen_ext")
+        || n.ends_with("_dlmopen")
         || n.starts_with("LoadLibrary")
 }
 
@@ -1004,6 +1009,24 @@ mod tests {
             ("a record of cuGetProcAddress", Capability::NamesFunctions, |e| {
                 e.records.push(record("cuGetProcAddress"))
             }),
+            // A walk of the loaded libraries, with the driver in the process.
+            ("dl_iterate_phdr", Capability::NamesFunctions, |e| e.imports.push("dl_iterate_phdr".into())),
+            ("dladdr", Capability::NamesFunctions, |e| e.imports.push("dladdr".into())),
+            ("dlinfo", Capability::NamesFunctions, |e| e.imports.push("dlinfo".into())),
+            ("_r_debug", Capability::NamesFunctions, |e| e.imports.push("_r_debug".into())),
+            // The runtime by a name that tells no version: a library not read.
+            ("libcudart.so", Capability::LinksUnread, |e| e.needed.push("libcudart.so".into())),
+            ("libcudart.so.x", Capability::LinksUnread, |e| e.needed.push("libcudart.so.x".into())),
+            ("cudart64_.dll", Capability::LinksUnread, |e| {
+                e.platform = Platform::Windows;
+                e.needed.clear();
+                e.import_libraries = vec!["nvcuda.dll".into(), "cudart64_.dll".into()];
+            }),
+            // Loaders by family: Android's linker exports its own (`__loader_dlsym`).
+            ("__loader_dlsym", Capability::NamesFunctions, |e| e.imports.push("__loader_dlsym".into())),
+            ("__loader_android_dlopen_ext", Capability::LoadsCode, |e| {
+                e.imports.push("__loader_android_dlopen_ext".into())
+            }),
             ("NVRTC named beside the crate's loader", Capability::LoadsCode, |e| {
                 e.records.push(record("cuInit"));
                 e.imports.extend(["dlopen".to_owned(), "dlsym".to_owned()]);
@@ -1049,6 +1072,23 @@ mod tests {
         ev.imports.push("cuModuleLoadData".into());
         let (open, why) = at_least(ev, &reg);
         assert!(open, "{why}");
+        // Beside a decoder (imported, or linked in with its symbols), what it loads may be
+        // what it decoded.
+        for decoder in ["inflate", "uncompress", "ZSTD_decompressDCtx", "LZ4_decompress_safe", "iconv"] {
+            for linked_in in [false, true] {
+                let mut ev = base();
+                ev.imports.push("cuModuleLoadData".into());
+                ev.image.needs.push((kernels::Need::PtxIsa("8.0".into()), "PTX at .rodata+0x0: .version 8.0".into()));
+                ev.image.tags.push(None);
+                if linked_in {
+                    ev.symtab = Some(BTreeSet::from([decoder.to_owned()]));
+                } else {
+                    ev.imports.push(decoder.into());
+                }
+                let (open, why) = at_least(ev, &reg);
+                assert!(open, "{decoder}: {why}");
+            }
+        }
     }
 
     /// No string alone hides a capability: the runtime's signature in a dlopen and dlsym program
