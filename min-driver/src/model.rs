@@ -612,6 +612,28 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
              driver has no floor of its own, the programs that load it do",
             ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count()
         ));
+        // NVIDIA's drivers embed cubins of their own (libcuda 535: sm_90a), never PTX (none of
+        // 418 to 555 holds a `.version`). PTX is what a driver JIT-compiles: a library that
+        // defines the driver's functions and embeds PTX may forward them to another driver (an
+        // interposer, `dlsym(RTLD_NEXT, ...)`), which must run it. Its PTX is listed, and the
+        // floor is "at least": where it loads it is not read.
+        let ptx = ev.image.needs.iter().any(|(n, _)| matches!(n, kernels::Need::PtxIsa(_)));
+        if ptx {
+            let mut image = ev.image;
+            // Its machine code's constants that look like a fatbin's magic are no kernel.
+            image.unreadable.clear();
+            read.unresolved.push(Unresolved {
+                spelled: "the PTX it embeds".into(),
+                file: file.clone(),
+                line: 0,
+                why: "a driver library that embeds PTX (NVIDIA's embed none): a library that defines the driver's \
+                      functions and forwards them to another driver (an interposer) loads it on that one, which \
+                      must JIT-compile it; whether it does is not read"
+                    .into(),
+                reading: Reading::Kernel,
+            });
+            kernel_needs(image, &file, releases, gpu, &mut read);
+        }
         return read;
     }
     let found = capabilities(&ev, reg);

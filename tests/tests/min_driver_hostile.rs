@@ -667,3 +667,51 @@ fn a_ptx_version_with_leading_zeros_is_read_as_ptxas_reads_it() {
         assert!(f.version() >= want, "{v}: {}", f.render(d, None));
     }
 }
+
+/// A library that defines the driver's entry points (so it reads as a driver library, with no
+/// floor of its own) and forwards them to the real driver (`dlsym(RTLD_NEXT, ...)`: an
+/// interposer) while embedding PTX 9.5 read "a CUDA driver library", and `--driver 450.51.05`
+/// said "runs" (exit 0). NVIDIA's drivers embed no PTX: a driver library's PTX is listed, "at
+/// least", and no driver below it runs.
+#[test]
+fn an_interposer_s_ptx_is_not_hidden_by_its_driver_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let registry: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(registry()).unwrap()).unwrap();
+    let mut names: Vec<&str> = registry["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["exported"].as_str())
+        .filter(|n| n.starts_with("cu") && !["cuInit", "cuDriverGetVersion"].contains(n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.truncate(30);
+    names.extend(["cuInit", "cuDriverGetVersion"]);
+    let mut ptx = kernel("sm90_ptx95.ptx");
+    ptx.push(0);
+    let list: Vec<String> = ptx.iter().map(u8::to_string).collect();
+    let mut src = format!(
+        "#define _GNU_SOURCE\n#include <dlfcn.h>\nconst unsigned char k[{}] = {{{}}};\n",
+        ptx.len(),
+        list.join(",")
+    );
+    for n in &names {
+        src.push_str(&format!(
+            "int {n}(void) {{ int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, \"{n}\"); return f(); }}\n"
+        ));
+    }
+    std::fs::write(d.join("shim.c"), src).unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-o", "libshim.so", "shim.c", "-ldl"]);
+    let p = d.join("libshim.so");
+    let f = floor_of(&p);
+    let report = f.render(d, None);
+    assert!(report.contains("a CUDA driver library"), "{report}");
+    assert!(f.at_least() && f.version() >= PTX95, "{report}");
+    let o = Command::new(cuda_sys_gen_binary())
+        .args(["min-driver", p.to_str().unwrap(), "--driver", "450.51.05"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stdout));
+}
