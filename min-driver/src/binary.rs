@@ -204,6 +204,7 @@ fn symbol_of_interest(name: &str) -> bool {
         || super::model::looks_up_by_name(name)
         || super::model::loads_library(name)
         || super::model::run_time_compiler_function(name)
+        || super::model::decodes(name)
 }
 
 /// What of a symbol table's string table [`symbol_of_interest`] may find: the table is walked
@@ -222,6 +223,13 @@ const SYMBOLS_OF_INTEREST: &[&str] = &[
     "nvrtc",
     "nvJitLink",
     "nvPTXCompiler",
+    "inflate",
+    "uncompress",
+    "decompress",
+    "Decompress",
+    "lzma_",
+    "iconv",
+    "EVP_",
 ];
 
 /// Reads the compiled program `path` (its bytes `data`): what it holds, as evidence. Nothing is
@@ -325,6 +333,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     let dynamic = dynamic_of(&file);
     covered.sort_unstable();
     let mut segments = 0;
+    let mut gaps: Vec<usize> = Vec::new();
+    let mut gap_spans: Vec<(usize, usize)> = Vec::new();
     for (i, segment) in file.segments().enumerate() {
         let (offset, size) = segment.file_range();
         let whole = span(offset, size);
@@ -347,6 +357,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 continue;
             };
             segments += 1;
+            gaps.push(gap.end);
+            gap_spans.push((gap.start, gap.end));
             let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
             let start = gap.start;
@@ -360,6 +372,42 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             if let Area::Owned(b) = area {
                 scratch = b.bytes;
             }
+        }
+    }
+    // A fatbin's magic cut by the end of one area read (a section, or a segment's bytes in no
+    // section) and finished by the next: neither area holds it whole, so neither reads it.
+    // Where the bytes after an area's end finish the magic, it is said ("at least"); a magic
+    // whose header is cut after it is said by the kernel reader.
+    let mut ends: Vec<usize> = covered.iter().map(|&(_, e)| e).chain(gaps).collect();
+    ends.sort_unstable();
+    ends.dedup();
+    let magic = 0xBA55_ED50u32.to_le_bytes();
+    for end in ends {
+        let Some(window) = end.checked_sub(3).and_then(|s| data.read_bytes_at(s as u64, 6).ok()) else { continue };
+        if let Some(cut) = (1..4).find(|&k| window[3 - k..3 - k + 4] == magic) {
+            ev.unreadable.push(Unresolved {
+                spelled: format!("a fatbin at file offset {:#x}", end - cut),
+                file: path.to_owned(),
+                line: 0,
+                why: "its magic is cut by the end of the section holding its start: its container is read in neither \
+                      part"
+                    .into(),
+                reading: Reading::Kernel,
+            });
+        }
+    }
+    // Kernels cut by the end of one area and finished by the bytes after it (the loader maps
+    // them together): each end is read again with the bytes around it.
+    let file_len = data.len().ok().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
+    for &(start, end) in covered.iter().chain(&gap_spans) {
+        let from = end.saturating_sub(kernels::SEAM).max(start);
+        let to = end.saturating_add(kernels::SEAM).min(file_len);
+        if from >= end || to <= end {
+            continue;
+        }
+        if let Ok(window) = data.read_bytes_at(from as u64, (to - from) as u64) {
+            let (before, after) = window.split_at(end - from);
+            kernels::across(before, after, &format!("a section's end at file offset {end:#x}"), &mut ev.image);
         }
     }
     if sectionless {
@@ -655,17 +703,20 @@ fn needed_libraries<'data, R: ReadRef<'data>>(file: &object::File<'data, R>) -> 
 /// Whether a library a program needs is the C or C++ runtime, the dynamic loader, or the CUDA
 /// driver or runtime (read as the runtime it links): none of them looks up what the program
 /// does.
+///
+/// The CUDA runtime counts only where its name tells its major version (`libcudart.so.12`):
+/// one named `libcudart.so` or `libcudart.so.x` (a runtime linked without a soname, or renamed)
+/// is read as no runtime at all, so it is a library not read.
 pub(super) fn system_library(lib: &str) -> bool {
     let stem = lib.split(".so").next().unwrap_or(lib);
-    matches!(
-        stem,
-        "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda" | "libcudart"
-    ) || stem.starts_with("ld-linux")
+    matches!(stem, "libc" | "libm" | "libpthread" | "libdl" | "librt" | "libgcc_s" | "libstdc++" | "libcuda")
+        || stem.starts_with("ld-linux")
+        || (stem == "libcudart" && runtime_soname(lib).is_some())
 }
 
 /// The same for a DLL a PE program imports from: Windows' own (`KERNEL32.dll`, the
 /// `api-ms-win-*` sets), the C and C++ runtimes, Python's, the driver (`nvcuda.dll`) and the
-/// CUDA runtime (read as the runtime it links).
+/// CUDA runtime (read as the runtime it links, where its name tells its version).
 pub(super) fn windows_system_library(lib: &str) -> bool {
     let lower = lib.to_ascii_lowercase();
     let stem = lower.strip_suffix(".dll").unwrap_or(&lower);
@@ -690,9 +741,10 @@ pub(super) fn windows_system_library(lib: &str) -> bool {
             | "msvcrt"
             | "ucrtbase"
             | "nvcuda"
-    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python", "cudart64_"]
+    ) || ["api-ms-win-", "ext-ms-", "vcruntime", "msvcp", "concrt", "vcomp", "python"]
         .iter()
         .any(|p| stem.starts_with(p))
+        || (stem.starts_with("cudart64_") && runtime_soname(lib).is_some())
 }
 
 /// What an ELF program's dynamic segment says: the libraries it needs (`DT_NEEDED`) and where
@@ -773,9 +825,10 @@ pub(super) fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
     let lower = lib.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("libcudart.so.") {
         let mut parts = rest.split('.');
-        let major = parts.next()?.parse().ok()?;
+        let major: u32 = parts.next()?.parse().ok()?;
         let minor = parts.next().and_then(|m| m.parse().ok());
-        return Some((major, minor, lib.to_owned()));
+        // No CUDA runtime is older than 2.0 by its soname (`libcudart.so.0` tells nothing).
+        return (major >= 2).then(|| (major, minor, lib.to_owned()));
     }
     let rest = lower.strip_prefix("cudart64_")?.strip_suffix(".dll")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
@@ -786,7 +839,7 @@ pub(super) fn runtime_soname(lib: &str) -> Option<(u32, Option<u32>, String)> {
         1 | 2 => (digits.parse().ok()?, None),
         _ => return None,
     };
-    Some((major, minor, lib.to_owned()))
+    (major >= 2).then(|| (major, minor, lib.to_owned()))
 }
 
 /// Whether a section holds the fatbins nvcc embeds: `.nv_fatbin` (ELF), `__nv_fatbin`
@@ -961,6 +1014,26 @@ mod tests {
         assert_eq!(v("libcudart.so.12"), Some(12000));
         assert_eq!(v("cudart64_.dll"), None);
         assert_eq!(v("cudart64_1234.dll"), None);
+        assert_eq!(v("libcudart.so"), None);
+        assert_eq!(v("libcudart.so.0"), None);
+    }
+
+    /// The runtime is a library read (as the runtime it links) only where its name tells its
+    /// version: any other spelling is a library not read, so the floor is "at least".
+    #[test]
+    fn a_runtime_named_without_its_version_is_not_a_system_library() {
+        for lib in ["libcudart.so.12", "libcudart.so.11.0", "libcudart.so.12.4.127"] {
+            assert!(system_library(lib), "{lib}");
+        }
+        for lib in ["libcudart.so", "libcudart.so.x", "libcudart.so.0"] {
+            assert!(!system_library(lib), "{lib}");
+        }
+        for lib in ["cudart64_12.dll", "cudart64_110.dll"] {
+            assert!(windows_system_library(lib), "{lib}");
+        }
+        for lib in ["cudart64_.dll", "cudart64_1234.dll", "cudart64_x.dll"] {
+            assert!(!windows_system_library(lib), "{lib}");
+        }
     }
 
     /// Every symbol name read from the string tables read whole is the one the cache reads name

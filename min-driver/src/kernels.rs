@@ -162,9 +162,7 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// ptxas requires, on lines or not. A string that only mentions `.version` is not one.
 pub(super) fn is_ptx(text: &str) -> bool {
     let mut t = tokens(text);
-    t.next() == Some(".version")
-        && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
-        && t.next() == Some(".target")
+    t.next() == Some(".version") && t.next().is_some_and(|v| isa(v).is_some()) && t.next() == Some(".target")
 }
 
 /// Whether a file's first bytes `head` (a prefix of it, `whole`: or all of it) start a PTX
@@ -175,7 +173,19 @@ pub(super) fn starts_ptx(head: &[u8], whole: bool) -> bool {
     let keep = if whole { head.len() } else { head.iter().rposition(|&b| space(b)).unwrap_or(0) };
     let text = String::from_utf8_lossy(&head[..keep]);
     let mut t = tokens(&text);
-    t.next() == Some(".version") && t.next().is_some_and(|v| super::releases::cuda_number(v).is_some())
+    t.next() == Some(".version") && t.next().is_some_and(|v| isa(v).is_some())
+}
+
+/// A `.version`'s number as ptxas reads it: a major and a minor, each a decimal integer
+/// (`9.00` is 9.0, `08.05` is 8.5, `9.01` is 9.1), written here as `9.0`.
+fn isa(token: &str) -> Option<String> {
+    let (major, minor) = token.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(major) || !digits(minor) {
+        return None;
+    }
+    let text = format!("{}.{}", major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?);
+    super::releases::cuda_number(&text).map(|_| text)
 }
 
 /// How many bytes past a `.version` found in a program's data [`ptx_candidate`] looks at: each
@@ -202,7 +212,7 @@ fn ptx_candidate(bytes: &[u8], at: usize) -> bool {
         _ => return false,
     }
     match t.next() {
-        Some(v) if super::releases::cuda_number(v).is_some() => {}
+        Some(v) if isa(v).is_some() => {}
         Some(v) if open(v) => return true,
         Some(_) => return false,
         None => return cut,
@@ -251,7 +261,14 @@ pub(super) fn embedded_in(
             h.get(6..8).map(|b| u16::from_le_bytes([b[0], b[1]])),
             h.get(8..16).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
         ) else {
-            continue;
+            // The area ends inside the header: a container may begin here and go on in the
+            // bytes that follow (the next section: the loader maps them together), where its
+            // entries are not read as its. Said, never dropped.
+            image.unreadable.push(format!(
+                "a fatbin at {section}+{at:#x}: its header is cut by the end of {section} (what follows it is not \
+                 read as its entries)"
+            ));
+            break;
         };
         if version != 1 || header < 16 {
             // A fatbin's magic with a layout this reader does not know. Where it may still be a
@@ -338,6 +355,51 @@ pub(super) fn embedded_in(
     both
 }
 
+/// How far before and after the end of one area read (a section, or a segment's bytes in no
+/// section) [`across`] looks: a PTX module's `.version` and `.target` lie within [`PTX_LOOK`]
+/// bytes of each other.
+pub(super) const SEAM: usize = 2 * PTX_LOOK;
+
+/// The kernels that begin in `before` (the last bytes of one area read) and go on in `after`
+/// (the bytes that follow it in the file): each area alone holds only a part of them. A PTX
+/// module whose `.version` or `.target` is cut by the seam is read from both parts (its text
+/// reaches the seam: no NUL between); a cubin whose ELF header is cut is said. A fatbin cut by
+/// the seam is said by the readers of either part.
+pub(super) fn across(before: &[u8], after: &[u8], what: &str, image: &mut Image) {
+    let seam = before.len();
+    let mut joined = Vec::with_capacity(seam + after.len());
+    joined.extend_from_slice(before);
+    joined.extend_from_slice(after);
+    let finder = memchr::memmem::Finder::new(b".version");
+    // Only a `.version` that begins in `before` and whose text reaches the seam.
+    let from = memchr::memrchr(0, before).map_or(0, |p| p + 1);
+    for at in finder.find_iter(&joined[from..]).map(|p| from + p).take_while(|&p| p < seam) {
+        // Read by `before`'s reader where its `.version` and its `.target` line are all there.
+        let target = memchr::memmem::find(&before[at..], b".target").map(|t| at + t);
+        let whole = ptx_candidate(before, at) && target.is_some_and(|t| before[t..].contains(&b'\n'));
+        if whole {
+            break;
+        }
+        if ptx_candidate(&joined, at) {
+            let end = memchr::memchr(0, &joined[at..]).map_or(joined.len(), |p| at + p);
+            let text = String::from_utf8_lossy(&joined[at..end]);
+            ptx(&text, &format!("PTX across {what}"), image);
+            break;
+        }
+    }
+    let elf = memchr::memmem::Finder::new(b"\x7fELF");
+    for at in elf.find_iter(&joined[seam.saturating_sub(63)..]).map(|p| seam.saturating_sub(63) + p) {
+        if at >= seam {
+            break;
+        }
+        if joined.get(at + 18..at + 20) == Some(&EM_CUDA.to_le_bytes()[..]) {
+            image
+                .unreadable
+                .push(format!("a cubin across {what}: its ELF header is cut, and it is read in neither part"));
+        }
+    }
+}
+
 /// Spans sorted by start, asked about at offsets that only grow.
 struct Cursor<'a> {
     spans: &'a [(usize, usize)],
@@ -410,10 +472,10 @@ pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
     let mut t = tokens(text).peekable();
     while let Some(tok) = t.next() {
         if tok == ".version" {
-            let Some(v) = t.peek().copied().filter(|v| super::releases::cuda_number(v).is_some()) else { continue };
-            t.next();
+            let Some(number) = t.peek().copied().and_then(isa) else { continue };
+            let v = t.next().unwrap_or_default();
             found_version = true;
-            image.push_need((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
+            image.push_need((Need::PtxIsa(number), format!("{what}: .version {v}")));
         } else if tok == ".target" {
             // `.target sm_90a, texmode_independent`: a list of comma-separated names.
             while let Some(name) = t.next() {
@@ -861,7 +923,9 @@ fn fatbin_entries<'a>(
         let start = at + usize::from(header_size);
         let Some(end) = usize::try_from(fat_size).ok().and_then(|s| start.checked_add(s)).filter(|&e| e <= bytes.len())
         else {
-            image.unreadable.push(format!("{what}: fatbin container {containers} runs past the end of the file"));
+            image.unreadable.push(format!(
+                "{what}: fatbin container {containers} runs past the end of the section or file holding it"
+            ));
             return;
         };
         let mut e = start;

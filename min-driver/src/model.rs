@@ -7,10 +7,11 @@
 //! alone, which capabilities the program has ([`capabilities`]):
 //!
 //! - naming a driver function at run time: `dlsym`/`dlvsym`/`GetProcAddress` imported,
-//!   `cuGetProcAddress*` or `cudaGetDriverEntryPoint*` imported, or a static CUDA runtime
-//!   held whose `cudaGetDriverEntryPoint` no symbol table proves absent;
+//!   `cuGetProcAddress*` or `cudaGetDriverEntryPoint*` imported, a static CUDA runtime
+//!   held whose `cudaGetDriverEntryPoint` no symbol table proves absent, or a walk of the
+//!   loaded libraries (`dl_iterate_phdr`, `dladdr`, `dlinfo`) with the driver in the process;
 //! - loading code it does not embed: `cuModuleLoad`, `cuLibraryLoadFromFile`, `cuLinkAddFile`,
-//!   NVRTC, nvJitLink, `dlopen`/`LoadLibrary`;
+//!   NVRTC, nvJitLink, `dlopen`/`LoadLibrary`, a loader from memory beside a decoder;
 //! - linking a library it names that was not read;
 //! - importing a driver function the registry does not know (a newer toolkit's).
 //!
@@ -250,6 +251,8 @@ const FROM_MEMORY: &[&str] = &[
 pub(super) fn looks_up_by_name(name: &str) -> bool {
     let n = name.trim_start_matches('_');
     ["dlsym", "dlvsym", "libc_dlsym", "libc_dlvsym", "dl_sym", "dl_vsym"].contains(&n)
+        || n.ends_with("_dlsym")
+        || n.ends_with("_dlvsym")
         || n.starts_with("GetProcAddress")
         || n.starts_with("LdrGetProcedureAddress")
 }
@@ -260,7 +263,33 @@ pub(super) fn looks_up_by_name(name: &str) -> bool {
 pub(super) fn loads_library(name: &str) -> bool {
     let n = name.trim_start_matches('_');
     ["dlopen", "dlmopen", "libc_dlopen_mode", "android_dlopen_ext", "LoadPackagedLibrary", "LdrLoadDll"].contains(&n)
+        || n.ends_with("_dlopen")
+        || n.ends_with("_dlopen_ext")
+        || n.ends_with("_dlmopen")
         || n.starts_with("LoadLibrary")
+}
+
+/// Whether a function hands out the loaded libraries themselves, where a program can read a
+/// library's table of symbols in memory and find any of its functions without a lookup by name:
+/// `dl_iterate_phdr` (each library's program headers), `dladdr`/`dladdr1` (the library holding
+/// an address, and its base), `dlinfo` (a handle's link map), `_dl_find_object`, the loader's
+/// `_r_debug` (the list of every library loaded).
+pub(super) fn walks_loaded_libraries(name: &str) -> bool {
+    ["dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "_dl_find_object", "_r_debug", "r_debug"].contains(&name)
+}
+
+/// Whether a function decodes bytes into others: a decompressor (zlib's `inflate*` and
+/// `uncompress*`, zstd's `ZSTD_decompress*`, LZ4's `LZ4_decompress*`, bzip2's `BZ2_bzDecompress*`
+/// and `BZ2_bzBuffToBuffDecompress`, xz's `lzma_code`, brotli's `BrotliDecoderDecompress*`), a
+/// character set converter (`iconv`), a cipher's decryption (OpenSSL's `EVP_Decrypt*`). Beside
+/// a loader from memory, what it loads may be what it decoded, not what it embeds.
+pub(super) fn decodes(name: &str) -> bool {
+    ["inflate", "uncompress", "ZSTD_decompress", "LZ4_decompress", "BZ2_bzDecompress", "BrotliDecoderDecompress"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || ["BZ2_bzBuffToBuffDecompress", "lzma_code", "lzma_stream_buffer_decode", "iconv"].contains(&name)
+        || name.starts_with("EVP_Decrypt")
+        || name.starts_with("EVP_CipherUpdate")
 }
 
 /// Whether a driver or runtime function hands out driver functions the program does not name:
@@ -373,6 +402,24 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             );
         }
     }
+    // A program that loads images from memory and decodes bytes (a decompressor, a converter, a
+    // cipher) may load what it decoded: a kernel it does not embed as such.
+    if let Some(name) = ev.imports.iter().chain(&record_names).find(|n| FROM_MEMORY.contains(&n.as_str())) {
+        let decoder = ev
+            .imports
+            .iter()
+            .find(|i| decodes(i))
+            .map(|d| format!("imports {d}"))
+            .or_else(|| ev.symtab.iter().flatten().find(|d| decodes(d)).map(|d| format!("defines {d}")));
+        if let Some(decoder) = decoder {
+            add!(
+                Capability::LoadsCode,
+                format!("calls {name} and {decoder}"),
+                "the images it loads may be ones it decodes at run time (decompresses, converts, decrypts), whose \
+                 needs are not read",
+            );
+        }
+    }
     for u in &ev.unnamed_imports {
         add!(
             Capability::Unnamed,
@@ -380,8 +427,27 @@ pub(super) fn capabilities(ev: &Evidence, reg: &Registry) -> Vec<Found> {
             "its number in the library's table is all the file says of it: it may be a loader or a driver function",
         );
     }
+    // The driver is in the process by the program's own linking: libcuda (nvcuda.dll) or the
+    // runtime (which opens it) linked, or a driver function imported.
+    let driver_linked = ev.needed.iter().chain(&ev.import_libraries).any(|l| {
+        let base = l.rsplit(['/', '\\']).next().unwrap_or(l).to_ascii_lowercase();
+        base.starts_with("libcuda.so")
+            || base.starts_with("libcudart")
+            || base == "nvcuda.dll"
+            || base.starts_with("cudart")
+    }) || ev.imports.iter().any(|i| driver_like(i));
     for imp in &ev.imports {
         let name = imp.as_str();
+        if walks_loaded_libraries(name) && driver_linked && !own_loader {
+            add!(
+                Capability::NamesFunctions,
+                format!("imports {name} (walks the loaded libraries)"),
+                "with the driver loaded into its process, it can find any driver function in the driver's own table \
+                 of symbols, without a lookup by name (Rust's std imports dl_iterate_phdr for its backtraces: a Rust \
+                 program that calls libcuda directly reads \"at least\" for it); the names are read from its strings, \
+                 at their highest meaning",
+            );
+        }
         if looks_up_by_name(name) && !own_loader {
             add!(Capability::NamesFunctions, format!("imports {name}"), names_why);
         }
@@ -546,6 +612,28 @@ pub(super) fn decide(ev: Evidence, reg: &Registry, releases: &Releases, gpu: Opt
              driver has no floor of its own, the programs that load it do",
             ev.exports.iter().filter(|e| reg.by_exported(e).is_some()).count()
         ));
+        // NVIDIA's drivers embed cubins of their own (libcuda 535: sm_90a), never PTX (none of
+        // 418 to 555 holds a `.version`). PTX is what a driver JIT-compiles: a library that
+        // defines the driver's functions and embeds PTX may forward them to another driver (an
+        // interposer, `dlsym(RTLD_NEXT, ...)`), which must run it. Its PTX is listed, and the
+        // floor is "at least": where it loads it is not read.
+        let ptx = ev.image.needs.iter().any(|(n, _)| matches!(n, kernels::Need::PtxIsa(_)));
+        if ptx {
+            let mut image = ev.image;
+            // Its machine code's constants that look like a fatbin's magic are no kernel.
+            image.unreadable.clear();
+            read.unresolved.push(Unresolved {
+                spelled: "the PTX it embeds".into(),
+                file: file.clone(),
+                line: 0,
+                why: "a driver library that embeds PTX (NVIDIA's embed none): a library that defines the driver's \
+                      functions and forwards them to another driver (an interposer) loads it on that one, which \
+                      must JIT-compile it; whether it does is not read"
+                    .into(),
+                reading: Reading::Kernel,
+            });
+            kernel_needs(image, &file, releases, gpu, &mut read);
+        }
         return read;
     }
     let found = capabilities(&ev, reg);
@@ -943,6 +1031,24 @@ mod tests {
             ("a record of cuGetProcAddress", Capability::NamesFunctions, |e| {
                 e.records.push(record("cuGetProcAddress"))
             }),
+            // A walk of the loaded libraries, with the driver in the process.
+            ("dl_iterate_phdr", Capability::NamesFunctions, |e| e.imports.push("dl_iterate_phdr".into())),
+            ("dladdr", Capability::NamesFunctions, |e| e.imports.push("dladdr".into())),
+            ("dlinfo", Capability::NamesFunctions, |e| e.imports.push("dlinfo".into())),
+            ("_r_debug", Capability::NamesFunctions, |e| e.imports.push("_r_debug".into())),
+            // The runtime by a name that tells no version: a library not read.
+            ("libcudart.so", Capability::LinksUnread, |e| e.needed.push("libcudart.so".into())),
+            ("libcudart.so.x", Capability::LinksUnread, |e| e.needed.push("libcudart.so.x".into())),
+            ("cudart64_.dll", Capability::LinksUnread, |e| {
+                e.platform = Platform::Windows;
+                e.needed.clear();
+                e.import_libraries = vec!["nvcuda.dll".into(), "cudart64_.dll".into()];
+            }),
+            // Loaders by family: Android's linker exports its own (`__loader_dlsym`).
+            ("__loader_dlsym", Capability::NamesFunctions, |e| e.imports.push("__loader_dlsym".into())),
+            ("__loader_android_dlopen_ext", Capability::LoadsCode, |e| {
+                e.imports.push("__loader_android_dlopen_ext".into())
+            }),
             ("NVRTC named beside the crate's loader", Capability::LoadsCode, |e| {
                 e.records.push(record("cuInit"));
                 e.imports.extend(["dlopen".to_owned(), "dlsym".to_owned()]);
@@ -988,6 +1094,23 @@ mod tests {
         ev.imports.push("cuModuleLoadData".into());
         let (open, why) = at_least(ev, &reg);
         assert!(open, "{why}");
+        // Beside a decoder (imported, or linked in with its symbols), what it loads may be
+        // what it decoded.
+        for decoder in ["inflate", "uncompress", "ZSTD_decompressDCtx", "LZ4_decompress_safe", "iconv"] {
+            for linked_in in [false, true] {
+                let mut ev = base();
+                ev.imports.push("cuModuleLoadData".into());
+                ev.image.needs.push((kernels::Need::PtxIsa("8.0".into()), "PTX at .rodata+0x0: .version 8.0".into()));
+                ev.image.tags.push(None);
+                if linked_in {
+                    ev.symtab = Some(BTreeSet::from([decoder.to_owned()]));
+                } else {
+                    ev.imports.push(decoder.into());
+                }
+                let (open, why) = at_least(ev, &reg);
+                assert!(open, "{decoder}: {why}");
+            }
+        }
     }
 
     /// No string alone hides a capability: the runtime's signature in a dlopen and dlsym program

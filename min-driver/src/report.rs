@@ -313,7 +313,7 @@ impl Check {
                 self.missing_kernels.len(),
                 cuda_text(self.cuda)
             ),
-            "not proven" if floor.unresolved.is_empty() => format!(
+            "not proven" if floor.unresolved.is_empty() && floor.not_read.is_empty() => format!(
                 "{}: not proven: CUDA {} has everything listed, but a release up to it removed an architecture a \
                  kernel targets from ptxas, and whether its driver still JIT-compiles that PTX is not in NVIDIA's \
                  tables:\n{}",
@@ -327,10 +327,15 @@ impl Check {
                     .collect::<String>()
             ),
             "not proven" => format!(
-                "{}: runs as far as could be read (CUDA {} has everything listed), but {} thing(s) could not be read\n",
+                "{}: runs as far as could be read (CUDA {} has everything listed), but {} thing(s) could not be read{}\n",
                 self.against,
                 cuda_text(self.cuda),
-                floor.unresolved.len()
+                floor.unresolved.len() + floor.not_read.len(),
+                if floor.not_read.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (not read: {}; pass them too)", floor.not_read.join(", "))
+                }
             ),
             _ => format!(
                 "{}: does not run: {} entry point(s) and {} kernel need(s) are newer than CUDA {}:\n",

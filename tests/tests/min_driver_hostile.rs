@@ -415,3 +415,303 @@ fn a_header_claiming_more_than_the_file_is_said_never_an_abort() {
         assert_eq!(f.version(), PTX95, "{name}: {report}");
     }
 }
+
+/// A program linking the CUDA runtime by a name that tells no version (`libcudart.so`, a
+/// runtime built without a soname; `libcudart.so.x`) needs that runtime's driver, whatever it
+/// is: the library is one not read ("at least", `not_read`), never "any driver will do". By a
+/// name that tells the major (`libcudart.so.12.4.127`), it is read as that runtime.
+#[test]
+fn a_runtime_whose_name_tells_no_version_is_a_library_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("cudart.c"), "int cudaFree(void *p) { return 0; }\n").unwrap();
+    let main = "int cudaFree(void *);\nint main(void) { return cudaFree(0); }\n";
+    for soname in [None, Some("libcudart.so.x"), Some("libcudart.so.0"), Some("libcudart.so.12.4.127")] {
+        let mut args = vec!["-shared", "-fPIC", "-o", "libcudart.so", "cudart.c"];
+        let flag = soname.map(|s| format!("-Wl,-soname,{s}"));
+        args.extend(flag.as_deref());
+        run(d, "cc", &args);
+        let p = build(d, "rt", main, &["-L.", "-lcudart"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        match soname {
+            Some("libcudart.so.12.4.127") => {
+                assert!(!f.at_least() && f.version() == 12000, "{report}");
+                assert_eq!(f.runtimes, [12], "{report}");
+            }
+            _ => {
+                let name = soname.unwrap_or("libcudart.so");
+                assert!(f.at_least(), "{name}: {report}");
+                assert!(f.not_read.iter().any(|l| l == name), "{name}: {report}");
+                // `--driver` is "not proven" (exit 2), and says why: the library not read.
+                let o = Command::new(cuda_sys_gen_binary())
+                    .args(["min-driver", p.to_str().unwrap(), "--driver", "450.51.05"])
+                    .output()
+                    .unwrap();
+                let out = text(&o.stdout);
+                assert_eq!(o.status.code(), Some(2), "{name}: {out}");
+                assert!(out.contains(&format!("not read: {name}")), "{name}: {out}");
+                assert!(!out.contains("removed an architecture"), "{name}: {out}");
+            }
+        }
+    }
+}
+
+/// With the driver loaded into its process (libcuda linked, or a driver function imported), a
+/// program that walks the loaded libraries (`dl_iterate_phdr`, `dladdr`, `dlinfo`) can find any
+/// driver function in the driver's own table of symbols, with no lookup by name: "at least",
+/// naming it. Without the walk, the same program is exact.
+#[test]
+fn walking_the_loaded_libraries_names_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuInit(unsigned f) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let head = "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <link.h>\nint cuInit(unsigned);\n";
+    let exact = build(d, "exact", &format!("{head}int main(void) {{ return cuInit(0); }}\n"), &["-L.", "-lcuda"]);
+    let f = floor_of(&exact);
+    assert!(!f.at_least(), "{}", f.render(d, None));
+    for (name, body, shows) in [
+        (
+            "phdr",
+            "static int cb(struct dl_phdr_info *i, size_t s, void *p) { return i->dlpi_addr != 0; }\n\
+             int main(void) { cuInit(0); return dl_iterate_phdr(cb, 0); }\n",
+            "dl_iterate_phdr",
+        ),
+        ("addr", "int main(void) { Dl_info i; cuInit(0); return dladdr((void *)cuInit, &i); }\n", "dladdr"),
+        (
+            "info",
+            "int main(void) { struct link_map *m; cuInit(0); return dlinfo(RTLD_DEFAULT, RTLD_DI_LINKMAP, &m); }\n",
+            "dlinfo",
+        ),
+    ] {
+        let p = build(d, name, &format!("{head}{body}"), &["-L.", "-lcuda", "-ldl"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert!(
+            f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
+            "{name}: {report}"
+        );
+    }
+}
+
+/// A fatbin cut in two by a section's end (its start in one section, the rest in the next: the
+/// loader maps them together, and a program can load it from the first) is read in neither
+/// section: said, "at least", wherever the cut falls (in its magic, in its header, in its
+/// entries), never dropped. The fatbin here is sm100a_ptx91.fatbin's container less its PTX: a
+/// zstd cubin by CUDA 13.0's ptxas alone (no PTX text to find in the rest), which read whole
+/// needs 13.0; cut, it read "any driver will do".
+#[test]
+fn a_fatbin_cut_by_a_section_s_end_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let all = kernel("sm100a_ptx91.fatbin");
+    let u32_at = |o: usize| u32::from_le_bytes(all[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(all[o..o + 8].try_into().unwrap()) as usize;
+    let header = usize::from(u16::from_le_bytes([all[6], all[7]]));
+    // The first entry (the cubin): its header's size at +4, its payload's at +8.
+    let entry = &all[header..header + u32_at(header + 4) + u64_at(header + 8)];
+    let mut fatbin = all[..header].to_vec();
+    fatbin[8..16].copy_from_slice(&(entry.len() as u64).to_le_bytes());
+    fatbin.extend_from_slice(entry);
+    let whole = floor_of(&build(d, "whole", &c_array(".kfat", &fatbin), &[]));
+    assert!(!whole.at_least() && whole.version() == 13000, "{}", whole.render(d, None));
+    let array = |name: &str, section: &str, bytes: &[u8]| {
+        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+        format!(
+            "__attribute__((used, aligned(1), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
+            bytes.len(),
+            list.join(",")
+        )
+    };
+    for cut in [1, 2, 3, 4, 8, 15, 16, 64] {
+        let src = format!(
+            "{}{}int main(void) {{ return 0; }}\n",
+            array("ka", ".ka", &fatbin[..cut]),
+            array("kb", ".kb", &fatbin[cut..])
+        );
+        let p = build(d, "cut", &src, &[]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "cut at {cut}: {report}");
+        assert!(f.unresolved.iter().any(|u| u.reading == Reading::Kernel), "cut at {cut}: {report}");
+    }
+}
+
+/// PTX that a program loads from one section's start, its text going on in the next (the loader
+/// maps them together): its `.version` or `.target` cut by the section's end was read in
+/// neither section, and a program that also embeds older PTX read as that PTX's floor, exact
+/// (12.4 where the truth is 13.5). The bytes around each section's end are read again as one.
+#[test]
+fn ptx_cut_by_a_section_s_end_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuModuleLoadData(void **m, const void *p) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let new = kernel("sm90_ptx95.ptx");
+    let mut old = kernel("sm80_ptx84.ptx");
+    old.push(0);
+    let array = |name: &str, section: &str, bytes: &[u8]| {
+        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+        format!(
+            "__attribute__((used, aligned(1), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
+            bytes.len(),
+            list.join(",")
+        )
+    };
+    let version = new.windows(8).position(|w| w == b".version").unwrap();
+    let target = new.windows(7).position(|w| w == b".target").unwrap();
+    for cut in [version + 4, version + 10, target + 4] {
+        let mut rest = new[cut..].to_vec();
+        rest.push(0);
+        let src = format!(
+            "{}{}{}int cuModuleLoadData(void **, const void *);\n\
+             int main(void) {{ void *m; cuModuleLoadData(&m, old); return cuModuleLoadData(&m, ka); }}\n",
+            array("old", ".rodata.old", &old),
+            array("ka", ".ka", &new[..cut]),
+            array("kb", ".kb", &rest)
+        );
+        let p = build(d, "cut", &src, &["-L.", "-lcuda"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.version() >= PTX95, "cut at {cut}: {report}");
+    }
+}
+
+/// A program that embeds one kernel (old PTX) and loads another that it decodes at run time
+/// (zlib's `uncompress` linked in statically, or the C library's `iconv`, beside
+/// `cuModuleLoadData`) read as the embedded kernel's floor, exact: what it loads may be what it
+/// decoded. "At least", naming the decoder; without it, exact.
+#[test]
+fn a_loader_from_memory_beside_a_decoder_is_at_least() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuModuleLoadData(void **m, const void *p) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let mut old = kernel("sm80_ptx84.ptx");
+    old.push(0);
+    let list: Vec<String> = old.iter().map(u8::to_string).collect();
+    let head = format!(
+        "#include <iconv.h>\nconst unsigned char old[{}] = {{{}}};\nint cuModuleLoadData(void **, const void *);\n\
+         static char image[1 << 16];\n",
+        old.len(),
+        list.join(",")
+    );
+    let plain = build(
+        d,
+        "plain",
+        &format!("{head}int main(void) {{ void *m; return cuModuleLoadData(&m, old); }}\n"),
+        &["-L.", "-lcuda"],
+    );
+    let f = floor_of(&plain);
+    assert!(!f.at_least(), "{}", f.render(d, None));
+    for (name, body, shows) in [
+        (
+            // A static zlib: the program defines `uncompress` (its symbol table shows it).
+            "zlib",
+            "__attribute__((noinline)) int uncompress(char *d, unsigned long *n, const char *s, unsigned long l) \
+             { for (unsigned long i = 0; i < l; i++) d[i] = s[i] ^ 0x5a; *n = l; return 0; }\n\
+             int main(int c, char **v) { void *m; unsigned long n = sizeof image; cuModuleLoadData(&m, old);\n\
+             uncompress(image, &n, v[0], 8); return cuModuleLoadData(&m, image); }\n",
+            "uncompress",
+        ),
+        (
+            "iconv",
+            "int main(int c, char **v) { void *m; char *in = v[0], *out = image; size_t a = 8, b = sizeof image;\n\
+             cuModuleLoadData(&m, old); iconv_t cd = iconv_open(\"UTF-8\", \"UTF-16\");\n\
+             iconv(cd, &in, &a, &out, &b); return cuModuleLoadData(&m, image); }\n",
+            "iconv",
+        ),
+    ] {
+        let p = build(d, name, &format!("{head}{body}"), &["-L.", "-lcuda"]);
+        let f = floor_of(&p);
+        let report = f.render(d, None);
+        assert!(f.at_least(), "{name}: {report}");
+        assert!(
+            f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
+            "{name}: {report}"
+        );
+    }
+}
+
+/// ptxas reads `.version`'s major and minor as decimal integers (`09.00` is 9.0, `8.05` is 8.5:
+/// ptxas 13.0 assembles both, and calls `9.01` an unsupported 9.1). Such PTX in a program was
+/// no PTX module at all, and a program that also embeds PTX 8.4 read 12.4, exact (truth: 13.0);
+/// a PTX file of them read "at least 11.8".
+#[test]
+fn a_ptx_version_with_leading_zeros_is_read_as_ptxas_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("stub.c"), "int cuModuleLoadData(void **m, const void *p) { return 0; }\n").unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", "libcuda.so", "stub.c"]);
+    let module = |v: &str| format!(".version {v}\n.target sm_90\n.address_size 64\n.visible .entry k() {{ ret; }}\n");
+    let c = |s: &str| format!("{s:?}").replace("\\'", "'");
+    let mut old = kernel("sm80_ptx84.ptx");
+    old.push(0);
+    let list: Vec<String> = old.iter().map(u8::to_string).collect();
+    for (v, want) in [("09.00", 13000), ("009.000", 13000), ("8.05", 12050), ("9.01", 13010)] {
+        std::fs::write(d.join("k.ptx"), module(v)).unwrap();
+        let f = floor_of(&d.join("k.ptx"));
+        assert!(!f.at_least() && f.version() == want, "{v}: {}", f.render(d, None));
+        let src = format!(
+            "const unsigned char old[{}] = {{{}}};\nconst char new_[] = {};\n\
+             int cuModuleLoadData(void **, const void *);\n\
+             int main(void) {{ void *m; cuModuleLoadData(&m, old); return cuModuleLoadData(&m, new_); }}\n",
+            old.len(),
+            list.join(","),
+            c(&module(v))
+        );
+        let p = build(d, "lead", &src, &["-L.", "-lcuda"]);
+        let f = floor_of(&p);
+        assert!(f.version() >= want, "{v}: {}", f.render(d, None));
+    }
+}
+
+/// A library that defines the driver's entry points (so it reads as a driver library, with no
+/// floor of its own) and forwards them to the real driver (`dlsym(RTLD_NEXT, ...)`: an
+/// interposer) while embedding PTX 9.5 read "a CUDA driver library", and `--driver 450.51.05`
+/// said "runs" (exit 0). NVIDIA's drivers embed no PTX: a driver library's PTX is listed, "at
+/// least", and no driver below it runs.
+#[test]
+fn an_interposer_s_ptx_is_not_hidden_by_its_driver_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let registry: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(registry()).unwrap()).unwrap();
+    let mut names: Vec<&str> = registry["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["exported"].as_str())
+        .filter(|n| n.starts_with("cu") && !["cuInit", "cuDriverGetVersion"].contains(n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.truncate(30);
+    names.extend(["cuInit", "cuDriverGetVersion"]);
+    let mut ptx = kernel("sm90_ptx95.ptx");
+    ptx.push(0);
+    let list: Vec<String> = ptx.iter().map(u8::to_string).collect();
+    let mut src = format!(
+        "#define _GNU_SOURCE\n#include <dlfcn.h>\nconst unsigned char k[{}] = {{{}}};\n",
+        ptx.len(),
+        list.join(",")
+    );
+    for n in &names {
+        src.push_str(&format!(
+            "int {n}(void) {{ int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, \"{n}\"); return f(); }}\n"
+        ));
+    }
+    std::fs::write(d.join("shim.c"), src).unwrap();
+    run(d, "cc", &["-shared", "-fPIC", "-o", "libshim.so", "shim.c", "-ldl"]);
+    let p = d.join("libshim.so");
+    let f = floor_of(&p);
+    let report = f.render(d, None);
+    assert!(report.contains("a CUDA driver library"), "{report}");
+    assert!(f.at_least() && f.version() >= PTX95, "{report}");
+    let o = Command::new(cuda_sys_gen_binary())
+        .args(["min-driver", p.to_str().unwrap(), "--driver", "450.51.05"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stdout));
+}
