@@ -335,10 +335,15 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     let mut segments = 0;
     let mut gaps: Vec<usize> = Vec::new();
     let mut gap_spans: Vec<(usize, usize)> = Vec::new();
+    let file_len = data.len().ok().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
     for (i, segment) in file.segments().enumerate() {
         let (offset, size) = segment.file_range();
         let whole = span(offset, size);
-        for gap in extents::minus(&[whole.0..whole.1], &covered) {
+        let mapped = mapped_pages(&file, whole, segment.size() > size, file_len);
+        // Pages two segments share are read once: the bytes read for one are not read again.
+        let mut read_so_far: Vec<(usize, usize)> = covered.iter().chain(&gap_spans).copied().collect();
+        read_so_far.sort_unstable();
+        for gap in extents::minus(&[mapped.0..mapped.1], &read_so_far) {
             let name = if sectionless {
                 format!("segment {i} (address {:#x})", segment.address())
             } else {
@@ -348,9 +353,7 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 Some(f) => extents::read(f, gap.start as u64, gap.len() as u64, std::mem::take(&mut scratch))
                     .map(Area::Owned)
                     .ok(),
-                None => {
-                    segment.data().ok().and_then(|d| d.get(gap.start - whole.0..gap.end - whole.0)).map(Area::Borrowed)
-                }
+                None => data.read_bytes_at(gap.start as u64, gap.len() as u64).ok().map(Area::Borrowed),
             };
             let Some(area) = read else {
                 ev.unreadable.push(unread(path, &name, "its bytes cannot be read"));
@@ -398,7 +401,6 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     }
     // Kernels cut by the end of one area and finished by the bytes after it (the loader maps
     // them together): each end is read again with the bytes around it.
-    let file_len = data.len().ok().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
     for &(start, end) in covered.iter().chain(&gap_spans) {
         let from = end.saturating_sub(kernels::SEAM).max(start);
         let to = end.saturating_add(kernels::SEAM).min(file_len);
@@ -527,6 +529,31 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
 }
 
 /// The file bytes `offset..offset + size`, as a span of offsets (cut at the largest offset).
+/// The file bytes an ELF loader maps for a segment at `whole`: whole pages, so also the bytes
+/// before its start on its first page and after its end on its last, unless the loader zeroes
+/// those (`zeroed_tail`: a segment larger in memory than in the file, whose `.bss` begins
+/// there). The page is the largest the architecture runs with (64 KiB on aarch64, 4 KiB on
+/// x86); bytes a smaller page leaves out are read too, never too few. A PE file's sections and
+/// other formats: the segment itself (the Windows loader copies only a section's own bytes).
+fn mapped_pages<'data, R: ReadRef<'data>>(
+    file: &object::File<'data, R>,
+    whole: (usize, usize),
+    zeroed_tail: bool,
+    file_len: usize,
+) -> (usize, usize) {
+    if file.format() != object::BinaryFormat::Elf || whole.0 >= whole.1 {
+        return whole;
+    }
+    let page = match file.architecture() {
+        object::Architecture::X86_64 | object::Architecture::X86_64_X32 | object::Architecture::I386 => 4096,
+        _ => 65536,
+    };
+    let start = whole.0 - whole.0 % page;
+    let end =
+        if zeroed_tail { whole.1 } else { whole.1.div_ceil(page).saturating_mul(page).min(file_len.max(whole.1)) };
+    (start, end)
+}
+
 fn span(offset: u64, size: u64) -> (usize, usize) {
     let at = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     (at(offset), at(offset.saturating_add(size)))

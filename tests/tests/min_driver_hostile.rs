@@ -97,6 +97,49 @@ fn what_the_loader_maps_is_read_whatever_the_section_headers_say() {
     }
 }
 
+/// The loader maps whole pages: the bytes after a loaded segment's end on its last page are in
+/// the process too. A fatbin there, wholly past the segment's end (its section's header marked
+/// unallocated), read "any driver will do"; it is read as the loader maps it.
+#[test]
+fn the_rest_of_a_segment_s_last_page_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The fatbin 600 bytes into a page of its own, wholly within it.
+    let mut bytes = vec![0u8; 600];
+    bytes.extend(kernel("sm90_ptx95.fatbin"));
+    assert!(bytes.len() <= 4096);
+    let src = c_array(".kfat", &bytes).replace("aligned(8)", "aligned(4096)");
+    let p = build(d, "paged", &src, &[]);
+    let mut b = std::fs::read(&p).unwrap();
+    let h = section_header(&b, ".kfat");
+    let at = u64::from_le_bytes(b[h + 24..h + 32].try_into().unwrap());
+    b[h + 8..h + 16].copy_from_slice(&0u64.to_le_bytes());
+    // The loaded segment holding it ends 1 byte into the section, in memory as in the file.
+    let phoff = u64::from_le_bytes(b[32..40].try_into().unwrap()) as usize;
+    let count = u16::from_le_bytes([b[56], b[57]]) as usize;
+    let segment = (0..count)
+        .map(|i| phoff + i * 56)
+        .find(|&ph| {
+            let kind = u32::from_le_bytes(b[ph..ph + 4].try_into().unwrap());
+            let offset = u64::from_le_bytes(b[ph + 8..ph + 16].try_into().unwrap());
+            let size = u64::from_le_bytes(b[ph + 32..ph + 40].try_into().unwrap());
+            kind == 1 && (offset..offset + size).contains(&at)
+        })
+        .expect("a loaded segment holding .kfat");
+    let offset = u64::from_le_bytes(b[segment + 8..segment + 16].try_into().unwrap());
+    let size = (at + 1 - offset).to_le_bytes();
+    b[segment + 32..segment + 40].copy_from_slice(&size);
+    b[segment + 40..segment + 48].copy_from_slice(&size);
+    let path = d.join("past-the-end");
+    std::fs::write(&path, &b).unwrap();
+    let f = floor_of(&path);
+    let report = f.render(d, None);
+    assert_eq!(f.version(), PTX95, "{report}");
+    assert!(!report.contains("any driver will do"), "{report}");
+    // Read once: the pages two segments share are not read twice.
+    assert!(!report.contains("(and 1 more)"), "{report}");
+}
+
 /// A `.nv_fatbin` section whose fatbin does not start at its first byte (padding before it) is
 /// searched as any other section is.
 #[test]
