@@ -56,6 +56,12 @@ pub(crate) fn not_rust_source(path: &Path) -> Option<String> {
              `cuda-sys-gen min-driver --run -- python3 {shown}`, or pass the libraries it loads"
         ));
     }
+    if ["cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hpp", "hxx"].contains(&ext.as_str()) {
+        return Some(format!(
+            "a C, C++ or CUDA source file: min-driver reads Rust sources, or the program built from these \
+             (`nvcc -o app {shown}`, then `cuda-sys-gen min-driver app`): what it links and embeds is what runs"
+        ));
+    }
     let text = String::from_utf8_lossy(&head);
     let start = text.trim_start();
     if text.contains("GNU ld script") || ["GROUP", "INPUT", "OUTPUT_FORMAT"].iter().any(|k| start.starts_with(k)) {

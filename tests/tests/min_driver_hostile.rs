@@ -208,7 +208,7 @@ fn a_ptx_file_is_known_by_its_text() {
 fn a_script_is_no_rust_source() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let cases: [(&str, &str, &str); 5] = [
+    let cases: [(&str, &str, &str); 6] = [
         ("run.sh", "#!/bin/sh\nexec ./app \"$@\"\n", "a script run by /bin/sh"),
         (
             "app",
@@ -218,6 +218,7 @@ fn a_script_is_no_rust_source() {
         ("app.py", "import ctypes\nctypes.CDLL(\"libcuda.so.1\").cuCtxCreate_v4\n", "a Python script"),
         ("libcuda.so", "/* GNU ld script */\nGROUP ( libcuda.so.1 )\n", "a linker script"),
         ("main.txt", "fn main() { cuda_driver_pfn::cu!(cuCtxCreate(x)); }\n", "read only by its .rs name"),
+        ("kernel.cu", "__global__ void k() {}\nint main() { cuCtxCreate_v4(0, 0, 0, 0); }\n", "nvcc -o app"),
     ];
     let program = build(d, "prog", "int main(void) { return 0; }\n", &[]);
     for (name, text, what) in cases {
