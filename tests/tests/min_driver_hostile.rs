@@ -33,6 +33,18 @@ fn build(d: &Path, name: &str, src: &str, args: &[&str]) -> PathBuf {
     d.join(name)
 }
 
+/// `src` built as `name` with `args` reads "at least", with a capability whose spelling holds
+/// `shows`.
+fn assert_capability(d: &Path, name: &str, src: &str, args: &[&str], shows: &str) {
+    let f = floor_of(&build(d, name, src, args));
+    let report = f.render(d, None);
+    assert!(f.at_least(), "{name}: {report}");
+    assert!(
+        f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
+        "{name}: {report}"
+    );
+}
+
 fn kernel(name: &str) -> Vec<u8> {
     std::fs::read(repo_root().join("tests/kernels").join(name)).unwrap()
 }
@@ -529,14 +541,7 @@ fn walking_the_loaded_libraries_names_functions() {
             "dlinfo",
         ),
     ] {
-        let p = build(d, name, &format!("{head}{body}"), &["-L.", "-lcuda", "-ldl"]);
-        let f = floor_of(&p);
-        let report = f.render(d, None);
-        assert!(f.at_least(), "{name}: {report}");
-        assert!(
-            f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
-            "{name}: {report}"
-        );
+        assert_capability(d, name, &format!("{head}{body}"), &["-L.", "-lcuda", "-ldl"], shows);
     }
 }
 
@@ -668,14 +673,7 @@ fn a_loader_from_memory_beside_a_decoder_is_at_least() {
             "iconv",
         ),
     ] {
-        let p = build(d, name, &format!("{head}{body}"), &["-L.", "-lcuda"]);
-        let f = floor_of(&p);
-        let report = f.render(d, None);
-        assert!(f.at_least(), "{name}: {report}");
-        assert!(
-            f.unresolved.iter().any(|u| u.reading == Reading::Capability && u.spelled.contains(shows)),
-            "{name}: {report}"
-        );
+        assert_capability(d, name, &format!("{head}{body}"), &["-L.", "-lcuda"], shows);
     }
 }
 

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# min-driver (main after merging w52d) on NVIDIA's and the frameworks' libraries, on the GPU machine (no Rust
-# there): time and peak memory against `cuobjdump --list-elf` (medians of 3, taking turns), and
-# against the `object` crate's bare parse in one process (`min_driver_bench`, this branch's and
-# main fe4cadd's, on the same machine); and each file's report by this branch and by main
-# (`cuda-sys-gen-main`), side by side: what reading every loaded byte, every `.version` and the
-# loaders by family changes on real libraries. Carried as .device-bin/w52f/ (run 24): `cuda-sys-gen`,
-# `cuda-sys-gen-main`, `min_driver_bench`, `min_driver_bench_main` (release, stripped),
-# registry.json. `bash .device-bin/w52f/run.sh`; everything under $OUT (summary.txt first).
+# min-driver on NVIDIA's and the frameworks' libraries, on the GPU machine (no Rust there): time
+# and peak memory against `cuobjdump --list-elf` (medians of 3, taking turns), and against the
+# `object` crate's bare parse in one process (`min_driver_bench` of this commit and of an older
+# one, on the same machine); and each file's report by both (`cuda-sys-gen-main` the older),
+# side by side. Carried as .device-bin/<name>/ (run 24: w52f, a3de3a6 against fe4cadd; run 26:
+# w52h, the tree after w52g against a3de3a6): `cuda-sys-gen`, `cuda-sys-gen-main`,
+# `min_driver_bench`, `min_driver_bench_main` (release, stripped), registry.json, commit.txt.
+# `bash .device-bin/<name>/run.sh`; everything under $OUT (summary.txt first).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-device-out}; mkdir -p "$out/reports"
 REG="$B/registry.json"
 {
-  echo "main after merging w52d, commit $(cat "$B/commit.txt" 2>/dev/null)"
+  echo "min-driver at commit $(cat "$B/commit.txt" 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1
   nproc; uname -r; cuobjdump --version 2>&1 | tail -1
 } > "$out/machine.txt"
