@@ -6,7 +6,8 @@
 # side by side. Carried as .device-bin/<name>/ (run 24: w52f, a3de3a6 against fe4cadd; run 26:
 # w52h, the tree after w52g against a3de3a6): `cuda-sys-gen`, `cuda-sys-gen-main`,
 # `min_driver_bench`, `min_driver_bench_main` (release, stripped), registry.json, commit.txt.
-# `bash .device-bin/<name>/run.sh`; everything under $OUT (summary.txt first).
+# `bash .device-bin/<name>/run.sh`; everything under $OUT (summary.txt first). ROUNDS=1: one
+# timing of each tool per file (3 by default).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-device-out}; mkdir -p "$out/reports"
@@ -38,7 +39,7 @@ printf '%s\n' "${files[@]}" > "$out/files.txt"
 : > "$out/times.tsv"
 for f in "${files[@]}"; do
   n=$(basename "$f")
-  for round in 1 2 3; do
+  for round in $(seq 1 "${ROUNDS:-3}"); do
     # Taking turns at going first.
     if [ $round = 2 ]; then order="cuobjdump min-driver"; else order="min-driver cuobjdump"; fi
     for tool in $order; do
