@@ -3,7 +3,7 @@
 # and peak memory against `cuobjdump --list-elf` (medians of 3, taking turns), and against the
 # `object` crate's bare parse in one process (`min_driver_bench` of this commit and of an older
 # one, on the same machine); and each file's report by both (`cuda-sys-gen-main` the older),
-# side by side. Carried as .device-bin/<name>/ (run 24: w52f, a3de3a6 against fe4cadd; run 26:
+# side by side. Carried as .device-bin/<name>/ (run 24: w52f, a3de3a6 against fe4cadd; prepared, not run:
 # w52h, the tree after w52g against a3de3a6): `cuda-sys-gen`, `cuda-sys-gen-main`,
 # `min_driver_bench`, `min_driver_bench_main` (release, stripped), registry.json, commit.txt.
 # `bash .device-bin/<name>/run.sh`; everything under $OUT (summary.txt first). ROUNDS=1: one
