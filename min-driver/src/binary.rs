@@ -333,7 +333,6 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
     let dynamic = dynamic_of(&file);
     covered.sort_unstable();
     let mut segments = 0;
-    let mut gaps: Vec<usize> = Vec::new();
     let mut gap_spans: Vec<(usize, usize)> = Vec::new();
     let file_len = data.len().ok().and_then(|l| usize::try_from(l).ok()).unwrap_or(0);
     for (i, segment) in file.segments().enumerate() {
@@ -360,7 +359,6 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
                 continue;
             };
             segments += 1;
-            gaps.push(gap.end);
             gap_spans.push((gap.start, gap.end));
             let (bytes, ranges) = area.parts();
             // Its strings, less the dynamic string table (the names it imports).
@@ -377,30 +375,8 @@ pub(super) fn collect<'data, R: ReadRef<'data>>(
             }
         }
     }
-    // A fatbin's magic cut by the end of one area read (a section, or a segment's bytes in no
-    // section) and finished by the next: neither area holds it whole, so neither reads it.
-    // Where the bytes after an area's end finish the magic, it is said ("at least"); a magic
-    // whose header is cut after it is said by the kernel reader.
-    let mut ends: Vec<usize> = covered.iter().map(|&(_, e)| e).chain(gaps).collect();
-    ends.sort_unstable();
-    ends.dedup();
-    let magic = 0xBA55_ED50u32.to_le_bytes();
-    for end in ends {
-        let Some(window) = end.checked_sub(3).and_then(|s| data.read_bytes_at(s as u64, 6).ok()) else { continue };
-        if let Some(cut) = (1..4).find(|&k| window[3 - k..3 - k + 4] == magic) {
-            ev.unreadable.push(Unresolved {
-                spelled: format!("a fatbin at file offset {:#x}", end - cut),
-                file: path.to_owned(),
-                line: 0,
-                why: "its magic is cut by the end of the section holding its start: its container is read in neither \
-                      part"
-                    .into(),
-                reading: Reading::Kernel,
-            });
-        }
-    }
     // Kernels cut by the end of one area and finished by the bytes after it (the loader maps
-    // them together): each end is read again with the bytes around it.
+    // them together): each end is read again with the bytes around it, once.
     for &(start, end) in covered.iter().chain(&gap_spans) {
         let from = end.saturating_sub(kernels::SEAM).max(start);
         let to = end.saturating_add(kernels::SEAM).min(file_len);

@@ -363,13 +363,21 @@ pub(super) const SEAM: usize = 2 * PTX_LOOK;
 /// The kernels that begin in `before` (the last bytes of one area read) and go on in `after`
 /// (the bytes that follow it in the file): each area alone holds only a part of them. A PTX
 /// module whose `.version` or `.target` is cut by the seam is read from both parts (its text
-/// reaches the seam: no NUL between); a cubin whose ELF header is cut is said. A fatbin cut by
-/// the seam is said by the readers of either part.
+/// reaches the seam: no NUL between); a cubin whose ELF header is cut, and a fatbin whose magic
+/// is cut, are said. A fatbin whose header or entries the seam cuts is said by the reader of
+/// the part holding its magic.
 pub(super) fn across(before: &[u8], after: &[u8], what: &str, image: &mut Image) {
     let seam = before.len();
     let mut joined = Vec::with_capacity(seam + after.len());
     joined.extend_from_slice(before);
     joined.extend_from_slice(after);
+    let magic = FATBIN_MAGIC.to_le_bytes();
+    if (1..4).any(|k| seam >= k && joined.get(seam - k..seam - k + 4) == Some(&magic[..])) {
+        image.unreadable.push(format!(
+            "a fatbin across {what}: its magic is cut by the end of the area holding its start: its container \
+             is read in neither part"
+        ));
+    }
     let finder = memchr::memmem::Finder::new(b".version");
     // Only a `.version` that begins in `before` and whose text reaches the seam.
     let from = memchr::memrchr(0, before).map_or(0, |p| p + 1);

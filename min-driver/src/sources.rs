@@ -120,7 +120,7 @@ pub(crate) fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -
     }
     if files.is_empty() {
         let folders = sources.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-        let compiled = compiled_under(sources);
+        let (compiled, others) = compiled_under(sources);
         if let Some(first) = compiled.first() {
             // A folder of libraries (a framework's `lib/`): read by name, each one, never as a
             // guess of what the folder was meant to be.
@@ -128,10 +128,19 @@ pub(crate) fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -
             let dir = first.parent().map_or_else(|| ".".to_owned(), |d| d.display().to_string());
             let same_dir = compiled.iter().all(|p| p.parent() == first.parent());
             let ext = |p: &PathBuf| p.extension().map(|e| e.to_string_lossy().into_owned());
-            // A pattern a shell expands to those files alone where one fits, else their names.
-            let pass = if same_dir && compiled.iter().all(|p| name(p).contains(".so")) {
+            // A pattern a shell expands to those files alone (each of them, and no other file
+            // beside them: one that is no program would be refused) where one fits, else their
+            // names.
+            let fits = |matches: &dyn Fn(&PathBuf) -> bool| {
+                same_dir
+                    && compiled.iter().all(matches)
+                    && !others.iter().any(|p| p.parent() == first.parent() && matches(p))
+            };
+            let pass = if fits(&|p| name(p).contains(".so")) {
                 format!("{dir}/*.so*")
-            } else if same_dir && ext(first).is_some() && compiled.iter().all(|p| ext(p) == ext(first)) {
+            } else if ext(first).is_some_and(|e| !e.bytes().all(|b| b.is_ascii_digit()))
+                && fits(&|p| ext(p) == ext(first))
+            {
                 format!("{dir}/*.{}", ext(first).unwrap_or_default())
             } else {
                 let shown: Vec<String> = compiled.iter().take(3).map(|p| p.display().to_string()).collect();
@@ -759,10 +768,11 @@ fn dependencies<'a>(
 }
 
 /// What a walk of folders has seen: each real folder once, however many links lead to it.
-/// Compiled programs and kernel files under the folders `sources`, for an error's hint: a walk
-/// of at most 4 levels and 4,096 entries, hidden folders skipped, links not followed.
-fn compiled_under(sources: &[PathBuf]) -> Vec<PathBuf> {
-    let mut found = Vec::new();
+/// Compiled programs and kernel files under the folders `sources`, and the other regular files
+/// beside them, for an error's hint: a walk of at most 4 levels and 4,096 entries, hidden
+/// folders skipped, links not followed.
+fn compiled_under(sources: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut found, mut others) = (Vec::new(), Vec::new());
     let mut budget = 4096usize;
     let mut stack: Vec<(PathBuf, usize)> = sources.iter().filter(|p| p.is_dir()).map(|p| (p.clone(), 0)).collect();
     while let Some((dir, depth)) = stack.pop() {
@@ -772,18 +782,22 @@ fn compiled_under(sources: &[PathBuf]) -> Vec<PathBuf> {
         for p in entries {
             budget = match budget.checked_sub(1) {
                 Some(b) => b,
-                None => return found,
+                None => return (found, others),
             };
             let hidden = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
             let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
             if meta.is_dir() && !hidden && depth < 4 {
                 stack.push((p, depth + 1));
-            } else if meta.is_file() && is_compiled(&p) {
-                found.push(p);
+            } else if meta.is_file() {
+                if is_compiled(&p) {
+                    found.push(p);
+                } else {
+                    others.push(p);
+                }
             }
         }
     }
-    found
+    (found, others)
 }
 
 #[derive(Default)]

@@ -49,15 +49,19 @@ fn kernel(name: &str) -> Vec<u8> {
     std::fs::read(repo_root().join("tests/kernels").join(name)).unwrap()
 }
 
-/// A C array of `bytes` in section `section`, aligned to 8, kept by the linker.
-fn c_array(section: &str, bytes: &[u8]) -> String {
+/// A C array `name` of `bytes` in section `section`, aligned to `align`, kept by the linker.
+fn c_bytes(name: &str, section: &str, align: usize, bytes: &[u8]) -> String {
     let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
     format!(
-        "__attribute__((used, aligned(8), section(\"{section}\"))) const unsigned char k[{}] = {{{}}};\n\
-         int main(void) {{ return 0; }}\n",
+        "__attribute__((used, aligned({align}), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
         bytes.len(),
         list.join(",")
     )
+}
+
+/// A program holding `bytes` in section `section`, aligned to 8.
+fn c_array(section: &str, bytes: &[u8]) -> String {
+    format!("{}int main(void) {{ return 0; }}\n", c_bytes("k", section, 8, bytes))
 }
 
 /// The floor of sm90_ptx95.fatbin: PTX ISA 9.5, CUDA 13.5.
@@ -120,7 +124,7 @@ fn the_rest_of_a_segment_s_last_page_is_read() {
     let mut bytes = vec![0u8; 600];
     bytes.extend(kernel("sm90_ptx95.fatbin"));
     assert!(bytes.len() <= 4096);
-    let src = c_array(".kfat", &bytes).replace("aligned(8)", "aligned(4096)");
+    let src = format!("{}int main(void) {{ return 0; }}\n", c_bytes("k", ".kfat", 4096, &bytes));
     let p = build(d, "paged", &src, &[]);
     let mut b = std::fs::read(&p).unwrap();
     let h = section_header(&b, ".kfat");
@@ -566,14 +570,7 @@ fn a_fatbin_cut_by_a_section_s_end_is_said() {
     fatbin.extend_from_slice(entry);
     let whole = floor_of(&build(d, "whole", &c_array(".kfat", &fatbin), &[]));
     assert!(!whole.at_least() && whole.version() == 13000, "{}", whole.render(d, None));
-    let array = |name: &str, section: &str, bytes: &[u8]| {
-        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
-        format!(
-            "__attribute__((used, aligned(1), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
-            bytes.len(),
-            list.join(",")
-        )
-    };
+    let array = |name: &str, section: &str, bytes: &[u8]| c_bytes(name, section, 1, bytes);
     for cut in [1, 2, 3, 4, 8, 15, 16, 64] {
         let src = format!(
             "{}{}int main(void) {{ return 0; }}\n",
@@ -601,14 +598,7 @@ fn ptx_cut_by_a_section_s_end_is_read() {
     let new = kernel("sm90_ptx95.ptx");
     let mut old = kernel("sm80_ptx84.ptx");
     old.push(0);
-    let array = |name: &str, section: &str, bytes: &[u8]| {
-        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
-        format!(
-            "__attribute__((used, aligned(1), section(\"{section}\"))) const unsigned char {name}[{}] = {{{}}};\n",
-            bytes.len(),
-            list.join(",")
-        )
-    };
+    let array = |name: &str, section: &str, bytes: &[u8]| c_bytes(name, section, 1, bytes);
     let version = new.windows(8).position(|w| w == b".version").unwrap();
     let target = new.windows(7).position(|w| w == b".target").unwrap();
     for cut in [version + 4, version + 10, target + 4] {
